@@ -1,0 +1,3 @@
+module github.com/trellis-fl/trellis
+
+go 1.26

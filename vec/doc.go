@@ -1,0 +1,5 @@
+// Package vec holds the few vector kernels every other package shares: dot
+// product, axpy, scaling, norms and squared distances over float32 slices.
+// Sums are accumulated in float64 so results do not depend on vector length
+// in the way a float32 accumulator would.
+package vec

@@ -1,0 +1,76 @@
+package vec
+
+import (
+	"math"
+	"testing"
+)
+
+func TestKernelsAgainstHandValues(t *testing.T) {
+	x := []float32{1, -2, 3}
+	y := []float32{4, 5, -6}
+	if got := Dot(x, y); got != 4-10-18 {
+		t.Errorf("Dot = %v, want -24", got)
+	}
+	if got := SumSq(x); got != 14 {
+		t.Errorf("SumSq = %v, want 14", got)
+	}
+	if got := Norm([]float32{3, 4}); got != 5 {
+		t.Errorf("Norm = %v, want 5", got)
+	}
+	if got := SqDist(x, y); got != 9+49+81 {
+		t.Errorf("SqDist = %v, want 139", got)
+	}
+	z := append([]float32(nil), y...)
+	Axpy(2, x, z)
+	want := []float32{6, 1, 0}
+	for i := range z {
+		if z[i] != want[i] {
+			t.Fatalf("Axpy = %v, want %v", z, want)
+		}
+	}
+	Scale(-1, z)
+	if z[0] != -6 || z[1] != -1 || z[2] != 0 {
+		t.Errorf("Scale = %v", z)
+	}
+	d := make([]float32, 3)
+	Sub(d, x, y)
+	if d[0] != -3 || d[1] != -7 || d[2] != 9 {
+		t.Errorf("Sub = %v", d)
+	}
+	Add(d, x, y)
+	if d[0] != 5 || d[1] != 3 || d[2] != -3 {
+		t.Errorf("Add = %v", d)
+	}
+}
+
+func TestAllFinite(t *testing.T) {
+	if ok, i := AllFinite([]float32{1, 2}); !ok || i != -1 {
+		t.Errorf("finite slice reported bad at %d", i)
+	}
+	if ok, i := AllFinite([]float32{1, float32(math.NaN()), 2}); ok || i != 1 {
+		t.Errorf("NaN not found: ok=%v i=%d", ok, i)
+	}
+	if ok, i := AllFinite([]float32{float32(math.Inf(-1))}); ok || i != 0 {
+		t.Errorf("-Inf not found: ok=%v i=%d", ok, i)
+	}
+}
+
+func TestLengthMismatchPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Dot on different lengths did not panic")
+		}
+	}()
+	Dot([]float32{1}, []float32{1, 2})
+}
+
+func TestFloat64Accumulation(t *testing.T) {
+	// 1e7 ones: a float32 accumulator stalls at 2^24 = 16777216 but not here;
+	// use 2^24+2 elements so the float32 sum would be visibly wrong.
+	n := 1<<24 + 2
+	x := make([]float32, n)
+	Fill(x, 1)
+	if got := SumSq(x); got != float64(n) {
+		t.Errorf("SumSq of %d ones = %v", n, got)
+	}
+}
