@@ -1,0 +1,88 @@
+package gemm
+
+import "unsafe"
+
+// workspace holds one part's packing buffers. Buffers only grow, so after
+// the first call of a given shape a call allocates nothing.
+type workspace struct {
+	ap, bp []float32 // packed block of op(A) (mc×kc) and of op(B) (kc×nc)
+	tile   []float32 // mr×nr scratch tile for the ragged edges of C
+}
+
+// run computes the rectangle [m0,m1)×[n0,n1) of C with the loop nest of
+// Goto & van de Geijn, "Anatomy of high-performance matrix multiplication"
+// (ACM TOMS 34(3), 2008), §4: columns of B in blocks of nc (packed once,
+// reused by every row block), k in blocks of kc, rows of A in blocks of mc
+// (packed into a buffer that stays in L2), then register tiles, with the B
+// micro-panel reused from L1 across all A micro-panels of the block.
+func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
+	mr, nr := kern.mr, kern.nr
+	_, kcb := kBlocks(p.k)
+	mcb := min(kern.mc, roundUp(m1-m0, mr))
+	ncb := min(kern.nc, roundUp(n1-n0, nr))
+	w.ap = growAligned(w.ap, mcb*kcb)
+	w.bp = growAligned(w.bp, kcb*ncb)
+	w.tile = growAligned(w.tile, mr*nr)
+	for jc := n0; jc < n1; jc += ncb {
+		nc := min(ncb, n1-jc)
+		for pc := 0; pc < p.k; pc += kcb {
+			kc := min(kcb, p.k-pc)
+			// Only the first k block applies the caller's beta; later
+			// blocks add onto what the earlier ones wrote.
+			beta := p.beta
+			if pc > 0 {
+				beta = 1
+			}
+			packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr)
+			for ic := m0; ic < m1; ic += mcb {
+				mc := min(mcb, m1-ic)
+				packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, mr)
+				w.macro(kern, p, ic, mc, jc, nc, kc, beta)
+			}
+		}
+	}
+}
+
+// macro runs the micro-kernel over one packed mc×nc block of C.
+func (w *workspace) macro(kern *kernel, p *problem, ic, mc, jc, nc, kc int, beta float32) {
+	mr, nr := kern.mr, kern.nr
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		bpan := &w.bp[jr*kc]
+		for ir := 0; ir < mc; ir += mr {
+			rows := min(mr, mc-ir)
+			apan := &w.ap[ir*kc]
+			ci := (ic+ir)*p.ldc + jc + jr
+			if rows == mr && cols == nr {
+				kern.micro(kc, apan, bpan, &p.c[ci], p.ldc, p.alpha, beta)
+				continue
+			}
+			// A ragged tile goes through the same kernel on a scratch
+			// copy, so every element of C sees the same arithmetic.
+			t := w.tile
+			if beta != 0 {
+				for i := 0; i < rows; i++ {
+					copy(t[i*nr:i*nr+cols], p.c[ci+i*p.ldc:])
+				}
+			}
+			kern.micro(kc, apan, bpan, &t[0], nr, p.alpha, beta)
+			for i := 0; i < rows; i++ {
+				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+cols], t[i*nr:])
+			}
+		}
+	}
+}
+
+func roundUp(x, to int) int { return (x + to - 1) / to * to }
+
+// growAligned returns a slice of length n whose first element is 64-byte
+// aligned (a cache line: the kernels' vector loads then never straddle two
+// lines), reusing buf when it is already large enough.
+func growAligned(buf []float32, n int) []float32 {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	raw := make([]float32, n+16)
+	off := int((-uintptr(unsafe.Pointer(&raw[0])) & 63) / 4)
+	return raw[off : off+n : off+n]
+}

@@ -1,0 +1,188 @@
+package gemm
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Engine multiplies matrices with up to Threads goroutines. An Engine owns its
+// packing buffers, so steady-state calls do not allocate. It is not safe for
+// concurrent use: give each concurrently training model its own Engine.
+//
+// Results are bit-identical for every thread count: threads split the output,
+// never the inner dimension.
+type Engine struct {
+	threads int
+	kern    *kernel
+	// minPartWork is parallelMinWork; tests lower it to split tiny shapes.
+	minPartWork int
+	ws          []*workspace // ws[i] serves part i of a call; ws[0] is the caller's
+	pool        *pool        // helper goroutines, started by the first parallel call
+	cleanup     runtime.Cleanup
+}
+
+// New returns an Engine using up to threads goroutines (values < 1 mean 1).
+// It uses the fastest micro-kernel the CPU and OS support (see Kernel).
+func New(threads int) *Engine { return newEngine(threads, defaultKernel()) }
+
+// NewPortable returns an Engine that always uses the pure-Go kernel, even
+// where an assembly kernel is available: for tests, and to reproduce results
+// computed on a machine without AVX2.
+func NewPortable(threads int) *Engine { return newEngine(threads, portable) }
+
+func newEngine(threads int, kern *kernel) *Engine {
+	if threads < 1 {
+		threads = 1
+	}
+	return &Engine{threads: threads, kern: kern, minPartWork: parallelMinWork}
+}
+
+// Threads reports how many goroutines the engine may use.
+func (e *Engine) Threads() int { return e.threads }
+
+// Kernel names the micro-kernel in use ("avx512", "avx2" or "portable"),
+// for benchmark records: kernels round differently, so results are
+// reproducible only on the same kernel.
+func (e *Engine) Kernel() string { return e.kern.name }
+
+// Close releases the engine's worker goroutines. The engine must not be used
+// afterwards. An Engine that is dropped without Close releases them when it
+// is garbage collected.
+func (e *Engine) Close() {
+	if e.pool != nil {
+		e.cleanup.Stop()
+		e.pool.stop()
+		e.pool = nil
+	}
+	e.ws = nil
+}
+
+// problem is one Sgemm call's arguments, copied to each part by value.
+type problem struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a              []float32
+	lda            int
+	b              []float32
+	ldb            int
+	c              []float32
+	ldc            int
+}
+
+// Sgemm computes C = alpha*op(A)*op(B) + beta*C where op(A) is m×k, op(B) is
+// k×n and C is m×n, all row-major with leading dimensions lda, ldb, ldc.
+// op(X) is X transposed when the matching flag is set. When beta == 0, C is
+// overwritten and its previous contents (even NaN) are ignored. When
+// alpha == 0 or k == 0, A and B are not read (as in BLAS), so C = beta*C.
+// It panics if a dimension is negative or a slice or leading dimension is
+// too small for the shape.
+func (e *Engine) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	p := problem{transA, transB, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc}
+	parts, alongM := e.split(m, n, k)
+	if len(e.ws) < parts {
+		for len(e.ws) < parts {
+			e.ws = append(e.ws, new(workspace))
+		}
+	}
+	if parts == 1 {
+		e.ws[0].run(e.kern, &p, 0, m, 0, n)
+		return
+	}
+	if e.pool == nil {
+		e.pool = startPool(e.threads - 1)
+		e.cleanup = runtime.AddCleanup(e, (*pool).stop, e.pool)
+	}
+	// Part q gets a contiguous run of whole register tiles along the split
+	// dimension; tile boundaries never move, so neither does any rounding.
+	unit, size := e.kern.mr, m
+	if !alongM {
+		unit, size = e.kern.nr, n
+	}
+	tiles := (size + unit - 1) / unit
+	bound := func(q int) int { return min(q*tiles/parts*unit, size) }
+	e.pool.wg.Add(parts - 1)
+	for q := 1; q < parts; q++ {
+		j := job{p: p, kern: e.kern, ws: e.ws[q], m0: 0, m1: m, n0: 0, n1: n}
+		if alongM {
+			j.m0, j.m1 = bound(q), bound(q+1)
+		} else {
+			j.n0, j.n1 = bound(q), bound(q+1)
+		}
+		e.pool.jobs <- j
+	}
+	if alongM {
+		e.ws[0].run(e.kern, &p, 0, bound(1), 0, n)
+	} else {
+		e.ws[0].run(e.kern, &p, 0, m, 0, bound(1))
+	}
+	e.pool.wg.Wait()
+}
+
+// parallelMinWork is the number of multiply-adds below which an extra part
+// costs more (waking a goroutine, packing a shared operand twice) than it
+// saves. Measured on the AVX2/AVX-512 kernels, see BenchmarkThreshold.
+const parallelMinWork = 1 << 20
+
+// split decides how many parts a call runs in and along which dimension of
+// C. Splitting rows makes every part pack all of op(B); splitting columns
+// makes every part pack all of op(A). So the larger dimension is split,
+// which duplicates the smaller operand.
+func (e *Engine) split(m, n, k int) (parts int, alongM bool) {
+	alongM = m >= n
+	tiles := (n + e.kern.nr - 1) / e.kern.nr
+	if alongM {
+		tiles = (m + e.kern.mr - 1) / e.kern.mr
+	}
+	work := m * n * k
+	parts = min(e.threads, tiles, max(1, work/e.minPartWork))
+	return parts, alongM
+}
+
+// scaleC sets C = beta*C (C = 0 when beta == 0, ignoring NaN in C).
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	checkMatrix("a", transA, m, k, a, lda)
+	checkMatrix("b", transB, k, n, b, ldb)
+	checkMatrix("c", false, m, n, c, ldc)
+}
+
+// checkMatrix panics unless x holds an r×c matrix (c×r stored, if trans) at
+// leading dimension ld. The assembly kernels index C without bounds checks,
+// so this is what keeps them inside the caller's slices.
+func checkMatrix(name string, trans bool, r, c int, x []float32, ld int) {
+	if trans {
+		r, c = c, r
+	}
+	if ld < max(1, c) {
+		panic(fmt.Sprintf("gemm: ld%s=%d < %d columns", name, ld, c))
+	}
+	if r > 0 && c > 0 && len(x) < (r-1)*ld+c {
+		panic(fmt.Sprintf("gemm: len(%s)=%d too short for %d×%d at stride %d", name, len(x), r, c, ld))
+	}
+}

@@ -1,0 +1,379 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// engines returns every kernel this machine can run, each as a 1-thread
+// engine, so the portable path is tested even where AVX2 is available.
+func engines(t testing.TB) []*Engine {
+	es := []*Engine{NewPortable(1)}
+	for _, k := range available() {
+		if k != portable {
+			es = append(es, newEngine(1, k))
+		}
+	}
+	for _, e := range es {
+		t.Cleanup(e.Close)
+	}
+	return es
+}
+
+// operands holds one randomly filled problem. Every slice entry outside the
+// matrices (padding beyond a row, at leading dimensions larger than the row)
+// is NaN, so reading it would poison the result and writing it is detected.
+type operands struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+}
+
+func newOperands(r *rand.Rand, transA, transB bool, m, n, k, pad int, alpha, beta float32) *operands {
+	o := &operands{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta}
+	o.a, o.lda = randMatrix(r, m, k, transA, pad)
+	o.b, o.ldb = randMatrix(r, k, n, transB, pad)
+	o.c, o.ldc = randMatrix(r, m, n, false, pad)
+	return o
+}
+
+// randMatrix returns a rows×cols matrix (stored transposed if trans) with
+// uniform entries in [-1, 1) and NaN padding of pad floats per row.
+func randMatrix(r *rand.Rand, rows, cols int, trans bool, pad int) ([]float32, int) {
+	if trans {
+		rows, cols = cols, rows
+	}
+	ld := max(1, cols+pad)
+	x := make([]float32, rows*ld)
+	for i := range x {
+		if i%ld < cols {
+			x[i] = float32(2*r.Float64() - 1)
+		} else {
+			x[i] = float32(math.NaN())
+		}
+	}
+	return x, ld
+}
+
+func (o *operands) cloneC() []float32 { return append([]float32(nil), o.c...) }
+
+func (o *operands) run(e *Engine, c []float32) {
+	e.Sgemm(o.transA, o.transB, o.m, o.n, o.k, o.alpha, o.a, o.lda, o.b, o.ldb, o.beta, c, o.ldc)
+}
+
+func (o *operands) String() string {
+	return fmt.Sprintf("transA=%v transB=%v m=%d n=%d k=%d alpha=%v beta=%v lda=%d ldb=%d ldc=%d",
+		o.transA, o.transB, o.m, o.n, o.k, o.alpha, o.beta, o.lda, o.ldb, o.ldc)
+}
+
+// check compares got against Reference. Any summation order of k products
+// in float32 is within γ_k·Σ|a||b| of the exact value (Higham, Accuracy and
+// Stability of Numerical Algorithms, 2nd ed., §3.1), as is the reference, so
+// the two may differ by twice that, plus the rounding of the alpha and beta
+// terms. Padding must be untouched.
+func (o *operands) check(t *testing.T, what string, got []float32) {
+	t.Helper()
+	want := o.cloneC()
+	Reference(o.transA, o.transB, o.m, o.n, o.k, o.alpha, o.a, o.lda, o.b, o.ldb, o.beta, want, o.ldc)
+	const eps = 1.0 / (1 << 23)
+	gamma := 2 * float64(o.k+2) * eps
+	bad := 0
+	for i := 0; i < o.m; i++ {
+		for j := 0; j < o.n; j++ {
+			var mag float64
+			for p := 0; p < o.k; p++ {
+				mag += math.Abs(float64(o.at(o.a, o.lda, o.transA, i, p) * o.at(o.b, o.ldb, o.transB, p, j)))
+			}
+			old := float64(o.c[i*o.ldc+j])
+			tol := gamma*math.Abs(float64(o.alpha))*mag + 2*eps*math.Abs(float64(o.beta))*math.Abs(old) + 1e-30
+			g, w := float64(got[i*o.ldc+j]), float64(want[i*o.ldc+j])
+			if math.IsNaN(g) || math.Abs(g-w) > tol {
+				if bad < 5 {
+					t.Errorf("%s %v: C[%d][%d] = %v, want %v ± %.3g", what, o, i, j, g, w, tol)
+				}
+				bad++
+			}
+		}
+	}
+	for i, v := range got {
+		if i%o.ldc >= o.n && !math.IsNaN(float64(v)) {
+			t.Fatalf("%s %v: padding C[%d] written: %v", what, o, i, v)
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%s: %d wrong elements", what, bad)
+	}
+}
+
+func (o *operands) at(x []float32, ld int, trans bool, i, j int) float32 {
+	if trans {
+		return x[j*ld+i]
+	}
+	return x[i*ld+j]
+}
+
+var transCombos = [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}}
+
+// TestOddShapes covers sizes on both sides of every tile and block size,
+// all transpositions, padded leading dimensions, and the alpha/beta cases.
+func TestOddShapes(t *testing.T) {
+	sizes := []int{1, 3, 7, 17, 33, 65, 127, 257}
+	alphas := []float32{1, 0.5, -2}
+	betas := []float32{0, 1, 0.3}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, e := range engines(t) {
+		idx := 0
+		for _, tr := range transCombos {
+			for _, m := range sizes {
+				for _, n := range sizes {
+					for _, k := range sizes {
+						if m*n*k > 65*65*257 && (m+n+k)%2 == 0 {
+							continue // keep the reference loop affordable
+						}
+						idx++
+						o := newOperands(r, tr[0], tr[1], m, n, k, idx%3*5, alphas[idx%3], betas[idx/3%3])
+						got := o.cloneC()
+						o.run(e, got)
+						o.check(t, e.Kernel(), got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNNShapes covers the products a small MLP and a conv layer (through
+// im2col) issue, in the transpositions internal/nn uses.
+func TestNNShapes(t *testing.T) {
+	type shape struct {
+		transA, transB bool
+		m, n, k        int
+		beta           float32
+	}
+	shapes := []shape{
+		{false, false, 32, 256, 784, 0}, // (32×784)·(784×256)
+		{false, true, 32, 256, 784, 0},  // linear forward: x·Wᵀ
+		{true, false, 256, 784, 32, 1},  // linear weight gradient: dyᵀ·x, accumulated
+		{false, false, 32, 784, 256, 0}, // linear input gradient: dy·W
+		{false, true, 32, 128, 256, 0},
+		{true, false, 128, 256, 32, 1},
+		{false, false, 64, 196, 800, 0}, // conv forward: W·col
+		{false, true, 64, 800, 196, 1},  // conv weight gradient: dy·colᵀ
+		{true, false, 800, 196, 64, 0},  // conv input gradient: Wᵀ·dy
+		{false, false, 196, 64, 800, 0},
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, e := range append(engines(t), New(2)) {
+		for _, s := range shapes {
+			o := newOperands(r, s.transA, s.transB, s.m, s.n, s.k, 0, 1, s.beta)
+			got := o.cloneC()
+			o.run(e, got)
+			o.check(t, fmt.Sprintf("%s/%d", e.Kernel(), e.Threads()), got)
+		}
+	}
+}
+
+// TestBetaZeroIgnoresNaN: with beta == 0, C is output only, as in BLAS.
+func TestBetaZeroIgnoresNaN(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, e := range engines(t) {
+		for _, s := range [][3]int{{1, 1, 1}, {6, 16, 5}, {13, 37, 300}, {40, 70, 3}} {
+			o := newOperands(r, false, false, s[0], s[1], s[2], 2, -2, 0)
+			for i := range o.c {
+				o.c[i] = float32(math.NaN())
+			}
+			got := o.cloneC()
+			o.run(e, got)
+			o.check(t, e.Kernel(), got)
+		}
+	}
+}
+
+// TestDegenerate: empty products leave C = beta*C (zero when beta == 0, even
+// over NaN), and empty C touches nothing, including nil slices.
+func TestDegenerate(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, e := range engines(t) {
+		e.Sgemm(false, false, 0, 5, 3, 1, nil, 3, make([]float32, 15), 5, 0, nil, 5)
+		e.Sgemm(true, true, 4, 0, 3, 1, make([]float32, 12), 4, nil, 3, 0, nil, 1)
+		e.Sgemm(false, false, 0, 0, 0, 1, nil, 1, nil, 1, 0, nil, 1)
+
+		c := []float32{1, 2, nan, 3, 4, nan}
+		e.Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 0.5, c, 3)
+		if c[0] != 0.5 || c[1] != 1 || c[3] != 1.5 || c[4] != 2 || !math.IsNaN(float64(c[2])) {
+			t.Errorf("%s: k=0, beta=0.5: C = %v", e.Kernel(), c)
+		}
+		c = []float32{nan, nan, nan, nan}
+		e.Sgemm(true, false, 2, 2, 0, 1, nil, 2, nil, 2, 0, c, 2)
+		for _, v := range c {
+			if v != 0 {
+				t.Errorf("%s: k=0, beta=0 over NaN: C = %v", e.Kernel(), c)
+			}
+		}
+		// alpha == 0 does not read A or B (here full of NaN).
+		a := []float32{nan, nan}
+		c = []float32{2, 4}
+		e.Sgemm(false, false, 1, 2, 1, 0, a, 1, a, 2, 0.5, c, 2)
+		if c[0] != 1 || c[1] != 2 {
+			t.Errorf("%s: alpha=0: C = %v", e.Kernel(), c)
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	e := New(1)
+	defer e.Close()
+	x := make([]float32, 100)
+	cases := []struct {
+		name string
+		call func()
+	}{
+		{"negative m", func() { e.Sgemm(false, false, -1, 2, 2, 1, x, 2, x, 2, 0, x, 2) }},
+		{"lda too small", func() { e.Sgemm(false, false, 2, 2, 3, 1, x, 2, x, 2, 0, x, 2) }},
+		{"ldb too small (trans)", func() { e.Sgemm(false, true, 2, 2, 3, 1, x, 3, x, 2, 0, x, 2) }},
+		{"ldc too small", func() { e.Sgemm(false, false, 2, 3, 2, 1, x, 2, x, 3, 0, x, 2) }},
+		{"short a", func() { e.Sgemm(false, false, 20, 2, 6, 1, x, 6, x, 2, 0, x, 2) }},
+		{"short c", func() { e.Sgemm(false, false, 11, 10, 1, 1, x, 1, x, 10, 0, x, 10) }},
+	}
+	for _, tc := range cases {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			tc.call()
+		}()
+	}
+}
+
+// TestRandomShapes draws shapes, transpositions, padding and scalars from a
+// seeded PCG, so a failure names a reproducible case.
+func TestRandomShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	alphas := []float32{1, 0.5, -2, 1.5}
+	betas := []float32{0, 1, 0.3, -1}
+	es := engines(t)
+	es = append(es, New(3))
+	es[len(es)-1].minPartWork = 1
+	for i := 0; i < 300; i++ {
+		dim := func() int {
+			if r.IntN(4) == 0 {
+				return 1 + r.IntN(8)
+			}
+			return 1 + r.IntN(150)
+		}
+		m, n, k := dim(), dim(), dim()
+		if r.IntN(10) == 0 {
+			k = 250 + r.IntN(300) // several k blocks
+		}
+		o := newOperands(r, r.IntN(2) == 1, r.IntN(2) == 1, m, n, k, r.IntN(4),
+			alphas[r.IntN(len(alphas))], betas[r.IntN(len(betas))])
+		e := es[i%len(es)]
+		got := o.cloneC()
+		o.run(e, got)
+		o.check(t, fmt.Sprintf("case %d %s/%d", i, e.Kernel(), e.Threads()), got)
+	}
+}
+
+// TestThreadsBitIdentical: the output split never changes an element's
+// arithmetic, so every thread count gives the same bits, on every kernel.
+// minPartWork is lowered so small shapes split too, at ragged boundaries.
+func TestThreadsBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	shapes := [][3]int{{300, 40, 600}, {40, 300, 600}, {97, 131, 259}, {32, 256, 784}, {784, 256, 32}, {13, 1000, 7}}
+	for _, k := range available() {
+		for _, s := range shapes {
+			for _, tr := range transCombos {
+				o := newOperands(r, tr[0], tr[1], s[0], s[1], s[2], 1, 0.5, 0.3)
+				var want []float32
+				for threads := 1; threads <= 4; threads++ {
+					for _, minWork := range []int{parallelMinWork, 1} {
+						e := newEngine(threads, k)
+						e.minPartWork = minWork
+						got := o.cloneC()
+						o.run(e, got)
+						o.run(e, got) // second call reuses the pool and buffers
+						e.Close()
+						if want == nil {
+							want = got
+							continue
+						}
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s %v threads=%d minWork=%d: C[%d] = %v, 1 thread gave %v",
+									k.name, o, threads, minWork, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKernelsAgree: the assembly kernels accumulate every element in the
+// same order with FMA and share the k blocking, so AVX2 and AVX-512 give the
+// same bits. (The portable kernel rounds each product and is not compared.)
+func TestKernelsAgree(t *testing.T) {
+	ks := available()
+	if len(ks) < 3 {
+		t.Skip("needs two assembly kernels on this CPU")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][3]int{{32, 256, 784}, {65, 33, 300}, {7, 100, 1000}} {
+		for _, tr := range transCombos {
+			o := newOperands(r, tr[0], tr[1], s[0], s[1], s[2], 0, -2, 0.3)
+			var want []float32
+			for _, k := range ks[1:] {
+				e := newEngine(1, k)
+				got := o.cloneC()
+				o.run(e, got)
+				if want == nil {
+					want = got
+					continue
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s vs %s %v: C[%d] = %v vs %v", k.name, ks[1].name, o, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNoAllocs: after a warm-up call of the same shape, a call allocates
+// nothing, on one thread and when split across helpers.
+func TestNoAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, threads := range []int{1, 2} {
+		for _, k := range available() {
+			e := newEngine(threads, k)
+			defer e.Close()
+			for _, s := range [][3]int{{32, 256, 784}, {256, 784, 32}, {5, 7, 3}} {
+				o := newOperands(r, false, true, s[0], s[1], s[2], 0, 1, 0)
+				c := o.cloneC()
+				o.run(e, c)
+				if n := testing.AllocsPerRun(20, func() { o.run(e, c) }); n != 0 {
+					t.Errorf("%s threads=%d shape %v: %v allocs per call", k.name, threads, s, n)
+				}
+			}
+		}
+	}
+}
+
+func TestNewClampsThreads(t *testing.T) {
+	e := New(0)
+	defer e.Close()
+	if e.Threads() != 1 {
+		t.Errorf("New(0).Threads() = %d, want 1", e.Threads())
+	}
+	if NewPortable(1).Kernel() != "portable" {
+		t.Errorf("NewPortable kernel = %q", NewPortable(1).Kernel())
+	}
+}

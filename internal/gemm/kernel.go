@@ -1,0 +1,34 @@
+package gemm
+
+// kernel describes one micro-kernel and the cache blocking tuned for it.
+//
+// micro computes one mr×nr tile of C from packed panels:
+//
+//	C[i][j] = alpha*acc[i][j] + beta*C[i][j]   (C is only written when beta == 0)
+//	acc[i][j] = Σ_{p<kc} a[p*mr+i] * b[p*nr+j]  accumulated in order p = 0, 1, …
+//
+// with C row-major at stride ldc. Every kernel accumulates each element in
+// the same order, so which tile an element falls in never changes its value;
+// that is what makes results independent of the thread split.
+type kernel struct {
+	name   string
+	mr, nr int // register tile
+	mc, nc int // rows of A and columns of B packed per block (multiples of mr, nr)
+	micro  func(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+}
+
+// kcMax is the depth of one packed block: the k dimension is cut into
+// ceil(k/kcMax) nearly equal blocks. It is the same for every kernel and
+// every thread count, because the cut points decide the rounding of the
+// result (C is updated once per block). 256 keeps an AVX2 B micro-panel
+// (256×16 floats = 16 KiB) and an AVX-512 one (32 KiB) inside a 48 KiB L1D
+// next to the A micro-panel.
+const kcMax = 256
+
+// kBlocks returns the number of k blocks and the depth of all but the
+// last, a pure function of k.
+func kBlocks(k int) (blocks, kc int) {
+	blocks = (k + kcMax - 1) / kcMax
+	kc = (k + blocks - 1) / blocks
+	return blocks, kc
+}

@@ -1,0 +1,57 @@
+//go:build amd64 && !purego
+
+package gemm
+
+// microAVX2 is the 6×16 AVX2/FMA micro-kernel (kernel_avx2_amd64.s), with
+// the contract of kernel.micro.
+//
+//go:noescape
+func microAVX2(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+
+// avx2 blocks for a 6×16 tile: the A block (120×256 floats = 120 KiB) sits
+// in L2 with room for the B panel stream; nc bounds the packed B block to
+// 256×2048 floats = 2 MiB, in L3 and shared by every row block.
+var avx2 = &kernel{
+	name: "avx2",
+	mr:   6, nr: 16,
+	mc: 120, nc: 2048,
+	micro: microAVX2,
+}
+
+// microAVX512 is the 8×32 AVX-512 micro-kernel (kernel_avx512_amd64.s).
+//
+//go:noescape
+func microAVX512(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+
+// avx512 blocks for an 8×32 tile: A block 96×256 floats (96 KiB) in L2, B
+// block as for avx2.
+var avx512 = &kernel{
+	name: "avx512",
+	mr:   8, nr: 32,
+	mc: 96, nc: 2048,
+	micro: microAVX512,
+}
+
+var hasAVX2, hasAVX512 = cpuFeatures()
+
+func defaultKernel() *kernel {
+	switch {
+	case hasAVX512:
+		return avx512
+	case hasAVX2:
+		return avx2
+	}
+	return portable
+}
+
+// available lists the kernels this machine can run, portable first.
+func available() []*kernel {
+	ks := []*kernel{portable}
+	if hasAVX2 {
+		ks = append(ks, avx2)
+	}
+	if hasAVX512 {
+		ks = append(ks, avx512)
+	}
+	return ks
+}

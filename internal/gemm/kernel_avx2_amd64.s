@@ -1,0 +1,148 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2/FMA micro-kernel, 6×16 register tile (the BLIS Haswell sgemm shape).
+// Register use:
+//	Y0, Y1    one k-row of the B micro-panel (16 floats)
+//	Y2, Y3    broadcasts of two elements of the A micro-panel
+//	Y4..Y15   the 6×16 accumulator tile, row i in Y(4+2i), Y(5+2i)
+// Each k step issues 12 independent FMAs; 12 chains cover the 4-cycle FMA
+// latency on two FMA pipes with room to spare.
+//	SI  A micro-panel (6 floats per k)   DI  B micro-panel (16 floats per k)
+//	DX  C tile                           R8  ldc in bytes
+//	CX  k steps left                     BX  unrolled iterations
+
+// One k step: acc[i][:] += a[i] * b[:] for the 6 rows, then advance.
+#define STEP \
+	VMOVUPS      (DI), Y0;        \
+	VMOVUPS      32(DI), Y1;      \
+	VBROADCASTSS (SI), Y2;        \
+	VBROADCASTSS 4(SI), Y3;       \
+	VFMADD231PS  Y0, Y2, Y4;      \
+	VFMADD231PS  Y1, Y2, Y5;      \
+	VFMADD231PS  Y0, Y3, Y6;      \
+	VFMADD231PS  Y1, Y3, Y7;      \
+	VBROADCASTSS 8(SI), Y2;       \
+	VBROADCASTSS 12(SI), Y3;      \
+	VFMADD231PS  Y0, Y2, Y8;      \
+	VFMADD231PS  Y1, Y2, Y9;      \
+	VFMADD231PS  Y0, Y3, Y10;     \
+	VFMADD231PS  Y1, Y3, Y11;     \
+	VBROADCASTSS 16(SI), Y2;      \
+	VBROADCASTSS 20(SI), Y3;      \
+	VFMADD231PS  Y0, Y2, Y12;     \
+	VFMADD231PS  Y1, Y2, Y13;     \
+	VFMADD231PS  Y0, Y3, Y14;     \
+	VFMADD231PS  Y1, Y3, Y15;     \
+	ADDQ         $24, SI;         \
+	ADDQ         $64, DI
+
+// C row update, general beta: c = alpha*acc + beta*c, as one FMA onto the
+// rounded beta*c. Y0 holds alpha, Y1 beta.
+#define ROW_BETA(lo, hi) \
+	VMULPS      (DX), Y1, Y2;   \
+	VMULPS      32(DX), Y1, Y3; \
+	VFMADD231PS Y0, lo, Y2;     \
+	VFMADD231PS Y0, hi, Y3;     \
+	VMOVUPS     Y2, (DX);       \
+	VMOVUPS     Y3, 32(DX);     \
+	ADDQ        R8, DX
+
+// C row update, beta == 0: c = alpha*acc without reading c.
+#define ROW_ZERO(lo, hi) \
+	VMULPS  Y0, lo, lo;   \
+	VMULPS  Y0, hi, hi;   \
+	VMOVUPS lo, (DX);     \
+	VMOVUPS hi, 32(DX);   \
+	ADDQ    R8, DX
+
+// func microAVX2(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+TEXT ·microAVX2(SB), NOSPLIT, $0-48
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+
+	// Start pulling the C tile into cache; it is needed only at the end.
+	MOVQ       DX, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ       R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	STEP
+	STEP
+	STEP
+	STEP
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   update
+
+loop1:
+	STEP
+	DECQ CX
+	JNZ  loop1
+
+update:
+	VBROADCASTSS alpha+40(FP), Y0
+	VBROADCASTSS beta+44(FP), Y1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          general
+	JP           general // beta is NaN: not "zero", NaN must propagate
+
+	ROW_ZERO(Y4, Y5)
+	ROW_ZERO(Y6, Y7)
+	ROW_ZERO(Y8, Y9)
+	ROW_ZERO(Y10, Y11)
+	ROW_ZERO(Y12, Y13)
+	ROW_ZERO(Y14, Y15)
+	VZEROUPPER
+	RET
+
+general:
+	ROW_BETA(Y4, Y5)
+	ROW_BETA(Y6, Y7)
+	ROW_BETA(Y8, Y9)
+	ROW_BETA(Y10, Y11)
+	ROW_BETA(Y12, Y13)
+	ROW_BETA(Y14, Y15)
+	VZEROUPPER
+	RET

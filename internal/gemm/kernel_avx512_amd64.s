@@ -1,0 +1,157 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512 micro-kernel, 8×32 register tile. Same arithmetic as the AVX2
+// kernel (one FMA chain per element in k order, then c = alpha*acc + beta*c),
+// on vectors twice as wide. Register use:
+//	Z0, Z1      one k-row of the B micro-panel (32 floats)
+//	Z2, Z3      broadcasts of two elements of the A micro-panel
+//	Z16..Z31    the 8×32 accumulator tile, row i in Z(16+2i), Z(17+2i)
+// 8 rows make a batch of 32 (the training batch) exactly four tiles, and 16
+// independent chains cover the FMA latency on two 512-bit pipes.
+//	SI  A micro-panel (8 floats per k)   DI  B micro-panel (32 floats per k)
+//	DX  C tile                           R8  ldc in bytes
+//	CX  k steps left                     BX  unrolled iterations
+
+#define STEP512 \
+	VMOVUPS      (DI), Z0;         \
+	VMOVUPS      64(DI), Z1;       \
+	VBROADCASTSS (SI), Z2;         \
+	VBROADCASTSS 4(SI), Z3;        \
+	VFMADD231PS  Z0, Z2, Z16;      \
+	VFMADD231PS  Z1, Z2, Z17;      \
+	VFMADD231PS  Z0, Z3, Z18;      \
+	VFMADD231PS  Z1, Z3, Z19;      \
+	VBROADCASTSS 8(SI), Z2;        \
+	VBROADCASTSS 12(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z20;      \
+	VFMADD231PS  Z1, Z2, Z21;      \
+	VFMADD231PS  Z0, Z3, Z22;      \
+	VFMADD231PS  Z1, Z3, Z23;      \
+	VBROADCASTSS 16(SI), Z2;       \
+	VBROADCASTSS 20(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z24;      \
+	VFMADD231PS  Z1, Z2, Z25;      \
+	VFMADD231PS  Z0, Z3, Z26;      \
+	VFMADD231PS  Z1, Z3, Z27;      \
+	VBROADCASTSS 24(SI), Z2;       \
+	VBROADCASTSS 28(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z28;      \
+	VFMADD231PS  Z1, Z2, Z29;      \
+	VFMADD231PS  Z0, Z3, Z30;      \
+	VFMADD231PS  Z1, Z3, Z31;      \
+	ADDQ         $32, SI;          \
+	ADDQ         $128, DI
+
+// c = alpha*acc + beta*c; Z0 holds alpha, Z1 beta.
+#define ROW512_BETA(lo, hi) \
+	VMULPS      (DX), Z1, Z2;   \
+	VMULPS      64(DX), Z1, Z3; \
+	VFMADD231PS Z0, lo, Z2;     \
+	VFMADD231PS Z0, hi, Z3;     \
+	VMOVUPS     Z2, (DX);       \
+	VMOVUPS     Z3, 64(DX);     \
+	ADDQ        R8, DX
+
+// c = alpha*acc, c not read.
+#define ROW512_ZERO(lo, hi) \
+	VMULPS  Z0, lo, lo;  \
+	VMULPS  Z0, hi, hi;  \
+	VMOVUPS lo, (DX);    \
+	VMOVUPS hi, 64(DX);  \
+	ADDQ    R8, DX
+
+#define PREFETCH_ROW \
+	PREFETCHT0 (R9);    \
+	PREFETCHT0 64(R9);  \
+	PREFETCHT0 124(R9); \
+	ADDQ       R8, R9
+
+// func microAVX512(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+TEXT ·microAVX512(SB), NOSPLIT, $0-48
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+
+	MOVQ DX, R9
+	PREFETCH_ROW
+	PREFETCH_ROW
+	PREFETCH_ROW
+	PREFETCH_ROW
+	PREFETCH_ROW
+	PREFETCH_ROW
+	PREFETCH_ROW
+	PREFETCH_ROW
+
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	STEP512
+	STEP512
+	STEP512
+	STEP512
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   update
+
+loop1:
+	STEP512
+	DECQ CX
+	JNZ  loop1
+
+update:
+	VBROADCASTSS alpha+40(FP), Z0
+	VBROADCASTSS beta+44(FP), Z1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          general
+	JP           general // beta is NaN: not "zero", NaN must propagate
+
+	ROW512_ZERO(Z16, Z17)
+	ROW512_ZERO(Z18, Z19)
+	ROW512_ZERO(Z20, Z21)
+	ROW512_ZERO(Z22, Z23)
+	ROW512_ZERO(Z24, Z25)
+	ROW512_ZERO(Z26, Z27)
+	ROW512_ZERO(Z28, Z29)
+	ROW512_ZERO(Z30, Z31)
+	VZEROUPPER
+	RET
+
+general:
+	ROW512_BETA(Z16, Z17)
+	ROW512_BETA(Z18, Z19)
+	ROW512_BETA(Z20, Z21)
+	ROW512_BETA(Z22, Z23)
+	ROW512_BETA(Z24, Z25)
+	ROW512_BETA(Z26, Z27)
+	ROW512_BETA(Z28, Z29)
+	ROW512_BETA(Z30, Z31)
+	VZEROUPPER
+	RET

@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package gemm
+
+var hasAVX2, hasAVX512 = false, false
+
+func defaultKernel() *kernel { return portable }
+
+// available lists the kernels this machine can run.
+func available() []*kernel { return []*kernel{portable} }
