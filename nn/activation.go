@@ -1,0 +1,138 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// relu is max(0, x). Backward reads its own output: y > 0 exactly where the
+// input was positive.
+type relu struct {
+	shape  []int
+	y, dx  []float32
+	needDx bool
+}
+
+func (r *relu) kind() string           { return "relu" }
+func (r *relu) outShape() []int        { return r.shape }
+func (r *relu) paramCount() int        { return 0 }
+func (r *relu) stateCount() int        { return 0 }
+func (r *relu) bind(_, _, _ []float32) {}
+func (r *relu) initParams(*rand.Rand)  {}
+func (r *relu) bufferFloats() int      { return len(r.y) + len(r.dx) }
+
+func (r *relu) alloc(n int, needDx bool) {
+	r.y = grow(r.y, n*size(r.shape))
+	r.needDx = needDx
+	if needDx {
+		r.dx = grow(r.dx, n*size(r.shape))
+	}
+}
+
+func (r *relu) forward(_ *pass, x []float32, n int) []float32 {
+	y := r.y[:n*size(r.shape)]
+	for i, v := range x[:len(y)] {
+		y[i] = max(v, 0)
+	}
+	return y
+}
+
+func (r *relu) backward(_ *pass, dy []float32, n int) []float32 {
+	if !r.needDx {
+		return nil
+	}
+	dx := r.dx[:n*size(r.shape)]
+	y := r.y[:len(dx)]
+	for i, g := range dy[:len(dx)] {
+		if y[i] > 0 {
+			dx[i] = g
+		} else {
+			dx[i] = 0
+		}
+	}
+	return dx
+}
+
+// dropout zeroes each activation with probability p while training and scales
+// the survivors by 1/(1-p) (inverted dropout, as PyTorch), so evaluation is
+// the identity. The mask comes from the training RNG the caller gives.
+type dropout struct {
+	shape   []int
+	p       float32
+	mask, y []float32
+	dx      []float32
+	needDx  bool
+	active  bool // whether the last forward applied a mask
+}
+
+func newDropout(shape []int, p float64) (*dropout, error) {
+	if !(p >= 0 && p < 1) {
+		return nil, fmt.Errorf("dropout probability %v outside [0, 1)", p)
+	}
+	return &dropout{shape: shape, p: float32(p)}, nil
+}
+
+func (d *dropout) kind() string           { return fmt.Sprintf("dropout %g", d.p) }
+func (d *dropout) outShape() []int        { return d.shape }
+func (d *dropout) paramCount() int        { return 0 }
+func (d *dropout) stateCount() int        { return 0 }
+func (d *dropout) bind(_, _, _ []float32) {}
+func (d *dropout) initParams(*rand.Rand)  {}
+func (d *dropout) bufferFloats() int      { return len(d.mask) + len(d.y) + len(d.dx) }
+
+func (d *dropout) alloc(n int, needDx bool) {
+	d.mask = grow(d.mask, n*size(d.shape))
+	d.y = grow(d.y, n*size(d.shape))
+	d.needDx = needDx
+	if needDx {
+		d.dx = grow(d.dx, n*size(d.shape))
+	}
+}
+
+func (d *dropout) forward(p *pass, x []float32, n int) []float32 {
+	d.active = p.train && d.p > 0
+	if !d.active {
+		return x
+	}
+	keep := 1 / (1 - d.p)
+	y := d.y[:n*size(d.shape)]
+	mask := d.mask[:len(y)]
+	for i := range y {
+		if p.rng.Float32() < d.p {
+			mask[i] = 0
+		} else {
+			mask[i] = keep
+		}
+		y[i] = x[i] * mask[i]
+	}
+	return y
+}
+
+func (d *dropout) backward(_ *pass, dy []float32, n int) []float32 {
+	if !d.needDx {
+		return nil
+	}
+	if !d.active {
+		return dy
+	}
+	dx := d.dx[:n*size(d.shape)]
+	for i, g := range dy[:len(dx)] {
+		dx[i] = g * d.mask[i]
+	}
+	return dx
+}
+
+// flatten reshapes C×H×W to one vector; the data layout is already flat, so
+// it passes slices through untouched.
+type flatten struct{ in []int }
+
+func (f *flatten) kind() string                                    { return "flatten" }
+func (f *flatten) outShape() []int                                 { return []int{size(f.in)} }
+func (f *flatten) paramCount() int                                 { return 0 }
+func (f *flatten) stateCount() int                                 { return 0 }
+func (f *flatten) bind(_, _, _ []float32)                          {}
+func (f *flatten) initParams(*rand.Rand)                           {}
+func (f *flatten) alloc(int, bool)                                 {}
+func (f *flatten) bufferFloats() int                               { return 0 }
+func (f *flatten) forward(_ *pass, x []float32, n int) []float32   { return x[:n*size(f.in)] }
+func (f *flatten) backward(_ *pass, dy []float32, n int) []float32 { return dy[:n*size(f.in)] }

@@ -1,0 +1,46 @@
+// Package nn holds the learning core: float32 models whose parameters live
+// in one contiguous vector, their layers, heads and losses, optimizers, and
+// the training and evaluation loops every node runs each round.
+//
+// # Layout
+//
+// A Model is a sequence of layers. All trainable parameters are one flat
+// []float32 (Params) and all gradients another (Grads); each layer holds
+// views into them, in layer order, weights before biases, each weight in
+// PyTorch's layout (linear [out, in], conv [out, in, k, k]). Strategies
+// aggregate Params directly. Batch-norm running statistics are node-local
+// State, outside the flat vector, never shared or aggregated (spec/dmtt.md).
+//
+// # Choices
+//
+//   - Initialization follows PyTorch's defaults (uniform ±1/sqrt(fan_in) for
+//     linear and conv weights and biases; batch norm gamma 1, beta 0), drawn
+//     from a seed, so every node of an experiment can start alike
+//     (spec/experiments.md, "Initialization").
+//   - Convolutions are im2col + GEMM one sample at a time: a sample's column
+//     buffer stays in cache; backward rebuilds it rather than storing the
+//     batch's columns (memory over a few percent of compute).
+//   - Batch norm: eps 1e-5, momentum 0.1, unbiased running variance, as
+//     PyTorch. Dropout is inverted dropout with masks from the caller's RNG.
+//   - The evidential head implements the MSE form of Sensoy et al. with the
+//     variance term (switchable) and the annealed KL of spec/dmtt.md.
+//   - A non-finite loss or gradient stops training with an error naming the
+//     layer; nothing continues silently on NaN.
+//
+// # Memory
+//
+// A model holds exactly: parameters and gradients (2P float32), state (S),
+// an input batch (B·D float32 + B int labels), the logit gradient (B·K),
+// and per layer, for batch size B:
+//
+//	linear:     B·out (output) + B·in (input gradient)
+//	conv2d:     B·Cout·Ho·Wo + B·Cin·H·W + 2·(Cin·k²)·(Ho·Wo) (one sample's columns and their gradient)
+//	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·W
+//	relu:       2·B·size
+//	dropout:    3·B·size (mask, output, input gradient)
+//	batchnorm:  3·B·size (normalized input, output, input gradient) + C
+//	flatten:    nothing
+//
+// The first layer keeps no input gradient. Optimizer state is the
+// optimizer's: SGD with momentum P, Adam and AdamW 2P.
+package nn

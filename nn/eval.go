@@ -1,0 +1,127 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/trellis-fl/trellis/vec"
+)
+
+// EvalResult summarizes a model on a set of samples.
+type EvalResult struct {
+	N        int
+	Accuracy float64
+	// Loss is the mean loss per sample, as the head defines it.
+	Loss float64
+}
+
+// Evaluate runs the model in evaluation mode (no dropout, batch-norm running
+// statistics) over src in batches of the model's batch size. It uses only
+// forward buffers and changes no parameter or state.
+func (m *Model) Evaluate(src Source) (EvalResult, error) {
+	var res EvalResult
+	var correct int
+	err := m.eachBatch(src, func(start, n int, logits []float32, _ []float32) error {
+		l, err := m.head.Loss(logits, m.ybuf[:n], n, m.classes, nil)
+		if err != nil {
+			return err
+		}
+		res.Loss += l
+		for i := 0; i < n; i++ {
+			if argmax(logits[i*m.classes:(i+1)*m.classes]) == m.ybuf[i] {
+				correct++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.N = src.Len()
+	if res.N > 0 {
+		res.Accuracy = float64(correct) / float64(res.N)
+		res.Loss /= float64(res.N)
+	}
+	return res, nil
+}
+
+// FeatureSize is the width of the penultimate-layer features (the input of
+// the final linear layer).
+func (m *Model) FeatureSize() int { return m.layers[m.featureLayer].(*linear).in }
+
+// Outputs writes, for every sample of src in order, the class probabilities
+// (Len×Classes) into probs, the vacuity u = K/S into vacuity (evidential
+// head only) and the penultimate-layer features (Len×FeatureSize) into
+// features. Any destination may be nil.
+func (m *Model) Outputs(src Source, probs, vacuity, features []float32) error {
+	n, k, f := src.Len(), m.classes, m.FeatureSize()
+	if probs != nil && len(probs) < n*k {
+		return fmt.Errorf("outputs: probs holds %d values, need %d", len(probs), n*k)
+	}
+	if features != nil && len(features) < n*f {
+		return fmt.Errorf("outputs: features holds %d values, need %d", len(features), n*f)
+	}
+	var uh UncertaintyHead
+	if vacuity != nil {
+		var ok bool
+		if uh, ok = m.head.(UncertaintyHead); !ok {
+			return fmt.Errorf("outputs: the %s head has no vacuity", m.head.Name())
+		}
+		if len(vacuity) < n {
+			return fmt.Errorf("outputs: vacuity holds %d values, need %d", len(vacuity), n)
+		}
+	}
+	return m.eachBatch(src, func(start, b int, logits, feat []float32) error {
+		if probs != nil {
+			m.head.Probs(logits, probs[start*k:(start+b)*k], b, k)
+		}
+		if uh != nil {
+			uh.Vacuity(logits, vacuity[start:start+b], b, k)
+		}
+		if features != nil {
+			copy(features[start*f:(start+b)*f], feat[:b*f])
+		}
+		return nil
+	})
+}
+
+// eachBatch runs the evaluation-mode forward pass over src and hands each
+// batch's logits and penultimate features to fn.
+func (m *Model) eachBatch(src Source, fn func(start, n int, logits, features []float32) error) error {
+	total := src.Len()
+	var idx [256]int
+	m.run = pass{eng: m.eng}
+	p := &m.run
+	step := min(m.batch, len(idx))
+	for start := 0; start < total; start += step {
+		b := min(step, total-start)
+		for i := range b {
+			idx[i] = start + i
+		}
+		x := m.xbuf[:b*m.inSize]
+		src.Gather(idx[:b], x, m.ybuf[:b])
+		var feat []float32
+		for li, l := range m.layers {
+			if li == m.featureLayer {
+				feat = x
+			}
+			x = l.forward(p, x, b)
+		}
+		if ok, _ := vec.AllFinite(x); !ok {
+			return fmt.Errorf("evaluation: non-finite output for samples %d–%d", start, start+b-1)
+		}
+		if err := fn(start, b, x, feat); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func argmax(z []float32) int {
+	best := 0
+	for j, v := range z {
+		if v > z[best] {
+			best = j
+		}
+	}
+	return best
+}

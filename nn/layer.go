@@ -1,0 +1,77 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/internal/gemm"
+)
+
+// pass carries what a forward or backward pass needs besides the data: the
+// matrix engine, whether the model trains (dropout, batch statistics), and
+// the training RNG for dropout masks.
+type pass struct {
+	eng   *gemm.Engine
+	train bool
+	rng   *rand.Rand
+}
+
+// layer is one stage of a sequential model. A layer owns its output and
+// input-gradient buffers, sized for the model's batch size when alloc is
+// called; forward and backward return slices of those buffers, valid until
+// the next call. Parameters and gradients are views into the model's flat
+// vectors, installed by bind.
+type layer interface {
+	// kind names the layer for errors, e.g. "linear 784→256".
+	kind() string
+	// outShape is the per-sample output shape.
+	outShape() []int
+	// paramCount is the number of trainable float32 the layer owns in the
+	// model's flat vector.
+	paramCount() int
+	// stateCount is the number of node-local, never shared float32 (batch
+	// norm running statistics).
+	stateCount() int
+	bind(params, grads, state []float32)
+	// initParams draws initial parameters (PyTorch's defaults, so results
+	// are comparable with the Python frameworks) and resets state.
+	initParams(r *rand.Rand)
+	// alloc sizes the activation buffers for batches of up to n samples;
+	// needDx is false for the first layer, whose input gradient nobody uses.
+	alloc(n int, needDx bool)
+	// bufferFloats is the number of float32 (and int32) the activation
+	// buffers hold, for the memory account.
+	bufferFloats() int
+	forward(p *pass, x []float32, n int) []float32
+	// backward takes dL/dy and returns dL/dx (nil when needDx is false),
+	// accumulating parameter gradients. It uses the x of the last forward.
+	backward(p *pass, dy []float32, n int) []float32
+}
+
+func size(shape []int) int {
+	s := 1
+	for _, d := range shape {
+		s *= d
+	}
+	return s
+}
+
+func shapeString(shape []int) string {
+	s := ""
+	for i, d := range shape {
+		if i > 0 {
+			s += "×"
+		}
+		s += fmt.Sprint(d)
+	}
+	return s
+}
+
+// grow returns buf resized to n elements, reallocating only when its
+// capacity is too small.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}

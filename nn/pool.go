@@ -1,0 +1,92 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// maxPool2d takes the maximum over k×k windows moved by stride s, without
+// padding (PyTorch's floor mode). It remembers which input won each window,
+// so backward routes the gradient there only; ties go to the first maximum in
+// row-major window order, as in PyTorch.
+type maxPool2d struct {
+	c, h, w, k, s, ho, wo int
+	arg                   []int32 // winning input offset per output, per batch
+	y, dx                 []float32
+	needDx                bool
+}
+
+func newMaxPool2d(in []int, k, stride int) (*maxPool2d, error) {
+	if len(in) != 3 {
+		return nil, fmt.Errorf("maxpool2d needs a C×H×W input, got %s", shapeString(in))
+	}
+	if k < 1 || stride < 1 || in[1] < k || in[2] < k {
+		return nil, fmt.Errorf("maxpool2d: window %d stride %d does not fit input %s", k, stride, shapeString(in))
+	}
+	m := &maxPool2d{c: in[0], h: in[1], w: in[2], k: k, s: stride}
+	m.ho = (m.h-k)/stride + 1
+	m.wo = (m.w-k)/stride + 1
+	return m, nil
+}
+
+func (m *maxPool2d) kind() string           { return fmt.Sprintf("maxpool2d k%d s%d", m.k, m.s) }
+func (m *maxPool2d) outShape() []int        { return []int{m.c, m.ho, m.wo} }
+func (m *maxPool2d) paramCount() int        { return 0 }
+func (m *maxPool2d) stateCount() int        { return 0 }
+func (m *maxPool2d) bind(_, _, _ []float32) {}
+func (m *maxPool2d) initParams(*rand.Rand)  {}
+func (m *maxPool2d) bufferFloats() int      { return len(m.y) + len(m.dx) + len(m.arg) }
+
+func (m *maxPool2d) alloc(n int, needDx bool) {
+	out := n * m.c * m.ho * m.wo
+	m.y = grow(m.y, out)
+	if cap(m.arg) < out {
+		m.arg = make([]int32, out)
+	}
+	m.arg = m.arg[:out]
+	m.needDx = needDx
+	if needDx {
+		m.dx = grow(m.dx, n*m.c*m.h*m.w)
+	}
+}
+
+func (m *maxPool2d) forward(_ *pass, x []float32, n int) []float32 {
+	planes := n * m.c
+	y := m.y[:planes*m.ho*m.wo]
+	o := 0
+	for pl := 0; pl < planes; pl++ {
+		base := pl * m.h * m.w
+		for oy := 0; oy < m.ho; oy++ {
+			for ox := 0; ox < m.wo; ox++ {
+				best := base + oy*m.s*m.w + ox*m.s
+				bv := x[best]
+				for ky := 0; ky < m.k; ky++ {
+					row := base + (oy*m.s+ky)*m.w + ox*m.s
+					for kx := 0; kx < m.k; kx++ {
+						// NaN never wins a comparison; the finiteness check
+						// after the loss catches it instead.
+						if v := x[row+kx]; v > bv {
+							bv, best = v, row+kx
+						}
+					}
+				}
+				y[o] = bv
+				m.arg[o] = int32(best)
+				o++
+			}
+		}
+	}
+	return y
+}
+
+func (m *maxPool2d) backward(_ *pass, dy []float32, n int) []float32 {
+	if !m.needDx {
+		return nil
+	}
+	dx := m.dx[:n*m.c*m.h*m.w]
+	clear(dx)
+	for o, g := range dy[:n*m.c*m.ho*m.wo] {
+		dx[m.arg[o]] += g
+	}
+	return dx
+}

@@ -1,0 +1,185 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/vec"
+)
+
+// Source is a set of labelled samples a model trains or is evaluated on. The
+// data package's client views implement it over one shared dataset copy.
+type Source interface {
+	// Len is the number of samples.
+	Len() int
+	// Gather copies the samples at positions idx (each in [0, Len())) into x,
+	// row-major with the model's input size per sample, and their labels
+	// into y.
+	Gather(idx []int, x []float32, y []int)
+}
+
+// TrainConfig says how long and how to train.
+type TrainConfig struct {
+	// Epochs is the number of passes over the source; used when Steps is 0.
+	// Every pass visits each sample once in a fresh random order; the last
+	// batch of a pass may be smaller (PyTorch's drop_last = false).
+	Epochs int
+	// Steps, when positive, is the exact number of optimizer steps, cycling
+	// through reshuffled passes.
+	Steps int
+	// ClipNorm, when positive, clips the gradient to this global norm
+	// before each step.
+	ClipNorm float64
+	// ProxMu, when positive, adds (mu/2)·||w − ProxRef||² to the loss
+	// (FedProx, Ditto); ProxRef must then have the model's parameter count.
+	ProxMu  float64
+	ProxRef []float32
+}
+
+// TrainResult reports what a training call did.
+type TrainResult struct {
+	// Steps is the number of optimizer steps taken (R-DPFL divides by it).
+	Steps int
+	// Samples is the number of samples seen.
+	Samples int
+	// MeanLoss is the mean data loss over the samples seen (without the
+	// proximal term).
+	MeanLoss float64
+}
+
+// Train runs the training loop over src with the model's batch size,
+// shuffling with rng (which also draws dropout masks). It stops at the
+// first non-finite loss or gradient, with an error naming the layer.
+func (m *Model) Train(src Source, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (TrainResult, error) {
+	var res TrainResult
+	n := src.Len()
+	if n == 0 {
+		return res, fmt.Errorf("train: the data source is empty")
+	}
+	if cfg.Steps < 0 || cfg.Epochs < 0 || (cfg.Steps == 0 && cfg.Epochs == 0) {
+		return res, fmt.Errorf("train: epochs = %d, steps = %d: set one of them to a positive number", cfg.Epochs, cfg.Steps)
+	}
+	if cfg.ProxMu < 0 || (cfg.ProxMu > 0 && len(cfg.ProxRef) != len(m.params)) {
+		return res, fmt.Errorf("train: proximal term needs mu ≥ 0 and a reference of %d parameters (got mu %v, %d)", len(m.params), cfg.ProxMu, len(cfg.ProxRef))
+	}
+	total := cfg.Steps
+	if total == 0 {
+		total = cfg.Epochs * ((n + m.batch - 1) / m.batch)
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	x, y := m.inputBuffers()
+	var lossSum float64
+	pos := n // forces a shuffle before the first batch
+	for res.Steps < total {
+		if pos >= n {
+			rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			pos = 0
+		}
+		b := min(m.batch, n-pos)
+		src.Gather(perm[pos:pos+b], x[:b*m.inSize], y[:b])
+		pos += b
+		loss, err := m.Step(x, y, b, opt, cfg, rng)
+		if err != nil {
+			return res, fmt.Errorf("train step %d: %w", res.Steps, err)
+		}
+		lossSum += loss
+		res.Steps++
+		res.Samples += b
+	}
+	res.MeanLoss = lossSum / float64(res.Samples)
+	return res, nil
+}
+
+// Step runs one forward-backward pass on the first n samples of x and y and
+// applies the optimizer. It returns the summed data loss over the batch.
+// It does not allocate.
+func (m *Model) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (float64, error) {
+	loss, err := m.Gradient(x, y, n, rng)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.ProxMu > 0 {
+		mu := float32(cfg.ProxMu)
+		for i, w := range m.params {
+			m.grads[i] += mu * (w - cfg.ProxRef[i])
+		}
+	}
+	if ok, at := vec.AllFinite(m.grads); !ok {
+		return 0, fmt.Errorf("non-finite gradient in layer %d (%s)", m.layerOfParam(at), m.layers[m.layerOfParam(at)].kind())
+	}
+	if cfg.ClipNorm > 0 {
+		ClipGlobalNorm(m.grads, cfg.ClipNorm)
+	}
+	opt.Step(m.params, m.grads)
+	return loss, nil
+}
+
+// Gradient runs the training-mode forward and backward pass on the first n
+// samples of x and y, leaving d(mean loss)/d(params) in Grads, and returns
+// the summed loss over the batch. Parameters do not change (batch-norm
+// running statistics do, as in any training-mode pass).
+func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, error) {
+	if n < 1 || n > m.batch {
+		return 0, fmt.Errorf("batch of %d samples: model buffers hold 1 to %d", n, m.batch)
+	}
+	m.run = pass{eng: m.eng, train: true, rng: rng}
+	p := &m.run
+	clear(m.grads)
+	logits := m.forward(p, x[:n*m.inSize], n)
+	dl := m.dlogits[:n*m.classes]
+	loss, err := m.head.Loss(logits, y[:n], n, m.classes, dl)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, m.nonFinite("loss", x[:n*m.inSize], n)
+	}
+	g := dl
+	for i := len(m.layers) - 1; i >= 0 && g != nil; i-- {
+		g = m.layers[i].backward(p, g, n)
+	}
+	return loss, nil
+}
+
+func (m *Model) forward(p *pass, x []float32, n int) []float32 {
+	for _, l := range m.layers {
+		x = l.forward(p, x, n)
+	}
+	return x
+}
+
+// nonFinite replays the forward pass in evaluation order to name the first
+// layer whose output is not finite. It runs only on the failure path.
+func (m *Model) nonFinite(what string, x []float32, n int) error {
+	if ok, _ := vec.AllFinite(x); !ok {
+		return fmt.Errorf("non-finite %s: the input batch holds NaN or Inf", what)
+	}
+	if ok, at := vec.AllFinite(m.params); !ok {
+		l := m.layerOfParam(at)
+		return fmt.Errorf("non-finite %s: parameters of layer %d (%s) hold NaN or Inf", what, l, m.layers[l].kind())
+	}
+	m.run = pass{eng: m.eng}
+	p := &m.run
+	for i, l := range m.layers {
+		x = l.forward(p, x, n)
+		if ok, _ := vec.AllFinite(x); !ok {
+			return fmt.Errorf("non-finite %s: output of layer %d (%s) overflowed", what, i, l.kind())
+		}
+	}
+	return fmt.Errorf("non-finite %s in the %s head", what, m.head.Name())
+}
+
+// layerOfParam returns the index of the layer owning flat parameter i.
+func (m *Model) layerOfParam(i int) int {
+	for li, l := range m.layers {
+		if i < l.paramCount() {
+			return li
+		}
+		i -= l.paramCount()
+	}
+	return len(m.layers) - 1
+}
