@@ -3,11 +3,11 @@ package nn
 import "math"
 
 // digamma returns ψ(x) = d/dx ln Γ(x) for x > 0: the recurrence
-// ψ(x) = ψ(x+1) − 1/x lifts x above 6, where the asymptotic series
+// ψ(x) = ψ(x+1) − 1/x lifts x to 12 or more, where the asymptotic series
 // ln x − 1/(2x) − Σ B_2k/(2k x^2k) is accurate to double precision.
 func digamma(x float64) float64 {
 	var r float64
-	for x < 6 {
+	for x < 12 {
 		r -= 1 / x
 		x++
 	}
@@ -20,7 +20,7 @@ func digamma(x float64) float64 {
 // asymptotic series 1/x + 1/(2x²) + Σ B_2k / x^(2k+1).
 func trigamma(x float64) float64 {
 	var r float64
-	for x < 6 {
+	for x < 12 {
 		r += 1 / (x * x)
 		x++
 	}

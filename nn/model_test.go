@@ -1,0 +1,385 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// memSource is an in-memory Source for tests.
+type memSource struct {
+	x   []float32
+	y   []int
+	dim int
+}
+
+func (s *memSource) Len() int { return len(s.y) }
+func (s *memSource) Gather(idx []int, x []float32, y []int) {
+	for i, j := range idx {
+		copy(x[i*s.dim:(i+1)*s.dim], s.x[j*s.dim:(j+1)*s.dim])
+		y[i] = s.y[j]
+	}
+}
+
+// blobs draws n samples of a k-class Gaussian mixture in d dimensions with
+// unit-variance noise around class means at distance ~3.
+func blobs(n, k, d int, seed uint64) *memSource {
+	r := rand.New(rand.NewPCG(seed, 9))
+	means := make([]float64, k*d)
+	for i := range means {
+		means[i] = 1.5 * r.NormFloat64()
+	}
+	s := &memSource{x: make([]float32, n*d), y: make([]int, n), dim: d}
+	for i := 0; i < n; i++ {
+		c := r.IntN(k)
+		s.y[i] = c
+		for j := 0; j < d; j++ {
+			s.x[i*d+j] = float32(means[c*d+j] + r.NormFloat64())
+		}
+	}
+	return s
+}
+
+func mustBuild(t testing.TB, s Spec, seed uint64, o Options) *Model {
+	t.Helper()
+	m, err := Build(s, seed, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestTrainingLearnsSyntheticTask(t *testing.T) {
+	train, test := blobs(3000, 5, 20, 1), blobs(1000, 5, 20, 1)
+	// Same seed, same means: regenerate test from the same mixture.
+	test = blobs(4000, 5, 20, 1)
+	test.x, test.y = test.x[3000*20:], test.y[3000:]
+	for _, s := range []Spec{
+		{Kind: "logreg", Input: []int{20}, Classes: 5},
+		{Kind: "mlp", Input: []int{20}, Hidden: []int{32, 16}, Classes: 5, BatchNorm: true, Dropout: 0.1},
+		{Kind: "mlp", Input: []int{20}, Hidden: []int{32}, Classes: 5, Head: "evidential"},
+	} {
+		m := mustBuild(t, s, 3, Options{Batch: 32})
+		before, _ := m.Evaluate(test)
+		opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.05, Momentum: 0.9}, m.NumParams())
+		res, err := m.Train(train, opt, TrainConfig{Epochs: 3}, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 3 * ((3000 + 31) / 32); res.Steps != want || res.Samples != 9000 {
+			t.Errorf("%s: %d steps over %d samples, want %d over 9000", s.Kind, res.Steps, res.Samples, want)
+		}
+		after, _ := m.Evaluate(test)
+		t.Logf("%s/%s: accuracy %.3f → %.3f, loss %.3f → %.3f", s.Kind, m.head.Name(), before.Accuracy, after.Accuracy, before.Loss, after.Loss)
+		if after.Accuracy < 0.95 || after.Loss >= before.Loss {
+			t.Errorf("%s/%s did not learn: accuracy %.3f, loss %.3f → %.3f", s.Kind, m.head.Name(), after.Accuracy, before.Loss, after.Loss)
+		}
+	}
+}
+
+func TestTrainStepsCountsExactly(t *testing.T) {
+	src := blobs(50, 3, 4, 2)
+	m := mustBuild(t, Spec{Kind: "logreg", Input: []int{4}, Classes: 3}, 1, Options{Batch: 16})
+	opt, _ := NewOptimizer(OptimizerSpec{LR: 0.1}, m.NumParams())
+	res, err := m.Train(src, opt, TrainConfig{Steps: 7}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil || res.Steps != 7 {
+		t.Fatalf("steps = %d, err = %v", res.Steps, err)
+	}
+	// 50 samples at batch 16: 16, 16, 16, 2, then a new pass: 16, 16, 16.
+	if res.Samples != 16*6+2 {
+		t.Errorf("samples = %d, want 98", res.Samples)
+	}
+	if _, err := m.Train(src, opt, TrainConfig{}, nil); err == nil {
+		t.Error("zero epochs and steps accepted")
+	}
+	if _, err := m.Train(&memSource{dim: 4}, opt, TrainConfig{Epochs: 1}, nil); err == nil {
+		t.Error("empty source accepted")
+	}
+}
+
+func TestProximalTermGradient(t *testing.T) {
+	src := blobs(8, 3, 4, 3)
+	m := mustBuild(t, Spec{Kind: "logreg", Input: []int{4}, Classes: 3}, 1, Options{Batch: 8})
+	x, y := make([]float32, 32), make([]int, 8)
+	src.Gather([]int{0, 1, 2, 3, 4, 5, 6, 7}, x, y)
+	if _, err := m.Gradient(x, y, 8, nil); err != nil {
+		t.Fatal(err)
+	}
+	plain := append([]float32(nil), m.Grads()...)
+	w := append([]float32(nil), m.Params()...)
+	ref := make([]float32, len(w))
+	for i := range ref {
+		ref[i] = w[i] - float32(i%3) // w − ref = 0, 1, 2, …
+	}
+	opt, _ := NewOptimizer(OptimizerSpec{LR: 1e-9}, m.NumParams())
+	if _, err := m.Step(x, y, 8, opt, TrainConfig{ProxMu: 0.5, ProxRef: ref}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range m.Grads() {
+		if want := plain[i] + 0.5*float32(i%3); math.Abs(float64(g-want)) > 1e-6 {
+			t.Fatalf("grad %d with proximal term = %v, want %v", i, g, want)
+		}
+	}
+	if _, err := m.Train(src, opt, TrainConfig{Epochs: 1, ProxMu: 1, ProxRef: ref[:3]}, nil); err == nil {
+		t.Error("proximal reference of the wrong length accepted")
+	}
+}
+
+// TestBitIdenticalAcrossThreadsAndProcs trains the same models with 1 and
+// 4 matrix threads under GOMAXPROCS 1 and 4 and requires identical bits.
+func TestBitIdenticalAcrossThreadsAndProcs(t *testing.T) {
+	src := &memSource{dim: 784}
+	r := rand.New(rand.NewPCG(5, 5))
+	for i := 0; i < 96; i++ {
+		for j := 0; j < 784; j++ {
+			src.x = append(src.x, float32(r.Float64()))
+		}
+		src.y = append(src.y, r.IntN(10))
+	}
+	specs := []Spec{
+		{Kind: "mlp", Input: []int{784}, Hidden: []int{256, 128}, Classes: 10, BatchNorm: true, Dropout: 0.2},
+		{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10},
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, s := range specs {
+		var first []float32
+		for _, procs := range []int{1, 4} {
+			for _, threads := range []int{1, 4} {
+				runtime.GOMAXPROCS(procs)
+				m := mustBuild(t, s, 11, Options{Batch: 32, Threads: threads})
+				opt, _ := NewOptimizer(OptimizerSpec{Name: "adam", LR: 1e-3}, m.NumParams())
+				if _, err := m.Train(src, opt, TrainConfig{Steps: 4}, rand.New(rand.NewPCG(7, 7))); err != nil {
+					t.Fatal(err)
+				}
+				got := append(append([]float32(nil), m.Params()...), m.State()...)
+				m.Close()
+				if first == nil {
+					first = got
+					continue
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+						t.Fatalf("%s: GOMAXPROCS=%d threads=%d differs at %d: %v vs %v", s.Kind, procs, threads, i, got[i], first[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestTrainingStepDoesNotAllocate(t *testing.T) {
+	for _, s := range []Spec{
+		{Kind: "mlp", Input: []int{784}, Hidden: []int{256, 128}, Classes: 10, BatchNorm: true, Dropout: 0.2, Head: "evidential"},
+		{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10},
+	} {
+		for _, threads := range []int{1, 2} {
+			m := mustBuild(t, s, 1, Options{Batch: 8, Threads: threads})
+			x, y := make([]float32, 8*784), make([]int, 8)
+			for i := range x {
+				x[i] = float32(i%7) / 7
+			}
+			opt, _ := NewOptimizer(OptimizerSpec{Name: "adamw", LR: 1e-3, WeightDecay: 1e-4}, m.NumParams())
+			rng := rand.New(rand.NewPCG(1, 1))
+			cfg := TrainConfig{ClipNorm: 1}
+			allocs := testing.AllocsPerRun(20, func() {
+				if _, err := m.Step(x, y, 8, opt, cfg, rng); err != nil {
+					t.Fatal(err)
+				}
+			})
+			m.Close()
+			if allocs != 0 {
+				t.Errorf("%s threads=%d: %v allocations per training step", s.Kind, threads, allocs)
+			}
+		}
+	}
+}
+
+// TestMemoryFormula checks MemoryBytes against the formula of the package
+// documentation, evaluated by hand for two architectures.
+func TestMemoryFormula(t *testing.T) {
+	const B = 32
+	// MLP 784-256-128-10: linear(784→256), relu, linear(256→128), relu,
+	// linear(128→10); the first linear keeps no input gradient.
+	P := 784*256 + 256 + 256*128 + 128 + 128*10 + 10
+	layers := B*256 + // linear 1 output
+		2*B*256 + // relu
+		B*128 + B*256 + // linear 2
+		2*B*128 + // relu
+		B*10 + B*128 // linear 3
+	want := 4*(2*P+B*784+B*10+layers) + 8*B
+	m := mustBuild(t, Spec{Kind: "mlp", Input: []int{784}, Hidden: []int{256, 128}, Classes: 10}, 1, Options{Batch: B})
+	if got := m.MemoryBytes(); got != want {
+		t.Errorf("MLP memory = %d bytes, formula gives %d", got, want)
+	}
+	// FEMNIST CNN at batch 64.
+	const N = 64
+	P = 32*25 + 32 + 64*32*25 + 64 + 3136*512 + 512 + 512*62 + 62
+	layers = N*32*784 + 0 + 2*25*784 + // conv1: output, no input grad, columns ×2 (col only, no dcol)
+		2*N*32*784 + // relu
+		2*N*32*196 + N*32*784 + // pool
+		N*64*196 + N*32*196 + 2*800*196 + // conv2
+		2*N*64*196 + // relu
+		2*N*64*49 + N*64*196 + // pool
+		N*512 + N*3136 + // fc1
+		2*N*512 + // relu
+		3*N*512 + // dropout
+		N*62 + N*512 // fc2
+	// conv1 has no input gradient, so it keeps one column buffer, not two.
+	layers -= 25 * 784
+	want = 4*(2*P+N*784+N*62+layers) + 8*N
+	m = mustBuild(t, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, 1, Options{Batch: N})
+	if got := m.MemoryBytes(); got != want {
+		t.Errorf("FEMNIST CNN memory = %d bytes, formula gives %d", got, want)
+	}
+	if m.NumParams() != 1690046 {
+		t.Errorf("FEMNIST CNN has %d parameters, want 1,690,046 (as torch counts it)", m.NumParams())
+	}
+}
+
+func TestNonFiniteStopsWithLayerName(t *testing.T) {
+	s := Spec{Kind: "mlp", Input: []int{4}, Hidden: []int{5}, Classes: 3}
+	m := mustBuild(t, s, 1, Options{Batch: 2})
+	x, y := []float32{1, 2, 3, 4, 5, 6, 7, 8}, []int{0, 1}
+	opt, _ := NewOptimizer(OptimizerSpec{LR: 0.1}, m.NumParams())
+	// Huge weights in the last layer overflow its output.
+	last := m.NumParams() - 5*3 - 3
+	for i := last; i < m.NumParams(); i++ {
+		m.Params()[i] = 3e38
+	}
+	_, err := m.Step(x, y, 2, opt, TrainConfig{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "linear 5→3") {
+		t.Errorf("overflow error should name linear 5→3: %v", err)
+	}
+	m.Init(1)
+	x[3] = float32(math.NaN())
+	if _, err := m.Step(x, y, 2, opt, TrainConfig{}, nil); err == nil || !strings.Contains(err.Error(), "input") {
+		t.Errorf("NaN input error should say so: %v", err)
+	}
+	x[3] = 1
+	if _, err := m.Step(x, []int{0, 3}, 2, opt, TrainConfig{}, nil); err == nil || !strings.Contains(err.Error(), "label 3") {
+		t.Errorf("out-of-range label error: %v", err)
+	}
+}
+
+func TestShapeErrors(t *testing.T) {
+	m := mustBuild(t, Spec{Kind: "logreg", Input: []int{4}, Classes: 3}, 1, Options{Batch: 2})
+	err := m.SetParams(make([]float32, 7))
+	if err == nil || !strings.Contains(err.Error(), "7") || !strings.Contains(err.Error(), "15") {
+		t.Errorf("SetParams mismatch should name 7 and 15: %v", err)
+	}
+	o := mustBuild(t, Spec{Kind: "logreg", Input: []int{5}, Classes: 3}, 1, Options{Batch: 2})
+	err = m.LoadFrom(o)
+	if err == nil || !strings.Contains(err.Error(), "linear 5→3") || !strings.Contains(err.Error(), "linear 4→3") {
+		t.Errorf("LoadFrom mismatch should name both architectures: %v", err)
+	}
+	for _, s := range []Spec{
+		{Kind: "resnet", Input: []int{4}, Classes: 3},
+		{Kind: "femnist_cnn", Input: []int{3, 32, 32}, Classes: 3},
+		{Kind: "mlp", Input: []int{4}, Classes: 1},
+		{Kind: "mlp", Input: []int{4}, Hidden: []int{0}, Classes: 3},
+		{Kind: "mlp", Input: []int{4}, Classes: 3, Dropout: 1},
+		{Kind: "mlp", Input: []int{4}, Classes: 3, Head: "sigmoid"},
+		{Kind: "mlp", Input: []int{0}, Classes: 3},
+	} {
+		if _, err := Build(s, 1, Options{Batch: 2}); err == nil {
+			t.Errorf("%+v accepted", s)
+		}
+	}
+	if _, err := Build(Spec{Kind: "logreg", Input: []int{4}, Classes: 3}, 1, Options{}); err == nil {
+		t.Error("batch 0 accepted")
+	}
+}
+
+func TestCloneAndLoadAreIndependentCopies(t *testing.T) {
+	s := Spec{Kind: "mlp", Input: []int{6}, Hidden: []int{5}, Classes: 3, BatchNorm: true}
+	m := mustBuild(t, s, 4, Options{Batch: 4})
+	m.State()[0] = 0.25
+	c := m.Clone()
+	if c.Params()[3] != m.Params()[3] || c.State()[0] != 0.25 {
+		t.Fatal("clone did not copy parameters and state")
+	}
+	c.Params()[3]++
+	if c.Params()[3] == m.Params()[3] {
+		t.Error("clone shares parameter storage")
+	}
+	o := mustBuild(t, s, 5, Options{Batch: 4})
+	if err := o.LoadFrom(m); err != nil || o.Params()[0] != m.Params()[0] {
+		t.Errorf("LoadFrom: %v", err)
+	}
+	a := mustBuild(t, s, 4, Options{Batch: 4})
+	b := mustBuild(t, s, 5, Options{Batch: 4})
+	if a.Params()[0] == b.Params()[0] || a.Params()[0] != m.Params()[0] {
+		t.Error("initialization does not follow the seed")
+	}
+}
+
+func TestOutputsProbsVacuityFeatures(t *testing.T) {
+	// logreg: the features are the input itself and probs = softmax(Wx + b).
+	src := blobs(5, 3, 4, 6)
+	m := mustBuild(t, Spec{Kind: "logreg", Input: []int{4}, Classes: 3}, 2, Options{Batch: 2})
+	probs, feats := make([]float32, 15), make([]float32, 20)
+	if err := m.Outputs(src, probs, nil, feats); err != nil {
+		t.Fatal(err)
+	}
+	w := m.Params()
+	for i := 0; i < 5; i++ {
+		var z [3]float64
+		var s float64
+		for c := 0; c < 3; c++ {
+			z[c] = float64(w[12+c])
+			for j := 0; j < 4; j++ {
+				z[c] += float64(w[c*4+j]) * float64(src.x[i*4+j])
+				if feats[i*4+j] != src.x[i*4+j] {
+					t.Fatalf("feature %d,%d = %v, want input %v", i, j, feats[i*4+j], src.x[i*4+j])
+				}
+			}
+			s += math.Exp(z[c])
+		}
+		for c := 0; c < 3; c++ {
+			if d := math.Abs(float64(probs[i*3+c]) - math.Exp(z[c])/s); d > 1e-6 {
+				t.Errorf("prob %d,%d off by %v", i, c, d)
+			}
+		}
+	}
+	if err := m.Outputs(src, nil, make([]float32, 5), nil); err == nil {
+		t.Error("vacuity from a softmax head accepted")
+	}
+	e := mustBuild(t, Spec{Kind: "mlp", Input: []int{4}, Hidden: []int{7}, Classes: 3, Head: "evidential"}, 2, Options{Batch: 2})
+	u, pr, f := make([]float32, 5), make([]float32, 15), make([]float32, 35)
+	if err := e.Outputs(src, pr, u, f); err != nil {
+		t.Fatal(err)
+	}
+	if e.FeatureSize() != 7 {
+		t.Errorf("feature size %d, want 7", e.FeatureSize())
+	}
+	for i, v := range u {
+		if !(v > 0 && v <= 1) {
+			t.Errorf("vacuity %d = %v outside (0, 1]", i, v)
+		}
+		if s := pr[3*i] + pr[3*i+1] + pr[3*i+2]; math.Abs(float64(s)-1) > 1e-6 {
+			t.Errorf("probabilities of sample %d sum to %v", i, s)
+		}
+	}
+	for _, v := range f {
+		if v < 0 {
+			t.Fatal("penultimate features of an MLP come after a ReLU and cannot be negative")
+		}
+	}
+}
+
+func TestEvaluateCountsCorrect(t *testing.T) {
+	// Weights that pick class = index of the largest of the first 3 inputs.
+	m := mustBuild(t, Spec{Kind: "logreg", Input: []int{3}, Classes: 3}, 1, Options{Batch: 2})
+	w := make([]float32, 12)
+	w[0], w[4], w[8] = 1, 1, 1
+	_ = m.SetParams(w)
+	src := &memSource{dim: 3,
+		x: []float32{5, 0, 0, 0, 5, 0, 0, 0, 5, 5, 0, 0, 0, 0, 5},
+		y: []int{0, 1, 2, 1, 2}}
+	res, err := m.Evaluate(src)
+	if err != nil || res.N != 5 || math.Abs(res.Accuracy-0.8) > 1e-12 {
+		t.Errorf("accuracy %v over %d samples, want 0.8 over 5 (err %v)", res.Accuracy, res.N, err)
+	}
+}

@@ -1,0 +1,89 @@
+package nn
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func stepTwice(t *testing.T, s OptimizerSpec, g1, g2 float32) float64 {
+	t.Helper()
+	o, err := NewOptimizer(s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := []float32{1}
+	o.Step(w, []float32{g1})
+	o.Step(w, []float32{g2})
+	return float64(w[0])
+}
+
+func TestOptimizersAgainstHandValues(t *testing.T) {
+	// Hand computations, w0 = 1, lr = 0.1, gradients 0.5 then −0.25.
+	// SGD momentum 0.9: v1 = 0.5, w1 = 0.95; v2 = 0.45 − 0.25 = 0.2, w2 = 0.93.
+	// Nesterov: v1 = 0.5, step 0.5 + 0.45 = 0.95, w1 = 0.905;
+	//   v2 = 0.2, step −0.25 + 0.18 = −0.07, w2 = 0.912.
+	// SGD weight decay 0.1: w1 = 1 − 0.1·0.6 = 0.94; w2 = 0.94 − 0.1·(−0.25 + 0.094) = 0.9556.
+	// Adam: step 1 moves by lr·g/|g| (bias correction): w1 = 0.9;
+	//   m2 = 0.045 − 0.025 = 0.02, v2 = 0.999·0.00025 + 0.001·0.0625,
+	//   w2 = 0.9 − 0.1·(m2/0.19)/sqrt(v2/(1 − 0.999²)).
+	// AdamW wd 0.1: w ← w(1 − 0.01) before each Adam step.
+	m2, v2 := 0.02, 0.999*0.00025+0.001*0.0625
+	adam2 := 0.9 - 0.1*(m2/0.19)/math.Sqrt(v2/(1-0.999*0.999))
+	w1 := 0.99 - 0.1
+	adamw2 := w1*0.99 - 0.1*(m2/0.19)/math.Sqrt(v2/(1-0.999*0.999))
+	cases := []struct {
+		name string
+		spec OptimizerSpec
+		want float64
+	}{
+		{"sgd", OptimizerSpec{Name: "sgd", LR: 0.1}, 1 - 0.05 + 0.025},
+		{"sgd-momentum", OptimizerSpec{Name: "sgd", LR: 0.1, Momentum: 0.9}, 0.93},
+		{"sgd-nesterov", OptimizerSpec{Name: "sgd", LR: 0.1, Momentum: 0.9, Nesterov: true}, 0.912},
+		{"sgd-weight-decay", OptimizerSpec{Name: "sgd", LR: 0.1, WeightDecay: 0.1}, 0.9556},
+		{"adam", OptimizerSpec{Name: "adam", LR: 0.1}, adam2},
+		{"adamw", OptimizerSpec{Name: "adamw", LR: 0.1, WeightDecay: 0.1}, adamw2},
+	}
+	for _, c := range cases {
+		if got := stepTwice(t, c.spec, 0.5, -0.25); math.Abs(got-c.want) > 2e-6 {
+			t.Errorf("%s: w2 = %.7f, want %.7f", c.name, got, c.want)
+		}
+	}
+}
+
+func TestOptimizerStateAndErrors(t *testing.T) {
+	for name, want := range map[string]int{"sgd": 0, "adam": 20} {
+		o, _ := NewOptimizer(OptimizerSpec{Name: name, LR: 1}, 10)
+		if o.StateFloats() != want {
+			t.Errorf("%s state = %d floats, want %d", name, o.StateFloats(), want)
+		}
+	}
+	for _, s := range []OptimizerSpec{
+		{Name: "sgd", LR: 0},
+		{Name: "sgd", LR: math.NaN()},
+		{Name: "sgd", LR: 0.1, Momentum: 1},
+		{Name: "sgd", LR: 0.1, Nesterov: true},
+		{Name: "adam", LR: 0.1, Beta1: 1.5},
+		{Name: "rmsprop", LR: 0.1},
+	} {
+		if _, err := NewOptimizer(s, 1); err == nil {
+			t.Errorf("%+v accepted", s)
+		}
+	}
+	_, err := NewOptimizer(OptimizerSpec{Name: "adagrad", LR: 1}, 1)
+	if err == nil || !strings.Contains(err.Error(), "adagrad") || !strings.Contains(err.Error(), "adamw") {
+		t.Errorf("unknown optimizer error should name it and the choices: %v", err)
+	}
+}
+
+func TestClipGlobalNorm(t *testing.T) {
+	g := []float32{3, 4}
+	if n := ClipGlobalNorm(g, 1); n != 5 || math.Abs(float64(g[0])-0.6) > 1e-7 || math.Abs(float64(g[1])-0.8) > 1e-7 {
+		t.Errorf("clip to 1: norm %v, g %v", n, g)
+	}
+	g = []float32{0.3, 0.4}
+	ClipGlobalNorm(g, 1)
+	if g[0] != 0.3 || g[1] != 0.4 {
+		t.Errorf("a gradient under the bound changed: %v", g)
+	}
+}
