@@ -32,6 +32,9 @@ type Model struct {
 	xbuf []float32
 	ybuf []int
 	run  pass
+	// offsets[i] is where layer i's parameters start in params;
+	// offsets[len(layers)] = len(params).
+	offsets []int
 	// featureLayer is the index of the final linear layer; its input is
 	// the penultimate-layer feature vector.
 	featureLayer int
@@ -85,12 +88,15 @@ func assemble(spec Spec, layers []layer, head Head, opt Options) *Model {
 	m.grads = make([]float32, np)
 	m.state = make([]float32, ns)
 	po, so := 0, 0
+	m.offsets = make([]int, 0, len(layers)+1)
 	for i, l := range layers {
+		m.offsets = append(m.offsets, po)
 		p, s := l.paramCount(), l.stateCount()
 		l.bind(m.params[po:po+p], m.grads[po:po+p], m.state[so:so+s])
 		po, so = po+p, so+s
 		l.alloc(opt.Batch, i > 0)
 	}
+	m.offsets = append(m.offsets, po)
 	m.dlogits = make([]float32, opt.Batch*m.classes)
 	m.xbuf = make([]float32, opt.Batch*m.inSize)
 	m.ybuf = make([]int, opt.Batch)

@@ -86,21 +86,26 @@ func (o *SGD) Reset()           { clear(o.v) }
 func (o *SGD) Step(w, g []float32) {
 	lr, mu, wd := float32(o.lr), float32(o.momentum), float32(o.wd)
 	if o.v == nil {
-		for i := range w {
-			w[i] -= lr * (g[i] + wd*w[i])
+		g := g[:len(w)]
+		for i, wi := range w {
+			w[i] = wi - lr*(g[i]+wd*wi)
 		}
 		return
 	}
-	v := o.v[:len(w)]
-	for i := range w {
-		gi := g[i] + wd*w[i]
-		v[i] = mu*v[i] + gi
-		if o.nesterov {
-			gi += mu * v[i]
-		} else {
-			gi = v[i]
+	v, g := o.v[:len(w)], g[:len(w)]
+	if o.nesterov {
+		for i, wi := range w {
+			gi := g[i] + wd*wi
+			vi := mu*v[i] + gi
+			v[i] = vi
+			w[i] = wi - lr*(gi+mu*vi)
 		}
-		w[i] -= lr * gi
+		return
+	}
+	for i, wi := range w {
+		vi := mu*v[i] + g[i] + wd*wi
+		v[i] = vi
+		w[i] = wi - lr*vi
 	}
 }
 

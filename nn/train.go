@@ -63,6 +63,9 @@ func (m *Model) Train(src Source, opt Optimizer, cfg TrainConfig, rng *rand.Rand
 	if cfg.ProxMu < 0 || (cfg.ProxMu > 0 && len(cfg.ProxRef) != len(m.params)) {
 		return res, fmt.Errorf("train: proximal term needs mu ≥ 0 and a reference of %d parameters (got mu %v, %d)", len(m.params), cfg.ProxMu, len(cfg.ProxRef))
 	}
+	if ok, at := vec.AllFinite(cfg.ProxRef); cfg.ProxMu > 0 && !ok {
+		return res, fmt.Errorf("train: proximal reference holds a non-finite value at %d", at)
+	}
 	total := cfg.Steps
 	if total == 0 {
 		total = cfg.Epochs * ((n + m.batch - 1) / m.batch)
@@ -108,9 +111,6 @@ func (m *Model) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig
 			m.grads[i] += mu * (w - cfg.ProxRef[i])
 		}
 	}
-	if ok, at := vec.AllFinite(m.grads); !ok {
-		return 0, fmt.Errorf("non-finite gradient in layer %d (%s)", m.layerOfParam(at), m.layers[m.layerOfParam(at)].kind())
-	}
 	if cfg.ClipNorm > 0 {
 		ClipGlobalNorm(m.grads, cfg.ClipNorm)
 	}
@@ -141,6 +141,10 @@ func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, 
 	g := dl
 	for i := len(m.layers) - 1; i >= 0 && g != nil; i-- {
 		g = m.layers[i].backward(p, g, n)
+		// Checked layer by layer while the gradient is still in cache.
+		if ok, _ := vec.AllFinite(m.grads[m.offsets[i]:m.offsets[i+1]]); !ok {
+			return 0, fmt.Errorf("non-finite gradient in layer %d (%s)", i, m.layers[i].kind())
+		}
 	}
 	return loss, nil
 }
@@ -175,11 +179,10 @@ func (m *Model) nonFinite(what string, x []float32, n int) error {
 
 // layerOfParam returns the index of the layer owning flat parameter i.
 func (m *Model) layerOfParam(i int) int {
-	for li, l := range m.layers {
-		if i < l.paramCount() {
+	for li := range m.layers {
+		if i < m.offsets[li+1] {
 			return li
 		}
-		i -= l.paramCount()
 	}
 	return len(m.layers) - 1
 }

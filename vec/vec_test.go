@@ -74,3 +74,27 @@ func TestFloat64Accumulation(t *testing.T) {
 		t.Errorf("SumSq of %d ones = %v", n, got)
 	}
 }
+
+func TestAllFiniteEveryPosition(t *testing.T) {
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for n := 1; n < 40; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, b := range bad {
+				x := make([]float32, n)
+				Fill(x, 3.4e38)
+				x[pos] = b
+				if ok, i := AllFinite(x); ok || i != pos {
+					t.Fatalf("n=%d: %v at %d reported as ok=%v i=%d", n, b, pos, ok, i)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkAllFinite(b *testing.B) {
+	x := make([]float32, 235146) // the MLP 784-256-128-10
+	b.SetBytes(int64(4 * len(x)))
+	for range b.N {
+		AllFinite(x)
+	}
+}
