@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -161,6 +162,10 @@ func readPAMAPFile(path string) ([]float32, []int8, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
+	return parsePAMAP(f, path)
+}
+
+func parsePAMAP(r io.Reader, path string) ([]float32, []int8, error) {
 	keep := pamapKeep()
 	var want [pamapColumns]int // source column -> 1 + output channel, 0 if dropped
 	for c, col := range keep {
@@ -169,7 +174,7 @@ func readPAMAPFile(path string) ([]float32, []int8, error) {
 	var rows []float32
 	var acts []int8
 	var row [pamapChannels]float32
-	sc := newLineScanner(f)
+	sc := newLineScanner(r)
 	line := 0
 	for sc.Scan() {
 		line++
