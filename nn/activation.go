@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -31,8 +32,11 @@ func (r *relu) alloc(n int, needDx bool) {
 
 func (r *relu) forward(_ *pass, x []float32, n int) []float32 {
 	y := r.y[:n*size(r.shape)]
+	// Branch-free: the sign bit, spread by an arithmetic shift, masks
+	// negative inputs (and −0) to +0.
 	for i, v := range x[:len(y)] {
-		y[i] = max(v, 0)
+		b := math.Float32bits(v)
+		y[i] = math.Float32frombits(b &^ uint32(int32(b)>>31))
 	}
 	return y
 }
@@ -42,13 +46,14 @@ func (r *relu) backward(_ *pass, dy []float32, n int) []float32 {
 		return nil
 	}
 	dx := r.dx[:n*size(r.shape)]
-	y := r.y[:len(dx)]
-	for i, g := range dy[:len(dx)] {
-		if y[i] > 0 {
-			dx[i] = g
-		} else {
-			dx[i] = 0
-		}
+	y, dy := r.y[:len(dx)], dy[:len(dx)]
+	// Branch-free (signs are random, so a branch mispredicts half the
+	// time): y ≥ 0 always, and y > 0 exactly when its bits are non-zero;
+	// (b | −b) has the sign bit set then, which the shift spreads to a mask.
+	for i, g := range dy {
+		b := int32(math.Float32bits(y[i]))
+		mask := uint32((b | -b) >> 31)
+		dx[i] = math.Float32frombits(math.Float32bits(g) & mask)
 	}
 	return dx
 }

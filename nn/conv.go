@@ -76,8 +76,26 @@ func (c *conv2d) alloc(n int, needDx bool) {
 	}
 }
 
+// validRange returns the output columns [lo, hi) whose input column
+// ox·s − pad + kx falls inside the image; the rest read padding.
+func (c *conv2d) validRange(kx int) (lo, hi int) {
+	// ox·s ≥ pad − kx and ox·s ≤ w − 1 + pad − kx.
+	lo = 0
+	if d := c.pd - kx; d > 0 {
+		lo = (d + c.s - 1) / c.s
+	}
+	hi = 0
+	if d := c.w - 1 + c.pd - kx; d >= 0 {
+		hi = min(d/c.s+1, c.wo)
+	}
+	return lo, max(hi, lo)
+}
+
 // im2col writes the receptive fields of one sample into col, row r =
-// (ci, ky, kx), column = output position; padding reads as zero.
+// (ci, ky, kx), column = output position; padding reads as zero. Rows are
+// filled a run at a time (a plain copy for stride 1) rather than element by
+// element with bounds tests: this is on the training hot path, twice per
+// sample and conv layer.
 func (c *conv2d) im2col(x, col []float32) {
 	hw := c.ho * c.wo
 	r := 0
@@ -87,23 +105,25 @@ func (c *conv2d) im2col(x, col []float32) {
 			for kx := 0; kx < c.k; kx++ {
 				dst := col[r*hw : (r+1)*hw]
 				r++
-				o := 0
+				lo, hi := c.validRange(kx)
 				for oy := 0; oy < c.ho; oy++ {
+					out := dst[oy*c.wo : (oy+1)*c.wo]
 					iy := oy*c.s - c.pd + ky
 					if iy < 0 || iy >= c.h {
-						clear(dst[o : o+c.wo])
-						o += c.wo
+						clear(out)
 						continue
 					}
+					clear(out[:lo])
+					clear(out[hi:])
 					row := plane[iy*c.w : (iy+1)*c.w]
-					for ox := 0; ox < c.wo; ox++ {
-						ix := ox*c.s - c.pd + kx
-						if ix < 0 || ix >= c.w {
-							dst[o] = 0
-						} else {
-							dst[o] = row[ix]
-						}
-						o++
+					ix := lo*c.s - c.pd + kx
+					if c.s == 1 {
+						copy(out[lo:hi], row[ix:])
+						continue
+					}
+					for ox := lo; ox < hi; ox++ {
+						out[ox] = row[ix]
+						ix += c.s
 					}
 				}
 			}
@@ -122,20 +142,28 @@ func (c *conv2d) col2im(dcol, dx []float32) {
 			for kx := 0; kx < c.k; kx++ {
 				src := dcol[r*hw : (r+1)*hw]
 				r++
-				o := 0
+				lo, hi := c.validRange(kx)
+				if lo >= hi {
+					continue
+				}
 				for oy := 0; oy < c.ho; oy++ {
 					iy := oy*c.s - c.pd + ky
 					if iy < 0 || iy >= c.h {
-						o += c.wo
 						continue
 					}
+					in := src[oy*c.wo+lo : oy*c.wo+hi]
 					row := plane[iy*c.w : (iy+1)*c.w]
-					for ox := 0; ox < c.wo; ox++ {
-						ix := ox*c.s - c.pd + kx
-						if ix >= 0 && ix < c.w {
-							row[ix] += src[o]
+					ix := lo*c.s - c.pd + kx
+					if c.s == 1 {
+						row = row[ix : ix+len(in)]
+						for j, v := range in {
+							row[j] += v
 						}
-						o++
+						continue
+					}
+					for _, v := range in {
+						row[ix] += v
+						ix += c.s
 					}
 				}
 			}

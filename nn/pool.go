@@ -51,6 +51,9 @@ func (m *maxPool2d) alloc(n int, needDx bool) {
 }
 
 func (m *maxPool2d) forward(_ *pass, x []float32, n int) []float32 {
+	if m.k == 2 && m.s == 2 {
+		return m.forward2x2(x, n)
+	}
 	planes := n * m.c
 	y := m.y[:planes*m.ho*m.wo]
 	o := 0
@@ -89,4 +92,36 @@ func (m *maxPool2d) backward(_ *pass, dy []float32, n int) []float32 {
 		dx[m.arg[o]] += g
 	}
 	return dx
+}
+
+// forward2x2 is the common 2×2, stride 2 case unrolled; ties resolve as in
+// the general loop (first maximum in row-major window order).
+func (m *maxPool2d) forward2x2(x []float32, n int) []float32 {
+	planes := n * m.c
+	y := m.y[:planes*m.ho*m.wo]
+	arg := m.arg[:len(y)]
+	o := 0
+	for pl := 0; pl < planes; pl++ {
+		base := pl * m.h * m.w
+		for oy := 0; oy < m.ho; oy++ {
+			r0 := base + 2*oy*m.w
+			top, bot := x[r0:r0+2*m.wo], x[r0+m.w:r0+m.w+2*m.wo]
+			out, idx := y[o:o+m.wo], arg[o:o+m.wo]
+			for ox := range out {
+				best, bv := r0+2*ox, top[2*ox]
+				if v := top[2*ox+1]; v > bv {
+					best, bv = r0+2*ox+1, v
+				}
+				if v := bot[2*ox]; v > bv {
+					best, bv = r0+m.w+2*ox, v
+				}
+				if v := bot[2*ox+1]; v > bv {
+					best, bv = r0+m.w+2*ox+1, v
+				}
+				out[ox], idx[ox] = bv, int32(best)
+			}
+			o += m.wo
+		}
+	}
+	return y
 }
