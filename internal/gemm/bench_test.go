@@ -47,9 +47,13 @@ var nnShapes = []struct {
 	{"fc2_fwd_32x128x256", false, true, 32, 128, 256, 0},
 	{"fc2_dW_128x256x32", true, false, 128, 256, 32, 1},
 	{"fc2_dX_32x256x128", false, false, 32, 256, 128, 0},
+	{"fc3_fwd_32x10x128", false, true, 32, 10, 128, 0},
+	{"fc3_dW_10x128x32", true, false, 10, 128, 32, 1},
+	{"fc3_dX_32x128x10", false, false, 32, 128, 10, 0},
 	{"conv_fwd_64x196x800", false, false, 64, 196, 800, 0},
 	{"conv_dW_64x800x196", false, true, 64, 800, 196, 1},
 	{"conv_dX_800x196x64", true, false, 800, 196, 64, 0},
+	{"im2col_196x64x800", false, false, 196, 64, 800, 0},
 }
 
 func BenchmarkNN(b *testing.B) {

@@ -23,6 +23,14 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 	w.ap = growAligned(w.ap, mcb*kcb)
 	w.bp = growAligned(w.bp, kcb*ncb)
 	w.tile = growAligned(w.tile, mr*nr)
+	// For a short block of rows, a B micro-panel is read by only a few A
+	// micro-panels, and packing B (one more pass over all of B, the large
+	// operand when m is a batch of 32) costs more than reading it in place
+	// at stride ldb. That needs B not transposed; ragged panels are still
+	// packed, to pad them. A stride of a multiple of 4 KiB maps every k-row
+	// of a micro-panel to the same few cache sets, which measured slower
+	// than packing, so those are packed.
+	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb%1024 != 0
 	for jc := n0; jc < n1; jc += ncb {
 		nc := min(ncb, n1-jc)
 		for pc := 0; pc < p.k; pc += kcb {
@@ -33,28 +41,32 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 			if pc > 0 {
 				beta = 1
 			}
-			packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr)
+			packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, kern, direct)
 			for ic := m0; ic < m1; ic += mcb {
 				mc := min(mcb, m1-ic)
-				packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, mr)
-				w.macro(kern, p, ic, mc, jc, nc, kc, beta)
+				packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, kern)
+				w.macro(kern, p, ic, mc, pc, kc, jc, nc, beta, direct)
 			}
 		}
 	}
 }
 
-// macro runs the micro-kernel over one packed mc×nc block of C.
-func (w *workspace) macro(kern *kernel, p *problem, ic, mc, jc, nc, kc int, beta float32) {
+// macro runs the micro-kernel over one mc×nc block of C, with the A block
+// packed and the B block packed or, if direct, used in place.
+func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, beta float32, direct bool) {
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
-		bpan := &w.bp[jr*kc]
+		bpan, ldb := &w.bp[jr*kc], nr
+		if direct && cols == nr {
+			bpan, ldb = &p.b[pc*p.ldb+jc+jr], p.ldb
+		}
 		for ir := 0; ir < mc; ir += mr {
 			rows := min(mr, mc-ir)
 			apan := &w.ap[ir*kc]
 			ci := (ic+ir)*p.ldc + jc + jr
 			if rows == mr && cols == nr {
-				kern.micro(kc, apan, bpan, &p.c[ci], p.ldc, p.alpha, beta)
+				kern.micro(kc, apan, bpan, &p.c[ci], ldb, p.ldc, p.alpha, beta)
 				continue
 			}
 			// A ragged tile goes through the same kernel on a scratch
@@ -65,7 +77,7 @@ func (w *workspace) macro(kern *kernel, p *problem, ic, mc, jc, nc, kc int, beta
 					copy(t[i*nr:i*nr+cols], p.c[ci+i*p.ldc:])
 				}
 			}
-			kern.micro(kc, apan, bpan, &t[0], nr, p.alpha, beta)
+			kern.micro(kc, apan, bpan, &t[0], ldb, nr, p.alpha, beta)
 			for i := 0; i < rows; i++ {
 				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+cols], t[i*nr:])
 			}
@@ -86,3 +98,9 @@ func growAligned(buf []float32, n int) []float32 {
 	off := int((-uintptr(unsafe.Pointer(&raw[0])) & 63) / 4)
 	return raw[off : off+n : off+n]
 }
+
+// directMaxRows is the largest number of register-tile rows for which a
+// part reads a non-transposed B in place instead of packing it. With the
+// AVX-512 kernel, 8 (64 rows) beat packing at every stride measured except
+// multiples of 1024 floats (BENCHMARKS.md, internal/gemm section).
+const directMaxRows = 8

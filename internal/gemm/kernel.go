@@ -2,10 +2,12 @@ package gemm
 
 // kernel describes one micro-kernel and the cache blocking tuned for it.
 //
-// micro computes one mr×nr tile of C from packed panels:
+// micro computes one mr×nr tile of C from a packed A micro-panel and a B
+// micro-panel whose k-rows are ldb floats apart (nr when packed, or the
+// caller's ldb when B is used in place):
 //
 //	C[i][j] = alpha*acc[i][j] + beta*C[i][j]   (C is only written when beta == 0)
-//	acc[i][j] = Σ_{p<kc} a[p*mr+i] * b[p*nr+j]  accumulated in order p = 0, 1, …
+//	acc[i][j] = Σ_{p<kc} a[p*mr+i] * b[p*ldb+j] accumulated in order p = 0, 1, …
 //
 // with C row-major at stride ldc. Every kernel accumulates each element in
 // the same order, so which tile an element falls in never changes its value;
@@ -14,7 +16,10 @@ type kernel struct {
 	name   string
 	mr, nr int // register tile
 	mc, nc int // rows of A and columns of B packed per block (multiples of mr, nr)
-	micro  func(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+	micro  func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+	// transpose8 and copyRows speed up packing; nil means plain Go.
+	transpose8 transposeFunc
+	copyRows   copyFunc
 }
 
 // kcMax is the depth of one packed block: the k dimension is cut into

@@ -6,7 +6,7 @@ package gemm
 // the contract of kernel.micro.
 //
 //go:noescape
-func microAVX2(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+func microAVX2(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
 // avx2 blocks for a 6×16 tile: the A block (120×256 floats = 120 KiB) sits
 // in L2 with room for the B panel stream; nc bounds the packed B block to
@@ -16,12 +16,15 @@ var avx2 = &kernel{
 	mr:   6, nr: 16,
 	mc: 120, nc: 2048,
 	micro: microAVX2,
+
+	transpose8: transpose8,
+	copyRows:   copyRows,
 }
 
 // microAVX512 is the 8×32 AVX-512 micro-kernel (kernel_avx512_amd64.s).
 //
 //go:noescape
-func microAVX512(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+func microAVX512(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
 // avx512 blocks for an 8×32 tile: A block 96×256 floats (96 KiB) in L2, B
 // block as for avx2.
@@ -30,7 +33,20 @@ var avx512 = &kernel{
 	mr:   8, nr: 32,
 	mc: 96, nc: 2048,
 	micro: microAVX512,
+
+	transpose8: transpose8,
+	copyRows:   copyRows,
 }
+
+// transpose8 is the AVX 8×8 transpose of pack_amd64.s (a transposeFunc).
+//
+//go:noescape
+func transpose8(dst *float32, ldd int, src *float32, lds int, blocks int)
+
+// copyRows is the AVX strided copy of pack_amd64.s (a copyFunc).
+//
+//go:noescape
+func copyRows(dst *float32, ldd int, src *float32, lds int, rows int, width int)
 
 var hasAVX2, hasAVX512 = cpuFeatures()
 

@@ -9,7 +9,7 @@
 //	Y4..Y15   the 6×16 accumulator tile, row i in Y(4+2i), Y(5+2i)
 // Each k step issues 12 independent FMAs; 12 chains cover the 4-cycle FMA
 // latency on two FMA pipes with room to spare.
-//	SI  A micro-panel (6 floats per k)   DI  B micro-panel (16 floats per k)
+//	SI  A micro-panel (6 floats per k)   DI  B micro-panel (16 floats per k, R10 bytes apart)
 //	DX  C tile                           R8  ldc in bytes
 //	CX  k steps left                     BX  unrolled iterations
 
@@ -36,7 +36,7 @@
 	VFMADD231PS  Y0, Y3, Y14;     \
 	VFMADD231PS  Y1, Y3, Y15;     \
 	ADDQ         $24, SI;         \
-	ADDQ         $64, DI
+	ADDQ         R10, DI
 
 // C row update, general beta: c = alpha*acc + beta*c, as one FMA onto the
 // rounded beta*c. Y0 holds alpha, Y1 beta.
@@ -57,13 +57,15 @@
 	VMOVUPS hi, 32(DX);   \
 	ADDQ    R8, DX
 
-// func microAVX2(kc int, a, b, c *float32, ldc int, alpha, beta float32)
-TEXT ·microAVX2(SB), NOSPLIT, $0-48
+// func microAVX2(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX2(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
 	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+	MOVQ ldb+32(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
 
 	// Start pulling the C tile into cache; it is needed only at the end.
@@ -121,8 +123,8 @@ loop1:
 	JNZ  loop1
 
 update:
-	VBROADCASTSS alpha+40(FP), Y0
-	VBROADCASTSS beta+44(FP), Y1
+	VBROADCASTSS alpha+48(FP), Y0
+	VBROADCASTSS beta+52(FP), Y1
 	VXORPS       X2, X2, X2
 	VUCOMISS     X2, X1
 	JNE          general

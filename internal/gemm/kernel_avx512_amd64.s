@@ -10,7 +10,7 @@
 //	Z16..Z31    the 8×32 accumulator tile, row i in Z(16+2i), Z(17+2i)
 // 8 rows make a batch of 32 (the training batch) exactly four tiles, and 16
 // independent chains cover the FMA latency on two 512-bit pipes.
-//	SI  A micro-panel (8 floats per k)   DI  B micro-panel (32 floats per k)
+//	SI  A micro-panel (8 floats per k)   DI  B micro-panel (32 floats per k, R10 bytes apart)
 //	DX  C tile                           R8  ldc in bytes
 //	CX  k steps left                     BX  unrolled iterations
 
@@ -42,7 +42,7 @@
 	VFMADD231PS  Z0, Z3, Z30;      \
 	VFMADD231PS  Z1, Z3, Z31;      \
 	ADDQ         $32, SI;          \
-	ADDQ         $128, DI
+	ADDQ         R10, DI
 
 // c = alpha*acc + beta*c; Z0 holds alpha, Z1 beta.
 #define ROW512_BETA(lo, hi) \
@@ -68,13 +68,15 @@
 	PREFETCHT0 124(R9); \
 	ADDQ       R8, R9
 
-// func microAVX512(kc int, a, b, c *float32, ldc int, alpha, beta float32)
-TEXT ·microAVX512(SB), NOSPLIT, $0-48
+// func microAVX512(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX512(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
 	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+	MOVQ ldb+32(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
 
 	MOVQ DX, R9
@@ -126,8 +128,8 @@ loop1:
 	JNZ  loop1
 
 update:
-	VBROADCASTSS alpha+40(FP), Z0
-	VBROADCASTSS beta+44(FP), Z1
+	VBROADCASTSS alpha+48(FP), Z0
+	VBROADCASTSS beta+52(FP), Z1
 	VXORPS       X2, X2, X2
 	VUCOMISS     X2, X1
 	JNE          general

@@ -6,75 +6,105 @@ package gemm
 // leading dimension of the caller's matrices. Panels are zero-padded to a full
 // mr (nr) so the kernel never needs a partial-tile variant; the padded rows
 // and columns are computed and thrown away.
+//
+// An operand stored with k contiguous (A not transposed, B transposed) is
+// transposed while packing; a kernel may supply an assembly 8×8 transpose
+// for that, the one part of packing that is slow in scalar Go.
+
+// transposeFunc sets dst[p*ldd+r] = src[r*lds+p] for r < 8, p < 8*blocks.
+type transposeFunc func(dst *float32, ldd int, src *float32, lds int, blocks int)
 
 // packA packs rows [i0, i0+mc) and columns [p0, p0+kc) of op(A) into dst as
 // ceil(mc/mr) panels of kc×mr, panel q starting at q*kc*mr.
-func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc, mr int) {
+func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc int, kern *kernel) {
+	mr := kern.mr
 	for ir := 0; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
 		panel := dst[ir*kc : ir*kc+kc*mr]
 		if rows < mr {
 			clear(panel)
 		}
-		if trans {
-			// op(A)[i][p] = a[p*lda+i]: each k step is a contiguous run of rows.
-			src := a[p0*lda+i0+ir:]
-			for p := 0; p < kc; p++ {
-				copy(panel[p*mr:p*mr+rows], src[p*lda:p*lda+rows])
-			}
+		if !trans {
+			// op(A)[i][p] = a[i*lda+p].
+			transposeStrip(kern.transpose8, panel, mr, a[(i0+ir)*lda+p0:], lda, rows, kc)
 			continue
 		}
-		// op(A)[i][p] = a[i*lda+p]: read each row contiguously, write it
-		// with stride mr (a transpose of an mr×kc strip).
-		for i := 0; i < rows; i++ {
-			src := a[(i0+ir+i)*lda+p0:]
-			src = src[:kc]
-			d := panel[i:]
-			for p, v := range src {
-				d[p*mr] = v
-			}
-		}
+		// op(A)[i][p] = a[p*lda+i]: each k step is a contiguous run of rows.
+		copyStrip(kern.copyRows, panel, mr, a[p0*lda+i0+ir:], lda, kc, rows)
 	}
 }
 
 // packB packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into dst as
-// ceil(nc/nr) panels of kc×nr, panel q starting at q*kc*nr.
-func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc, nr int) {
+// ceil(nc/nr) panels of kc×nr, panel q starting at q*kc*nr. With onlyRagged
+// it packs just a last, partial panel (the others are used in place).
+func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc int, kern *kernel, onlyRagged bool) {
+	nr := kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
+		if onlyRagged && cols == nr {
+			continue
+		}
 		panel := dst[jr*kc : jr*kc+kc*nr]
 		if cols < nr {
 			clear(panel)
 		}
 		if trans {
-			// op(B)[p][j] = b[j*ldb+p]: read each row of b contiguously and
-			// write it with stride nr.
-			for j := 0; j < cols; j++ {
-				src := b[(j0+jr+j)*ldb+p0:]
-				src = src[:kc]
-				d := panel[j:]
-				for p, v := range src {
-					d[p*nr] = v
-				}
-			}
+			// op(B)[p][j] = b[j*ldb+p].
+			transposeStrip(kern.transpose8, panel, nr, b[(j0+jr)*ldb+p0:], ldb, cols, kc)
 			continue
 		}
 		// op(B)[p][j] = b[p*ldb+j]: each k step is a contiguous run.
-		src := b[p0*ldb+j0+jr:]
-		if cols == 16 && nr == 16 {
-			for p := 0; p < kc; p++ {
-				*(*[16]float32)(panel[p*16:]) = *(*[16]float32)(src[p*ldb:])
-			}
-			continue
+		copyStrip(kern.copyRows, panel, nr, b[p0*ldb+j0+jr:], ldb, kc, cols)
+	}
+}
+
+// copyFunc sets dst[r*ldd+j] = src[r*lds+j] for r < rows, j < width, where
+// width is a multiple of 8.
+type copyFunc func(dst *float32, ldd int, src *float32, lds int, rows int, width int)
+
+// copyStrip sets dst[r*ldd+j] = src[r*lds+j] for r < rows, j < width, with
+// cp (when not nil) if width is a multiple of 8.
+func copyStrip(cp copyFunc, dst []float32, ldd int, src []float32, lds int, rows, width int) {
+	if rows == 0 || width == 0 {
+		return
+	}
+	// The assembly does not bounds-check: prove both ends here.
+	_ = src[(rows-1)*lds+width-1]
+	_ = dst[(rows-1)*ldd+width-1]
+	if cp != nil && width%8 == 0 {
+		cp(&dst[0], ldd, &src[0], lds, rows, width)
+		return
+	}
+	for r := 0; r < rows; r++ {
+		copy(dst[r*ldd:r*ldd+width], src[r*lds:])
+	}
+}
+
+// transposeStrip sets dst[p*ldd+r] = src[r*lds+p] for r < rows, p < kc,
+// using t8 (when not nil) for whole 8×8 blocks.
+func transposeStrip(t8 transposeFunc, dst []float32, ldd int, src []float32, lds int, rows, kc int) {
+	r, p0 := 0, 0
+	if blocks := kc / 8; t8 != nil && blocks > 0 {
+		for ; r+8 <= rows; r += 8 {
+			s, d := src[r*lds:], dst[r:]
+			// The assembly does not bounds-check: prove both ends here.
+			_ = s[7*lds+8*blocks-1]
+			_ = d[(8*blocks-1)*ldd+7]
+			t8(&d[0], ldd, &s[0], lds, blocks)
 		}
-		if cols == 32 && nr == 32 {
-			for p := 0; p < kc; p++ {
-				*(*[32]float32)(panel[p*32:]) = *(*[32]float32)(src[p*ldb:])
-			}
-			continue
+		p0 = 8 * blocks
+	}
+	// The columns past the last whole block of the rows done above, then
+	// every column of the remaining rows.
+	for i := 0; i < rows; i++ {
+		start := 0
+		if i < r {
+			start = p0
 		}
-		for p := 0; p < kc; p++ {
-			copy(panel[p*nr:p*nr+cols], src[p*ldb:p*ldb+cols])
+		s := src[i*lds : i*lds+kc]
+		d := dst[i:]
+		for p := start; p < kc; p++ {
+			d[p*ldd] = s[p]
 		}
 	}
 }
