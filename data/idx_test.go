@@ -178,6 +178,9 @@ func TestLoadMNISTErrors(t *testing.T) {
 	t.Run("images with one dim", func(t *testing.T) {
 		corrupt(t, "train-images-idx3-ubyte", idxBytes([]int{4}, []byte{1, 2, 3, 4}), "expected at least 2")
 	})
+	t.Run("images with a zero dimension", func(t *testing.T) {
+		corrupt(t, "train-images-idx3-ubyte", idxBytes([]int{4, 28, 0}, nil), "a sample dimension is zero")
+	})
 	t.Run("truncated images", func(t *testing.T) {
 		b := idxBytes([]int{4, 28, 28}, fakeImages(4, 28, 28))
 		fe := corrupt(t, "train-images-idx3-ubyte", b[:1000], "truncated", "984 of 3136 declared pixel bytes")

@@ -143,6 +143,11 @@ func decodeIDXPair(images, labels io.Reader, imagesName, labelsName string, fam 
 		return nil, &FormatError{Path: imagesName, Offset: 3, Gzip: gz, Msg: fmt.Sprintf("images file has %d dimensions %v; expected at least 2 (count, pixels...)", len(dims), dims)}
 	}
 	n := dims[0]
+	for i, d := range dims[1:] {
+		if d == 0 {
+			return nil, &FormatError{Path: imagesName, Offset: 8 + 4*int64(i), Gzip: gz, Msg: fmt.Sprintf("images file has dimensions %v: a sample dimension is zero", dims)}
+		}
+	}
 	if n != lbl.Dims[0] {
 		return nil, atOffset(labelsName, 4, "%d labels for %d images in %s", lbl.Dims[0], n, imagesName)
 	}

@@ -45,10 +45,15 @@ func NewPartition(d *Dataset, cfg PartitionConfig) (*Partition, error) {
 	if len(pool) == 0 {
 		return nil, fmt.Errorf("data: partition: empty pool")
 	}
+	inPool := make([]bool, d.Len())
 	for _, i := range pool {
 		if i < 0 || int(i) >= d.Len() {
 			return nil, fmt.Errorf("data: partition: pool index %d outside dataset %q of %d samples", i, d.Name, d.Len())
 		}
+		if inPool[i] {
+			return nil, fmt.Errorf("data: partition: sample %d appears twice in the pool", i)
+		}
+		inPool[i] = true
 		if y := d.Y[i]; y < 0 || y >= d.NumClasses() {
 			return nil, fmt.Errorf("data: partition: sample %d has label %d outside [0, %d)", i, y, d.NumClasses())
 		}

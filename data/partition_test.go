@@ -356,6 +356,7 @@ func TestPartitionConfigErrors(t *testing.T) {
 		{Method: "bogus", Clients: 2},
 		{Method: IID, Clients: 2, Pool: []int32{3, 10}},
 		{Method: IID, Clients: 2, Pool: []int32{}},
+		{Method: IID, Clients: 2, Pool: []int32{1, 2, 1}},
 	} {
 		if _, err := NewPartition(d, cfg); err == nil {
 			t.Errorf("%+v: want an error", cfg)
