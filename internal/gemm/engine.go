@@ -18,6 +18,7 @@ type Engine struct {
 	minPartWork int
 	ws          []*workspace // ws[i] serves part i of a call; ws[0] is the caller's
 	pool        *pool        // helper goroutines, started by the first parallel call
+	jobs        []job        // the parts of the current call, reused
 	cleanup     runtime.Cleanup
 }
 
@@ -109,28 +110,25 @@ func (e *Engine) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []floa
 	}
 	tiles := (size + unit - 1) / unit
 	bound := func(q int) int { return min(q*tiles/parts*unit, size) }
-	e.pool.wg.Add(parts - 1)
-	for q := 1; q < parts; q++ {
+	jobs := e.jobs[:0]
+	for q := 0; q < parts; q++ {
 		j := job{p: p, kern: e.kern, ws: e.ws[q], m0: 0, m1: m, n0: 0, n1: n}
 		if alongM {
 			j.m0, j.m1 = bound(q), bound(q+1)
 		} else {
 			j.n0, j.n1 = bound(q), bound(q+1)
 		}
-		e.pool.jobs <- j
+		jobs = append(jobs, j)
 	}
-	if alongM {
-		e.ws[0].run(e.kern, &p, 0, bound(1), 0, n)
-	} else {
-		e.ws[0].run(e.kern, &p, 0, m, 0, bound(1))
-	}
-	e.pool.wg.Wait()
+	e.jobs = jobs
+	e.pool.run(jobs[1:], jobs[0])
+	clear(jobs) // drop the caller's slices
 }
 
 // parallelMinWork is the number of multiply-adds below which an extra part
 // costs more (waking a goroutine, packing a shared operand twice) than it
 // saves. Measured on the AVX2/AVX-512 kernels, see BenchmarkThreshold.
-const parallelMinWork = 1 << 20
+const parallelMinWork = 1 << 18
 
 // split decides how many parts a call runs in and along which dimension of
 // C. Splitting rows makes every part pack all of op(B); splitting columns

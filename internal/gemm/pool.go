@@ -1,16 +1,52 @@
 package gemm
 
-import "sync"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
-// pool is the set of helper goroutines of one Engine. A call sends one job
-// per extra part and waits on wg; a job is a plain value, so dispatch
+// pool is the set of helper goroutines of one Engine.
+//
+// Handing work over through a channel or a WaitGroup costs more than a
+// batch-32 product: a goroutine readied by a channel send goes to the
+// sender's own run queue and another core steals it only after a few
+// microseconds, and waking a parked thread costs more again; measured, a
+// split 128³ product then ran slower on two threads than on one. So both
+// sides spin briefly on atomics before parking: a helper keeps polling its
+// slot for spinIters after a part (back-to-back calls of a training step find
+// it awake), and the caller polls for the helpers' completion. Parking uses a
+// one-slot channel per waiter, with the usual store-flag-then-recheck
+// handshake so that a wake-up is never lost.
+//
+// A part is claimed before it is run, and the caller, once done with its
+// own part, runs any part no helper has claimed yet. So a helper that the
+// OS has descheduled (the cores are shared) delays a call by at most what
+// it is already running, never by its wake-up.
+//
+// A job is a plain value written into the helper's slot, so dispatch
 // allocates nothing. The pool holds no reference to its Engine, which lets
 // the Engine be collected (and the pool stopped by a cleanup) when the owner
 // forgets Close.
 type pool struct {
-	jobs chan job
-	wg   sync.WaitGroup
-	once sync.Once
+	helpers []helper
+	left    atomic.Int32 // helper parts of the current call not yet done
+	caller  waiter
+	quit    atomic.Bool
+}
+
+// helper is one helper goroutine's mailbox: the caller writes job, clears
+// taken, then bumps seq; whoever sets taken runs the job.
+type helper struct {
+	job   job
+	taken atomic.Bool
+	seq   atomic.Uint32
+	waiter
+}
+
+// waiter is the parking half of a spin-then-park wait.
+type waiter struct {
+	parked atomic.Bool
+	wake   chan struct{} // capacity 1: a token left over from a race is harmless
 }
 
 // job is one part of a call: a rectangle [m0,m1)×[n0,n1) of C, computed
@@ -22,20 +58,101 @@ type job struct {
 	m0, m1, n0, n1 int
 }
 
-func startPool(helpers int) *pool {
-	p := &pool{jobs: make(chan job, helpers)}
-	for range helpers {
-		go p.work()
+// spinIters bounds a busy wait before parking: about 50 µs of atomic loads.
+const spinIters = 1 << 14
+
+func startPool(n int) *pool {
+	p := &pool{helpers: make([]helper, n)}
+	p.caller.wake = make(chan struct{}, 1)
+	for i := range p.helpers {
+		p.helpers[i].wake = make(chan struct{}, 1)
+		go p.work(&p.helpers[i])
 	}
 	return p
 }
 
-func (p *pool) work() {
-	for j := range p.jobs {
-		j.ws.run(j.kern, &j.p, j.m0, j.m1, j.n0, j.n1)
-		p.wg.Done()
+// run executes jobs on the helpers and own on the calling goroutine, and
+// returns when all are done.
+func (p *pool) run(jobs []job, own job) {
+	p.left.Store(int32(len(jobs)))
+	for i := range jobs {
+		h := &p.helpers[i]
+		h.job = jobs[i]
+		h.taken.Store(false)
+		h.seq.Add(1)
+		h.unpark()
+	}
+	own.run()
+	for i := range jobs {
+		if p.helpers[i].taken.CompareAndSwap(false, true) {
+			jobs[i].run()
+			p.left.Add(-1)
+		}
+	}
+	p.caller.await(func() bool { return p.left.Load() == 0 })
+}
+
+func (j *job) run() { j.ws.run(j.kern, &j.p, j.m0, j.m1, j.n0, j.n1) }
+
+func (p *pool) work(h *helper) {
+	var seen uint32
+	for {
+		h.await(func() bool { return h.seq.Load() != seen })
+		if p.quit.Load() {
+			return
+		}
+		seen = h.seq.Load()
+		if !h.taken.CompareAndSwap(false, true) {
+			continue // the caller ran it
+		}
+		h.job.run()
+		h.job.p = problem{} // drop the caller's slices
+		if p.left.Add(-1) == 0 {
+			p.caller.unpark()
+		}
+	}
+}
+
+// await returns once done() holds, spinning first and then parking. The
+// waker makes done() true before calling unpark; since both sides use
+// sequentially consistent atomics, either await's re-check after setting
+// parked sees done() or unpark sees parked and leaves a token.
+func (w *waiter) await(done func() bool) {
+	for i := 0; !done(); i++ {
+		if i < spinIters {
+			if i%1024 == 1023 {
+				runtime.Gosched() // let other goroutines of this P run
+			}
+			continue
+		}
+		w.parked.Store(true)
+		if done() {
+			w.parked.Store(false)
+			return
+		}
+		<-w.wake
+		w.parked.Store(false)
+		i = 0
+	}
+}
+
+func (w *waiter) unpark() {
+	if w.parked.Load() {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
 // stop ends the helper goroutines; it may be called more than once.
-func (p *pool) stop() { p.once.Do(func() { close(p.jobs) }) }
+func (p *pool) stop() {
+	if p.quit.Swap(true) {
+		return
+	}
+	for i := range p.helpers {
+		h := &p.helpers[i]
+		h.seq.Add(1)
+		h.unpark()
+	}
+}
