@@ -17,10 +17,11 @@ type EvalResult struct {
 // Evaluate runs the model in evaluation mode (no dropout, batch-norm running
 // statistics) over src in batches of the model's batch size. It uses only
 // forward buffers and changes no parameter or state.
-func (m *Model) Evaluate(src Source) (EvalResult, error) {
+func (m *Model) Evaluate(src Batches) (EvalResult, error) {
 	var res EvalResult
 	var correct int
 	err := m.eachBatch(src, func(start, n int, logits []float32, _ []float32) error {
+		res.N += n
 		l, err := m.head.Loss(logits, m.ybuf[:n], n, m.classes, nil)
 		if err != nil {
 			return err
@@ -36,7 +37,6 @@ func (m *Model) Evaluate(src Source) (EvalResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.N = src.Len()
 	if res.N > 0 {
 		res.Accuracy = float64(correct) / float64(res.N)
 		res.Loss /= float64(res.N)
@@ -48,11 +48,11 @@ func (m *Model) Evaluate(src Source) (EvalResult, error) {
 // the final linear layer).
 func (m *Model) FeatureSize() int { return m.layers[m.featureLayer].(*linear).in }
 
-// Outputs writes, for every sample of src in order, the class probabilities
+// Outputs writes, for every sample of a pass over src in order, the class probabilities
 // (Len×Classes) into probs, the vacuity u = K/S into vacuity (evidential
 // head only) and the penultimate-layer features (Len×FeatureSize) into
 // features. Any destination may be nil.
-func (m *Model) Outputs(src Source, probs, vacuity, features []float32) error {
+func (m *Model) Outputs(src Batches, probs, vacuity, features []float32) error {
 	n, k, f := src.Len(), m.classes, m.FeatureSize()
 	if probs != nil && len(probs) < n*k {
 		return fmt.Errorf("outputs: probs holds %d values, need %d", len(probs), n*k)
@@ -84,21 +84,25 @@ func (m *Model) Outputs(src Source, probs, vacuity, features []float32) error {
 	})
 }
 
-// eachBatch runs the evaluation-mode forward pass over src and hands each
-// batch's logits and penultimate features to fn.
-func (m *Model) eachBatch(src Source, fn func(start, n int, logits, features []float32) error) error {
+// eachBatch runs the evaluation-mode forward pass over one pass of src and
+// hands each batch's logits and penultimate features to fn. A source that
+// yields more samples than its Len is an error, so callers can size their
+// outputs by Len.
+func (m *Model) eachBatch(src Batches, fn func(start, n int, logits, features []float32) error) error {
 	total := src.Len()
-	var idx [256]int
 	m.run = pass{eng: m.eng}
 	p := &m.run
-	step := min(m.batch, len(idx))
-	for start := 0; start < total; start += step {
-		b := min(step, total-start)
-		for i := range b {
-			idx[i] = start + i
+	src.Reset()
+	for start := 0; ; {
+		x := m.xbuf
+		b := src.Next(x, m.ybuf)
+		if b == 0 {
+			return nil
 		}
-		x := m.xbuf[:b*m.inSize]
-		src.Gather(idx[:b], x, m.ybuf[:b])
+		if start+b > total {
+			return fmt.Errorf("evaluation: the source yielded more than its %d samples", total)
+		}
+		x = x[:b*m.inSize]
 		var feat []float32
 		for li, l := range m.layers {
 			if li == m.featureLayer {
@@ -112,8 +116,8 @@ func (m *Model) eachBatch(src Source, fn func(start, n int, logits, features []f
 		if err := fn(start, b, x, feat); err != nil {
 			return err
 		}
+		start += b
 	}
-	return nil
 }
 
 func argmax(z []float32) int {

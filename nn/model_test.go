@@ -8,19 +8,38 @@ import (
 	"testing"
 )
 
-// memSource is an in-memory Source for tests.
+// memSource is an in-memory Batches for tests, shuffling each pass when it
+// has an rng.
 type memSource struct {
-	x   []float32
-	y   []int
-	dim int
+	x     []float32
+	y     []int
+	dim   int
+	rng   *rand.Rand
+	order []int
+	pos   int
 }
 
 func (s *memSource) Len() int { return len(s.y) }
-func (s *memSource) Gather(idx []int, x []float32, y []int) {
-	for i, j := range idx {
+func (s *memSource) Reset() {
+	s.pos = 0
+	if len(s.order) != len(s.y) {
+		s.order = make([]int, len(s.y))
+		for i := range s.order {
+			s.order[i] = i
+		}
+	}
+	if s.rng != nil {
+		s.rng.Shuffle(len(s.order), func(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] })
+	}
+}
+func (s *memSource) Next(x []float32, y []int) int {
+	n := min(len(y), len(s.order)-s.pos)
+	for i, j := range s.order[s.pos : s.pos+n] {
 		copy(x[i*s.dim:(i+1)*s.dim], s.x[j*s.dim:(j+1)*s.dim])
 		y[i] = s.y[j]
 	}
+	s.pos += n
+	return n
 }
 
 // blobs draws n samples of a k-class Gaussian mixture in d dimensions with
@@ -64,6 +83,7 @@ func TestTrainingLearnsSyntheticTask(t *testing.T) {
 		m := mustBuild(t, s, 3, Options{Batch: 32})
 		before, _ := m.Evaluate(test)
 		opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.05, Momentum: 0.9}, m.NumParams())
+		train.rng = rand.New(rand.NewPCG(1, 2))
 		res, err := m.Train(train, opt, TrainConfig{Epochs: 3}, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
@@ -102,8 +122,7 @@ func TestTrainStepsCountsExactly(t *testing.T) {
 func TestProximalTermGradient(t *testing.T) {
 	src := blobs(8, 3, 4, 3)
 	m := mustBuild(t, Spec{Kind: "logreg", Input: []int{4}, Classes: 3}, 1, Options{Batch: 8})
-	x, y := make([]float32, 32), make([]int, 8)
-	src.Gather([]int{0, 1, 2, 3, 4, 5, 6, 7}, x, y)
+	x, y := src.x, src.y
 	if _, err := m.Gradient(x, y, 8, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +169,7 @@ func TestBitIdenticalAcrossThreadsAndProcs(t *testing.T) {
 				runtime.GOMAXPROCS(procs)
 				m := mustBuild(t, s, 11, Options{Batch: 32, Threads: threads})
 				opt, _ := NewOptimizer(OptimizerSpec{Name: "adam", LR: 1e-3}, m.NumParams())
+				src.rng, src.order = rand.New(rand.NewPCG(7, 8)), nil
 				if _, err := m.Train(src, opt, TrainConfig{Steps: 4}, rand.New(rand.NewPCG(7, 7))); err != nil {
 					t.Fatal(err)
 				}

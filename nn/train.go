@@ -8,15 +8,18 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// Source is a set of labelled samples a model trains or is evaluated on. The
-// data package's client views implement it over one shared dataset copy.
-type Source interface {
-	// Len is the number of samples.
+// Batches is a set of labelled samples visited in passes of mini-batches
+// copied into the caller's buffers. data.Batcher implements it over one
+// shared dataset copy (shuffling each pass for training, in index order for
+// evaluation).
+type Batches interface {
+	// Len is the number of samples in a pass.
 	Len() int
-	// Gather copies the samples at positions idx (each in [0, Len())) into x,
-	// row-major with the model's input size per sample, and their labels
-	// into y.
-	Gather(idx []int, x []float32, y []int)
+	// Reset starts a new pass (reshuffling, for a shuffling source).
+	Reset()
+	// Next fills x (row-major, the model's input size per sample) and y
+	// with up to len(y) samples and returns how many; 0 ends the pass.
+	Next(x []float32, y []int) int
 }
 
 // TrainConfig says how long and how to train.
@@ -48,10 +51,11 @@ type TrainResult struct {
 	MeanLoss float64
 }
 
-// Train runs the training loop over src with the model's batch size,
-// shuffling with rng (which also draws dropout masks). It stops at the
-// first non-finite loss or gradient, with an error naming the layer.
-func (m *Model) Train(src Source, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (TrainResult, error) {
+// Train runs the training loop over src with the model's batch size. Every
+// pass starts with src.Reset (a fresh order, for a shuffling source); rng
+// draws the dropout masks. It stops at the first non-finite loss or
+// gradient, with an error naming the layer.
+func (m *Model) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (TrainResult, error) {
 	var res TrainResult
 	n := src.Len()
 	if n == 0 {
@@ -70,21 +74,15 @@ func (m *Model) Train(src Source, opt Optimizer, cfg TrainConfig, rng *rand.Rand
 	if total == 0 {
 		total = cfg.Epochs * ((n + m.batch - 1) / m.batch)
 	}
-	perm := make([]int, n)
-	for i := range perm {
-		perm[i] = i
-	}
 	x, y := m.inputBuffers()
 	var lossSum float64
-	pos := n // forces a shuffle before the first batch
+	src.Reset()
 	for res.Steps < total {
-		if pos >= n {
-			rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-			pos = 0
+		b := src.Next(x, y)
+		if b == 0 {
+			src.Reset()
+			continue
 		}
-		b := min(m.batch, n-pos)
-		src.Gather(perm[pos:pos+b], x[:b*m.inSize], y[:b])
-		pos += b
 		loss, err := m.Step(x, y, b, opt, cfg, rng)
 		if err != nil {
 			return res, fmt.Errorf("train step %d: %w", res.Steps, err)
