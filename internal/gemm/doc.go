@@ -2,4 +2,62 @@
 // row-major storage. It is the one hot kernel of local training (dense layers
 // and convolutions through im2col). Reference is the plain triple loop used as
 // the oracle in tests; Engine is the fast path.
+//
+// # Algorithm
+//
+// Engine follows Goto & van de Geijn, "Anatomy of high-performance matrix
+// multiplication" (ACM TOMS 34(3), 2008) as refined by BLIS: op(B) is packed
+// in blocks of kc×nc and op(A) in blocks of mc×kc into buffers the Engine
+// owns, laid out as micro-panels that a register-tile micro-kernel streams
+// with unit stride. Three micro-kernels exist, chosen at run time:
+//
+//	avx512    8×32 tile, Go assembly, AVX-512F (16 zmm accumulators)
+//	avx2      6×16 tile, Go assembly, AVX2 + FMA (12 ymm accumulators)
+//	portable  pure Go: 2×4 on amd64/386 (16 float registers), 4×4 elsewhere
+//
+// The assembly kernels are used only when CPUID reports the instructions and
+// XGETBV reports that the OS saves the wide registers; the purego build tag
+// and other architectures get the portable kernel, and NewPortable forces it.
+// Blocking: kc ≤ 256 for every kernel (see kBlocks); mc = 96 (avx512), 120
+// (avx2), 128 (portable) rows; nc = 2048 (assembly) or 1024 columns.
+//
+// Two measured shortcuts matter for the batch-32 products of a small network:
+// an operand stored with k contiguous is packed with an 8×8 AVX transpose,
+// and for blocks of at most 64 rows a non-transposed B is read in place
+// instead of being packed (one pass over the large operand saved).
+//
+// # Determinism
+//
+// Every kernel computes each element of C the same way wherever it sits: one
+// accumulator, products added in increasing k within a k block, then
+// C = alpha*acc + beta*C (C = alpha*acc when beta == 0, without reading C),
+// with beta = 1 for later k blocks. The k blocks are a function of k alone:
+// ceil(k/256) nearly equal blocks. Ragged edge tiles run the same kernel on
+// a scratch tile. Threads split C into blocks of whole register tiles and
+// never split k. Hence:
+//
+//   - a given kernel gives bit-identical results for every thread count,
+//     GOMAXPROCS, and run;
+//   - avx2 and avx512 give identical bits (both fuse each multiply-add, with
+//     the same blocking);
+//   - portable rounds each product before adding it (unless the compiler
+//     fuses, as it does on arm64), so its results differ in the last bits
+//     from the assembly kernels, deterministically. Engine.Kernel names the
+//     kernel so a run can record it.
+//
+// # Threads
+//
+// An Engine with Threads > 1 starts Threads-1 helper goroutines on its first
+// product big enough to split (at least 2×256K multiply-adds, measured by
+// BenchmarkThreshold) and keeps them until Close (or until the Engine is
+// garbage collected). C is split along its larger dimension, so that the
+// operand every part packs again is the smaller one. Helpers spin briefly
+// before parking, so back-to-back calls reach them awake, and the caller
+// runs any part a helper has not yet started. The number of parts is capped
+// by GOMAXPROCS. Splitting pays only on otherwise idle cores; where cores
+// are shared with other busy work, one thread per Engine is faster.
+//
+// Steady-state calls allocate nothing: packing buffers grow to the largest
+// shape seen and are reused, and a call's parts are handed over as plain
+// values.
 package gemm

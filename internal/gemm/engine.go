@@ -142,6 +142,11 @@ func (e *Engine) split(m, n, k int) (parts int, alongM bool) {
 	}
 	work := m * n * k
 	parts = min(e.threads, tiles, max(1, work/e.minPartWork))
+	if parts > 1 {
+		// More parts than Ps cannot run at once; a helper waiting for a P
+		// would only be robbed of its part by the caller (see pool).
+		parts = min(parts, runtime.GOMAXPROCS(0))
+	}
 	return parts, alongM
 }
 

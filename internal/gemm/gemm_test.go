@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -165,6 +166,7 @@ func TestNNShapes(t *testing.T) {
 		{false, true, 64, 800, 196, 1},  // conv weight gradient: dy·colᵀ
 		{true, false, 800, 196, 64, 0},  // conv input gradient: Wᵀ·dy
 		{false, false, 196, 64, 800, 0},
+		{false, false, 32, 1024, 64, 0.3}, // ldb a multiple of 1024: B packed even for 32 rows
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, e := range append(engines(t), New(2)) {
@@ -284,6 +286,8 @@ func TestRandomShapes(t *testing.T) {
 // arithmetic, so every thread count gives the same bits, on every kernel.
 // minPartWork is lowered so small shapes split too, at ragged boundaries.
 func TestThreadsBitIdentical(t *testing.T) {
+	// Parts are capped at GOMAXPROCS; raise it so 3 and 4 parts run.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	r := rand.New(rand.NewPCG(9, 10))
 	shapes := [][3]int{{300, 40, 600}, {40, 300, 600}, {97, 131, 259}, {32, 256, 784}, {784, 256, 32}, {13, 1000, 7}}
 	for _, k := range available() {
@@ -376,4 +380,40 @@ func TestNewClampsThreads(t *testing.T) {
 	if NewPortable(1).Kernel() != "portable" {
 		t.Errorf("NewPortable kernel = %q", NewPortable(1).Kernel())
 	}
+}
+
+// TestCloseStopsHelpers: Close returns only once the helper goroutines have
+// returned, and may be repeated; an Engine dropped without Close is
+// collected and its helpers stopped by the cleanup.
+func TestCloseStopsHelpers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	x := make([]float32, 64*64)
+	c := make([]float32, 64*64)
+	start := func(threads int) (*Engine, *pool) {
+		e := New(threads)
+		e.minPartWork = 1
+		e.Sgemm(false, false, 64, 64, 64, 1, x, 64, x, 64, 0, c, 64)
+		if e.pool == nil {
+			t.Fatal("a split call started no helpers")
+		}
+		return e, e.pool
+	}
+
+	e, p := start(4)
+	e.Close()
+	e.Close()
+	p.exited.Wait() // returns at once: Close waited already
+	if !p.quit.Load() {
+		t.Error("pool not stopped by Close")
+	}
+
+	_, p = start(3) // dropped: only the cleanup can stop it
+	for i := 0; i < 100 && !p.quit.Load(); i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if !p.quit.Load() {
+		t.Error("dropped Engine's helpers still running after 100 GCs (does a helper reference the Engine?)")
+	}
+	p.exited.Wait()
 }

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -29,7 +30,8 @@ import (
 // forgets Close.
 type pool struct {
 	helpers []helper
-	left    atomic.Int32 // helper parts of the current call not yet done
+	exited  sync.WaitGroup // helper goroutines that have not returned
+	left    atomic.Int32   // helper parts of the current call not yet done
 	caller  waiter
 	quit    atomic.Bool
 }
@@ -64,6 +66,7 @@ const spinIters = 1 << 14
 func startPool(n int) *pool {
 	p := &pool{helpers: make([]helper, n)}
 	p.caller.wake = make(chan struct{}, 1)
+	p.exited.Add(n)
 	for i := range p.helpers {
 		p.helpers[i].wake = make(chan struct{}, 1)
 		go p.work(&p.helpers[i])
@@ -95,6 +98,7 @@ func (p *pool) run(jobs []job, own job) {
 func (j *job) run() { j.ws.run(j.kern, &j.p, j.m0, j.m1, j.n0, j.n1) }
 
 func (p *pool) work(h *helper) {
+	defer p.exited.Done()
 	var seen uint32
 	for {
 		h.await(func() bool { return h.seq.Load() != seen })
@@ -145,14 +149,15 @@ func (w *waiter) unpark() {
 	}
 }
 
-// stop ends the helper goroutines; it may be called more than once.
+// stop ends the helper goroutines and waits for them to return; it may be
+// called more than once.
 func (p *pool) stop() {
-	if p.quit.Swap(true) {
-		return
+	if !p.quit.Swap(true) {
+		for i := range p.helpers {
+			h := &p.helpers[i]
+			h.seq.Add(1)
+			h.unpark()
+		}
 	}
-	for i := range p.helpers {
-		h := &p.helpers[i]
-		h.seq.Add(1)
-		h.unpark()
-	}
+	p.exited.Wait()
 }

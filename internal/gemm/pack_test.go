@@ -1,0 +1,84 @@
+package gemm
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPackHelpers checks the transposing and copying strips, with and
+// without the assembly helpers, at ragged sizes: every output element must
+// come from the right input, and nothing outside the strip may be written.
+func TestPackHelpers(t *testing.T) {
+	var t8s []transposeFunc
+	var cps []copyFunc
+	for _, k := range available() {
+		t8s = append(t8s, k.transpose8)
+		cps = append(cps, k.copyRows)
+	}
+	const sentinel = -1
+	for _, rows := range []int{1, 5, 8, 9, 16, 17, 32} {
+		for _, kc := range []int{1, 7, 8, 9, 64, 129} {
+			lds := kc + 3
+			src := make([]float32, rows*lds)
+			for i := range src {
+				src[i] = float32(i)
+			}
+			for _, t8 := range t8s {
+				ldd := rows + 2
+				dst := make([]float32, kc*ldd)
+				for i := range dst {
+					dst[i] = sentinel
+				}
+				transposeStrip(t8, dst, ldd, src, lds, rows, kc)
+				for p := 0; p < kc; p++ {
+					for r := 0; r < ldd; r++ {
+						want := float32(sentinel)
+						if r < rows {
+							want = src[r*lds+p]
+						}
+						if got := dst[p*ldd+r]; got != want {
+							t.Fatalf("transpose rows=%d kc=%d asm=%v: dst[%d][%d] = %v, want %v", rows, kc, t8 != nil, p, r, got, want)
+						}
+					}
+				}
+			}
+			for _, cp := range cps {
+				width := min(kc, 32)
+				ldd := width + 5
+				dst := make([]float32, rows*ldd)
+				for i := range dst {
+					dst[i] = sentinel
+				}
+				copyStrip(cp, dst, ldd, src, lds, rows, width)
+				for r := 0; r < rows; r++ {
+					for j := 0; j < ldd; j++ {
+						want := float32(sentinel)
+						if j < width {
+							want = src[r*lds+j]
+						}
+						if got := dst[r*ldd+j]; got != want {
+							t.Fatalf("copy rows=%d width=%d asm=%v: dst[%d][%d] = %v, want %v", rows, width, cp != nil, r, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPortableTiles runs both pure-Go tiles (2×4 is the amd64 choice, 4×4
+// the one for targets with 32 float registers) through the blocked driver.
+func TestPortableTiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, k := range []*kernel{portable2x4, portable4x4} {
+		e := newEngine(1, k)
+		for _, s := range [][3]int{{1, 1, 1}, {5, 7, 3}, {33, 17, 300}, {64, 64, 64}} {
+			for _, tr := range transCombos {
+				o := newOperands(r, tr[0], tr[1], s[0], s[1], s[2], 1, -2, 0.3)
+				got := o.cloneC()
+				o.run(e, got)
+				o.check(t, "portable", got)
+			}
+		}
+	}
+}
