@@ -26,6 +26,7 @@ func main() {
 	seeds := flag.Int("seeds", 1, "number of seeds (1, 2, …) to run")
 	trainN := flag.Int("train", 0, "use only the first N training images (0 = all 60,000)")
 	threads := flag.Int("threads", runtime.GOMAXPROCS(0), "matrix-product threads")
+	lr := flag.Float64("lr", 0.05, "SGD learning rate (momentum 0.9)")
 	flag.Parse()
 
 	tt, err := data.MNIST()
@@ -52,7 +53,7 @@ func main() {
 			os.Exit(2)
 		}
 		for seed := uint64(1); seed <= uint64(*seeds); seed++ {
-			if err := run(name, spec, tt, idx, *epochs, seed, *threads); err != nil {
+			if err := run(name, spec, tt, idx, *epochs, seed, *threads, *lr); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
@@ -60,13 +61,13 @@ func main() {
 	}
 }
 
-func run(name string, spec nn.Spec, tt data.TrainTest, idx []int32, epochs int, seed uint64, threads int) error {
+func run(name string, spec nn.Spec, tt data.TrainTest, idx []int32, epochs int, seed uint64, threads int, lr float64) error {
 	m, err := nn.Build(spec, seed, nn.Options{Batch: 64, Threads: threads})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	opt, err := nn.NewOptimizer(nn.OptimizerSpec{Name: "sgd", LR: 0.05, Momentum: 0.9}, m.NumParams())
+	opt, err := nn.NewOptimizer(nn.OptimizerSpec{Name: "sgd", LR: lr, Momentum: 0.9}, m.NumParams())
 	if err != nil {
 		return err
 	}
