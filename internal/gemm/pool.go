@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -60,7 +59,8 @@ type job struct {
 	m0, m1, n0, n1 int
 }
 
-// spinIters bounds a busy wait before parking: about 50 µs of atomic loads.
+// spinIters bounds a busy wait before parking: about 30 µs of atomic loads
+// on the machine of BENCHMARKS.md.
 const spinIters = 1 << 14
 
 func startPool(n int) *pool {
@@ -122,11 +122,11 @@ func (p *pool) work(h *helper) {
 // sequentially consistent atomics, either await's re-check after setting
 // parked sees done() or unpark sees parked and leaves a token.
 func (w *waiter) await(done func() bool) {
+	// The spin must not yield (runtime.Gosched): a yielding waiter can hand
+	// its P to the goroutine it waits for or wakes, and the two then share
+	// one core while the other idles, which measured slower than one thread.
 	for i := 0; !done(); i++ {
 		if i < spinIters {
-			if i%1024 == 1023 {
-				runtime.Gosched() // let other goroutines of this P run
-			}
 			continue
 		}
 		w.parked.Store(true)
