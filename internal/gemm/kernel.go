@@ -17,9 +17,11 @@ type kernel struct {
 	mr, nr int // register tile
 	mc, nc int // rows of A and columns of B packed per block (multiples of mr, nr)
 	micro  func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
-	// transpose8 and copyRows speed up packing; nil means plain Go.
-	transpose8 transposeFunc
-	copyRows   copyFunc
+	// transpose16, transpose8 and copyRows speed up packing; nil means
+	// plain Go.
+	transpose16 transposeFunc
+	transpose8  transposeFunc
+	copyRows    copyFunc
 }
 
 // kcMax is the depth of one packed block: the k dimension is cut into

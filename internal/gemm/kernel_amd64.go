@@ -34,14 +34,21 @@ var avx512 = &kernel{
 	mc: 96, nc: 2048,
 	micro: microAVX512,
 
-	transpose8: transpose8,
-	copyRows:   copyRows,
+	transpose16: transpose16,
+	transpose8:  transpose8,
+	copyRows:    copyRows,
 }
 
 // transpose8 is the AVX 8×8 transpose of pack_amd64.s (a transposeFunc).
 //
 //go:noescape
 func transpose8(dst *float32, ldd int, src *float32, lds int, blocks int)
+
+// transpose16 is the AVX-512 16×16 transpose of pack_avx512_amd64.s (a
+// transposeFunc).
+//
+//go:noescape
+func transpose16(dst *float32, ldd int, src *float32, lds int, blocks int)
 
 // copyRows is the AVX strided copy of pack_amd64.s (a copyFunc).
 //

@@ -26,7 +26,7 @@ func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc int, 
 		}
 		if !trans {
 			// op(A)[i][p] = a[i*lda+p].
-			transposeStrip(kern.transpose8, panel, mr, a[(i0+ir)*lda+p0:], lda, rows, kc)
+			transposeStrip(kern, panel, mr, a[(i0+ir)*lda+p0:], lda, rows, kc)
 			continue
 		}
 		// op(A)[i][p] = a[p*lda+i]: each k step is a contiguous run of rows.
@@ -50,7 +50,7 @@ func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc int, 
 		}
 		if trans {
 			// op(B)[p][j] = b[j*ldb+p].
-			transposeStrip(kern.transpose8, panel, nr, b[(j0+jr)*ldb+p0:], ldb, cols, kc)
+			transposeStrip(kern, panel, nr, b[(j0+jr)*ldb+p0:], ldb, cols, kc)
 			continue
 		}
 		// op(B)[p][j] = b[p*ldb+j]: each k step is a contiguous run.
@@ -81,13 +81,35 @@ func copyStrip(cp copyFunc, dst []float32, ldd int, src []float32, lds int, rows
 }
 
 // transposeStrip sets dst[p*ldd+r] = src[r*lds+p] for r < rows, p < kc,
-// using t8 (when not nil) for whole 8×8 blocks.
-func transposeStrip(t8 transposeFunc, dst []float32, ldd int, src []float32, lds int, rows, kc int) {
+// using the kernel's assembly transposes, if any, for whole blocks.
+func transposeStrip(kern *kernel, dst []float32, ldd int, src []float32, lds int, rows, kc int) {
+	r := 0
+	if t16 := kern.transpose16; t16 != nil && kc >= 16 {
+		blocks := kc / 16
+		p0 := 16 * blocks
+		for ; r+16 <= rows; r += 16 {
+			s, d := src[r*lds:], dst[r:]
+			// The assembly does not bounds-check: prove both ends here.
+			_ = s[15*lds+p0-1]
+			_ = d[(p0-1)*ldd+15]
+			t16(&d[0], ldd, &s[0], lds, blocks)
+			if p0 < kc {
+				transpose8Strip(kern.transpose8, dst[p0*ldd+r:], ldd, src[r*lds+p0:], lds, 16, kc-p0)
+			}
+		}
+	}
+	if r < rows {
+		transpose8Strip(kern.transpose8, dst[r:], ldd, src[r*lds:], lds, rows-r, kc)
+	}
+}
+
+// transpose8Strip is transposeStrip with 8×8 blocks from t8 (when not nil)
+// and scalar Go for the rest.
+func transpose8Strip(t8 transposeFunc, dst []float32, ldd int, src []float32, lds int, rows, kc int) {
 	r, p0 := 0, 0
 	if blocks := kc / 8; t8 != nil && blocks > 0 {
 		for ; r+8 <= rows; r += 8 {
 			s, d := src[r*lds:], dst[r:]
-			// The assembly does not bounds-check: prove both ends here.
 			_ = s[7*lds+8*blocks-1]
 			_ = d[(8*blocks-1)*ldd+7]
 			t8(&d[0], ldd, &s[0], lds, blocks)

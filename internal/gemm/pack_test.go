@@ -9,27 +9,25 @@ import (
 // without the assembly helpers, at ragged sizes: every output element must
 // come from the right input, and nothing outside the strip may be written.
 func TestPackHelpers(t *testing.T) {
-	var t8s []transposeFunc
 	var cps []copyFunc
 	for _, k := range available() {
-		t8s = append(t8s, k.transpose8)
 		cps = append(cps, k.copyRows)
 	}
 	const sentinel = -1
-	for _, rows := range []int{1, 5, 8, 9, 16, 17, 32} {
-		for _, kc := range []int{1, 7, 8, 9, 64, 129} {
+	for _, rows := range []int{1, 5, 8, 9, 16, 17, 31, 32, 40} {
+		for _, kc := range []int{1, 7, 8, 9, 15, 16, 17, 24, 64, 129} {
 			lds := kc + 3
 			src := make([]float32, rows*lds)
 			for i := range src {
 				src[i] = float32(i)
 			}
-			for _, t8 := range t8s {
+			for _, k := range available() {
 				ldd := rows + 2
 				dst := make([]float32, kc*ldd)
 				for i := range dst {
 					dst[i] = sentinel
 				}
-				transposeStrip(t8, dst, ldd, src, lds, rows, kc)
+				transposeStrip(k, dst, ldd, src, lds, rows, kc)
 				for p := 0; p < kc; p++ {
 					for r := 0; r < ldd; r++ {
 						want := float32(sentinel)
@@ -37,7 +35,7 @@ func TestPackHelpers(t *testing.T) {
 							want = src[r*lds+p]
 						}
 						if got := dst[p*ldd+r]; got != want {
-							t.Fatalf("transpose rows=%d kc=%d asm=%v: dst[%d][%d] = %v, want %v", rows, kc, t8 != nil, p, r, got, want)
+							t.Fatalf("transpose %s rows=%d kc=%d: dst[%d][%d] = %v, want %v", k.name, rows, kc, p, r, got, want)
 						}
 					}
 				}
