@@ -82,17 +82,25 @@ func (o *SGD) SetLR(lr float64) { o.lr = lr }
 func (o *SGD) StateFloats() int { return len(o.v) }
 func (o *SGD) Reset()           { clear(o.v) }
 
-// Step implements Optimizer.
+// Step implements Optimizer. Whole blocks of 8 go through the vector kernel
+// when the CPU has one (same formulas, fused multiply-adds), the rest
+// through the loops below.
 func (o *SGD) Step(w, g []float32) {
 	lr, mu, wd := float32(o.lr), float32(o.momentum), float32(o.wd)
-	if o.v == nil {
-		g := g[:len(w)]
+	g = g[:len(w)]
+	var v []float32
+	if o.v != nil {
+		v = o.v[:len(w)]
+	}
+	done := sgdFast(w, g, v, lr, mu, wd, o.nesterov)
+	w, g = w[done:], g[done:]
+	if v == nil {
 		for i, wi := range w {
 			w[i] = wi - lr*(g[i]+wd*wi)
 		}
 		return
 	}
-	v, g := o.v[:len(w)], g[:len(w)]
+	v = v[done:]
 	if o.nesterov {
 		for i, wi := range w {
 			gi := g[i] + wd*wi

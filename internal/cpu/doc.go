@@ -1,0 +1,4 @@
+// Package cpu reports which vector instruction sets this machine and its OS
+// support, so kernels with assembly fast paths (gemm, the optimizers) can
+// choose them at run time. The flags are read once and never change.
+package cpu
