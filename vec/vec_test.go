@@ -77,7 +77,7 @@ func TestFloat64Accumulation(t *testing.T) {
 
 func TestAllFiniteEveryPosition(t *testing.T) {
 	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
-	for n := 1; n < 40; n++ {
+	for n := 1; n < 100; n++ {
 		for pos := 0; pos < n; pos++ {
 			for _, b := range bad {
 				x := make([]float32, n)
