@@ -65,8 +65,12 @@ func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, 
 			rows := min(mr, mc-ir)
 			apan := &w.ap[ir*kc]
 			ci := (ic+ir)*p.ldc + jc + jr
-			if rows == mr && cols == nr {
-				kern.micro(kc, apan, bpan, &p.c[ci], ldb, p.ldc, p.alpha, beta)
+			micro, width := kern.micro, nr
+			if kern.half != nil && cols <= nr/2 {
+				micro, width = kern.half, nr/2
+			}
+			if rows == mr && cols == width {
+				micro(kc, apan, bpan, &p.c[ci], ldb, p.ldc, p.alpha, beta)
 				continue
 			}
 			// A ragged tile goes through the same kernel on a scratch
@@ -77,7 +81,7 @@ func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, 
 					copy(t[i*nr:i*nr+cols], p.c[ci+i*p.ldc:])
 				}
 			}
-			kern.micro(kc, apan, bpan, &t[0], ldb, nr, p.alpha, beta)
+			micro(kc, apan, bpan, &t[0], ldb, nr, p.alpha, beta)
 			for i := 0; i < rows; i++ {
 				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+cols], t[i*nr:])
 			}

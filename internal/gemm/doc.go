@@ -21,10 +21,12 @@
 // Blocking: kc ≤ 256 for every kernel (see kBlocks); mc = 96 (avx512), 120
 // (avx2), 128 (portable) rows; nc = 2048 (assembly) or 1024 columns.
 //
-// Two measured shortcuts matter for the batch-32 products of a small network:
-// an operand stored with k contiguous is packed with an 8×8 AVX transpose,
-// and for blocks of at most 64 rows a non-transposed B is read in place
-// instead of being packed (one pass over the large operand saved).
+// Three measured shortcuts matter for the products of a small network at
+// batch 32: an operand stored with k contiguous is packed with a 16×16
+// (AVX-512) or 8×8 (AVX) transpose; for blocks of at most 8 tile rows a
+// non-transposed B is read in place instead of being packed (one pass over
+// the large operand saved); and a last B panel of at most 16 columns runs
+// an 8×16 half kernel instead of a padded 8×32 one.
 //
 // # Determinism
 //

@@ -167,6 +167,7 @@ func TestNNShapes(t *testing.T) {
 		{true, false, 800, 196, 64, 0},  // conv input gradient: Wᵀ·dy
 		{false, false, 196, 64, 800, 0},
 		{false, false, 32, 1024, 64, 0.3}, // ldb a multiple of 1024: B packed even for 32 rows
+		{true, true, 64, 48, 100, 0.3},    // a last panel of exactly half a tile
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, e := range append(engines(t), New(2)) {

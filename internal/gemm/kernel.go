@@ -17,6 +17,9 @@ type kernel struct {
 	mr, nr int // register tile
 	mc, nc int // rows of A and columns of B packed per block (multiples of mr, nr)
 	micro  func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+	// half, if not nil, is micro for only the first nr/2 columns, used
+	// for a last panel of B that narrow.
+	half func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 	// transpose16, transpose8 and copyRows speed up packing; nil means
 	// plain Go.
 	transpose16 transposeFunc

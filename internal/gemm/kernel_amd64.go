@@ -26,6 +26,12 @@ var avx2 = &kernel{
 //go:noescape
 func microAVX512(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
+// microAVX512Half is the 8×16 variant of microAVX512, for B panels of at
+// most 16 columns.
+//
+//go:noescape
+func microAVX512Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+
 // avx512 blocks for an 8×32 tile: A block 96×256 floats (96 KiB) in L2, B
 // block as for avx2.
 var avx512 = &kernel{
@@ -33,6 +39,7 @@ var avx512 = &kernel{
 	mr:   8, nr: 32,
 	mc: 96, nc: 2048,
 	micro: microAVX512,
+	half:  microAVX512Half,
 
 	transpose16: transpose16,
 	transpose8:  transpose8,

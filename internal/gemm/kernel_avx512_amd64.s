@@ -157,3 +157,111 @@ general:
 	ROW512_BETA(Z30, Z31)
 	VZEROUPPER
 	RET
+
+// The 8×16 half of the kernel above, for a last B panel of at most 16
+// columns (n = 196 for a 14×14 feature map leaves 4): it does half the work
+// of the full tile on zero padding. Same arithmetic per element.
+//	Z0 one k-row of B (16 floats)  Z2, Z3 broadcasts  Z16..Z23 accumulators
+#define STEP512H \
+	VMOVUPS      (DI), Z0;         \
+	VBROADCASTSS (SI), Z2;         \
+	VBROADCASTSS 4(SI), Z3;        \
+	VFMADD231PS  Z0, Z2, Z16;      \
+	VFMADD231PS  Z0, Z3, Z17;      \
+	VBROADCASTSS 8(SI), Z2;        \
+	VBROADCASTSS 12(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z18;      \
+	VFMADD231PS  Z0, Z3, Z19;      \
+	VBROADCASTSS 16(SI), Z2;       \
+	VBROADCASTSS 20(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z20;      \
+	VFMADD231PS  Z0, Z3, Z21;      \
+	VBROADCASTSS 24(SI), Z2;       \
+	VBROADCASTSS 28(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z22;      \
+	VFMADD231PS  Z0, Z3, Z23;      \
+	ADDQ         $32, SI;          \
+	ADDQ         R10, DI
+
+#define ROW512H_BETA(acc) \
+	VMULPS      (DX), Z1, Z2; \
+	VFMADD231PS Z0, acc, Z2;  \
+	VMOVUPS     Z2, (DX);     \
+	ADDQ        R8, DX
+
+#define ROW512H_ZERO(acc) \
+	VMULPS  Z0, acc, acc; \
+	VMOVUPS acc, (DX);    \
+	ADDQ    R8, DX
+
+// func microAVX512Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX512Half(SB), NOSPLIT, $0-56
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldb+32(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   htail
+
+hloop4:
+	STEP512H
+	STEP512H
+	STEP512H
+	STEP512H
+	DECQ BX
+	JNZ  hloop4
+
+htail:
+	ANDQ $3, CX
+	JZ   hupdate
+
+hloop1:
+	STEP512H
+	DECQ CX
+	JNZ  hloop1
+
+hupdate:
+	VBROADCASTSS alpha+48(FP), Z0
+	VBROADCASTSS beta+52(FP), Z1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          hgeneral
+	JP           hgeneral
+
+	ROW512H_ZERO(Z16)
+	ROW512H_ZERO(Z17)
+	ROW512H_ZERO(Z18)
+	ROW512H_ZERO(Z19)
+	ROW512H_ZERO(Z20)
+	ROW512H_ZERO(Z21)
+	ROW512H_ZERO(Z22)
+	ROW512H_ZERO(Z23)
+	VZEROUPPER
+	RET
+
+hgeneral:
+	ROW512H_BETA(Z16)
+	ROW512H_BETA(Z17)
+	ROW512H_BETA(Z18)
+	ROW512H_BETA(Z19)
+	ROW512H_BETA(Z20)
+	ROW512H_BETA(Z21)
+	ROW512H_BETA(Z22)
+	ROW512H_BETA(Z23)
+	VZEROUPPER
+	RET
