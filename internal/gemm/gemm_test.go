@@ -418,3 +418,28 @@ func TestCloseStopsHelpers(t *testing.T) {
 	}
 	p.exited.Wait()
 }
+
+// FuzzSgemm checks every kernel against Reference on fuzzer-chosen shapes
+// (bounded so the reference loop stays fast). go test runs the seeds; go
+// test -fuzz=FuzzSgemm explores.
+func FuzzSgemm(f *testing.F) {
+	f.Add(uint8(1), uint8(1), uint16(1), uint8(0), uint8(0), uint64(1))
+	f.Add(uint8(33), uint8(17), uint16(300), uint8(3), uint8(7), uint64(2))
+	f.Add(uint8(8), uint8(32), uint16(256), uint8(1), uint8(2), uint64(3))
+	f.Add(uint8(100), uint8(49), uint16(513), uint8(2), uint8(5), uint64(4))
+	kernels := available()
+	alphas := []float32{1, 0.5, -2}
+	betas := []float32{0, 1, 0.3}
+	f.Fuzz(func(t *testing.T, m, n uint8, k uint16, flags, pad uint8, seed uint64) {
+		k %= 600
+		r := rand.New(rand.NewPCG(seed, 99))
+		o := newOperands(r, flags&1 != 0, flags&2 != 0, int(m), int(n), int(k), int(pad%9),
+			alphas[int(flags>>2)%3], betas[int(flags>>4)%3])
+		e := newEngine(1+int(flags>>6), kernels[int(seed%uint64(len(kernels)))])
+		defer e.Close()
+		e.minPartWork = 1
+		got := o.cloneC()
+		o.run(e, got)
+		o.check(t, e.Kernel(), got)
+	})
+}
