@@ -87,8 +87,9 @@ func (p *pool) run(jobs []job, own job) {
 	}
 	own.run()
 	for i := range jobs {
-		if p.helpers[i].taken.CompareAndSwap(false, true) {
+		if h := &p.helpers[i]; h.taken.CompareAndSwap(false, true) {
 			jobs[i].run()
+			h.job.p = problem{} // drop the caller's slices; the slot is ours now
 			p.left.Add(-1)
 		}
 	}
