@@ -1,0 +1,71 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Limits bound what a receiver accepts, so that a hostile peer cannot make it
+// allocate or hash without bound. Every limit is checked against the sizes a
+// message declares before anything is allocated. A zero field takes its
+// default (see DefaultLimits), so Limits{} is usable as is.
+type Limits struct {
+	// MaxFloats bounds a vector payload. Default 1<<24 (16.7 M floats,
+	// 64 MiB): room for a ResNet-18 (11.7 M), far above the MLPs of the
+	// experiments.
+	MaxFloats int
+	// MaxNeighbors bounds a claim's neighbor list. Default 4096: a complete
+	// graph of a thousand nodes fits, and trust logic does work per listed
+	// edge, so a larger list is a cost a peer should not be able to impose.
+	MaxNeighbors int
+	// MaxTagBytes bounds a payload tag. Default 32; at most MaxTagLen.
+	MaxTagBytes int
+	// MaxMessageBytes bounds the encoded size. Default: the largest vector
+	// message the other limits allow.
+	MaxMessageBytes int
+}
+
+// DefaultLimits returns the limits a zero Limits stands for.
+func DefaultLimits() Limits { return Limits{}.withDefaults() }
+
+// maxEncodableFloats keeps a vector body's length within the header's uint32.
+const maxEncodableFloats = (1<<32 - 1 - vectorFixed - MaxTagLen - 3) / 4
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFloats == 0 {
+		l.MaxFloats = 1 << 24
+	}
+	if l.MaxNeighbors == 0 {
+		l.MaxNeighbors = 4096
+	}
+	if l.MaxTagBytes == 0 {
+		l.MaxTagBytes = 32
+	}
+	if l.MaxMessageBytes == 0 && l.MaxFloats > 0 && l.MaxFloats <= maxEncodableFloats &&
+		l.MaxTagBytes > 0 && l.MaxTagBytes <= MaxTagLen {
+		v := HeaderSize + vectorBodySize(l.MaxTagBytes, l.MaxFloats) + SignatureSize
+		c := HeaderSize + claimBodySize(l.MaxNeighbors) + SignatureSize
+		l.MaxMessageBytes = max(v, c)
+	}
+	return l
+}
+
+// Validate reports a limit that is negative or beyond what the format can
+// encode. Zero fields are valid (they mean the default).
+func (l Limits) Validate() error {
+	if l.MaxFloats < 0 || l.MaxNeighbors < 0 || l.MaxTagBytes < 0 || l.MaxMessageBytes < 0 {
+		return errors.New("wire: negative limit")
+	}
+	if l.MaxFloats > maxEncodableFloats {
+		return fmt.Errorf("wire: MaxFloats %d above the format's %d", l.MaxFloats, maxEncodableFloats)
+	}
+	if l.MaxTagBytes > MaxTagLen {
+		return fmt.Errorf("wire: MaxTagBytes %d above the format's %d", l.MaxTagBytes, MaxTagLen)
+	}
+	if l.MaxNeighbors > maxEncodableNeighbors {
+		return fmt.Errorf("wire: MaxNeighbors %d above the format's %d", l.MaxNeighbors, maxEncodableNeighbors)
+	}
+	return nil
+}
+
+const maxEncodableNeighbors = (1<<32 - 1 - claimFixed) / 4

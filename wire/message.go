@@ -1,0 +1,106 @@
+package wire
+
+import (
+	"crypto/ed25519"
+	"math"
+)
+
+// Kind says what a message's body holds. The code is one byte on the wire;
+// 0 is never valid (so a zeroed buffer cannot pass as a message) and codes
+// 3–255 are reserved: a decoder rejects them as UnknownKind, so a later kind
+// (secure-aggregation shares, ciphertexts, ...) is refused cleanly by an older
+// peer instead of being misread.
+type Kind uint8
+
+const (
+	KindVector Kind = 1 // a float32 vector: a model, a direction, a gradient
+	KindClaim  Kind = 2 // a signed DMTT topology claim (spec/dmtt.md, Algorithms 1–3)
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindVector:
+		return "vector"
+	case KindClaim:
+		return "claim"
+	}
+	return "kind(" + itoa(uint64(k)) + ")"
+}
+
+const (
+	// FormatVersion is the first byte of every encoded message. It lives only
+	// in the encoding: Message is the version-independent in-memory form, and
+	// a future decoder maps every version it accepts onto it.
+	FormatVersion = 1
+
+	// HeaderSize is the fixed header length; SignatureSize the trailing
+	// Ed25519 signature. A message is HeaderSize + body + SignatureSize bytes.
+	HeaderSize    = 32
+	SignatureSize = ed25519.SignatureSize
+
+	// Broadcast as a recipient means "every neighbor": one signature serves
+	// all receivers, which is what a DMTT claim broadcast needs and what spares
+	// a sender one signature per neighbor. The id is therefore never a node.
+	Broadcast uint32 = math.MaxUint32
+
+	// MaxTagLen is the longest tag the encoding can carry (one length byte).
+	MaxTagLen = 255
+)
+
+// Header is what every message carries, whatever its kind. Node ids are
+// uint32. Seq is chosen by the sender and must increase strictly among the
+// messages a receiver accepts from it within one round (see Validator); a
+// sender may restart it every round.
+type Header struct {
+	Kind  Kind
+	From  uint32 // sender
+	To    uint32 // recipient, or Broadcast
+	Round uint64
+	Seq   uint64
+}
+
+// Payload is the body of a KindVector message: what strategies exchange.
+type Payload struct {
+	// Tag optionally names what Data is ("model", "grad", ...), at most
+	// Limits.MaxTagBytes bytes; the signature covers it.
+	Tag  string
+	Data []float32
+}
+
+// Claim is a DMTT topology claim: its source's neighbor list for a round,
+// signed by the source over every field except Hop (and Sig), so a forwarder
+// increments Hop without re-signing (spec/dmtt.md, "Topology claims").
+type Claim struct {
+	Source    uint32
+	Round     uint64
+	Version   uint64
+	Neighbors []uint32 // strictly increasing, without Source
+	Hop       uint8
+	Sig       [SignatureSize]byte // by Source; see SignClaim
+}
+
+// Message is one unit a node sends to another. Only the body field matching
+// Kind is meaningful: Payload for KindVector, Claim for KindClaim. Sig is the
+// sender's signature over everything else (see Sign); for a forwarded claim it
+// is the forwarder's, while Claim.Sig stays the source's.
+type Message struct {
+	Header
+	Payload Payload
+	Claim   Claim
+	Sig     [SignatureSize]byte
+}
+
+// itoa avoids pulling strconv into hot error paths' callers; it is only used
+// for String methods.
+func itoa(x uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + x%10)
+		x /= 10
+		if x == 0 {
+			return string(b[i:])
+		}
+	}
+}
