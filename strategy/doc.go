@@ -1,0 +1,22 @@
+// Package strategy holds how a node collaborates: what it sends after local
+// training (Share) and how it combines what arrived (Combine). A strategy is
+// the only place that knows a paper's protocol; it never learns who is
+// Byzantine and never does I/O.
+//
+// Each node owns its own strategy value (strategies keep per-node state such
+// as trackers and scratch buffers). Combine reports the weight it gave each
+// sender, so drivers can measure how much influence Byzantine peers kept
+// (delta_max, spec/experiments.md) without the strategy knowing who they are.
+//
+// Choices recorded here:
+//   - Messages a neighbor was expected to send but that never arrived
+//     (dropped, or rejected by validation) simply do not take part: uniform
+//     weights renormalize over what arrived, Metropolis–Hastings weights give
+//     the missing share to the node itself (the usual convention, which keeps
+//     the mixing matrix row-stochastic).
+//   - D-PSGD and gradient tracking (survey §2.3) run on the round structure
+//     train → share → combine with the local update d = w_start − w_trained
+//     standing for η·∇f: D-PSGD sends w_start and sets
+//     w ← Σ_j W_ij w_start_j − d_i; gradient tracking sends (w_start, y) and
+//     sets w ← Σ_j W_ij w_start_j − y_i, y ← Σ_j W_ij y_j + d_i^{t+1} − d_i^t.
+package strategy

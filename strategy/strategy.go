@@ -1,0 +1,90 @@
+package strategy
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/nn"
+)
+
+// Broadcast as an Outgoing recipient means every out-neighbor of the round.
+const Broadcast = -1
+
+// Tags distinguish vectors when a strategy sends more than one per round.
+const (
+	TagModel   uint8 = 0 // model parameters after local training
+	TagStart   uint8 = 1 // model parameters at the start of the round
+	TagTracker uint8 = 2 // gradient-tracking variable y
+)
+
+// View is what a strategy may know about its own node in a round. The node
+// fills it in; the strategy never sees the driver.
+type View struct {
+	ID     int
+	Round  int
+	Rounds int
+	// Model is the node's model after this round's local training; Combine
+	// writes the new parameters into Model.Params().
+	Model *nn.Model
+	// Start holds the parameters at the start of the round, before local
+	// training.
+	Start []float32
+	// Neighbors lists, sorted, the peers the node may hear from this round
+	// (its in-neighbors in the round's graph), and NeighborDegree their
+	// degrees, aligned; Degree is the node's own.
+	Neighbors      []int
+	NeighborDegree []int
+	Degree         int
+	// RNG is the strategy's own stream for (seed, node, round).
+	RNG *rand.Rand
+}
+
+// Outgoing is a vector a strategy sends; To is a peer id or Broadcast. The
+// vector may alias strategy or model memory: the node copies it before the
+// strategy runs again.
+type Outgoing struct {
+	To     int
+	Tag    uint8
+	Vector []float32
+}
+
+// Incoming is a validated vector that arrived this round.
+type Incoming struct {
+	From   int
+	Tag    uint8
+	Vector []float32
+}
+
+// Strategy is how a node collaborates.
+type Strategy interface {
+	Name() string
+	// Share returns what to send after local training.
+	Share(v *View) []Outgoing
+	// Combine sets the node's next parameters from its own and what arrived
+	// (sorted by sender id, then tag) and returns the weight it gave each
+	// sender (senders it ignored may be omitted or given 0).
+	Combine(v *View, in []Incoming) (map[int]float64, error)
+}
+
+// Local never collaborates: the node keeps its locally trained model.
+type Local struct{}
+
+func (Local) Name() string                                       { return "local" }
+func (Local) Share(*View) []Outgoing                             { return nil }
+func (Local) Combine(*View, []Incoming) (map[int]float64, error) { return nil, nil }
+
+// withTag returns the incoming vectors with the given tag, checking their
+// length; the order (sender id) is kept.
+func withTag(in []Incoming, tag uint8, n int) ([]Incoming, error) {
+	out := in[:0:0]
+	for _, m := range in {
+		if m.Tag != tag {
+			continue
+		}
+		if len(m.Vector) != n {
+			return nil, fmt.Errorf("vector from %d has %d values, want %d", m.From, len(m.Vector), n)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
