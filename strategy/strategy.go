@@ -12,9 +12,9 @@ const Broadcast = -1
 
 // Tags distinguish vectors when a strategy sends more than one per round.
 const (
-	TagModel   uint8 = 0 // model parameters after local training
-	TagStart   uint8 = 1 // model parameters at the start of the round
-	TagTracker uint8 = 2 // gradient-tracking variable y
+	TagModel   = "model"   // model parameters after local training
+	TagStart   = "start"   // model parameters at the start of the round
+	TagTracker = "tracker" // gradient-tracking variable y
 )
 
 // View is what a strategy may know about its own node in a round. The node
@@ -44,14 +44,14 @@ type View struct {
 // strategy runs again.
 type Outgoing struct {
 	To     int
-	Tag    uint8
+	Tag    string
 	Vector []float32
 }
 
 // Incoming is a validated vector that arrived this round.
 type Incoming struct {
 	From   int
-	Tag    uint8
+	Tag    string
 	Vector []float32
 }
 
@@ -75,7 +75,7 @@ func (Local) Combine(*View, []Incoming) (map[int]float64, error) { return nil, n
 
 // withTag returns the incoming vectors with the given tag, checking their
 // length; the order (sender id) is kept.
-func withTag(in []Incoming, tag uint8, n int) ([]Incoming, error) {
+func withTag(in []Incoming, tag string, n int) ([]Incoming, error) {
 	out := in[:0:0]
 	for _, m := range in {
 		if m.Tag != tag {

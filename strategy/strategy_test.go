@@ -32,8 +32,8 @@ func near(t *testing.T, what string, got []float32, want ...float64) {
 
 func TestFedAvgUniformAndMH(t *testing.T) {
 	in := []Incoming{
-		{From: 2, Vector: []float32{4, 4, 4, 4}},
-		{From: 5, Vector: []float32{-2, 0, 2, 8}},
+		{From: 2, Tag: TagModel, Vector: []float32{4, 4, 4, 4}},
+		{From: 5, Tag: TagModel, Vector: []float32{-2, 0, 2, 8}},
 	}
 	m := tinyModel(t, 1, 2, 3, 4)
 	v := &View{ID: 0, Model: m, Neighbors: []int{2, 5, 7}, NeighborDegree: []int{1, 3, 4}, Degree: 3}
@@ -55,7 +55,7 @@ func TestFedAvgUniformAndMH(t *testing.T) {
 	if w[2] != 0.25 || w[5] != 0.25 {
 		t.Errorf("mh weights %v", w)
 	}
-	if _, err := f.Combine(v, []Incoming{{From: 1, Vector: []float32{1}}}); err == nil {
+	if _, err := f.Combine(v, []Incoming{{From: 1, Tag: TagModel, Vector: []float32{1}}}); err == nil {
 		t.Error("a vector of the wrong length was accepted")
 	}
 }
