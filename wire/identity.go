@@ -57,6 +57,9 @@ func IdentityFromKey(id uint32, priv ed25519.PrivateKey) (*Identity, error) {
 	return &Identity{id: id, priv: slices.Clone(priv)}, nil
 }
 
+// valid reports whether x holds a key: a zero Identity signs nothing.
+func (x *Identity) valid() bool { return x != nil && len(x.priv) == ed25519.PrivateKeySize }
+
 // ID returns the node id the identity signs as.
 func (x *Identity) ID() uint32 { return x.id }
 
@@ -82,6 +85,9 @@ func (d *Directory) Add(id uint32, pub ed25519.PublicKey) error {
 	}
 	if id == Broadcast {
 		return errors.New("wire: the Broadcast id cannot be a node")
+	}
+	if d.keys == nil { // a zero Directory is usable
+		d.keys = make(map[uint32]ed25519.PublicKey)
 	}
 	if old, ok := d.keys[id]; ok {
 		if old.Equal(pub) {

@@ -64,6 +64,10 @@ func TestGenerateIdentity(t *testing.T) {
 }
 
 func TestDirectory(t *testing.T) {
+	var zero Directory // usable without NewDirectory
+	if _, ok := zero.Key(1); ok || zero.Add(1, NewIdentity(1, 1).Public()) != nil || zero.Len() != 1 {
+		t.Fatal("zero Directory")
+	}
 	d := NewDirectory()
 	k1 := NewIdentity(1, 1).Public()
 	k2 := NewIdentity(1, 2).Public()

@@ -3,6 +3,7 @@ package wire
 import (
 	"crypto/ed25519"
 	"math"
+	"strconv"
 )
 
 // Kind says what a message's body holds. The code is one byte on the wire;
@@ -24,7 +25,7 @@ func (k Kind) String() string {
 	case KindClaim:
 		return "claim"
 	}
-	return "kind(" + itoa(uint64(k)) + ")"
+	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 const (
@@ -88,19 +89,4 @@ type Message struct {
 	Payload Payload
 	Claim   Claim
 	Sig     [SignatureSize]byte
-}
-
-// itoa avoids pulling strconv into hot error paths' callers; it is only used
-// for String methods.
-func itoa(x uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + x%10)
-		x /= 10
-		if x == 0 {
-			return string(b[i:])
-		}
-	}
 }

@@ -1,6 +1,9 @@
 package wire
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Reason says why a message was refused. Decode and Validator.Check return
 // it inside an *Error, and Validator counts rejections per sender and Reason
@@ -63,7 +66,7 @@ func (r Reason) String() string {
 	if int(r) < NumReasons {
 		return reasonNames[r]
 	}
-	return "reason(" + itoa(uint64(r)) + ")"
+	return "reason(" + strconv.Itoa(int(r)) + ")"
 }
 
 // Signed reports whether a rejection for r proves that the claimed sender
@@ -76,7 +79,8 @@ func (r Reason) String() string {
 // transport's knowledge of who actually sent the bytes.
 func (r Reason) Signed() bool { return r >= WrongLength && int(r) < NumReasons }
 
-// Error is every error Decode, AppendEncode and Validator.Check return.
+// Error is every error Decode, AppendEncode and Validator.Check return about
+// a message (invalid Limits, a caller's mistake, are plain errors).
 type Error struct {
 	Reason Reason
 	Detail string

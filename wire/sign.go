@@ -72,8 +72,8 @@ func (d *digester) digest(m *Message) ([sha256.Size]byte, error) {
 // canonical encoding minus the signature). m.From must be id's node: a node
 // signs only as itself.
 func Sign(m *Message, id *Identity) error {
-	if m == nil || id == nil {
-		return errors.New("wire: Sign with nil message or identity")
+	if m == nil || !id.valid() {
+		return errors.New("wire: Sign with nil message or identity without key")
 	}
 	if m.From != id.id {
 		return fmt.Errorf("wire: node %d cannot sign a message from node %d", id.id, m.From)
@@ -126,8 +126,8 @@ func claimSigned(c *Claim) ([]byte, error) {
 // SignClaim sets c.Sig to the source's signature over every field of c but
 // Hop. c.Source must be id's node.
 func SignClaim(c *Claim, id *Identity) error {
-	if c == nil || id == nil {
-		return errors.New("wire: SignClaim with nil claim or identity")
+	if c == nil || !id.valid() {
+		return errors.New("wire: SignClaim with nil claim or identity without key")
 	}
 	if c.Source != id.id {
 		return fmt.Errorf("wire: node %d cannot sign a claim of node %d", id.id, c.Source)

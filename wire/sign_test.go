@@ -22,6 +22,10 @@ func TestSignVerify(t *testing.T) {
 	if err := Sign(nil, testIDs[1]); err == nil {
 		t.Fatal("signed nil")
 	}
+	if Sign(&Message{Header: Header{Kind: KindVector}}, &Identity{}) == nil || Sign(m, nil) == nil ||
+		SignClaim(&Claim{}, &Identity{}) == nil {
+		t.Fatal("signed with an identity without key")
+	}
 	bad := &Message{Header: Header{Kind: 9, From: 1}}
 	if err := Sign(bad, testIDs[1]); err == nil || Verify(bad, testIDs[1].Public()) {
 		t.Fatal("signed or verified an unencodable message")

@@ -178,7 +178,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestReceiveAttribution(t *testing.T) {
-	v := newTestValidator(t, Limits{})
+	v := newTestValidator(t, Limits{MaxFloats: 100}) // keeps the oversize input small
 	b := encode(t, vectorMsg(t, 3))
 	var m Message
 	if err := v.Receive(b, &m); err != nil || !sameBits(m.Payload.Data, payload()) {
@@ -190,7 +190,7 @@ func TestReceiveAttribution(t *testing.T) {
 	if err := v.Receive(b[:HeaderSize], &m); ReasonOf(err) != Malformed {
 		t.Fatalf("header only: %v", err)
 	}
-	big := make([]byte, DefaultLimits().MaxMessageBytes+1)
+	big := make([]byte, v.lim.MaxMessageBytes+1)
 	copy(big, b[:HeaderSize])
 	if err := v.Receive(big, &m); ReasonOf(err) != Oversize {
 		t.Fatalf("oversize: %v", err)
