@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/nn"
 )
 
@@ -145,5 +146,26 @@ func TestGradientTrackingFindsExactOptimum(t *testing.T) {
 	fa := quadratic(t, func() Strategy { return &FedAvg{Weighting: MetropolisHastings} }, c, 0.3, 300)
 	if math.Abs(float64(fa[0][0])-float64(fa[1][0])) < 1e-3 {
 		t.Log("fedavg nodes agree") // informational: FedAvg also keeps a heterogeneity bias
+	}
+}
+
+func TestRobustRuleMedianPlacesOwnModelByID(t *testing.T) {
+	rule, err := aggregate.New("median", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyModel(t, 1, 2, 3, 4)
+	s := &RobustRule{Rule: rule}
+	in := []Incoming{
+		{From: 1, Tag: TagModel, Vector: []float32{0, 0, 0, 1e6}},
+		{From: 5, Tag: TagModel, Vector: []float32{2, 2, 9, 5}},
+	}
+	w, err := s.Combine(&View{ID: 3, Model: m}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "median of own and two", m.Params(), 1, 2, 3, 5)
+	if w[1]+w[5] <= 0 || w[1]+w[5] >= 1 {
+		t.Errorf("weights of senders %v should be a proper share", w)
 	}
 }

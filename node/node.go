@@ -1,0 +1,192 @@
+package node
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// Config sets up a node.
+type Config struct {
+	ID        int
+	Model     *nn.Model
+	Optimizer nn.Optimizer
+	// Train says how much local training a round does (epochs or steps).
+	Train    nn.TrainConfig
+	Strategy strategy.Strategy
+	// TrainData is the node's training split; Test its local test split;
+	// GlobalTest, if not nil, the dataset's global test set.
+	TrainData  nn.Batches
+	Test       nn.Batches
+	GlobalTest nn.Batches
+	Identity   *wire.Identity
+	Directory  *wire.Directory
+	// Seed is the experiment seed; the node derives its streams from it.
+	Seed   uint64
+	Rounds int
+}
+
+// Neighborhood is what a node knows of the round's graph: whom it may hear
+// from (sorted), their degrees, and its own degree. Every node can rebuild
+// it from the experiment seed (spec/dmtt.md, "Mobility").
+type Neighborhood struct {
+	In       []int
+	InDegree []int
+	Degree   int
+}
+
+// Node is one participant. It is not safe for concurrent use; a driver runs
+// one goroutine per node at a time.
+type Node struct {
+	cfg       Config
+	validator *wire.Validator
+	start     []float32
+	round     int
+	hood      Neighborhood
+	inbox     []strategy.Incoming
+	seq       uint64
+	trainRes  nn.TrainResult
+	bytesSent int
+}
+
+// New checks the configuration and returns a node at round 0.
+func New(cfg Config) (*Node, error) {
+	switch {
+	case cfg.Model == nil || cfg.Optimizer == nil || cfg.Strategy == nil:
+		return nil, fmt.Errorf("node %d: model, optimizer and strategy are required", cfg.ID)
+	case cfg.TrainData == nil || cfg.Test == nil:
+		return nil, fmt.Errorf("node %d: training and test data are required", cfg.ID)
+	case cfg.Identity == nil || cfg.Directory == nil:
+		return nil, fmt.Errorf("node %d: identity and peer directory are required", cfg.ID)
+	case int(cfg.Identity.ID()) != cfg.ID:
+		return nil, fmt.Errorf("node %d: identity is for node %d", cfg.ID, cfg.Identity.ID())
+	}
+	v, err := wire.NewValidator(wire.ValidatorConfig{
+		Self: uint32(cfg.ID), Directory: cfg.Directory, PayloadLen: cfg.Model.NumParams()})
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
+	}
+	return &Node{cfg: cfg, validator: v, start: make([]float32, cfg.Model.NumParams())}, nil
+}
+
+// ID is the node's id.
+func (n *Node) ID() int { return n.cfg.ID }
+
+// Model is the node's model (its parameters are the node's current state).
+func (n *Node) Model() *nn.Model { return n.cfg.Model }
+
+// Strategy is the node's strategy.
+func (n *Node) Strategy() strategy.Strategy { return n.cfg.Strategy }
+
+// Train starts round r: it records the neighborhood, saves the start-of-
+// round parameters and runs local training.
+func (n *Node) Train(r int, hood Neighborhood) (nn.TrainResult, error) {
+	n.round, n.hood = r, hood
+	n.inbox = n.inbox[:0]
+	n.bytesSent = 0
+	n.seq = 0
+	n.validator.SetRound(uint64(r))
+	copy(n.start, n.cfg.Model.Params())
+	res, err := n.cfg.Model.Train(n.cfg.TrainData, n.cfg.Optimizer, n.cfg.Train,
+		seed.Stream(n.cfg.Seed, seed.Train, uint64(n.cfg.ID), uint64(r)))
+	if err != nil {
+		return res, fmt.Errorf("node %d round %d: %w", n.cfg.ID, r, err)
+	}
+	n.trainRes = res
+	return res, nil
+}
+
+func (n *Node) view() *strategy.View {
+	return &strategy.View{
+		ID: n.cfg.ID, Round: n.round, Rounds: n.cfg.Rounds,
+		Model: n.cfg.Model, Start: n.start,
+		Neighbors: n.hood.In, NeighborDegree: n.hood.InDegree, Degree: n.hood.Degree,
+		RNG: seed.Stream(n.cfg.Seed, seed.Strategy, uint64(n.cfg.ID), uint64(n.round)),
+	}
+}
+
+// Outbox returns the signed messages the strategy wants sent this round.
+// A message to wire.Broadcast goes to every out-neighbor; its payload is a
+// copy, so the node may go on changing its model.
+func (n *Node) Outbox() ([]*wire.Message, error) {
+	var out []*wire.Message
+	for _, o := range n.cfg.Strategy.Share(n.view()) {
+		to := uint32(wire.Broadcast)
+		if o.To != strategy.Broadcast {
+			to = uint32(o.To)
+		}
+		n.seq++
+		m := &wire.Message{
+			Header:  wire.Header{Kind: wire.KindVector, From: uint32(n.cfg.ID), To: to, Round: uint64(n.round), Seq: n.seq},
+			Payload: wire.Payload{Tag: o.Tag, Data: append([]float32(nil), o.Vector...)},
+		}
+		if err := wire.Sign(m, n.cfg.Identity); err != nil {
+			return nil, fmt.Errorf("node %d: signing: %w", n.cfg.ID, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Deliver hands the node one message that arrived. A message that fails
+// validation is dropped and counted against its sender; the error says
+// why (drivers may log it; the node has already dealt with it).
+func (n *Node) Deliver(m *wire.Message) error {
+	if err := n.validator.Check(m); err != nil {
+		return err
+	}
+	if m.Kind != wire.KindVector {
+		return nil // claims are for the trust layer, which comes with DMTT
+	}
+	n.inbox = append(n.inbox, strategy.Incoming{From: int(m.From), Tag: m.Payload.Tag, Vector: m.Payload.Data})
+	return nil
+}
+
+// AddBytesSent records traffic the driver sent on the node's behalf.
+func (n *Node) AddBytesSent(b int) { n.bytesSent += b }
+
+// Combine runs the strategy on what arrived (sorted by sender, then tag)
+// and returns the weight it gave each sender.
+func (n *Node) Combine() (map[int]float64, error) {
+	slices.SortStableFunc(n.inbox, func(a, b strategy.Incoming) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Tag, b.Tag))
+	})
+	w, err := n.cfg.Strategy.Combine(n.view(), n.inbox)
+	if err != nil {
+		return nil, fmt.Errorf("node %d round %d: %s: %w", n.cfg.ID, n.round, n.cfg.Strategy.Name(), err)
+	}
+	n.inbox = n.inbox[:0]
+	return w, nil
+}
+
+// Rejections returns what the validator refused, per sender.
+func (n *Node) Rejections(sender int) wire.Counts { return n.validator.Counts(uint32(sender)) }
+
+// Evaluation is a node's model quality after a round.
+type Evaluation struct {
+	Local  nn.EvalResult
+	Global nn.EvalResult // zero when the node has no global test set
+	Train  nn.TrainResult
+	Bytes  int
+}
+
+// Evaluate measures the model on the local test split and, when it has
+// one and global is set, on the global test set.
+func (n *Node) Evaluate(global bool) (Evaluation, error) {
+	ev := Evaluation{Train: n.trainRes, Bytes: n.bytesSent}
+	var err error
+	if ev.Local, err = n.cfg.Model.Evaluate(n.cfg.Test); err != nil {
+		return ev, fmt.Errorf("node %d: local test: %w", n.cfg.ID, err)
+	}
+	if global && n.cfg.GlobalTest != nil {
+		if ev.Global, err = n.cfg.Model.Evaluate(n.cfg.GlobalTest); err != nil {
+			return ev, fmt.Errorf("node %d: global test: %w", n.cfg.ID, err)
+		}
+	}
+	return ev, nil
+}
