@@ -94,10 +94,11 @@ func decodeVector(body []byte, p *Payload, lim *Limits) error {
 	if tagLen > lim.MaxTagBytes {
 		return reject(Oversize, fmt.Sprintf("tag of %d bytes, limit %d", tagLen, lim.MaxTagBytes))
 	}
-	if len(body) != vectorBodySize(tagLen, int(n)) {
+	off := (vectorFixed + tagLen + 3) &^ 3
+	// In uint64 so that 4n cannot overflow an int on 32-bit platforms.
+	if uint64(len(body)) != uint64(off)+4*uint64(n) {
 		return reject(Malformed, fmt.Sprintf("vector body of %d bytes for %d floats and a %d-byte tag", len(body), n, tagLen))
 	}
-	off := (vectorFixed + tagLen + 3) &^ 3
 	for _, c := range body[vectorFixed+tagLen : off] {
 		if c != 0 {
 			return reject(Malformed, "nonzero padding after tag")
@@ -124,7 +125,7 @@ func decodeClaim(body []byte, c *Claim, lim *Limits) error {
 	if uint64(k) > uint64(lim.MaxNeighbors) {
 		return reject(Oversize, fmt.Sprintf("%d neighbors, limit %d", k, lim.MaxNeighbors))
 	}
-	if len(body) != claimBodySize(int(k)) {
+	if uint64(len(body)) != claimFixed+4*uint64(k) {
 		return reject(Malformed, fmt.Sprintf("claim body of %d bytes for %d neighbors", len(body), k))
 	}
 	if body[25] != 0 || body[26] != 0 || body[27] != 0 {

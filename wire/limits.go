@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Limits bound what a receiver accepts, so that a hostile peer cannot make it
@@ -43,9 +44,10 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxMessageBytes == 0 && l.MaxFloats > 0 && l.MaxFloats <= maxEncodableFloats &&
 		l.MaxTagBytes > 0 && l.MaxTagBytes <= MaxTagLen {
-		v := HeaderSize + vectorBodySize(l.MaxTagBytes, l.MaxFloats) + SignatureSize
-		c := HeaderSize + claimBodySize(l.MaxNeighbors) + SignatureSize
-		l.MaxMessageBytes = max(v, c)
+		// In uint64, capped at the largest int, for 32-bit platforms.
+		v := uint64(HeaderSize+SignatureSize+vectorBodySize(l.MaxTagBytes, 0)) + 4*uint64(l.MaxFloats)
+		c := uint64(HeaderSize+SignatureSize+claimFixed) + 4*uint64(max(l.MaxNeighbors, 0))
+		l.MaxMessageBytes = int(min(max(v, c), uint64(math.MaxInt)))
 	}
 	return l
 }
