@@ -60,7 +60,7 @@ type job struct {
 }
 
 // spinIters bounds a busy wait before parking: about 30 µs of atomic loads
-// on the machine of BENCHMARKS.md.
+// on a 2024 x86 core.
 const spinIters = 1 << 14
 
 func startPool(n int) *pool {
