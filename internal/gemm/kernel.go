@@ -6,7 +6,7 @@ package gemm
 // micro-panel whose k-rows are ldb floats apart (nr when packed, or the
 // caller's ldb when B is used in place):
 //
-//	C[i][j] = alpha*acc[i][j] + beta*C[i][j]   (C is only written when beta == 0)
+//	C[i][j] = alpha*acc[i][j] + beta*C[i][j]   (C is not read when beta == 0)
 //	acc[i][j] = Σ_{p<kc} a[p*mr+i] * b[p*ldb+j] accumulated in order p = 0, 1, …
 //
 // with C row-major at stride ldc. Every kernel accumulates each element in

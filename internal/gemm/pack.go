@@ -8,10 +8,13 @@ package gemm
 // and columns are computed and thrown away.
 //
 // An operand stored with k contiguous (A not transposed, B transposed) is
-// transposed while packing; a kernel may supply an assembly 8×8 transpose
-// for that, the one part of packing that is slow in scalar Go.
+// transposed while packing; a kernel may supply assembly 16×16 and 8×8
+// transposes for that, and a strided copy for the other case, since scalar
+// Go (or memmove per short row) made packing as slow as the multiplication
+// for a batch of 32.
 
-// transposeFunc sets dst[p*ldd+r] = src[r*lds+p] for r < 8, p < 8*blocks.
+// transposeFunc sets dst[p*ldd+r] = src[r*lds+p] for r < s, p < s*blocks,
+// where s is its block size (16 or 8).
 type transposeFunc func(dst *float32, ldd int, src *float32, lds int, blocks int)
 
 // packA packs rows [i0, i0+mc) and columns [p0, p0+kc) of op(A) into dst as
