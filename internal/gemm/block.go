@@ -20,17 +20,22 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 	_, kcb := kBlocks(p.k)
 	mcb := min(kern.mc, roundUp(m1-m0, mr))
 	ncb := min(kern.nc, roundUp(n1-n0, nr))
-	w.ap = growAligned(w.ap, mcb*kcb)
-	w.bp = growAligned(w.bp, kcb*ncb)
-	w.tile = growAligned(w.tile, mr*nr)
 	// For a short block of rows, a B micro-panel is read by only a few A
 	// micro-panels, and packing B (one more pass over all of B, the large
 	// operand when m is a batch of 32) costs more than reading it in place
-	// at stride ldb. That needs B not transposed; ragged panels are still
-	// packed, to pad them. A stride of a multiple of 4 KiB maps every k-row
-	// of a micro-panel to the same few cache sets, which measured slower
-	// than packing, so those are packed.
+	// at stride ldb. That needs B not transposed; a ragged last panel is
+	// still packed, to pad it, and then is the only packed panel. A stride
+	// of a multiple of 4 KiB maps every k-row of a micro-panel to the same
+	// few cache sets, which measured slower than packing, so those are
+	// packed.
 	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb%1024 != 0
+	w.ap = growAligned(w.ap, mcb*kcb)
+	if direct {
+		w.bp = growAligned(w.bp, kcb*nr)
+	} else {
+		w.bp = growAligned(w.bp, kcb*ncb)
+	}
+	w.tile = growAligned(w.tile, mr*nr)
 	for jc := n0; jc < n1; jc += ncb {
 		nc := min(ncb, n1-jc)
 		for pc := 0; pc < p.k; pc += kcb {
@@ -57,9 +62,15 @@ func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, 
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
-		bpan, ldb := &w.bp[jr*kc], nr
-		if direct && cols == nr {
+		var bpan *float32
+		ldb := nr
+		switch {
+		case !direct:
+			bpan = &w.bp[jr*kc]
+		case cols == nr:
 			bpan, ldb = &p.b[pc*p.ldb+jc+jr], p.ldb
+		default: // the ragged panel, packed alone
+			bpan = &w.bp[0]
 		}
 		for ir := 0; ir < mc; ir += mr {
 			rows := min(mr, mc-ir)

@@ -19,7 +19,7 @@
 // XGETBV reports that the OS saves the wide registers; the purego build tag
 // and other architectures get the portable kernel, and NewPortable forces it.
 // Blocking: kc ≤ 256 for every kernel (see kBlocks); mc = 96 (avx512), 120
-// (avx2), 128 (portable) rows; nc = 2048 (assembly) or 1024 columns.
+// (avx2), 128 (portable) rows; nc = 1024 columns.
 //
 // Three measured shortcuts matter for the products of a small network at
 // batch 32: an operand stored with k contiguous is packed with a 16×16

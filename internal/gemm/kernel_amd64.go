@@ -10,11 +10,13 @@ func microAVX2(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
 // avx2 blocks for a 6×16 tile: the A block (120×256 floats = 120 KiB) sits
 // in L2 with room for the B panel stream; nc bounds the packed B block to
-// 256×2048 floats = 2 MiB, in L3 and shared by every row block.
+// 256×1024 floats = 1 MiB, read from L2/L3 by every row block. (A larger nc
+// saves only re-packing A, m×k per 1024 columns, and every Engine holds a
+// B buffer, one per model in a simulation of many nodes.)
 var avx2 = &kernel{
 	name: "avx2",
 	mr:   6, nr: 16,
-	mc: 120, nc: 2048,
+	mc: 120, nc: 1024,
 	micro: microAVX2,
 
 	transpose8: transpose8,
@@ -37,7 +39,7 @@ func microAVX512Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32
 var avx512 = &kernel{
 	name: "avx512",
 	mr:   8, nr: 32,
-	mc: 96, nc: 2048,
+	mc: 96, nc: 1024,
 	micro: microAVX512,
 	half:  microAVX512Half,
 

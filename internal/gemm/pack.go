@@ -39,15 +39,20 @@ func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc int, 
 
 // packB packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into dst as
 // ceil(nc/nr) panels of kc×nr, panel q starting at q*kc*nr. With onlyRagged
-// it packs just a last, partial panel (the others are used in place).
+// it packs just a last, partial panel, at the start of dst (the others are
+// used in place).
 func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc int, kern *kernel, onlyRagged bool) {
 	nr := kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
-		if onlyRagged && cols == nr {
-			continue
+		at := jr * kc
+		if onlyRagged {
+			if cols == nr {
+				continue
+			}
+			at = 0
 		}
-		panel := dst[jr*kc : jr*kc+kc*nr]
+		panel := dst[at : at+kc*nr]
 		if cols < nr {
 			clear(panel)
 		}

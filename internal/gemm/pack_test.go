@@ -80,3 +80,20 @@ func TestPortableTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectBKeepsBufferSmall: when B is read in place, the B buffer holds
+// at most the one ragged panel, not the whole block (an Engine per model in
+// a simulation of many nodes makes buffer sizes add up).
+func TestDirectBKeepsBufferSmall(t *testing.T) {
+	for _, k := range available() {
+		e := newEngine(1, k)
+		m, n, kk := 2*k.mr, 784, 256 // the shape of a batch's input gradient
+		a := make([]float32, m*kk)
+		b := make([]float32, kk*n)
+		c := make([]float32, m*n)
+		e.Sgemm(false, false, m, n, kk, 1, a, kk, b, n, 0, c, n)
+		if got, limit := cap(e.ws[0].bp), kk*k.nr; got > limit {
+			t.Errorf("%s: B buffer holds %d floats, want at most %d", k.name, got, limit)
+		}
+	}
+}
