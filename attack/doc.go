@@ -1,0 +1,24 @@
+// Package attack holds what Byzantine nodes send: given a node's honest
+// payload and the adversary's view of the round, an Attack crafts the vector
+// the node sends instead (spec/robust-rules.md, "Attacks").
+//
+// # Choices
+//
+//   - Only the driver uses this package; honest code never learns who is
+//     Byzantine. The driver builds the View (the round's honest payloads in
+//     sender-id order, for omniscient attacks) and gives each Craft the
+//     random stream of (seed, attacker, round).
+//   - Craft writes into the caller's dst, which may be the honest slice
+//     itself; none, gaussian, sign_flip and scaling allocate nothing
+//     (random's model allocates its seeded source). The output depends only
+//     on the arguments and the draws taken from rng, in coordinate order, so
+//     a driver that seeds rng afresh from (seed, from, round) for every
+//     receiver sends the same vector to all of them, as the spec's defaults
+//     do; an attack that targets receivers differently uses to.
+//   - Every attack states in its doc what it assumes the adversary knows.
+//   - Attacks are safe for concurrent use (Random serializes its model).
+//   - Parameters are validated by New: a value out of range is an error
+//     naming the parameter, the value and the allowed range; a zero Scale
+//     means the spec's default. Values are computed in float64 and rounded
+//     once to float32; ranges keep outputs finite for finite honest input.
+package attack
