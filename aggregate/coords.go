@@ -11,7 +11,7 @@ type coords struct {
 }
 
 // blockKeys bounds the keys gathered per block (32 KiB of uint64), so a
-// block's keys stay in L1 while they are sorted.
+// block's keys stay in L1 while they are ranked.
 const blockKeys = 4096
 
 // start prepares the scratch for n inputs and returns the block length in

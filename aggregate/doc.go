@@ -5,17 +5,20 @@
 // # Choices
 //
 //   - Inputs arrive in sender-id order and every sum is accumulated in
-//     float64. Mean sums in input order; median and trimmed mean order each
-//     coordinate's values and sum them in ascending order, so their results
-//     are bit-identical under any permutation of the inputs.
+//     float64. Mean sums in input order. Median and trimmed mean are
+//     bit-identical under any permutation of the inputs: they select each
+//     coordinate's middle values by rank, and the trimmed mean sums the kept
+//     values either exactly (when their exponents span few enough binades
+//     that float64 cannot round) or sorted in ascending order.
 //   - Per coordinate, a value and its input index are packed into one uint64
 //     key (order-preserving bits of the float32 above, index below), so one
 //     integer comparison orders values and breaks ties by input index: the
 //     choice of which input "was used" (Selector) is deterministic too.
-//   - Rules that need scratch (Median, TrimmedMean) keep it in the rule value
-//     and are used through a pointer; a rule value serves one goroutine at a
-//     time. The steady state allocates nothing per coordinate or per call
-//     except the slice Weights returns.
+//   - Every rule remembers its last call for Selector, and Median and
+//     TrimmedMean keep their scratch, in the rule value: rules are used
+//     through pointers (New returns them) and a rule value serves one
+//     goroutine at a time. Once its scratch is sized, a call allocates
+//     nothing; Weights returns a new slice.
 //   - A rule that cannot run returns an error wrapping one of the Err
 //     sentinels and saying why, with n and f (spec: "a rule that cannot run
 //     ... returns an error that says why and what n and f were"). Non-finite
