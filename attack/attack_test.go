@@ -74,6 +74,14 @@ func TestNewOutOfRange(t *testing.T) {
 			}
 		}
 	}
+	// Values built directly are checked when they craft.
+	x := make([]float32, 3)
+	if err := (Scaling{S: math.NaN()}).Craft(x, nil, x, 0, 1, nil); err == nil {
+		t.Error("Scaling{S: NaN} crafted a vector")
+	}
+	if err := (Gaussian{}).Craft(x, nil, x, 0, 1, stream(1)); err == nil {
+		t.Error("Gaussian{} (sigma 0) crafted a vector")
+	}
 }
 
 func TestLengthMismatch(t *testing.T) {

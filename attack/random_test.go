@@ -103,6 +103,9 @@ func TestRandomConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if err := a.Craft(make([]float32, n), nil, make([]float32, n), 0, 0, nil); err == nil {
+		t.Error("nil rng accepted")
+	}
 	var zero Random
 	if err := zero.Craft(nil, nil, nil, 0, 0, rand.New(rand.NewPCG(1, 1))); err == nil {
 		t.Error("zero Random crafted a vector")
