@@ -25,8 +25,8 @@
 // batch 32: an operand stored with k contiguous is packed with a 16×16
 // (AVX-512) or 8×8 (AVX) transpose; for blocks of at most 8 tile rows a
 // non-transposed B is read in place instead of being packed (one pass over
-// the large operand saved); and a last B panel of at most 16 columns runs
-// an 8×16 half kernel instead of a padded 8×32 one.
+// the large operand saved); and a last B panel of at most half a tile wide
+// runs a half-width kernel (8×16, 6×8) instead of a zero-padded one.
 //
 // # Determinism
 //

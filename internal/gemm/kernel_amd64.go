@@ -8,6 +8,12 @@ package gemm
 //go:noescape
 func microAVX2(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
+// microAVX2Half is the 6×8 variant of microAVX2, for B panels of at most 8
+// columns.
+//
+//go:noescape
+func microAVX2Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+
 // avx2 blocks for a 6×16 tile: the A block (120×256 floats = 120 KiB) sits
 // in L2 with room for the B panel stream; nc bounds the packed B block to
 // 256×1024 floats = 1 MiB, read from L2/L3 by every row block. (A larger nc
@@ -18,6 +24,7 @@ var avx2 = &kernel{
 	mr:   6, nr: 16,
 	mc: 120, nc: 1024,
 	micro: microAVX2,
+	half:  microAVX2Half,
 
 	transpose8: transpose8,
 	copyRows:   copyRows,

@@ -148,3 +148,100 @@ general:
 	ROW_BETA(Y14, Y15)
 	VZEROUPPER
 	RET
+
+// The 6×8 half of the kernel above, for a last B panel of at most 8
+// columns. Same arithmetic per element.
+//	Y0 one k-row of B (8 floats)  Y2, Y3 broadcasts  Y4..Y9 accumulators
+#define STEPH \
+	VMOVUPS      (DI), Y0;    \
+	VBROADCASTSS (SI), Y2;    \
+	VBROADCASTSS 4(SI), Y3;   \
+	VFMADD231PS  Y0, Y2, Y4;  \
+	VFMADD231PS  Y0, Y3, Y5;  \
+	VBROADCASTSS 8(SI), Y2;   \
+	VBROADCASTSS 12(SI), Y3;  \
+	VFMADD231PS  Y0, Y2, Y6;  \
+	VFMADD231PS  Y0, Y3, Y7;  \
+	VBROADCASTSS 16(SI), Y2;  \
+	VBROADCASTSS 20(SI), Y3;  \
+	VFMADD231PS  Y0, Y2, Y8;  \
+	VFMADD231PS  Y0, Y3, Y9;  \
+	ADDQ         $24, SI;     \
+	ADDQ         R10, DI
+
+#define ROWH_BETA(acc) \
+	VMULPS      (DX), Y1, Y2; \
+	VFMADD231PS Y0, acc, Y2;  \
+	VMOVUPS     Y2, (DX);     \
+	ADDQ        R8, DX
+
+#define ROWH_ZERO(acc) \
+	VMULPS  Y0, acc, acc; \
+	VMOVUPS acc, (DX);    \
+	ADDQ    R8, DX
+
+// func microAVX2Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX2Half(SB), NOSPLIT, $0-56
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldb+32(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   htail
+
+hloop4:
+	STEPH
+	STEPH
+	STEPH
+	STEPH
+	DECQ BX
+	JNZ  hloop4
+
+htail:
+	ANDQ $3, CX
+	JZ   hupdate
+
+hloop1:
+	STEPH
+	DECQ CX
+	JNZ  hloop1
+
+hupdate:
+	VBROADCASTSS alpha+48(FP), Y0
+	VBROADCASTSS beta+52(FP), Y1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          hgeneral
+	JP           hgeneral
+
+	ROWH_ZERO(Y4)
+	ROWH_ZERO(Y5)
+	ROWH_ZERO(Y6)
+	ROWH_ZERO(Y7)
+	ROWH_ZERO(Y8)
+	ROWH_ZERO(Y9)
+	VZEROUPPER
+	RET
+
+hgeneral:
+	ROWH_BETA(Y4)
+	ROWH_BETA(Y5)
+	ROWH_BETA(Y6)
+	ROWH_BETA(Y7)
+	ROWH_BETA(Y8)
+	ROWH_BETA(Y9)
+	VZEROUPPER
+	RET
