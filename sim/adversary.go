@@ -1,0 +1,65 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/trellis-fl/trellis/attack"
+	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/topology"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// adversary replaces each Byzantine node's messages by one crafted message
+// per out-neighbor and tag. The view holds the honest payloads of the round
+// with the same tag, in sender-id order; it is built here, by the driver, so
+// no honest code ever sees it.
+func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Message) error {
+	if r.cfg.Attack == nil || len(r.cfg.Byzantine) == 0 {
+		return nil
+	}
+	honest := map[string][][]float32{}
+	for j, msgs := range outbox {
+		if r.byz[j] {
+			continue
+		}
+		for _, m := range msgs {
+			if m.Kind == wire.KindVector {
+				honest[m.Payload.Tag] = append(honest[m.Payload.Tag], m.Payload.Data)
+			}
+		}
+	}
+	crafted := make([][]*wire.Message, len(outbox))
+	for _, b := range r.cfg.Byzantine {
+		var seq uint64
+		for _, m := range outbox[b] {
+			if m.Kind != wire.KindVector {
+				continue
+			}
+			view := &attack.View{Round: round, Honest: honest[m.Payload.Tag]}
+			targets := g.Out(b)
+			if m.To != wire.Broadcast {
+				targets = []int{int(m.To)}
+			}
+			for _, to := range targets {
+				dst := make([]float32, len(m.Payload.Data))
+				rng := seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round), uint64(to))
+				if err := r.cfg.Attack.Craft(dst, view, m.Payload.Data, b, to, rng); err != nil {
+					return fmt.Errorf("attack %s by node %d: %w", r.cfg.Attack.Name(), b, err)
+				}
+				seq++
+				c := &wire.Message{
+					Header:  wire.Header{Kind: wire.KindVector, From: uint32(b), To: uint32(to), Round: uint64(round), Seq: seq},
+					Payload: wire.Payload{Tag: m.Payload.Tag, Data: dst},
+				}
+				if err := wire.Sign(c, r.cfg.Identities[b]); err != nil {
+					return err
+				}
+				crafted[b] = append(crafted[b], c)
+			}
+		}
+	}
+	for _, b := range r.cfg.Byzantine {
+		outbox[b] = crafted[b]
+	}
+	return nil
+}

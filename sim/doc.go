@@ -1,0 +1,25 @@
+// Package sim is the deterministic in-process driver of the round protocol:
+// it runs N node state machines for R rounds on a worker pool, routes their
+// messages along each round's graph, applies message drops and the
+// adversary, and streams per-node, per-round metrics to a sink.
+//
+// Determinism (DESIGN.md): every node's work in a phase depends only on its
+// own state and on inputs fixed before the phase, results are stored by
+// node index, and reductions run in node order, so metrics are
+// bit-identical for any GOMAXPROCS and worker count. Wall-clock timings go
+// to a separate stream because they never are.
+//
+// Choices recorded here:
+//   - Byzantine nodes run the honest node code (they train, so attacks that
+//     start from the attacker's own honest vector b have one); the driver
+//     replaces what they send. Each Byzantine message is crafted per
+//     recipient from the attack's stream for (seed, sender, round, recipient)
+//     and signed with the attacker's own key (the adversary holds its
+//     nodes' keys, not the honest ones).
+//   - The omniscient adversary view holds the round's honest payloads of the
+//     same tag, in sender-id order.
+//   - Traffic (bytes_sent) counts the encoded size of every message a node
+//     puts on a link, dropped or not.
+//   - delta_max is max over honest nodes of the weight they gave Byzantine
+//     senders; honest averages exclude Byzantine nodes.
+package sim

@@ -1,0 +1,111 @@
+package sim
+
+import "math"
+
+// NodeRound is one node's record of one round.
+type NodeRound struct {
+	Node      int  `json:"node"`
+	Byzantine bool `json:"byzantine"`
+	// Evaluated says whether the accuracy and loss fields were measured
+	// this round (every EvalEvery rounds and the last).
+	Evaluated  bool    `json:"evaluated"`
+	LocalAcc   float64 `json:"local_acc"`
+	LocalLoss  float64 `json:"local_loss"`
+	GlobalAcc  float64 `json:"global_acc"`
+	GlobalLoss float64 `json:"global_loss"`
+	TrainLoss  float64 `json:"train_loss"`
+	Steps      int     `json:"steps"`
+	BytesSent  int     `json:"bytes_sent"`
+	// ByzWeight is the total weight the node's strategy gave Byzantine
+	// senders this round.
+	ByzWeight float64 `json:"byz_weight"`
+	// Rejected counts messages the node's validator refused this round.
+	Rejected int `json:"rejected"`
+}
+
+// Round is the record of one round: every node's, and the aggregates of
+// spec/experiments.md ("Metrics") over honest nodes.
+type Round struct {
+	Round     int         `json:"round"`
+	Evaluated bool        `json:"evaluated"`
+	Nodes     []NodeRound `json:"nodes"`
+
+	HonestLocalAcc    float64 `json:"honest_local_acc"`
+	HonestLocalAccStd float64 `json:"honest_local_acc_std"`
+	HonestGlobalAcc   float64 `json:"honest_global_acc"`
+	AllAcc            float64 `json:"all_acc"`
+	HonestLoss        float64 `json:"honest_loss"`
+	AllLoss           float64 `json:"all_loss"`
+	DeltaMax          float64 `json:"delta_max"`
+	MeanByzWeight     float64 `json:"mean_byz_weight"`
+	BytesSent         int     `json:"bytes_sent"`
+}
+
+// Timing is the wall-clock record of a round, kept apart from Round because
+// it is never reproducible.
+type Timing struct {
+	Round        int     `json:"round"`
+	Seconds      float64 `json:"round_seconds"`
+	TrainSeconds float64 `json:"train_seconds"`
+}
+
+// Sink receives each round's metrics, in round order, from one goroutine.
+type Sink interface {
+	Round(r *Round) error
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(r *Round) error
+
+// Round implements Sink.
+func (f SinkFunc) Round(r *Round) error { return f(r) }
+
+// summarize fills the round's aggregates from its node records.
+func (r *Round) summarize() {
+	var hn, an int
+	var hAcc, hAcc2, hGlob, aAcc, hLoss, aLoss, byzSum float64
+	for _, n := range r.Nodes {
+		r.BytesSent += n.BytesSent
+		if !n.Byzantine {
+			r.DeltaMax = max(r.DeltaMax, n.ByzWeight)
+			byzSum += n.ByzWeight
+		}
+		if !r.Evaluated {
+			continue
+		}
+		an++
+		aAcc += n.LocalAcc
+		aLoss += n.LocalLoss
+		if !n.Byzantine {
+			hn++
+			hAcc += n.LocalAcc
+			hAcc2 += n.LocalAcc * n.LocalAcc
+			hGlob += n.GlobalAcc
+			hLoss += n.LocalLoss
+		}
+	}
+	honest := 0
+	for _, n := range r.Nodes {
+		if !n.Byzantine {
+			honest++
+		}
+	}
+	if honest > 0 {
+		r.MeanByzWeight = byzSum / float64(honest)
+	}
+	if hn > 0 {
+		f := float64(hn)
+		r.HonestLocalAcc = hAcc / f
+		r.HonestLocalAccStd = sqrtNonNeg(hAcc2/f - r.HonestLocalAcc*r.HonestLocalAcc)
+		r.HonestGlobalAcc = hGlob / f
+		r.HonestLoss = hLoss / f
+	}
+	if an > 0 {
+		r.AllAcc = aAcc / float64(an)
+		r.AllLoss = aLoss / float64(an)
+	}
+}
+
+// sqrtNonNeg is the square root of a variance computed as E[x²] − E[x]²,
+// which rounding can push slightly below zero.
+func sqrtNonNeg(v float64) float64 { return math.Sqrt(max(v, 0)) }
