@@ -4,10 +4,11 @@ package aggregate
 // coordinates, gathered from all inputs at once so each input is read
 // sequentially, and per-input use counts for Weights.
 type coords struct {
-	keys   []uint64 // block·n keys, coordinate-major
-	a, b   []uint64 // n keys each, selection scratch
-	counts []int64  // per input, in units the rule chooses
-	n      int      // inputs of the last successful call, 0 if none
+	keys   []uint64  // block·n keys, coordinate-major
+	a, b   []uint64  // n keys each, selection scratch
+	terms  []float64 // n values, summation scratch
+	counts []int64   // per input, in units the rule chooses
+	n      int       // inputs of the last successful call, 0 if none
 }
 
 // blockKeys bounds the keys gathered per block (32 KiB of uint64), so a
@@ -27,6 +28,10 @@ func (c *coords) start(n int) int {
 		c.a, c.b = make([]uint64, n), make([]uint64, n)
 	}
 	c.a, c.b = c.a[:n], c.b[:n]
+	if cap(c.terms) < n {
+		c.terms = make([]float64, n)
+	}
+	c.terms = c.terms[:n]
 	if cap(c.counts) < n {
 		c.counts = make([]int64, n)
 	}

@@ -16,7 +16,7 @@ import (
 // between the keys of rank F and n−F−1, found by selection. Their sum is a
 // function of the kept values alone, never of the input order: when their
 // exponents span few enough binades for every partial sum to be exact in
-// float64 (see exactSum), any order gives the exact sum; otherwise they
+// float64 (see exactWindow), any order gives the exact sum; otherwise they
 // are sorted and summed in ascending order. Weights gives each kept input
 // an equal share of the coordinate; an input that is always trimmed gets 0.
 //
@@ -59,27 +59,8 @@ func (t *TrimmedMean) Aggregate(dst []float32, xs [][]float32) error {
 				lo, _, _ = selectRank(keys, t.c.a, t.c.b, f)
 				hi, _, _ = selectRank(keys, t.c.a, t.c.b, n-f-1)
 			}
-			// One pass over the coordinate, without branching on which
-			// keys are kept: count them, sum them, and track the binades
-			// they span.
 			span := hi - lo
-			s := math.Float64frombits(negZeroBits)
-			emax, emin := 0, math.MaxInt
-			for _, key := range keys {
-				in := b2i(key-lo <= span)
-				v := keyValue(key)
-				// A dropped value adds -0, the identity of IEEE addition
-				// (x + -0 = x for every x, zeros of either sign included).
-				mask := -uint64(in)
-				s += math.Float64frombits(math.Float64bits(float64(v))&mask | negZeroBits&^mask)
-				counts[keyInput(key)] += int64(in)
-				e := exponent(v)
-				emax = max(emax, e*in)
-				if in == 0 || e == 0 {
-					e = math.MaxInt
-				}
-				emin = min(emin, e)
-			}
+			s, emax, emin := keptSum(keys, lo, span, counts, t.c.terms)
 			if emax-emin > window {
 				s = t.sortedSum(keys, lo, span)
 			}
@@ -92,6 +73,46 @@ func (t *TrimmedMean) Aggregate(dst []float32, xs [][]float32) error {
 
 // Weights implements Selector.
 func (t *TrimmedMean) Weights() []float64 { return t.c.weights() }
+
+// keptSum passes over a coordinate's keys without branching on which are
+// kept (those with key−lo <= span): it counts them in counts and returns
+// the sum of their values with the largest and smallest ulp exponent of the
+// nonzero kept values (see exponent). Terms go through terms (scratch of
+// len(keys)) so that the exponent tracking carries no float dependency and
+// the sum can use four partial sums; when the exponents span at most
+// exactWindow binades every partial sum and their total are exact.
+func keptSum(keys []uint64, lo, span uint64, counts []int64, terms []float64) (s float64, emax, emin int) {
+	terms = terms[:len(keys)]
+	emin = math.MaxInt
+	for i, key := range keys {
+		in := b2i(key-lo <= span)
+		counts[keyInput(key)] += int64(in)
+		v := keyValue(key)
+		// A dropped value adds -0, the identity of IEEE addition: x + -0 = x
+		// for every x, zeros of either sign included.
+		mask := -uint64(in)
+		terms[i] = math.Float64frombits(math.Float64bits(float64(v))&mask | negZeroBits&^mask)
+		e := exponent(v)
+		emax = max(emax, e*in)
+		if in == 0 || e == 0 {
+			e = math.MaxInt
+		}
+		emin = min(emin, e)
+	}
+	neg := math.Float64frombits(negZeroBits)
+	s0, s1, s2, s3 := neg, neg, neg, neg
+	i := 0
+	for ; i+3 < len(terms); i += 4 {
+		s0 += terms[i]
+		s1 += terms[i+1]
+		s2 += terms[i+2]
+		s3 += terms[i+3]
+	}
+	for ; i < len(terms); i++ {
+		s0 += terms[i]
+	}
+	return (s0 + s1) + (s2 + s3), emax, emin
+}
 
 // sortedSum returns the sum of the kept keys' values in ascending order.
 func (t *TrimmedMean) sortedSum(keys []uint64, lo, span uint64) float64 {
