@@ -3,6 +3,7 @@ package aggregate
 import (
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -89,5 +90,48 @@ func TestTrimmedMeanTooFewInputs(t *testing.T) {
 	}
 	if err := (&TrimmedMean{F: -1}).Aggregate(make([]float32, 1), [][]float32{{1}}); err == nil {
 		t.Error("f = -1 accepted")
+	}
+}
+
+// Kept values within the exact window sum to their exact sum; wider ones
+// are summed in ascending order, whatever the input order.
+func TestTrimmedMeanSummation(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 14))
+	const n, f = 50, 5
+	xs := make([][]float32, n)
+	for i := range xs {
+		xs[i] = []float32{float32(r.NormFloat64()), float32(r.NormFloat64() * 1e-3)}
+	}
+	got := run(t, &TrimmedMean{F: f}, xs)
+	for j := range got {
+		col := make([]float64, n)
+		for i, x := range xs {
+			col[i] = float64(x[j])
+		}
+		slices.Sort(col)
+		exact := new(big.Float).SetPrec(1000)
+		for _, v := range col[f : n-f] {
+			exact.Add(exact, big.NewFloat(v))
+		}
+		s, acc := exact.Float64()
+		if acc != big.Exact {
+			t.Fatalf("coordinate %d: test values do not sum exactly in float64", j)
+		}
+		if want := float32(s / (n - 2*f)); got[j] != want {
+			t.Errorf("coordinate %d = %v, want the exact mean %v", j, got[j], want)
+		}
+	}
+
+	// 1e20, −1e20 and 1 span 67 binades: ascending order gives
+	// (−1e20 + 1) + 1e20 = 0 for every input order, where the input order
+	// 1e20, −1e20, 1 would give 1.
+	wide := [][]float32{{1e20}, {-1e20}, {1}}
+	for _, perm := range [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+		if got := run(t, &TrimmedMean{}, permuted(wide, perm)); got[0] != 0 {
+			t.Errorf("order %v: %v, want 0 (ascending summation)", perm, got[0])
+		}
+	}
+	if got := run(t, &Mean{}, wide); got[0] != float32(1.0/3) {
+		t.Errorf("mean in input order: %v, want 1/3", got[0])
 	}
 }
