@@ -52,6 +52,9 @@ type Node struct {
 	seq       uint64
 	trainRes  nn.TrainResult
 	bytesSent int
+	// sendBufs back the payloads of Outbox, reused every round so that a
+	// round allocates no model-sized buffers.
+	sendBufs [][]float32
 }
 
 // New checks the configuration and returns a node at round 0.
@@ -111,11 +114,16 @@ func (n *Node) view() *strategy.View {
 }
 
 // Outbox returns the signed messages the strategy wants sent this round.
-// A message to wire.Broadcast goes to every out-neighbor; its payload is a
-// copy, so the node may go on changing its model.
+// A message to wire.Broadcast goes to every out-neighbor. Payloads are
+// copies, so the node may go on changing its model; they stay valid until
+// the node's next Outbox call.
 func (n *Node) Outbox() ([]*wire.Message, error) {
 	var out []*wire.Message
-	for _, o := range n.cfg.Strategy.Share(n.view()) {
+	for k, o := range n.cfg.Strategy.Share(n.view()) {
+		if k == len(n.sendBufs) {
+			n.sendBufs = append(n.sendBufs, nil)
+		}
+		n.sendBufs[k] = append(n.sendBufs[k][:0], o.Vector...)
 		to := uint32(wire.Broadcast)
 		if o.To != strategy.Broadcast {
 			to = uint32(o.To)
@@ -123,7 +131,7 @@ func (n *Node) Outbox() ([]*wire.Message, error) {
 		n.seq++
 		m := &wire.Message{
 			Header:  wire.Header{Kind: wire.KindVector, From: uint32(n.cfg.ID), To: to, Round: uint64(n.round), Seq: n.seq},
-			Payload: wire.Payload{Tag: o.Tag, Data: append([]float32(nil), o.Vector...)},
+			Payload: wire.Payload{Tag: o.Tag, Data: n.sendBufs[k]},
 		}
 		if err := wire.Sign(m, n.cfg.Identity); err != nil {
 			return nil, fmt.Errorf("node %d: signing: %w", n.cfg.ID, err)

@@ -6,7 +6,6 @@ package strategy
 // start-of-round models.
 type DPSGD struct {
 	Weighting Weighting
-	acc       []float64
 	ws        []float64
 	from      []int
 	delta     []float32
@@ -27,7 +26,7 @@ func (d *DPSGD) Combine(v *View, in []Incoming) (map[int]float64, error) {
 		return nil, err
 	}
 	d.delta = localUpdate(d.delta, v.Start, w)
-	weights := combineAverage(v, d.Weighting, w, v.Start, xs, &d.acc, &d.ws, &d.from)
+	weights := combineAverage(v, d.Weighting, w, v.Start, xs, &d.ws, &d.from)
 	for i, u := range d.delta {
 		w[i] -= u
 	}

@@ -5,7 +5,6 @@ package strategy
 // dynamic graph: whoever is a neighbor this round).
 type FedAvg struct {
 	Weighting Weighting
-	acc       []float64
 	ws        []float64
 	from      []int
 }
@@ -24,22 +23,19 @@ func (f *FedAvg) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return combineAverage(v, f.Weighting, w, w, xs, &f.acc, &f.ws, &f.from), nil
+	return combineAverage(v, f.Weighting, w, w, xs, &f.ws, &f.from), nil
 }
 
 // combineAverage writes self·own + Σ w_j x_j into dst with the weighting's
 // coefficients and returns the weights per sender.
-func combineAverage(v *View, wt Weighting, dst, own []float32, xs []Incoming, acc *[]float64, ws *[]float64, from *[]int) map[int]float64 {
+func combineAverage(v *View, wt Weighting, dst, own []float32, xs []Incoming, ws *[]float64, from *[]int) map[int]float64 {
 	*from = (*from)[:0]
 	for _, m := range xs {
 		*from = append(*from, m.From)
 	}
-	if cap(*acc) < len(dst) {
-		*acc = make([]float64, len(dst))
-	}
 	self, w := wt.weights(v, *from, *ws)
 	*ws = w
-	mix(dst, self, own, w, xs, *acc)
+	mix(dst, self, own, w, xs)
 	out := make(map[int]float64, len(xs))
 	for k, m := range xs {
 		out[m.From] = w[k]

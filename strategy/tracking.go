@@ -15,7 +15,6 @@ type GradientTracking struct {
 	dPrev     []float32
 	d         []float32
 	started   bool
-	acc       []float64
 	ws        []float64
 	from      []int
 }
@@ -56,11 +55,11 @@ func (g *GradientTracking) Combine(v *View, in []Incoming) (map[int]float64, err
 		return nil, err
 	}
 	starts, ys = pairUp(starts, ys)
-	weights := combineAverage(v, g.Weighting, w, v.Start, starts, &g.acc, &g.ws, &g.from)
+	weights := combineAverage(v, g.Weighting, w, v.Start, starts, &g.ws, &g.from)
 	for i, y := range g.y {
 		w[i] -= y
 	}
-	combineAverage(v, g.Weighting, g.yMix, g.y, ys, &g.acc, &g.ws, &g.from)
+	combineAverage(v, g.Weighting, g.yMix, g.y, ys, &g.ws, &g.from)
 	return weights, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/trellis-fl/trellis/data"
@@ -32,8 +33,22 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds to run (the first is reported separately as warm-up)")
 	export := flag.String("export", "", "write each node's training indices as JSON to this file")
 	s := flag.Uint64("seed", 1, "experiment seed")
+	prof := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*n, *rounds, *export, *s); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
