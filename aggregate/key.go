@@ -43,7 +43,7 @@ func keyInput(k uint64) int { return int(uint32(k)) }
 func selectRank(keys, a, b []uint64, k int) (kth, next uint64, hasNext bool) {
 	src, dst, other := keys, a, b
 	budget := 2*bits.Len(uint(len(keys))) + 2
-	for len(src) > 16 && budget > 0 {
+	for len(src) > smallWindow && budget > 0 {
 		budget--
 		n := len(src)
 		p := median3(src[0], src[n/2], src[n-1])
@@ -79,18 +79,36 @@ func selectRank(keys, a, b []uint64, k int) (kth, next uint64, hasNext bool) {
 		}
 		dst, other = other, dst
 	}
-	w := dst[:len(src)]
-	copy(w, src)
-	if len(w) > 16 {
+	if len(src) > smallWindow {
+		// Out of budget: sort what is left.
+		w := dst[:len(src)]
+		copy(w, src)
 		slices.Sort(w)
-	} else {
-		insertionSort(w)
+		if k+1 < len(w) {
+			return w[k], w[k+1], true
+		}
+		return w[k], next, hasNext
 	}
-	if k+1 < len(w) {
-		return w[k], w[k+1], true
+	// A small window: rank every key by counting the keys below it, and
+	// keep those of rank k and k+1, all without branching on the keys.
+	var nx uint64
+	for _, x := range src {
+		r := 0
+		for _, y := range src {
+			r += b2i(y < x)
+		}
+		kth |= x & -uint64(b2i(r == k))
+		nx |= x & -uint64(b2i(r == k+1))
 	}
-	return w[k], next, hasNext
+	if k+1 < len(src) {
+		return kth, nx, true
+	}
+	return kth, next, hasNext
 }
+
+// smallWindow is the window below which selectRank ranks keys by counting
+// (quadratic, branch-free) instead of partitioning further.
+const smallWindow = 8
 
 // median3 returns the middle one of three distinct keys.
 func median3(x, y, z uint64) uint64 {
@@ -102,15 +120,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func insertionSort(a []uint64) {
-	for i := 1; i < len(a); i++ {
-		v := a[i]
-		j := i
-		for ; j > 0 && a[j-1] > v; j-- {
-			a[j] = a[j-1]
-		}
-		a[j] = v
-	}
 }
