@@ -1,0 +1,153 @@
+package node
+
+import (
+	"math"
+	"testing"
+
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// memData is a tiny in-memory nn.Batches.
+type memData struct {
+	x   []float32
+	y   []int
+	pos int
+}
+
+func (d *memData) Len() int { return len(d.y) }
+func (d *memData) Reset()   { d.pos = 0 }
+func (d *memData) Next(x []float32, y []int) int {
+	n := min(len(y), len(d.y)-d.pos)
+	copy(x, d.x[d.pos*2:(d.pos+n)*2])
+	copy(y, d.y[d.pos:d.pos+n])
+	d.pos += n
+	return n
+}
+
+// recorder is a strategy that remembers what reached Combine.
+type recorder struct {
+	strategy.FedAvg
+	seen []strategy.Incoming
+}
+
+func (r *recorder) Combine(v *strategy.View, in []strategy.Incoming) (map[int]float64, error) {
+	r.seen = append(r.seen[:0], in...)
+	return r.FedAvg.Combine(v, in)
+}
+
+func newTestNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy) *Node {
+	t.Helper()
+	m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
+	d := &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0}, y: []int{0, 1, 1, 0}}
+	n, err := New(Config{ID: id, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, Strategy: st,
+		TrainData: d, Test: d, Identity: ids[id], Directory: dir, Seed: 1, Rounds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
+	ids, dir := wire.SimIdentities(7, 3)
+	rec := &recorder{}
+	n := newTestNode(t, 0, ids, dir, rec)
+	peer := newTestNode(t, 1, ids, dir, &strategy.FedAvg{})
+	hood := Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}
+	for _, x := range []*Node{n, peer} {
+		if _, err := x.Train(1, hood); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := peer.Outbox()
+	if err != nil || len(out) != 1 || out[0].To != wire.Broadcast {
+		t.Fatalf("outbox: %v %v", out, err)
+	}
+	good := out[0]
+	seq := uint64(10)
+	bad := func(edit func(m *wire.Message), resign bool) *wire.Message {
+		m := *good
+		m.Payload.Data = append([]float32(nil), good.Payload.Data...)
+		edit(&m)
+		if resign {
+			seq++
+			m.Seq = seq
+			if err := wire.Sign(&m, ids[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return &m
+	}
+	rejects := []*wire.Message{
+		bad(func(m *wire.Message) { m.Payload.Data[0] = float32(math.NaN()) }, true),   // non-finite
+		bad(func(m *wire.Message) { m.Payload.Data = m.Payload.Data[:3] }, true),       // wrong length
+		bad(func(m *wire.Message) { m.Payload.Data[1] += 1 }, false),                   // bad signature
+		bad(func(m *wire.Message) { m.Round = 0 }, true),                               // stale round
+		bad(func(m *wire.Message) { m.To = 2 }, true),                                  // not for node 0
+		bad(func(m *wire.Message) { m.From = 9 }, false),                               // unknown sender
+		bad(func(m *wire.Message) { m.Payload.Data[2] = float32(math.Inf(-1)) }, true), // -Inf
+	}
+	// The valid message goes first: the validator consumes a sequence
+	// number with every correctly signed message, even one whose content
+	// it then refuses.
+	if err := n.Deliver(good); err != nil {
+		t.Fatalf("valid message refused: %v", err)
+	}
+	for i, m := range rejects {
+		if err := n.Deliver(m); err == nil {
+			t.Errorf("bad message %d accepted", i)
+		}
+	}
+	if _, err := n.Combine(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.seen) != 1 || rec.seen[0].From != 1 {
+		t.Fatalf("strategy saw %d messages, want only the valid one", len(rec.seen))
+	}
+	c := n.Rejections(1)
+	if c.Accepted != 1 || c.Total() < 5 {
+		t.Errorf("counts for sender 1: %+v", c)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	ids, dir := wire.SimIdentities(7, 2)
+	if _, err := New(Config{ID: 0}); err == nil {
+		t.Error("empty config accepted")
+	}
+	m, _ := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
+	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
+	d := &memData{x: []float32{1, 0}, y: []int{0}}
+	_, err := New(Config{ID: 0, Model: m, Optimizer: opt, Strategy: strategy.Local{}, TrainData: d, Test: d,
+		Identity: ids[1], Directory: dir})
+	if err == nil {
+		t.Error("a node holding another node's identity was accepted")
+	}
+}
+
+func TestTrainingIsReproducible(t *testing.T) {
+	ids, dir := wire.SimIdentities(7, 1)
+	var first []float32
+	for range 2 {
+		n := newTestNode(t, 0, ids, dir, strategy.Local{})
+		for r := range 3 {
+			if _, err := n.Train(r, Neighborhood{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if first == nil {
+			first = append([]float32(nil), n.Model().Params()...)
+			continue
+		}
+		for i, v := range n.Model().Params() {
+			if v != first[i] {
+				t.Fatal("same seed, different parameters")
+			}
+		}
+	}
+}
