@@ -2,6 +2,8 @@
 
 package gemm
 
+import "github.com/trellis-fl/trellis/internal/cpu"
+
 // microAVX2 is the 6×16 AVX2/FMA micro-kernel (kernel_avx2_amd64.s), with
 // the contract of kernel.micro.
 //
@@ -71,7 +73,7 @@ func transpose16(dst *float32, ldd int, src *float32, lds int, blocks int)
 //go:noescape
 func copyRows(dst *float32, ldd int, src *float32, lds int, rows int, width int)
 
-var hasAVX2, hasAVX512 = cpuFeatures()
+var hasAVX2, hasAVX512 = cpu.AVX2FMA, cpu.AVX512
 
 func defaultKernel() *kernel {
 	switch {
