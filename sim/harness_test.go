@@ -45,6 +45,7 @@ type setup struct {
 	seed       uint64
 	workers    int
 	drop       float64
+	steps      int // local SGD steps per round; 0 means one epoch
 }
 
 func (s setup) withDefaults() setup {
@@ -117,7 +118,7 @@ func (s setup) runCtx(t testing.TB, ctx context.Context, sink Sink) error {
 			st = s.strategy()
 		}
 		nodes[i], err = node.New(node.Config{
-			ID: i, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, Strategy: st,
+			ID: i, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1, Steps: s.steps}, Strategy: st,
 			TrainData:  data.NewBatcher(tt.Train, splits[i].Train, seed.Stream(s.seed, seed.Train, uint64(i)), nil),
 			Test:       data.NewBatcher(tt.Train, splits[i].Test, nil, nil),
 			GlobalTest: data.NewBatcher(tt.Test, globalIdx, nil, nil),
