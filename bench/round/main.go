@@ -16,16 +16,15 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 
 	"github.com/trellis-fl/trellis/data"
-	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/nn"
-	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
-	"github.com/trellis-fl/trellis/wire"
 )
 
 func main() {
@@ -59,52 +58,34 @@ func run(n, rounds int, export string, s uint64) error {
 	if err != nil {
 		return err
 	}
-	part, err := data.NewPartition(tt.Train, data.PartitionConfig{Method: data.Dirichlet, Clients: n, Alpha: 0.5, Seed: s})
-	if err != nil {
-		return err
+	var times []float64
+	var graph *topology.Graph
+	x := experiment.Setup{
+		Data: tt, Nodes: n, Rounds: rounds, EvalEvery: rounds, Seed: s,
+		Partition: data.PartitionConfig{Method: data.Dirichlet, Alpha: 0.5},
+		Model:     nn.Spec{Kind: "mlp", Input: []int{1, 28, 28}, Hidden: []int{256, 128}, Classes: 10},
+		Optimizer: nn.OptimizerSpec{Name: "sgd", LR: 0.01},
+		Batch:     32,
+		Local:     nn.TrainConfig{Epochs: 1},
+		Graph: func(n int, s uint64) (topology.Dynamic, error) {
+			g, err := topology.KRegular(n, 5, s)
+			graph = g
+			return topology.Static(g), err
+		},
+		Strategy: func() strategy.Strategy { return &strategy.FedAvg{} },
+		Timings:  func(tm sim.Timing) { times = append(times, tm.Seconds) },
 	}
-	splits, err := data.SplitClients(tt.Train, part, data.Fractions{}, s)
-	if err != nil {
-		return err
-	}
-	g, err := topology.KRegular(n, 5, s)
+	b, err := x.Build()
 	if err != nil {
 		return err
 	}
 	if export != "" {
-		if err := exportSplits(export, splits, g); err != nil {
-			return err
-		}
-	}
-	ids, dir := wire.SimIdentities(s, n)
-	spec := nn.Spec{Kind: "mlp", Input: []int{1, 28, 28}, Hidden: []int{256, 128}, Classes: 10}
-	nodes := make([]*node.Node, n)
-	for i := range nodes {
-		m, err := nn.Build(spec, seed.Derive(s, seed.Init), nn.Options{Batch: 32})
-		if err != nil {
-			return err
-		}
-		opt, err := nn.NewOptimizer(nn.OptimizerSpec{Name: "sgd", LR: 0.01}, m.NumParams())
-		if err != nil {
-			return err
-		}
-		nodes[i], err = node.New(node.Config{
-			ID: i, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, Strategy: &strategy.FedAvg{},
-			TrainData: data.NewBatcher(tt.Train, splits[i].Train, seed.Stream(s, seed.Train, uint64(i)), nil),
-			Test:      data.NewBatcher(tt.Train, splits[i].Test, nil, nil),
-			Identity:  ids[i], Directory: dir, Seed: s, Rounds: rounds,
-		})
-		if err != nil {
+		if err := exportSplits(export, b.Splits, graph); err != nil {
 			return err
 		}
 	}
 	fmt.Printf("%d nodes, MLP 784-256-128-10, Dirichlet 0.5, 5-regular graph, GOMAXPROCS %d\n", n, runtime.GOMAXPROCS(0))
-	var times []float64
-	cfg := sim.Config{
-		Rounds: rounds, EvalEvery: rounds, Graph: topology.Static(g), Identities: ids, Seed: s,
-		Timings: func(tm sim.Timing) { times = append(times, tm.Seconds) },
-	}
-	err = sim.Run(context.Background(), cfg, nodes, sim.SinkFunc(func(r *sim.Round) error {
+	err = sim.Run(context.Background(), b.Config, b.Nodes, sim.SinkFunc(func(r *sim.Round) error {
 		fmt.Printf("round %d: %.3f s (honest local accuracy %.3f)\n", r.Round, times[len(times)-1], r.HonestLocalAcc)
 		return nil
 	}))
@@ -115,11 +96,7 @@ func run(n, rounds int, export string, s uint64) error {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		fmt.Printf("peak RSS %.2f GiB\n", float64(ru.Maxrss)*1024/(1<<30))
 	}
-	best := times[0]
-	for _, t := range times[1:] {
-		best = min(best, t)
-	}
-	fmt.Printf("seconds_per_round %.3f\n", best)
+	fmt.Printf("seconds_per_round %.3f\n", slices.Min(times))
 	return nil
 }
 

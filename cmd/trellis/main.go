@@ -1,7 +1,7 @@
 // Command trellis is the command line of the trellis framework. It holds
 // flags and wiring only; the work is done by the library packages.
 //
-//	trellis demo [-epochs N] [-model mlp|cnn] [-threads T] [-seed S]
+//	trellis demo [-nodes N] [-rounds R] [-byzantine F] [-sigma S] [-samples M] [-seed S]
 package main
 
 import (
@@ -15,7 +15,8 @@ import (
 const usage = `trellis — decentralized, personalized federated learning that keeps working when some peers lie.
 
 Usage:
-  trellis demo [flags]    train a model on the embedded MNIST and report test accuracy
+  trellis demo [flags]    nodes learn the embedded MNIST together while some lie:
+                          local-only, FedAvg and median side by side
 
 Run 'trellis demo -h' for the demo's flags.
 `

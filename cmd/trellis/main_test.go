@@ -8,19 +8,21 @@ import (
 
 func TestDemoTrainsAndReports(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains one epoch on MNIST")
+		t.Skip("runs a small federated experiment on MNIST")
 	}
 	var out, errb bytes.Buffer
-	if err := run([]string{"demo"}, &out, &errb); err != nil {
+	if err := run([]string{"demo", "-rounds", "3", "-samples", "3000"}, &out, &errb); err != nil {
 		t.Fatalf("demo: %v\n%s", err, errb.String())
 	}
-	if !strings.Contains(out.String(), "epoch 1/1") || !strings.Contains(out.String(), "test accuracy 9") {
-		t.Errorf("demo output lacks an epoch line with a 9x%% accuracy:\n%s", out.String())
+	for _, want := range []string{"local-only", "fedavg", "median", "\n    3 ", "delta_max"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
 	}
 }
 
 func TestBadArgumentsAreClearErrors(t *testing.T) {
-	for _, args := range [][]string{{"nosuch"}, {"demo", "-model", "vgg"}, {"demo", "-epochs", "0"}} {
+	for _, args := range [][]string{{"nosuch"}, {"demo", "-nodes", "1"}, {"demo", "-rounds", "0"}, {"demo", "-byzantine", "1"}, {"demo", "-sigma", "-1"}, {"demo", "-samples", "5"}} {
 		var out, errb bytes.Buffer
 		if err := run(args, &out, &errb); err == nil {
 			t.Errorf("%v accepted", args)
