@@ -38,10 +38,12 @@ type Setup struct {
 	// Byzantine is the fraction of adversarial nodes, who send what Attack
 	// crafts.
 	Byzantine float64
-	Attack    attack.Attack
-	Drop      float64
-	Rounds    int
-	EvalEvery int
+	// ByzantineIDs, when set, names the adversary's nodes instead.
+	ByzantineIDs []int
+	Attack       attack.Attack
+	Drop         float64
+	Rounds       int
+	EvalEvery    int
 	// GlobalTest, when positive, evaluates every node on the first
 	// GlobalTest samples of the global test set (-1: all of them; 0: none).
 	GlobalTest    int
@@ -162,6 +164,9 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 	byz, err := sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed)
 	if err != nil {
 		return sim.Config{}, nil, nil, err
+	}
+	if len(s.ByzantineIDs) > 0 {
+		byz = s.ByzantineIDs
 	}
 	drops, err := topology.NewDrops(s.Drop, s.Seed)
 	if err != nil {

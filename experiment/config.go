@@ -1,0 +1,267 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is an experiment as a TOML file describes it. Every field has a
+// default (DefaultConfig, printed by `trellis config defaults`); a file
+// only says what differs.
+type Config struct {
+	Name      string `toml:"name"`
+	Seed      uint64 `toml:"seed"`
+	Rounds    int    `toml:"rounds"`
+	EvalEvery int    `toml:"eval_every"`
+	// FinalRounds is k of the final_* metrics: the mean over the last k
+	// evaluated rounds (spec/experiments.md).
+	FinalRounds int `toml:"final_rounds"`
+	Nodes       int `toml:"nodes"`
+
+	Data       DataConfig       `toml:"data"`
+	Partition  PartitionConfig  `toml:"partition"`
+	Model      ModelConfig      `toml:"model"`
+	Training   TrainingConfig   `toml:"training"`
+	Topology   TopologyConfig   `toml:"topology"`
+	Adversary  AdversaryConfig  `toml:"adversary"`
+	Strategy   StrategyConfig   `toml:"strategy"`
+	Evaluation EvaluationConfig `toml:"evaluation"`
+	Run        RunConfig        `toml:"run"`
+	Sweep      SweepConfig      `toml:"sweep"`
+}
+
+// DataConfig names the dataset.
+type DataConfig struct {
+	Dataset string `toml:"dataset"` // mnist (embedded) | fashion_mnist
+	Dir     string `toml:"dir"`     // where the files are; "" = the standard place
+	Samples int    `toml:"samples"` // use only the first N training samples (0 = all)
+}
+
+// PartitionConfig says how samples are split across nodes.
+type PartitionConfig struct {
+	Method           string  `toml:"method"` // iid | dirichlet | shards
+	Alpha            float64 `toml:"alpha"`
+	ClassesPerClient int     `toml:"classes_per_client"`
+}
+
+// ModelConfig declares the model (nn.Spec).
+type ModelConfig struct {
+	Kind      string  `toml:"kind"` // logreg | mlp | femnist_cnn | lenet5
+	Hidden    []int   `toml:"hidden"`
+	Dropout   float64 `toml:"dropout"`
+	BatchNorm bool    `toml:"batchnorm"`
+	Head      string  `toml:"head"` // softmax | evidential
+}
+
+// TrainingConfig is the local training of every round.
+type TrainingConfig struct {
+	Optimizer   string  `toml:"optimizer"` // sgd | adam | adamw
+	LR          float64 `toml:"lr"`
+	Momentum    float64 `toml:"momentum"`
+	Nesterov    bool    `toml:"nesterov"`
+	WeightDecay float64 `toml:"weight_decay"`
+	Batch       int     `toml:"batch"`
+	Epochs      int     `toml:"epochs"`
+	Steps       int     `toml:"steps"` // when > 0, exact steps per round instead of epochs
+	ClipNorm    float64 `toml:"clip_norm"`
+}
+
+// TopologyConfig is the communication graph.
+type TopologyConfig struct {
+	Kind    string  `toml:"kind"` // complete | ring | kregular | erdos_renyi | small_world | star | mobility | edge_list | trace
+	K       int     `toml:"k"`
+	P       float64 `toml:"p"`
+	Beta    float64 `toml:"beta"`
+	File    string  `toml:"file"`
+	Connect bool    `toml:"connect"` // mobility: link isolated nodes to their nearest peer
+	Drop    float64 `toml:"drop"`    // per-link message drop probability
+}
+
+// AdversaryConfig is who lies and how.
+type AdversaryConfig struct {
+	Fraction float64 `toml:"fraction"`
+	IDs      []int   `toml:"ids"`
+	Attack   string  `toml:"attack"`
+	Sigma    float64 `toml:"sigma"`
+	Replace  bool    `toml:"replace"`
+	Scale    float64 `toml:"scale"`
+}
+
+// StrategyConfig is how honest nodes collaborate.
+type StrategyConfig struct {
+	Name      string `toml:"name"`      // local | fedavg | robust | dpsgd | gradient_tracking
+	Weighting string `toml:"weighting"` // uniform | mh
+	Rule      string `toml:"rule"`      // robust: mean | median | trimmed_mean
+	F         int    `toml:"f"`         // robust: faulty inputs the rule tolerates
+}
+
+// EvaluationConfig says what is measured.
+type EvaluationConfig struct {
+	// GlobalTest is how many global test samples every node is evaluated on
+	// (-1: all, 0: none).
+	GlobalTest int `toml:"global_test"`
+}
+
+// RunConfig is how the simulator runs (never changes results).
+type RunConfig struct {
+	Workers       int  `toml:"workers"`        // 0 = GOMAXPROCS
+	WireRoundTrip bool `toml:"wire_roundtrip"` // encode and decode every message
+}
+
+// SweepConfig lists keys and the values to run each with (a grid), and the
+// seeds; an empty sweep is a single run.
+type SweepConfig struct {
+	Seeds []uint64         `toml:"seeds"`
+	Grid  map[string][]any `toml:"grid"`
+}
+
+// DefaultConfig is the one place defaults live.
+func DefaultConfig() Config {
+	return Config{
+		Name: "experiment", Seed: 1, Rounds: 20, EvalEvery: 1, FinalRounds: 10, Nodes: 10,
+		Data:       DataConfig{Dataset: "mnist"},
+		Partition:  PartitionConfig{Method: "dirichlet", Alpha: 0.5, ClassesPerClient: 2},
+		Model:      ModelConfig{Kind: "mlp", Hidden: []int{256, 128}, Head: "softmax"},
+		Training:   TrainingConfig{Optimizer: "sgd", LR: 0.01, Batch: 32, Epochs: 1},
+		Topology:   TopologyConfig{Kind: "complete", K: 5, P: 0.3, Beta: 0.1},
+		Adversary:  AdversaryConfig{Attack: "none", Sigma: 10, Scale: 10},
+		Strategy:   StrategyConfig{Name: "fedavg", Weighting: "uniform", Rule: "median"},
+		Evaluation: EvaluationConfig{GlobalTest: -1},
+	}
+}
+
+// ParseConfig decodes a TOML config over the defaults, strictly: an unknown
+// key is an error naming it and the nearest valid key, a value of the wrong
+// type names the key and the type wanted, and every value is range-checked
+// (Validate) before any work starts. name is used in messages.
+func ParseConfig(text []byte, name string) (Config, error) {
+	cfg := DefaultConfig()
+	md, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&cfg)
+	if err != nil {
+		return cfg, configDecodeError(name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		var msgs []string
+		for _, k := range und {
+			key := k.String()
+			if strings.HasPrefix(key, "sweep.grid.") {
+				continue // grid keys are checked against the schema below
+			}
+			msgs = append(msgs, unknownKey(key))
+		}
+		if len(msgs) > 0 {
+			return cfg, fmt.Errorf("%s: %s", name, strings.Join(msgs, "; "))
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
+	return cfg, nil
+}
+
+// LoadConfig reads and parses a TOML config file.
+func LoadConfig(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("reading config: %w", err)
+	}
+	return ParseConfig(b, path)
+}
+
+func configDecodeError(name string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if pe.LastKey != "" {
+			msg = fmt.Sprintf("key %q: %s", pe.LastKey, msg)
+		}
+		return fmt.Errorf("%s: line %d: %s", name, pe.Position.Line, msg)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// unknownKey names an unknown key and the nearest valid one.
+func unknownKey(key string) string {
+	best, bestD := "", 1<<30
+	for _, k := range configKeys() {
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" && bestD <= max(2, len(key)/3) {
+		return fmt.Sprintf("unknown key %q (did you mean %q?)", key, best)
+	}
+	return fmt.Sprintf("unknown key %q (run `trellis config defaults` for every valid key)", key)
+}
+
+// configKeys lists every valid dotted key, from the schema itself.
+func configKeys() []string {
+	var keys []string
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			keys = append(keys, prefix)
+			return
+		}
+		for k, sub := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			walk(p, sub)
+		}
+	}
+	var buf bytes.Buffer
+	d := DefaultConfig()
+	d.Sweep = SweepConfig{Seeds: []uint64{1}, Grid: map[string][]any{}}
+	_ = toml.NewEncoder(&buf).Encode(d)
+	var m map[string]any
+	_, _ = toml.Decode(buf.String(), &m)
+	walk("", m)
+	keys = append(keys, "adversary.ids", "sweep.grid")
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// editDistance is the Levenshtein distance.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Defaults renders DefaultConfig as commented TOML.
+func Defaults() string {
+	var buf bytes.Buffer
+	buf.WriteString("# trellis experiment defaults: a config file only needs what differs.\n")
+	_ = toml.NewEncoder(&buf).Encode(DefaultConfig())
+	buf.WriteString(`
+# [sweep]
+# seeds = [1, 2, 3]
+# [sweep.grid]
+# "adversary.fraction" = [0.1, 0.3, 0.5]
+# "strategy.name" = ["fedavg", "robust"]
+`)
+	return buf.String()
+}

@@ -1,0 +1,96 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaultsAreValidAndRoundTrip(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("defaults invalid: %v", err)
+	}
+	cfg, err := ParseConfig([]byte(Defaults()), "defaults")
+	if err != nil {
+		t.Fatalf("printed defaults do not parse: %v", err)
+	}
+	if cfg.Rounds != DefaultConfig().Rounds || cfg.Model.Kind != "mlp" {
+		t.Errorf("defaults changed in the round trip: %+v", cfg)
+	}
+}
+
+// TestConfigMistakes is acceptance item 1 of the CLI issue: each class of
+// mistake gives a message that names the key and the fix.
+func TestConfigMistakes(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"unknown key", "colour = 3", []string{`unknown key "colour"`}},
+		{"typo of a key", "[training]\nlearning_rate = 0.1\nlrr = 0.2", []string{`"training.lrr"`, `did you mean "training.lr"`}},
+		{"typo of a table", "[modle]\nkind = \"mlp\"", []string{`"modle.kind"`, `did you mean "model.kind"`}},
+		{"wrong type", "rounds = \"ten\"", []string{"rounds", "line 1"}},
+		{"wrong type in table", "[model]\nhidden = \"256\"", []string{"model.hidden", "line 2"}},
+		{"out of range", "[training]\nlr = -1", []string{"training.lr = -1", "> 0"}},
+		{"out of range fraction", "[adversary]\nfraction = 1.5\nattack = \"gaussian\"", []string{"adversary.fraction = 1.5", "[0, 1)"}},
+		{"unknown strategy", "[strategy]\nname = \"fedprox2\"", []string{`strategy.name = "fedprox2"`, "fedavg", "robust"}},
+		{"unknown attack", "[adversary]\nattack = \"gausian\"\nfraction = 0.2", []string{`adversary.attack = "gausian"`, "gaussian"}},
+		{"unknown dataset", "[data]\ndataset = \"imagenet\"", []string{`data.dataset = "imagenet"`, "mnist"}},
+		{"unknown rule", "[strategy]\nname = \"robust\"\nrule = \"krumm\"", []string{`strategy.rule = "krumm"`, "median"}},
+		{"sweep over an unknown key", "[sweep.grid]\n\"adversary.fractoin\" = [0.1]", []string{`"adversary.fractoin"`, `did you mean "adversary.fraction"`}},
+		{"k too large", "nodes = 5\n[topology]\nkind = \"kregular\"\nk = 5", []string{"topology.k = 5", "1 to nodes − 1 = 4"}},
+	} {
+		_, err := ParseConfig([]byte(c.text), "test.toml")
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: message %q lacks %q", c.name, err.Error(), w)
+			}
+		}
+		if !strings.Contains(err.Error(), "test.toml") {
+			t.Errorf("%s: message %q does not name the file", c.name, err.Error())
+		}
+	}
+}
+
+func TestConfigOverridesDefaults(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+name = "x"
+nodes = 20
+[model]
+hidden = [64]
+[strategy]
+name = "robust"
+rule = "trimmed_mean"
+f = 2
+[sweep]
+seeds = [1, 2]
+[sweep.grid]
+"adversary.fraction" = [0.0, 0.2]
+`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Nodes != 20 || len(cfg.Model.Hidden) != 1 || cfg.Strategy.F != 2 || cfg.Training.LR != 0.01 {
+		t.Errorf("overrides or defaults lost: %+v", cfg)
+	}
+	if len(cfg.Sweep.Seeds) != 2 || len(cfg.Sweep.Grid["adversary.fraction"]) != 2 {
+		t.Errorf("sweep lost: %+v", cfg.Sweep)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(Defaults()))
+	f.Add([]byte("rounds = 3\n[model]\nhidden = [1, 2]\n[sweep.grid]\n\"nodes\" = [2, 3]"))
+	f.Add([]byte("[[x]]\na = 1"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg, err := ParseConfig(b, "fuzz")
+		if err == nil {
+			if verr := cfg.Validate(); verr != nil {
+				t.Fatalf("accepted an invalid config: %v", verr)
+			}
+		}
+	})
+}

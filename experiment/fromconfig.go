@@ -1,0 +1,125 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/trellis-fl/trellis/aggregate"
+	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/topology"
+)
+
+// LoadData loads the configured dataset.
+func (c Config) LoadData() (data.TrainTest, error) {
+	switch c.Data.Dataset {
+	case "mnist":
+		if c.Data.Dir != "" {
+			return data.LoadMNIST(c.Data.Dir)
+		}
+		return data.MNIST()
+	case "fashion_mnist":
+		return data.LoadFashionMNIST(c.Data.Dir)
+	}
+	return data.TrainTest{}, fmt.Errorf("data.dataset = %q: want one of mnist, fashion_mnist", c.Data.Dataset)
+}
+
+// modelSpec is the configured model for the dataset's samples (MNIST's
+// shape when d is nil).
+func (c Config) modelSpec(d *data.Dataset) nn.Spec {
+	input, classes := []int{1, 28, 28}, 10
+	if d != nil {
+		input, classes = d.Shape, d.NumClasses()
+	}
+	return nn.Spec{Kind: c.Model.Kind, Input: input, Classes: classes, Hidden: c.Model.Hidden,
+		Dropout: c.Model.Dropout, BatchNorm: c.Model.BatchNorm, Head: c.Model.Head}
+}
+
+// Setup turns a validated config and its dataset into a runnable setup.
+func (c Config) Setup(tt data.TrainTest) (Setup, error) {
+	atk, err := c.attack()
+	if err != nil {
+		return Setup{}, err
+	}
+	weighting, err := strategy.ParseWeighting(c.Strategy.Weighting)
+	if err != nil {
+		return Setup{}, err
+	}
+	if c.Strategy.Name == "robust" {
+		if _, err := aggregate.New(c.Strategy.Rule, c.Strategy.F); err != nil {
+			return Setup{}, fmt.Errorf("strategy.rule: %w", err)
+		}
+	}
+	s := Setup{
+		Data: tt, Pool: c.Data.Samples, Nodes: c.Nodes, Rounds: c.Rounds, EvalEvery: c.EvalEvery,
+		Partition: data.PartitionConfig{Method: data.Method(c.Partition.Method), Alpha: c.Partition.Alpha,
+			ClassesPerClient: c.Partition.ClassesPerClient},
+		Model: c.modelSpec(tt.Train),
+		Optimizer: nn.OptimizerSpec{Name: c.Training.Optimizer, LR: c.Training.LR, Momentum: c.Training.Momentum,
+			Nesterov: c.Training.Nesterov, WeightDecay: c.Training.WeightDecay},
+		Batch:     c.Training.Batch,
+		Local:     nn.TrainConfig{Epochs: c.Training.Epochs, Steps: c.Training.Steps, ClipNorm: c.Training.ClipNorm},
+		Graph:     c.graph,
+		Byzantine: c.Adversary.Fraction, ByzantineIDs: c.Adversary.IDs, Attack: atk,
+		Drop: c.Topology.Drop, GlobalTest: c.Evaluation.GlobalTest,
+		WireRoundTrip: c.Run.WireRoundTrip, Seed: c.Seed, Workers: c.Run.Workers,
+	}
+	st := c.Strategy
+	s.Strategy = func() strategy.Strategy {
+		switch st.Name {
+		case "local":
+			return strategy.Local{}
+		case "robust":
+			r, _ := aggregate.New(st.Rule, st.F) // checked above
+			return &strategy.RobustRule{Rule: r}
+		case "dpsgd":
+			return &strategy.DPSGD{Weighting: weighting}
+		case "gradient_tracking":
+			return &strategy.GradientTracking{Weighting: weighting}
+		}
+		return &strategy.FedAvg{Weighting: weighting}
+	}
+	return s, nil
+}
+
+// graph builds the configured topology for n nodes.
+func (c Config) graph(n int, seed uint64) (topology.Dynamic, error) {
+	t := c.Topology
+	static := func(g *topology.Graph, err error) (topology.Dynamic, error) {
+		if err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
+		return topology.Static(g), nil
+	}
+	switch t.Kind {
+	case "complete":
+		return static(topology.Complete(n))
+	case "ring":
+		return static(topology.Ring(n))
+	case "kregular":
+		return static(topology.KRegular(n, t.K, seed))
+	case "erdos_renyi":
+		return static(topology.ErdosRenyi(n, t.P, seed))
+	case "small_world":
+		return static(topology.SmallWorld(n, t.K, t.Beta, seed))
+	case "star":
+		return static(topology.Star(n, 0))
+	case "edge_list":
+		return static(topology.LoadEdgeList(t.File, n, false))
+	case "trace":
+		tr, err := topology.LoadTrace(t.File, n)
+		if err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
+		return tr, nil
+	case "mobility":
+		mc := topology.DefaultMobility(n, seed)
+		mc.Connect = t.Connect
+		m, err := topology.NewMobility(mc)
+		if err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("topology.kind = %q: want one of %v", t.Kind, topologies)
+}

@@ -1,0 +1,165 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/trellis-fl/trellis/aggregate"
+	"github.com/trellis-fl/trellis/attack"
+	"github.com/trellis-fl/trellis/nn"
+)
+
+// Names a config may use, per key.
+var (
+	datasets   = []string{"mnist", "fashion_mnist"}
+	partitions = []string{"iid", "dirichlet", "shards"}
+	heads      = []string{"softmax", "evidential"}
+	optimizers = []string{"sgd", "adam", "adamw"}
+	topologies = []string{"complete", "ring", "kregular", "erdos_renyi", "small_world", "star", "mobility", "edge_list", "trace"}
+	strategies = []string{"local", "fedavg", "robust", "dpsgd", "gradient_tracking"}
+	weightings = []string{"uniform", "mh"}
+)
+
+// Validate checks every value against its allowed range before any work
+// starts, reporting all problems at once, each naming the key, the value
+// and what is allowed.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key string, val any, allowed string) {
+		errs = append(errs, fmt.Errorf("%s = %v: %s", key, val, allowed))
+	}
+	oneOf := func(key, val string, names []string) {
+		if !slices.Contains(names, val) {
+			bad(key, fmt.Sprintf("%q", val), "want one of "+strings.Join(names, ", "))
+		}
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+	if c.Rounds < 1 || c.Rounds > 1_000_000 {
+		bad("rounds", c.Rounds, "allowed range 1 to 1000000")
+	}
+	if c.EvalEvery < 0 {
+		bad("eval_every", c.EvalEvery, "need ≥ 0 (0 or 1: every round)")
+	}
+	if c.FinalRounds < 1 {
+		bad("final_rounds", c.FinalRounds, "need ≥ 1")
+	}
+	if c.Nodes < 1 || c.Nodes > 100_000 {
+		bad("nodes", c.Nodes, "allowed range 1 to 100000")
+	}
+	oneOf("data.dataset", c.Data.Dataset, datasets)
+	if c.Data.Samples < 0 {
+		bad("data.samples", c.Data.Samples, "need ≥ 0 (0: all)")
+	}
+	oneOf("partition.method", c.Partition.Method, partitions)
+	if !(c.Partition.Alpha > 0) || !finite(c.Partition.Alpha) {
+		bad("partition.alpha", c.Partition.Alpha, "need a finite value > 0")
+	}
+	if c.Partition.ClassesPerClient < 1 {
+		bad("partition.classes_per_client", c.Partition.ClassesPerClient, "need ≥ 1")
+	}
+	oneOf("model.kind", c.Model.Kind, nn.Kinds)
+	for _, h := range c.Model.Hidden {
+		if h < 1 {
+			bad("model.hidden", c.Model.Hidden, "every width must be ≥ 1")
+			break
+		}
+	}
+	if !(c.Model.Dropout >= 0 && c.Model.Dropout < 1) {
+		bad("model.dropout", c.Model.Dropout, "allowed range [0, 1)")
+	}
+	oneOf("model.head", c.Model.Head, heads)
+	oneOf("training.optimizer", c.Training.Optimizer, optimizers)
+	if !(c.Training.LR > 0) || !finite(c.Training.LR) {
+		bad("training.lr", c.Training.LR, "need a finite value > 0")
+	}
+	if !(c.Training.Momentum >= 0 && c.Training.Momentum < 1) {
+		bad("training.momentum", c.Training.Momentum, "allowed range [0, 1)")
+	}
+	if c.Training.Nesterov && c.Training.Momentum == 0 {
+		bad("training.nesterov", true, "needs training.momentum > 0")
+	}
+	if !(c.Training.WeightDecay >= 0) || !finite(c.Training.WeightDecay) {
+		bad("training.weight_decay", c.Training.WeightDecay, "need a finite value ≥ 0")
+	}
+	if c.Training.Batch < 1 || c.Training.Batch > 65536 {
+		bad("training.batch", c.Training.Batch, "allowed range 1 to 65536")
+	}
+	if c.Training.Epochs < 0 || c.Training.Steps < 0 || (c.Training.Epochs == 0 && c.Training.Steps == 0) {
+		bad("training.epochs", c.Training.Epochs, fmt.Sprintf("with training.steps = %d: both ≥ 0 and one of them > 0", c.Training.Steps))
+	}
+	if !(c.Training.ClipNorm >= 0) || !finite(c.Training.ClipNorm) {
+		bad("training.clip_norm", c.Training.ClipNorm, "need a finite value ≥ 0 (0: off)")
+	}
+	oneOf("topology.kind", c.Topology.Kind, topologies)
+	if c.Topology.Kind == "kregular" && (c.Topology.K < 1 || c.Topology.K >= c.Nodes) {
+		bad("topology.k", c.Topology.K, fmt.Sprintf("allowed range 1 to nodes − 1 = %d", c.Nodes-1))
+	}
+	if c.Topology.Kind == "small_world" && (c.Topology.K < 2 || c.Topology.K >= c.Nodes) {
+		bad("topology.k", c.Topology.K, fmt.Sprintf("allowed range 2 to nodes − 1 = %d", c.Nodes-1))
+	}
+	if !(c.Topology.P >= 0 && c.Topology.P <= 1) {
+		bad("topology.p", c.Topology.P, "allowed range [0, 1]")
+	}
+	if !(c.Topology.Beta >= 0 && c.Topology.Beta <= 1) {
+		bad("topology.beta", c.Topology.Beta, "allowed range [0, 1]")
+	}
+	if (c.Topology.Kind == "edge_list" || c.Topology.Kind == "trace") && c.Topology.File == "" {
+		bad("topology.file", `""`, "topology.kind = "+c.Topology.Kind+" needs the file's path")
+	}
+	if !(c.Topology.Drop >= 0 && c.Topology.Drop <= 1) {
+		bad("topology.drop", c.Topology.Drop, "allowed range [0, 1]")
+	}
+	if !(c.Adversary.Fraction >= 0 && c.Adversary.Fraction < 1) {
+		bad("adversary.fraction", c.Adversary.Fraction, "allowed range [0, 1)")
+	}
+	if len(c.Adversary.IDs) > 0 && c.Adversary.Fraction > 0 {
+		bad("adversary.ids", c.Adversary.IDs, "give either adversary.ids or adversary.fraction, not both")
+	}
+	for _, id := range c.Adversary.IDs {
+		if id < 0 || id >= c.Nodes {
+			bad("adversary.ids", c.Adversary.IDs, fmt.Sprintf("ids must be in [0, %d)", c.Nodes))
+			break
+		}
+	}
+	oneOf("adversary.attack", c.Adversary.Attack, attack.Names())
+	if _, err := c.attack(); err != nil && slices.Contains(attack.Names(), c.Adversary.Attack) {
+		errs = append(errs, fmt.Errorf("adversary: %w", err))
+	}
+	oneOf("strategy.name", c.Strategy.Name, strategies)
+	oneOf("strategy.weighting", c.Strategy.Weighting, weightings)
+	if c.Strategy.Name == "robust" {
+		oneOf("strategy.rule", c.Strategy.Rule, aggregate.Names())
+	}
+	if c.Strategy.F < 0 {
+		bad("strategy.f", c.Strategy.F, "need ≥ 0")
+	}
+	if c.Evaluation.GlobalTest < -1 {
+		bad("evaluation.global_test", c.Evaluation.GlobalTest, "need ≥ −1 (−1: all, 0: none)")
+	}
+	if c.Run.Workers < 0 {
+		bad("run.workers", c.Run.Workers, "need ≥ 0 (0: GOMAXPROCS)")
+	}
+	for key, vals := range c.Sweep.Grid {
+		if !slices.Contains(configKeys(), key) || strings.HasPrefix(key, "sweep.") {
+			errs = append(errs, fmt.Errorf("sweep.grid: %s", unknownKey(key)))
+		} else if len(vals) == 0 {
+			bad("sweep.grid."+key, "[]", "list at least one value")
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// attack builds the configured attack (nil for none).
+func (c Config) attack() (attack.Attack, error) {
+	if c.Adversary.Attack == "none" && c.Adversary.Fraction == 0 && len(c.Adversary.IDs) == 0 {
+		return nil, nil
+	}
+	spec := c.modelSpec(nil)
+	return attack.New(c.Adversary.Attack, attack.Params{
+		Sigma: c.Adversary.Sigma, Replace: c.Adversary.Replace, Scale: c.Adversary.Scale, Model: &spec})
+}
