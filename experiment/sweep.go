@@ -1,0 +1,166 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// SweepRun is one run of a sweep: its swept values, its seed and its
+// directory (relative to the sweep's).
+type SweepRun struct {
+	Params map[string]string
+	Config Config
+	Dir    string
+}
+
+// Expand lists the runs of c's sweep: the grid's cross product (keys in
+// sorted order) times the seeds (or c.Seed alone). Without a sweep it is
+// the single run c.
+func (c Config) Expand() ([]SweepRun, []string, error) {
+	keys := make([]string, 0, len(c.Sweep.Grid))
+	for k := range c.Sweep.Grid {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	seeds := c.Sweep.Seeds
+	if len(seeds) == 0 {
+		seeds = []uint64{c.Seed}
+	}
+	combos := []map[string]any{{}}
+	for _, k := range keys {
+		var next []map[string]any
+		for _, base := range combos {
+			for _, v := range c.Sweep.Grid[k] {
+				m := make(map[string]any, len(base)+1)
+				for bk, bv := range base {
+					m[bk] = bv
+				}
+				m[k] = v
+				next = append(next, m)
+			}
+		}
+		combos = next
+	}
+	var runs []SweepRun
+	for _, combo := range combos {
+		rc := c
+		rc.Sweep = SweepConfig{}
+		params := map[string]string{}
+		var parts []string
+		for _, k := range keys {
+			if err := rc.set(k, combo[k]); err != nil {
+				return nil, nil, err
+			}
+			params[k] = fmt.Sprint(combo[k])
+			parts = append(parts, safeName(k+"="+params[k]))
+		}
+		for _, s := range seeds {
+			r := rc
+			r.Seed = s
+			if err := r.Validate(); err != nil {
+				return nil, nil, fmt.Errorf("sweep run %v seed %d: %w", params, s, err)
+			}
+			dir := filepath.Join(append(parts, fmt.Sprintf("seed-%d", s))...)
+			runs = append(runs, SweepRun{Params: params, Config: r, Dir: dir})
+		}
+	}
+	return runs, keys, nil
+}
+
+// set assigns a dotted key by decoding a one-key TOML document over c.
+func (c *Config) set(key string, v any) error {
+	doc := map[string]any{}
+	cur := doc
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next := map[string]any{}
+		cur[p] = next
+		cur = next
+	}
+	cur[parts[len(parts)-1]] = v
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(doc); err != nil {
+		return fmt.Errorf("sweep.grid %q = %v: %w", key, v, err)
+	}
+	if _, err := toml.Decode(buf.String(), c); err != nil {
+		return fmt.Errorf("sweep.grid %q = %v: %w", key, v, err)
+	}
+	return nil
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '=', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// SweepProgress is told when a run starts and after each of its rounds.
+type SweepProgress func(run, runs int, r SweepRun, round, rounds int)
+
+// SweepResult is a finished sweep: every run with its final metrics.
+type SweepResult struct {
+	Keys []string
+	Runs []SweepRun
+	Fin  []Final
+}
+
+// RunSweep runs every run of c's sweep one after another into out, each in
+// its own directory, skipping runs whose summary.csv exists (a sweep
+// resumes where it stopped), then writes the sweep's summary.csv.
+func RunSweep(ctx context.Context, c Config, out string, progress SweepProgress) (*SweepResult, error) {
+	runs, keys, err := c.Expand()
+	if err != nil {
+		return nil, err
+	}
+	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs))}
+	var rows []summaryRow
+	for i, r := range runs {
+		dir := filepath.Join(out, r.Dir)
+		if fin, ok := readFinal(dir); ok {
+			res.Fin[i] = fin
+			rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
+			continue
+		}
+		fin, err := RunToDir(ctx, r.Config, dir, func(round, rounds int) {
+			if progress != nil {
+				progress(i, len(runs), r, round, rounds)
+			}
+		})
+		if err != nil {
+			return res, fmt.Errorf("run %s: %w", r.Dir, err)
+		}
+		res.Fin[i] = fin
+		rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return res, err
+	}
+	return res, writeSummary(filepath.Join(out, SummaryFile), keys, rows)
+}
+
+// readFinal reads a finished run's final metrics from its summary.csv.
+func readFinal(dir string) (Final, bool) {
+	rows, err := ReadSummary(dir)
+	if err != nil || len(rows) != 1 {
+		return Final{}, false
+	}
+	vals := make([]float64, len(finalColumns))
+	for i, k := range finalColumns {
+		if _, err := fmt.Sscan(rows[0][k], &vals[i]); err != nil {
+			return Final{}, false
+		}
+	}
+	return Final{HonestLocalAcc: vals[0], HonestGlobalAcc: vals[1], AllAcc: vals[2], HonestLoss: vals[3],
+		DeltaMax: vals[4], MeanByzWeight: vals[5], Rounds: int(vals[6])}, true
+}
