@@ -111,8 +111,9 @@ func (f Final) values() []float64 {
 	return []float64{f.HonestLocalAcc, f.HonestGlobalAcc, f.AllAcc, f.HonestLoss, f.DeltaMax, f.MeanByzWeight, float64(f.Rounds)}
 }
 
-// Progress is told after every round.
-type Progress func(round, rounds int)
+// Progress is told after every round, with the round's aggregates (its
+// Nodes are not kept).
+type Progress func(r *sim.Round, rounds int)
 
 // RunToDir runs one config into dir (created if needed): config, manifest,
 // per-node metrics, round aggregates and timings as rounds finish, and the
@@ -195,7 +196,7 @@ func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Fin
 		}
 		man.Rounds = r.Round + 1
 		if progress != nil {
-			progress(r.Round+1, c.Rounds)
+			progress(&agg, c.Rounds)
 		}
 		return nil
 	}))

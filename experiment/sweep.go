@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/trellis-fl/trellis/sim"
 )
 
 // SweepRun is one run of a sweep: its swept values, its seed and its
@@ -132,9 +134,9 @@ func RunSweep(ctx context.Context, c Config, out string, progress SweepProgress)
 			rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
 			continue
 		}
-		fin, err := RunToDir(ctx, r.Config, dir, func(round, rounds int) {
+		fin, err := RunToDir(ctx, r.Config, dir, func(rd *sim.Round, rounds int) {
 			if progress != nil {
-				progress(i, len(runs), r, round, rounds)
+				progress(i, len(runs), r, rd.Round+1, rounds)
 			}
 		})
 		if err != nil {

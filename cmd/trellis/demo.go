@@ -1,141 +1,161 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
-	"io"
+	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
-	"github.com/trellis-fl/trellis/aggregate"
-	"github.com/trellis-fl/trellis/attack"
-	"github.com/trellis-fl/trellis/data"
+	"github.com/spf13/cobra"
+
 	"github.com/trellis-fl/trellis/experiment"
-	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/sim"
-	"github.com/trellis-fl/trellis/strategy"
 )
 
-// demo runs the framework's main job on the embedded MNIST: nodes learn
-// together on a graph while some of them lie, under three strategies side
-// by side (local-only, FedAvg, coordinate-wise median), and prints the
-// honest nodes' accuracy on the global test set after every round.
-func demo(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	nodes := fs.Int("nodes", 10, "number of nodes")
-	rounds := fs.Int("rounds", 10, "rounds of train → share → combine")
-	byz := fs.Float64("byzantine", 0.3, "fraction of lying nodes, in [0, 1)")
-	sigma := fs.Float64("sigma", 10, "standard deviation of the Gaussian noise liars add to what they send")
-	pool := fs.Int("samples", 12000, "training images split across the nodes (up to 60,000)")
-	seed := fs.Uint64("seed", 1, "experiment seed")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	switch {
-	case *nodes < 2:
-		return fmt.Errorf("demo: -nodes %d: need at least 2", *nodes)
-	case *rounds < 1:
-		return fmt.Errorf("demo: -rounds %d: need at least 1", *rounds)
-	case !(*byz >= 0 && *byz < 1):
-		return fmt.Errorf("demo: -byzantine %v: allowed range [0, 1)", *byz)
-	case *pool < *nodes*10:
-		return fmt.Errorf("demo: -samples %d: need at least 10 per node", *pool)
-	}
-	var atk attack.Attack
-	if *byz > 0 {
-		var err error
-		if atk, err = attack.New("gaussian", attack.Params{Sigma: *sigma}); err != nil {
-			return fmt.Errorf("demo: -sigma: %w", err)
-		}
-	}
-	tt, err := data.MNIST()
-	if err != nil {
-		return err
-	}
-	strategies := []struct {
-		name string
-		make func() strategy.Strategy
-	}{
-		{"local-only", func() strategy.Strategy { return strategy.Local{} }},
-		{"fedavg", func() strategy.Strategy { return &strategy.FedAvg{} }},
-		{"median", func() strategy.Strategy {
-			r, _ := aggregate.New("median", 0)
-			return &strategy.RobustRule{Rule: r}
-		}},
-	}
-	liars, _ := sim.ChooseByzantine(*nodes, *byz, *seed)
-	fmt.Fprintf(stdout, "trellis demo: %d nodes learn MNIST together on a complete graph; %d of them lie\n", *nodes, len(liars))
-	fmt.Fprintf(stdout, "(they add Gaussian noise, σ = %g, to every model they send).\n", *sigma)
-	fmt.Fprintf(stdout, "Data: embedded MNIST, %d training images split by Dirichlet(0.5); MLP 784-128-10; 1 local epoch per round.\n", *pool)
-	fmt.Fprintf(stdout, "Accuracy of the honest nodes on the 10,000-image global test set:\n\n")
-	fmt.Fprintf(stdout, "%5s", "round")
-	for _, s := range strategies {
-		fmt.Fprintf(stdout, "  %10s", s.name)
-	}
-	fmt.Fprintln(stdout)
+// demoStrategy is one column of the demo: a label and how it sets the
+// strategy keys of the config.
+type demoStrategy struct {
+	label string
+	set   func(c *experiment.Config)
+}
 
+var demoStrategies = []demoStrategy{
+	{"local-only", func(c *experiment.Config) { c.Strategy.Name = "local" }},
+	{"fedavg", func(c *experiment.Config) { c.Strategy.Name = "fedavg" }},
+	{"median", func(c *experiment.Config) { c.Strategy.Name, c.Strategy.Rule = "robust", "median" }},
+	{"trimmed-mean", func(c *experiment.Config) {
+		c.Strategy.Name, c.Strategy.Rule, c.Strategy.F = "robust", "trimmed_mean", 2
+	}},
+}
+
+// demoCmd runs the framework's main job on the embedded MNIST: nodes on a
+// 5-regular graph learn together while some of them lie, under several
+// strategies side by side, each written as a run directory.
+func demoCmd(o *options) *cobra.Command {
+	base := experiment.DefaultConfig()
+	base.Name, base.Nodes, base.Rounds, base.FinalRounds = "demo", 20, 10, 3
+	base.Data.Samples = 12000
+	base.Model.Hidden = []int{128}
+	base.Training.LR, base.Training.Momentum = 0.05, 0.5
+	base.Topology.Kind, base.Topology.K = "kregular", 5
+	base.Adversary.Fraction, base.Adversary.Attack, base.Adversary.Sigma = 0.3, "gaussian", 10
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "nodes learn the embedded MNIST together while some lie: local-only, FedAvg, median, trimmed mean",
+		Args:  cobra.NoArgs,
+	}
+	f := c.Flags()
+	f.IntVar(&base.Nodes, "nodes", base.Nodes, "number of nodes")
+	f.IntVar(&base.Rounds, "rounds", base.Rounds, "rounds of train → share → combine")
+	f.Float64Var(&base.Adversary.Fraction, "byzantine", base.Adversary.Fraction, "fraction of lying nodes, in [0, 1)")
+	f.Float64Var(&base.Adversary.Sigma, "sigma", base.Adversary.Sigma, "standard deviation of the Gaussian noise liars add to what they send")
+	f.IntVar(&base.Data.Samples, "samples", base.Data.Samples, "training images split across the nodes (0: all 60,000)")
+	f.Uint64Var(&base.Seed, "seed", base.Seed, "experiment seed")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if base.Nodes < 2 {
+			return fmt.Errorf("demo: --nodes %d: need at least 2", base.Nodes)
+		}
+		base.Topology.K = min(5, base.Nodes-1)
+		out := o.out
+		if out == "" {
+			out = filepath.Join("runs", "demo")
+		}
+		cfgs := make([]experiment.Config, len(demoStrategies))
+		for i, s := range demoStrategies {
+			cfgs[i] = base
+			cfgs[i].Name = "demo-" + s.label
+			s.set(&cfgs[i])
+			cfgs[i].Run.Workers = max(1, runtime.GOMAXPROCS(0)/len(demoStrategies))
+			if err := cfgs[i].Validate(); err != nil {
+				return fmt.Errorf("demo: %w", err)
+			}
+		}
+		return runDemo(cmd, o, cfgs, out)
+	}
+	return c
+}
+
+func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out string) error {
+	w := o.stdout
+	b := cfgs[0]
+	if !o.json {
+		fmt.Fprintf(w, "trellis demo: %d nodes learn MNIST together on a %d-regular graph; %.0f %% of them lie\n",
+			b.Nodes, b.Topology.K, 100*b.Adversary.Fraction)
+		fmt.Fprintf(w, "(they add Gaussian noise, σ = %g, to every model they send).\n", b.Adversary.Sigma)
+		fmt.Fprintf(w, "Data: embedded MNIST, %d training images split by Dirichlet(%g); MLP 784-%d-10; 1 local epoch per round.\n",
+			b.Data.Samples, b.Partition.Alpha, b.Model.Hidden[0])
+		fmt.Fprintf(w, "Accuracy of the honest nodes on the 10,000-image global test set:\n\n%5s", "round")
+		for _, s := range demoStrategies {
+			fmt.Fprintf(w, "  %12s", s.label)
+		}
+		fmt.Fprintln(w)
+	}
 	type report struct {
-		strategy, round int
-		acc, delta      float64
-		err             error
+		k     int
+		r     *sim.Round
+		fin   experiment.Final
+		err   error
+		final bool
 	}
 	ch := make(chan report)
 	start := time.Now()
-	workers := max(1, runtime.GOMAXPROCS(0)/len(strategies))
-	for k, s := range strategies {
-		x := experiment.Setup{
-			Data: tt, Pool: *pool, Nodes: *nodes, Rounds: *rounds, GlobalTest: -1, Seed: *seed,
-			Partition: data.PartitionConfig{Method: data.Dirichlet, Alpha: 0.5},
-			Model:     nn.Spec{Kind: "mlp", Input: []int{1, 28, 28}, Hidden: []int{128}, Classes: 10},
-			Optimizer: nn.OptimizerSpec{Name: "sgd", LR: 0.05, Momentum: 0.5},
-			Strategy:  s.make, Byzantine: *byz, Attack: atk, Workers: workers,
-		}
+	for k, c := range cfgs {
 		go func() {
-			err := x.Run(context.Background(), sim.SinkFunc(func(r *sim.Round) error {
-				ch <- report{strategy: k, round: r.Round, acc: r.HonestGlobalAcc, delta: r.DeltaMax}
-				return nil
-			}))
-			if err != nil {
-				ch <- report{strategy: k, round: -1, err: err}
-			}
+			fin, err := experiment.RunToDir(cmd.Context(), c, filepath.Join(out, demoStrategies[k].label), func(r *sim.Round, _ int) {
+				ch <- report{k: k, r: r}
+			})
+			ch <- report{k: k, fin: fin, err: err, final: true}
 		}()
 	}
-	// Print round r once every strategy has finished it.
-	acc := make([][]float64, *rounds)
-	delta := make([][]float64, *rounds)
+	rounds := b.Rounds
+	acc := make([][]float64, rounds)
+	got := make([]int, rounds)
 	for r := range acc {
-		acc[r], delta[r] = make([]float64, len(strategies)), make([]float64, len(strategies))
+		acc[r] = make([]float64, len(cfgs))
 	}
-	got := make([]int, *rounds)
-	next := 0
-	for next < *rounds {
+	fins := make([]experiment.Final, len(cfgs))
+	var firstErr error
+	next, finished := 0, 0
+	for finished < len(cfgs) {
 		rep := <-ch
-		if rep.err != nil {
-			return fmt.Errorf("demo: %s: %w", strategies[rep.strategy].name, rep.err)
-		}
-		acc[rep.round][rep.strategy], delta[rep.round][rep.strategy] = rep.acc, rep.delta
-		got[rep.round]++
-		for next < *rounds && got[next] == len(strategies) {
-			fmt.Fprintf(stdout, "%5d", next+1)
-			for _, a := range acc[next] {
-				fmt.Fprintf(stdout, "  %9.1f%%", 100*a)
+		if rep.final {
+			finished++
+			fins[rep.k] = rep.fin
+			if rep.err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("demo: %s: %w", demoStrategies[rep.k].label, rep.err)
 			}
-			fmt.Fprintln(stdout)
+			continue
+		}
+		acc[rep.r.Round][rep.k] = rep.r.HonestGlobalAcc
+		got[rep.r.Round]++
+		for next < rounds && got[next] == len(cfgs) {
+			if !o.json {
+				fmt.Fprintf(w, "%5d", next+1)
+				for _, a := range acc[next] {
+					fmt.Fprintf(w, "  %11.1f%%", 100*a)
+				}
+				fmt.Fprintln(w)
+			}
 			next++
 		}
 	}
-	last := *rounds - 1
-	var b strings.Builder
-	for k, s := range strategies {
-		fmt.Fprintf(&b, "%s %.2f", s.name, delta[last][k])
-		if k < len(strategies)-1 {
-			b.WriteString(", ")
-		}
+	if firstErr != nil {
+		return firstErr
 	}
-	fmt.Fprintf(stdout, "\nLargest total weight an honest node gave to liars in the last round (delta_max): %s.\n", b.String())
-	fmt.Fprintf(stdout, "Done in %.1f s. Every number above is reproducible from -seed %d.\n", time.Since(start).Seconds(), *seed)
+	if o.json {
+		res := map[string]experiment.Final{}
+		for k, s := range demoStrategies {
+			res[s.label] = fins[k]
+		}
+		return jsonOut(w, res)
+	}
+	fmt.Fprintf(w, "\nFinal (mean of the last %d rounds):\n\n| strategy | honest global accuracy | honest local accuracy | delta_max |\n|---|---:|---:|---:|\n", b.FinalRounds)
+	for k, s := range demoStrategies {
+		f := fins[k]
+		fmt.Fprintf(w, "| %s | %.1f %% | %.1f %% | %.2f |\n", s.label, 100*f.HonestGlobalAcc, 100*f.HonestLocalAcc, f.DeltaMax)
+	}
+	fmt.Fprintf(w, "\ndelta_max is the largest total weight an honest node gave to liars.\n")
+	fmt.Fprintf(w, "Run directories (config, metrics, timings) in %s. Done in %.1f s; every number is reproducible from -seed %d.\n",
+		out, time.Since(start).Seconds(), b.Seed)
 	return nil
 }

@@ -1,44 +1,61 @@
 // Command trellis is the command line of the trellis framework. It holds
 // flags and wiring only; the work is done by the library packages.
 //
-//	trellis demo [-nodes N] [-rounds R] [-byzantine F] [-sigma S] [-samples M] [-seed S]
+//	trellis demo                      the main job on the embedded MNIST
+//	trellis run CONFIG|PRESET         one experiment (or every run of its sweep)
+//	trellis sweep CONFIG|PRESET       the runs of a sweep, resuming where it stopped
+//	trellis presets                   the built-in configs
+//	trellis config defaults           every key with its default
 package main
 
 import (
-	"errors"
-	"flag"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
 )
 
-const usage = `trellis — decentralized, personalized federated learning that keeps working when some peers lie.
-
-Usage:
-  trellis demo [flags]    nodes learn the embedded MNIST together while some lie:
-                          local-only, FedAvg and median side by side
-
-Run 'trellis demo -h' for the demo's flags.
-`
-
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "trellis:", err)
-		}
-		os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := newRoot(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "trellis:", err)
+		os.Exit(1)
 	}
 }
 
+// options are the flags every command shares.
+type options struct {
+	quiet  bool
+	json   bool
+	out    string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	o := &options{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "trellis",
+		Short:         "decentralized, personalized federated learning that keeps working when some peers lie",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
+	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout")
+	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
+	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), presetsCmd(o), configCmd(o))
+	return root
+}
+
+// run executes the command line args (for tests).
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
-	switch args[0] {
-	case "demo":
-		return demo(args[1:], stdout, stderr)
-	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	return root.ExecuteContext(context.Background())
 }

@@ -2,34 +2,104 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
 
-func TestDemoTrainsAndReports(t *testing.T) {
+// TestDemoWritesReproducibleRuns is acceptance item 2 of the CLI issue, on
+// a shortened demo: metrics.jsonl is bit-identical for GOMAXPROCS 1 and 2.
+func TestDemoWritesReproducibleRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a small federated experiment on MNIST")
 	}
-	var out, errb bytes.Buffer
-	if err := run([]string{"demo", "-rounds", "3", "-samples", "3000"}, &out, &errb); err != nil {
-		t.Fatalf("demo: %v\n%s", err, errb.String())
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var outputs []string
+	dirs := []string{t.TempDir(), t.TempDir()}
+	for i, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		var out, errb bytes.Buffer
+		args := []string{"demo", "--rounds", "2", "--samples", "2000", "--nodes", "8", "-o", dirs[i]}
+		if err := run(args, &out, &errb); err != nil {
+			t.Fatalf("demo: %v\n%s", err, errb.String())
+		}
+		outputs = append(outputs, out.String())
 	}
-	for _, want := range []string{"local-only", "fedavg", "median", "\n    3 ", "delta_max"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+	for _, want := range []string{"local-only", "fedavg", "median", "trimmed-mean", "\n    2 ", "delta_max"} {
+		if !strings.Contains(outputs[0], want) {
+			t.Errorf("demo output lacks %q:\n%s", want, outputs[0])
+		}
+	}
+	for _, s := range []string{"local-only", "fedavg", "median", "trimmed-mean"} {
+		a, err := os.ReadFile(filepath.Join(dirs[0], s, "metrics.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dirs[1], s, "metrics.jsonl"))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: metrics.jsonl differs between GOMAXPROCS 1 and 2", s)
 		}
 	}
 }
 
 func TestBadArgumentsAreClearErrors(t *testing.T) {
-	for _, args := range [][]string{{"nosuch"}, {"demo", "-nodes", "1"}, {"demo", "-rounds", "0"}, {"demo", "-byzantine", "1"}, {"demo", "-sigma", "-1"}, {"demo", "-samples", "5"}} {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuch"}, "unknown command"},
+		{[]string{"demo", "--nodes", "1"}, "--nodes 1: need at least 2"},
+		{[]string{"demo", "--rounds", "0"}, "rounds = 0"},
+		{[]string{"demo", "--byzantine", "1"}, "adversary.fraction = 1"},
+		{[]string{"run", "no-such-preset"}, "neither a config file nor a preset"},
+		{[]string{"run"}, "accepts 1 arg"},
+	} {
 		var out, errb bytes.Buffer
-		if err := run(args, &out, &errb); err == nil {
-			t.Errorf("%v accepted", args)
+		err := run(c.args, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to mention %q", c.args, err, c.want)
 		}
 	}
+}
+
+func TestPresetsAndDefaults(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(nil, &out, &out); err != nil || !strings.Contains(out.String(), "demo") {
-		t.Errorf("usage: %v %q", err, out.String())
+	if err := run([]string{"presets"}, &out, &out); err != nil || !strings.Contains(out.String(), "quickstart") {
+		t.Errorf("presets: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := run([]string{"config", "defaults"}, &out, &out); err != nil || !strings.Contains(out.String(), "[training]") {
+		t.Errorf("config defaults: %v\n%s", err, out.String())
+	}
+}
+
+func TestRunConfigFileWithSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a small sweep")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfg, []byte(`
+name = "t"
+nodes = 4
+rounds = 2
+[data]
+samples = 600
+[model]
+hidden = [8]
+[sweep]
+seeds = [1, 2]
+`), 0o644)
+	var out, errb bytes.Buffer
+	if err := run([]string{"sweep", cfg, "-o", filepath.Join(dir, "out"), "--json"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), `"seed": 2`) {
+		t.Errorf("--json output:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "summary.csv")); err != nil {
+		t.Error(err)
 	}
 }

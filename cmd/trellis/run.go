@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trellis-fl/trellis/configs"
+	"github.com/trellis-fl/trellis/experiment"
+)
+
+func runCmd(o *options, name string) *cobra.Command {
+	short := "run an experiment from a config file or preset (every run of its sweep, if it has one)"
+	if name == "sweep" {
+		short = "run every run of a config's sweep, one after another, resuming where a previous call stopped"
+	}
+	return &cobra.Command{
+		Use:   name + " CONFIG|PRESET",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfigOrPreset(args[0])
+			if err != nil {
+				return err
+			}
+			out := o.out
+			if out == "" {
+				out = filepath.Join("runs", cfg.Name)
+			}
+			bar := newProgress(o.stderr, o.quiet)
+			res, err := experiment.RunSweep(cmd.Context(), cfg, out, func(run, runs int, r experiment.SweepRun, round, rounds int) {
+				bar.update(fmt.Sprintf("run %d/%d %s", run+1, runs, r.Dir), run*rounds+round, runs*rounds)
+			})
+			bar.done()
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s -o %s` resumes", out, name, args[0], out)
+				}
+				return err
+			}
+			return printSweep(o, out, res)
+		},
+	}
+}
+
+// loadConfigOrPreset reads a config file, or a built-in preset by name.
+func loadConfigOrPreset(arg string) (experiment.Config, error) {
+	if _, err := os.Stat(arg); err == nil {
+		return experiment.LoadConfig(arg)
+	}
+	if b, ok := configs.Read(strings.TrimSuffix(arg, ".toml")); ok {
+		return experiment.ParseConfig(b, "preset "+arg)
+	}
+	return experiment.Config{}, fmt.Errorf("%q is neither a config file nor a preset (presets: %s)", arg, strings.Join(configs.Names(), ", "))
+}
+
+func printSweep(o *options, out string, res *experiment.SweepResult) error {
+	if o.json {
+		type row struct {
+			Dir    string            `json:"dir"`
+			Params map[string]string `json:"params"`
+			Seed   uint64            `json:"seed"`
+			Final  experiment.Final  `json:"final"`
+		}
+		var rows []row
+		for i, r := range res.Runs {
+			rows = append(rows, row{filepath.Join(out, r.Dir), r.Params, r.Config.Seed, res.Fin[i]})
+		}
+		return jsonOut(o.stdout, rows)
+	}
+	fmt.Fprintf(o.stdout, "results in %s\n\n", out)
+	fmt.Fprintf(o.stdout, "| run | honest local acc | honest global acc | delta_max |\n|---|---:|---:|---:|\n")
+	for i, r := range res.Runs {
+		f := res.Fin[i]
+		fmt.Fprintf(o.stdout, "| %s | %.4f | %.4f | %.3f |\n", r.Dir, f.HonestLocalAcc, f.HonestGlobalAcc, f.DeltaMax)
+	}
+	return nil
+}
+
+func presetsCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "presets",
+		Short: "list the built-in configs (run one with `trellis run NAME`)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, n := range configs.Names() {
+				b, _ := configs.Read(n)
+				first := strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "# ")
+				fmt.Fprintf(o.stdout, "%-20s %s\n", n, first)
+			}
+			return nil
+		},
+	}
+}
+
+func configCmd(o *options) *cobra.Command {
+	c := &cobra.Command{Use: "config", Short: "show configuration defaults"}
+	c.AddCommand(&cobra.Command{
+		Use:   "defaults",
+		Short: "print every config key with its default, as TOML",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprint(o.stdout, experiment.Defaults())
+			return err
+		},
+	})
+	return c
+}
+
+func jsonOut(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
