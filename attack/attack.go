@@ -5,17 +5,36 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"github.com/trellis-fl/trellis/nn"
 )
 
 // View is what the adversary sees in a round, built by the driver; honest
 // code never sees it.
+//
+// A View remembers statistics of Honest (mean, spread, extremes, pairwise
+// distances) and the vectors of the deterministic omniscient attacks the
+// first time an attack needs them, so every Craft against one View after the
+// first costs one copy: a driver builds one View per round and payload tag,
+// shares it among all Byzantine nodes and receivers, and never modifies it
+// after the first Craft. Use it through a pointer (it holds a mutex, so
+// Crafts may run concurrently) and build a new one for the next round.
 type View struct {
 	Round int
 	// Honest holds the honest payloads of this round in sender-id order
-	// (omniscient attacks).
+	// (omniscient attacks), all of the length of the payloads crafted.
 	Honest [][]float32
+	// Senders is n of alie's z_max: how many nodes send a payload of this
+	// round and tag, honest and Byzantine together. 0 means
+	// len(Honest) + Attackers.
+	Senders int
+	// Attackers is m of alie's z_max: how many of those senders are
+	// Byzantine (colluding; all run the same attack).
+	Attackers int
+
+	mu    sync.Mutex
+	cache map[string]*memoEntry // statistics and crafted vectors, by key
 }
 
 // Attack crafts what Byzantine node from sends to node to, given its own
@@ -29,7 +48,8 @@ type Attack interface {
 }
 
 // Params are the parameters of every attack, as configs give them; each
-// attack reads its own and ignores the rest.
+// attack reads its own and ignores the rest. A zero value means the spec's
+// default where the spec has one.
 type Params struct {
 	// Sigma is gaussian's noise standard deviation σ_n, in (0, MaxSigma];
 	// the spec sets it per experiment, so it has no default.
@@ -43,17 +63,47 @@ type Params struct {
 	// Model is the architecture random draws fresh models of; required for
 	// random.
 	Model *nn.Spec
+	// Percent is ana_proportional's s, in (0, MaxScale]: the noise on each
+	// coordinate has standard deviation s/100 of the coordinate's
+	// magnitude. The spec sets it per experiment, so it has no default.
+	Percent float64
+	// Z is alie's fixed z, in [−MaxScale, MaxScale]; 0 means z_max, from
+	// the View's Senders and Attackers.
+	Z float64
+	// Minus makes alie send μ − zσ instead of μ + zσ.
+	Minus bool
+	// Epsilon is ipm's ε, in (0, MaxScale]; 0 means DefaultEpsilon.
+	Epsilon float64
+	// Perturbation is min_max's and min_sum's direction p: "unit_vec"
+	// (μ/||μ||, the default for ""), "std" (the sample standard deviation
+	// σ) or "sign" (sign(μ)).
+	Perturbation string
+	// GammaInit is min_max's and min_sum's γ_init, in (0, MaxGammaInit]; 0
+	// means DefaultGammaInit. The search never accepts γ ≥ 2·γ_init.
+	GammaInit float64
+	// B is fang_trim's b, in (1, MaxScale]; 0 means DefaultB.
+	B float64
 }
 
-// Bounds of the parameters.
+// Bounds and defaults of the parameters.
 const (
 	// MaxSigma keeps σ·N(0, 1) inside float32 range: rand's NormFloat64
 	// never exceeds 15 in magnitude.
 	MaxSigma = 1e30
-	// MaxScale keeps s·b finite for any honest value below 3e8.
+	// MaxScale keeps s·b finite for any honest value below 3e8; it bounds
+	// the other multiplicative parameters (Percent, Z, Epsilon, B) too.
 	MaxScale = 1e30
-	// DefaultScale is the spec's s.
+	// MaxGammaInit keeps the γ search of min_max and min_sum within 200
+	// halvings.
+	MaxGammaInit = 1e30
+	// DefaultScale is the spec's s of scaling.
 	DefaultScale = 10
+	// DefaultEpsilon is the spec's ε of ipm.
+	DefaultEpsilon = 0.1
+	// DefaultGammaInit is the spec's γ_init of min_max and min_sum.
+	DefaultGammaInit = 10
+	// DefaultB is the spec's b of fang_trim.
+	DefaultB = 2
 )
 
 // ErrLength is wrapped by Craft when dst, the honest vector or a model
@@ -61,7 +111,10 @@ const (
 var ErrLength = errors.New("length mismatch")
 
 // names lists the attacks New accepts, in the order of spec/robust-rules.md.
-var names = []string{"none", "gaussian", "sign_flip", "scaling", "random"}
+var names = []string{
+	"none", "gaussian", "sign_flip", "scaling", "random", "ana_proportional",
+	"alie", "ipm", "min_max", "min_sum", "fang_trim", "label_flip",
+}
 
 // Names returns the attack names New accepts.
 func Names() []string { return append([]string(nil), names...) }
@@ -84,6 +137,20 @@ func New(name string, p Params) (Attack, error) {
 			return nil, fmt.Errorf("attack random: Model (the architecture to draw) is required")
 		}
 		return NewRandom(*p.Model)
+	case "ana_proportional":
+		a = AnaProportional{Percent: p.Percent}
+	case "alie":
+		a = ALIE{Z: p.Z, Minus: p.Minus}
+	case "ipm":
+		a = IPM{Epsilon: p.Epsilon}
+	case "min_max":
+		a = MinMax{Perturbation: Perturbation(p.Perturbation), GammaInit: p.GammaInit}
+	case "min_sum":
+		a = MinSum{Perturbation: Perturbation(p.Perturbation), GammaInit: p.GammaInit}
+	case "fang_trim":
+		a = FangTrim{B: p.B}
+	case "label_flip":
+		a = LabelFlip{}
 	default:
 		return nil, fmt.Errorf("attack: unknown attack %q (valid: %s)", name, strings.Join(names, ", "))
 	}

@@ -25,8 +25,11 @@ func honestVector(d int) []float32 {
 
 func stream(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }
 
+// params has every required parameter set.
+var params = Params{Sigma: 1, Percent: 10, Model: &mlp}
+
 func TestNew(t *testing.T) {
-	p := Params{Sigma: 1, Model: &mlp}
+	p := params
 	for _, name := range Names() {
 		a, err := New(name, p)
 		if err != nil {
@@ -86,7 +89,7 @@ func TestNewOutOfRange(t *testing.T) {
 
 func TestLengthMismatch(t *testing.T) {
 	for _, name := range Names() {
-		a, err := New(name, Params{Sigma: 1, Model: &mlp})
+		a, err := New(name, params)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,3 +44,27 @@ func BenchmarkRandom(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOmniscient crafts one payload of the MLP against a fresh View of
+// 20 honest payloads, so every statistic is computed (min_max's pairwise
+// distances included); later Crafts against the same View are one copy.
+func BenchmarkOmniscient(b *testing.B) {
+	const d, k = 235146, 20
+	g := make([][]float32, k)
+	for i := range g {
+		g[i] = honestVector(d)
+		g[i][i] += 1
+	}
+	honest, dst := honestVector(d), make([]float32, d)
+	for _, a := range []Attack{ALIE{Z: 1}, IPM{}, MinMax{}, MinSum{}, FangTrim{}} {
+		b.Run(a.Name(), func(b *testing.B) {
+			b.SetBytes(4 * d * k)
+			for b.Loop() {
+				v := &View{Honest: g}
+				if err := a.Craft(dst, v, honest, 0, 1, stream(1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
