@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -93,4 +94,24 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestREADMEConfigExample keeps the README's config example valid.
+func TestREADMEConfigExample(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Skip("README not found")
+	}
+	_, rest, ok := strings.Cut(string(b), "```toml\n")
+	if !ok {
+		t.Fatal("README has no toml example")
+	}
+	text, _, _ := strings.Cut(rest, "```")
+	c, err := ParseConfig([]byte(text), "README example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs, _, err := c.Expand(); err != nil || len(runs) != 18 {
+		t.Errorf("README sweep: %d runs (%v), want 3 fractions × 2 rules × 3 seeds", len(runs), err)
+	}
 }
