@@ -1,0 +1,18 @@
+package report
+
+// Series is one run's per-round values of one metric; Rounds is strictly
+// increasing and as long as Values.
+type Series struct {
+	Rounds []int
+	Values []float64
+}
+
+// RunResult is one run: one label (e.g. a strategy), one point of the
+// sweep and one seed.
+type RunResult struct {
+	Label  string             // legend label, e.g. the strategy name
+	Params map[string]string  // swept key → value, e.g. "adversary.fraction": "0.3"
+	Seed   uint64             // the run's experiment seed
+	Curves map[string]Series  // metric name → per-round values, e.g. "honest_local_acc"
+	Final  map[string]float64 // final metrics, e.g. the mean over the last evaluated rounds
+}
