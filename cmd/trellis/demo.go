@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,20 +13,14 @@ import (
 	"github.com/trellis-fl/trellis/sim"
 )
 
-// demoStrategy is one column of the demo: a label and how it sets the
-// strategy keys of the config.
-type demoStrategy struct {
-	label string
-	set   func(c *experiment.Config)
-}
-
-var demoStrategies = []demoStrategy{
-	{"local-only", func(c *experiment.Config) { c.Strategy.Name = "local" }},
-	{"fedavg", func(c *experiment.Config) { c.Strategy.Name = "fedavg" }},
-	{"median", func(c *experiment.Config) { c.Strategy.Name, c.Strategy.Rule = "robust", "median" }},
-	{"trimmed-mean", func(c *experiment.Config) {
-		c.Strategy.Name, c.Strategy.Rule, c.Strategy.F = "robust", "trimmed_mean", 2
-	}},
+// demoStrategies are the demo's columns. On a 5-regular graph a node
+// aggregates 6 models, so the trimmed mean drops f = 1 at each end (with
+// f = 2 it would average the middle two: the median).
+var demoStrategies = []experiment.StrategyConfig{
+	{Name: "local"},
+	{Name: "fedavg", Weighting: "uniform"},
+	{Name: "robust", Rule: "median"},
+	{Name: "robust", Rule: "trimmed_mean", F: 1},
 }
 
 // demoCmd runs the framework's main job on the embedded MNIST: nodes on a
@@ -63,8 +58,11 @@ func demoCmd(o *options) *cobra.Command {
 		cfgs := make([]experiment.Config, len(demoStrategies))
 		for i, s := range demoStrategies {
 			cfgs[i] = base
-			cfgs[i].Name = "demo-" + s.label
-			s.set(&cfgs[i])
+			cfgs[i].Strategy = s
+			if s.Weighting == "" {
+				cfgs[i].Strategy.Weighting = "uniform"
+			}
+			cfgs[i].Name = "demo-" + cfgs[i].Label()
 			cfgs[i].Run.Workers = max(1, runtime.GOMAXPROCS(0)/len(demoStrategies))
 			if err := cfgs[i].Validate(); err != nil {
 				return fmt.Errorf("demo: %w", err)
@@ -85,8 +83,8 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 		fmt.Fprintf(w, "Data: embedded MNIST, %d training images split by Dirichlet(%g); MLP 784-%d-10; 1 local epoch per round.\n",
 			b.Data.Samples, b.Partition.Alpha, b.Model.Hidden[0])
 		fmt.Fprintf(w, "Accuracy of the honest nodes on the 10,000-image global test set:\n\n%5s", "round")
-		for _, s := range demoStrategies {
-			fmt.Fprintf(w, "  %12s", s.label)
+		for _, c := range cfgs {
+			fmt.Fprintf(w, "  %17s", c.Label())
 		}
 		fmt.Fprintln(w)
 	}
@@ -101,7 +99,7 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 	start := time.Now()
 	for k, c := range cfgs {
 		go func() {
-			fin, err := experiment.RunToDir(cmd.Context(), c, filepath.Join(out, demoStrategies[k].label), func(r *sim.Round, _ int) {
+			fin, err := experiment.RunToDir(cmd.Context(), c, filepath.Join(out, dirName(c.Label())), func(r *sim.Round, _ int) {
 				ch <- report{k: k, r: r}
 			})
 			ch <- report{k: k, fin: fin, err: err, final: true}
@@ -122,7 +120,7 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 			finished++
 			fins[rep.k] = rep.fin
 			if rep.err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("demo: %s: %w", demoStrategies[rep.k].label, rep.err)
+				firstErr = fmt.Errorf("demo: %s: %w", cfgs[rep.k].Label(), rep.err)
 			}
 			continue
 		}
@@ -132,7 +130,7 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 			if !o.json {
 				fmt.Fprintf(w, "%5d", next+1)
 				for _, a := range acc[next] {
-					fmt.Fprintf(w, "  %11.1f%%", 100*a)
+					fmt.Fprintf(w, "  %16.1f%%", 100*a)
 				}
 				fmt.Fprintln(w)
 			}
@@ -142,20 +140,29 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 	if firstErr != nil {
 		return firstErr
 	}
+	if _, err := experiment.Report(out); err != nil {
+		return fmt.Errorf("demo: report: %w", err)
+	}
 	if o.json {
 		res := map[string]experiment.Final{}
-		for k, s := range demoStrategies {
-			res[s.label] = fins[k]
+		for k, c := range cfgs {
+			res[c.Label()] = fins[k]
 		}
 		return jsonOut(w, res)
 	}
 	fmt.Fprintf(w, "\nFinal (mean of the last %d rounds):\n\n| strategy | honest global accuracy | honest local accuracy | delta_max |\n|---|---:|---:|---:|\n", b.FinalRounds)
-	for k, s := range demoStrategies {
+	for k, c := range cfgs {
 		f := fins[k]
-		fmt.Fprintf(w, "| %s | %.1f %% | %.1f %% | %.2f |\n", s.label, 100*f.HonestGlobalAcc, 100*f.HonestLocalAcc, f.DeltaMax)
+		fmt.Fprintf(w, "| %s | %.1f %% | %.1f %% | %.2f |\n", c.Label(), 100*f.HonestGlobalAcc, 100*f.HonestLocalAcc, f.DeltaMax)
 	}
 	fmt.Fprintf(w, "\ndelta_max is the largest total weight an honest node gave to liars.\n")
-	fmt.Fprintf(w, "Run directories (config, metrics, timings) in %s. Done in %.1f s; every number is reproducible from -seed %d.\n",
+	fmt.Fprintf(w, "Run directories, results.md and plots (accuracy.png, .svg) in %s.\nDone in %.1f s; every number is reproducible from --seed %d.\n",
 		out, time.Since(start).Seconds(), b.Seed)
 	return nil
+}
+
+// dirName turns a label such as "trimmed_mean(f=1)" into a directory name
+// that needs no quoting in a shell: "trimmed_mean-f1".
+func dirName(label string) string {
+	return strings.NewReplacer("(", "-", ")", "", "=", "", " ", "_").Replace(label)
 }

@@ -4,6 +4,7 @@
 //	trellis demo                      the main job on the embedded MNIST
 //	trellis run CONFIG|PRESET         one experiment (or every run of its sweep)
 //	trellis sweep CONFIG|PRESET       the runs of a sweep, resuming where it stopped
+//	trellis report RUNDIR             re-print tables, re-draw plots
 //	trellis presets                   the built-in configs
 //	trellis config defaults           every key with its default
 package main
@@ -49,7 +50,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout")
 	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
-	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), presetsCmd(o), configCmd(o))
+	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o))
 	return root
 }
 

@@ -27,12 +27,12 @@ func TestDemoWritesReproducibleRuns(t *testing.T) {
 		}
 		outputs = append(outputs, out.String())
 	}
-	for _, want := range []string{"local-only", "fedavg", "median", "trimmed-mean", "\n    2 ", "delta_max"} {
+	for _, want := range []string{"local", "fedavg", "median", "trimmed_mean(f=1)", "\n    2 ", "delta_max"} {
 		if !strings.Contains(outputs[0], want) {
 			t.Errorf("demo output lacks %q:\n%s", want, outputs[0])
 		}
 	}
-	for _, s := range []string{"local-only", "fedavg", "median", "trimmed-mean"} {
+	for _, s := range []string{"local", "fedavg", "median", "trimmed_mean-f1"} {
 		a, err := os.ReadFile(filepath.Join(dirs[0], s, "metrics.jsonl"))
 		if err != nil {
 			t.Fatal(err)
@@ -40,6 +40,11 @@ func TestDemoWritesReproducibleRuns(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dirs[1], s, "metrics.jsonl"))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s: metrics.jsonl differs between GOMAXPROCS 1 and 2", s)
+		}
+	}
+	for _, f := range []string{"results.md", "accuracy.png", "accuracy.svg"} {
+		if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
+			t.Errorf("demo did not write %s: %v", f, err)
 		}
 	}
 }

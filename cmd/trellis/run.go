@@ -48,6 +48,23 @@ func runCmd(o *options, name string) *cobra.Command {
 	}
 }
 
+func reportCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "report RUNDIR",
+		Short: "re-print the results table of a run, sweep or demo directory and re-draw its plots",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			md, err := experiment.Report(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(o.stdout, md)
+			fmt.Fprintf(o.stdout, "\nresults.md and plots (PNG, SVG) in %s\n", args[0])
+			return nil
+		},
+	}
+}
+
 // loadConfigOrPreset reads a config file, or a built-in preset by name.
 func loadConfigOrPreset(arg string) (experiment.Config, error) {
 	if _, err := os.Stat(arg); err == nil {
@@ -61,6 +78,9 @@ func loadConfigOrPreset(arg string) (experiment.Config, error) {
 
 func printSweep(o *options, out string, res *experiment.SweepResult) error {
 	if o.json {
+		if _, err := experiment.Report(out); err != nil {
+			return err
+		}
 		type row struct {
 			Dir    string            `json:"dir"`
 			Params map[string]string `json:"params"`
@@ -73,12 +93,12 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 		}
 		return jsonOut(o.stdout, rows)
 	}
-	fmt.Fprintf(o.stdout, "results in %s\n\n", out)
-	fmt.Fprintf(o.stdout, "| run | honest local acc | honest global acc | delta_max |\n|---|---:|---:|---:|\n")
-	for i, r := range res.Runs {
-		f := res.Fin[i]
-		fmt.Fprintf(o.stdout, "| %s | %.4f | %.4f | %.3f |\n", r.Dir, f.HonestLocalAcc, f.HonestGlobalAcc, f.DeltaMax)
+	md, err := experiment.Report(out)
+	if err != nil {
+		return err
 	}
+	fmt.Fprint(o.stdout, md)
+	fmt.Fprintf(o.stdout, "\nrun directories, results.md and plots (PNG, SVG) in %s\n", out)
 	return nil
 }
 

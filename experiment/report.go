@@ -1,0 +1,247 @@
+package experiment
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/trellis-fl/trellis/report"
+)
+
+// Report reads every finished run under dir (a run directory, a sweep, or
+// the demo's directory of runs), writes results.md (final metrics, mean ±
+// std over seeds) and the plots — honest accuracy vs round per strategy,
+// one figure per combination of the other swept values, and, when one
+// numeric key was swept besides the strategy, the final accuracy vs that
+// key — as PNG and SVG, and returns the Markdown table.
+func Report(dir string) (string, error) {
+	runs, keys, err := collectRuns(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(runs) == 0 {
+		return "", fmt.Errorf("%s: no finished runs (directories with %s, %s and %s)", dir, ConfigFile, RoundsFile, SummaryFile)
+	}
+	metrics := []string{"final_honest_global_acc", "final_honest_local_acc", "final_delta_max"}
+	var md bytes.Buffer
+	if err := report.WriteMarkdown(&md, runs, metrics, 4); err != nil {
+		return "", err
+	}
+	if err := writeAtomic(filepath.Join(dir, "results.md"), md.Bytes()); err != nil {
+		return "", err
+	}
+	curve := "honest_global_acc"
+	if !hasCurve(runs, curve) {
+		curve = "honest_local_acc"
+	}
+	// One curve figure per combination of the non-strategy swept values.
+	combos := []map[string]string{{}}
+	for _, k := range keys {
+		var next []map[string]string
+		for _, base := range combos {
+			for _, v := range report.Values(runs, k) {
+				m := map[string]string{k: v}
+				for bk, bv := range base {
+					m[bk] = bv
+				}
+				next = append(next, m)
+			}
+		}
+		combos = next
+	}
+	for _, combo := range combos {
+		sel := report.Filter(runs, combo)
+		if len(sel) == 0 {
+			continue
+		}
+		name, title := "accuracy", "Honest accuracy"
+		for _, k := range keys {
+			name += "_" + safeName(k+"="+combo[k])
+			title += fmt.Sprintf(", %s = %s", k, combo[k])
+		}
+		ch, err := report.Curves(sel, curve, report.Figure{Title: title, XLabel: "round", YLabel: curve})
+		if err != nil {
+			return "", fmt.Errorf("plot %s: %w", name, err)
+		}
+		if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
+			return "", err
+		}
+	}
+	if len(keys) == 1 {
+		k := keys[0]
+		ch, err := report.Sweep(runs, k, "final_"+curve, report.Figure{Title: "Final honest accuracy vs " + k, XLabel: k, YLabel: "final_" + curve})
+		if err == nil {
+			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+safeName(k)+".png"), filepath.Join(dir, "final-vs-"+safeName(k)+".svg")); err != nil {
+				return "", err
+			}
+		}
+	}
+	return md.String(), nil
+}
+
+func hasCurve(runs []report.RunResult, m string) bool {
+	for _, r := range runs {
+		s, ok := r.Curves[m]
+		if !ok {
+			return false
+		}
+		for _, v := range s.Values {
+			if v != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// strategyKeys are the keys that make a run's label rather than a sweep
+// point.
+var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting"}
+
+// Label names a run's strategy as plots and tables show it.
+func (c Config) Label() string {
+	switch c.Strategy.Name {
+	case "robust":
+		if c.Strategy.Rule == "trimmed_mean" {
+			return fmt.Sprintf("trimmed_mean(f=%d)", c.Strategy.F)
+		}
+		return c.Strategy.Rule
+	case "fedavg", "dpsgd", "gradient_tracking":
+		if c.Strategy.Weighting == "mh" {
+			return c.Strategy.Name + "(mh)"
+		}
+	}
+	return c.Strategy.Name
+}
+
+// collectRuns finds the finished runs under dir and the swept keys (other
+// than the strategy's) that tell them apart.
+func collectRuns(dir string) ([]report.RunResult, []string, error) {
+	var runs []report.RunResult
+	var cfgs []Config
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		for _, f := range []string{ConfigFile, RoundsFile, SummaryFile} {
+			if _, err := os.Stat(filepath.Join(p, f)); err != nil {
+				return nil
+			}
+		}
+		c, err := LoadConfig(filepath.Join(p, ConfigFile))
+		if err != nil {
+			return err
+		}
+		r, err := readRun(p, c)
+		if err != nil {
+			return err
+		}
+		runs, cfgs = append(runs, r), append(cfgs, c)
+		return nil
+	})
+	if err != nil || len(runs) == 0 {
+		return nil, nil, err
+	}
+	// Swept keys: every key whose value differs between runs, but the
+	// seed, the name and the strategy's.
+	values := make([]map[string]string, len(cfgs))
+	for i, c := range cfgs {
+		values[i] = flatConfig(c)
+	}
+	var keys []string
+	for k, v := range values[0] {
+		if k == "seed" || k == "name" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") {
+			continue
+		}
+		for _, other := range values[1:] {
+			if other[k] != v {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	slices.Sort(keys)
+	for i := range runs {
+		for _, k := range keys {
+			runs[i].Params[k] = values[i][k]
+		}
+	}
+	return runs, keys, nil
+}
+
+// flatConfig maps every dotted key to its value as text.
+func flatConfig(c Config) map[string]string {
+	var buf bytes.Buffer
+	c.Sweep = SweepConfig{}
+	_ = toml.NewEncoder(&buf).Encode(c)
+	var m map[string]any
+	_, _ = toml.Decode(buf.String(), &m)
+	out := map[string]string{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if mm, ok := v.(map[string]any); ok {
+			for k, sub := range mm {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, sub)
+			}
+			return
+		}
+		out[prefix] = fmt.Sprint(v)
+	}
+	walk("", m)
+	return out
+}
+
+// readRun loads one run's curves (evaluated rounds) and final metrics.
+func readRun(dir string, c Config) (report.RunResult, error) {
+	r := report.RunResult{Label: c.Label(), Params: map[string]string{}, Seed: c.Seed,
+		Curves: map[string]report.Series{}, Final: map[string]float64{}}
+	f, err := os.Open(filepath.Join(dir, RoundsFile))
+	if err != nil {
+		return r, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	curves := []string{"honest_local_acc", "honest_global_acc", "delta_max"}
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			break // an interrupted run's last line; the complete ones count
+		}
+		if ev, _ := rec["evaluated"].(bool); !ev {
+			continue
+		}
+		round, _ := rec["round"].(float64)
+		for _, m := range curves {
+			v, _ := rec[m].(float64)
+			s := r.Curves[m]
+			s.Rounds = append(s.Rounds, int(round))
+			s.Values = append(s.Values, v)
+			r.Curves[m] = s
+		}
+	}
+	rows, err := ReadSummary(dir)
+	if err != nil {
+		return r, err
+	}
+	if len(rows) == 1 {
+		for _, k := range finalColumns {
+			if v, err := strconv.ParseFloat(rows[0][k], 64); err == nil && strings.HasPrefix(k, "final_") {
+				r.Final[k] = v
+			}
+		}
+	}
+	return r, nil
+}
