@@ -28,6 +28,20 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 			}
 		}
 	}
+	// One view per tag, shared by every Byzantine message of the round (the
+	// view caches the statistics of the honest payloads).
+	attackers := map[string]int{}
+	for _, b := range r.cfg.Byzantine {
+		for _, m := range outbox[b] {
+			if m.Kind == wire.KindVector {
+				attackers[m.Payload.Tag]++
+			}
+		}
+	}
+	views := map[string]*attack.View{}
+	for tag, h := range honest {
+		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag]}
+	}
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range r.cfg.Byzantine {
 		var seq uint64
@@ -35,7 +49,10 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 			if m.Kind != wire.KindVector {
 				continue
 			}
-			view := &attack.View{Round: round, Honest: honest[m.Payload.Tag]}
+			view := views[m.Payload.Tag]
+			if view == nil { // no honest node sent this tag
+				view = &attack.View{Round: round, Attackers: attackers[m.Payload.Tag]}
+			}
 			targets := g.Out(b)
 			if m.To != wire.Broadcast {
 				targets = []int{int(m.To)}
