@@ -205,3 +205,30 @@ func TestDynamicGraphAndOtherBaselines(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelFlipPoisonsOnlyTheAttackersTraining checks the data attack is
+// applied by the driver: attackers trained on flipped labels reach low
+// accuracy on their own (true-label) test split, honest nodes do not.
+func TestLabelFlipPoisonsOnlyTheAttackersTraining(t *testing.T) {
+	flip, err := attack.New("label_flip", attack.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := last(setup{alpha: 1, byzantine: 0.3, attack: flip, rounds: 3}.run(t))
+	var honest, byz float64
+	var nh, nb int
+	for _, n := range r.Nodes {
+		if n.Byzantine {
+			byz += n.LocalAcc
+			nb++
+		} else {
+			honest += n.LocalAcc
+			nh++
+		}
+	}
+	honest, byz = honest/float64(nh), byz/float64(nb)
+	t.Logf("local accuracy: honest %.3f, label-flipping attackers %.3f", honest, byz)
+	if byz > 0.2 || honest < 0.6 {
+		t.Errorf("label flipping not applied as a data attack: honest %.3f, attackers %.3f", honest, byz)
+	}
+}

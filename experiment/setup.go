@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/data"
@@ -138,6 +139,14 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 	case s.GlobalTest > 0 && tt.Test != nil:
 		globalIdx = tt.Test.All()[:min(s.GlobalTest, tt.Test.Len())]
 	}
+	byz, err := sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed)
+	if err != nil {
+		return sim.Config{}, nil, nil, err
+	}
+	if len(s.ByzantineIDs) > 0 {
+		byz = s.ByzantineIDs
+	}
+	flip, _ := s.Attack.(attack.DataAttack)
 	nodes := make([]*node.Node, s.Nodes)
 	for i := range nodes {
 		m, err := nn.Build(s.Model, seed.Derive(s.Seed, seed.Init), nn.Options{Batch: s.Batch})
@@ -148,9 +157,15 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 		if err != nil {
 			return sim.Config{}, nil, nil, err
 		}
+		var train nn.Batches = data.NewBatcher(tt.Train, splits[i].Train, seed.Stream(s.Seed, seed.Train, uint64(i)), nil)
+		if flip != nil && slices.Contains(byz, i) {
+			// A data attack poisons the attacker's own training labels
+			// (attack.DataAttack); the node then runs the honest code.
+			train = &flippedLabels{Batches: train, flip: flip, classes: tt.Train.NumClasses()}
+		}
 		cfg := node.Config{
 			ID: i, Model: m, Optimizer: opt, Train: s.Local, Strategy: s.Strategy(),
-			TrainData: data.NewBatcher(tt.Train, splits[i].Train, seed.Stream(s.Seed, seed.Train, uint64(i)), nil),
+			TrainData: train,
 			Test:      data.NewBatcher(tt.Train, splits[i].Test, nil, nil),
 			Identity:  ids[i], Directory: dir, Seed: s.Seed, Rounds: s.Rounds,
 		}
@@ -160,13 +175,6 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 		if nodes[i], err = node.New(cfg); err != nil {
 			return sim.Config{}, nil, nil, err
 		}
-	}
-	byz, err := sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed)
-	if err != nil {
-		return sim.Config{}, nil, nil, err
-	}
-	if len(s.ByzantineIDs) > 0 {
-		byz = s.ByzantineIDs
 	}
 	drops, err := topology.NewDrops(s.Drop, s.Seed)
 	if err != nil {
@@ -178,6 +186,22 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 		Identities: ids, WireRoundTrip: s.WireRoundTrip, Seed: s.Seed,
 		Workers: s.Workers, Timings: s.Timings,
 	}, nodes, splits, nil
+}
+
+// flippedLabels replaces every label a batch source yields by the data
+// attack's choice.
+type flippedLabels struct {
+	nn.Batches
+	flip    attack.DataAttack
+	classes int
+}
+
+func (f *flippedLabels) Next(x []float32, y []int) int {
+	n := f.Batches.Next(x, y)
+	for i := range y[:n] {
+		y[i] = f.flip.FlipLabel(y[i], f.classes)
+	}
+	return n
 }
 
 // Run builds the experiment and runs it into sink.
