@@ -38,14 +38,14 @@ type Config struct {
 
 // DataConfig names the dataset.
 type DataConfig struct {
-	Dataset string `toml:"dataset"` // mnist (embedded) | fashion_mnist
+	Dataset string `toml:"dataset"` // mnist (embedded) | fashion_mnist | cifar10 | har | femnist
 	Dir     string `toml:"dir"`     // where the files are; "" = the standard place
 	Samples int    `toml:"samples"` // use only the first N training samples (0 = all)
 }
 
 // PartitionConfig says how samples are split across nodes.
 type PartitionConfig struct {
-	Method           string  `toml:"method"` // iid | dirichlet | shards
+	Method           string  `toml:"method"` // iid | dirichlet | shards | natural (by writer / subject)
 	Alpha            float64 `toml:"alpha"`
 	ClassesPerClient int     `toml:"classes_per_client"`
 }

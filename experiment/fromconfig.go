@@ -20,8 +20,14 @@ func (c Config) LoadData() (data.TrainTest, error) {
 		return data.MNIST()
 	case "fashion_mnist":
 		return data.LoadFashionMNIST(c.Data.Dir)
+	case "cifar10":
+		return data.LoadCIFAR10(c.Data.Dir)
+	case "har":
+		return data.LoadHAR(c.Data.Dir)
+	case "femnist":
+		return data.LoadFEMNIST(c.Data.Dir)
 	}
-	return data.TrainTest{}, fmt.Errorf("data.dataset = %q: want one of mnist, fashion_mnist", c.Data.Dataset)
+	return data.TrainTest{}, fmt.Errorf("data.dataset = %q: want one of %v", c.Data.Dataset, datasets)
 }
 
 // modelSpec is the configured model for the dataset's samples (MNIST's

@@ -14,8 +14,8 @@ import (
 
 // Names a config may use, per key.
 var (
-	datasets   = []string{"mnist", "fashion_mnist"}
-	partitions = []string{"iid", "dirichlet", "shards"}
+	datasets   = []string{"mnist", "fashion_mnist", "cifar10", "har", "femnist"}
+	partitions = []string{"iid", "dirichlet", "shards", "natural"}
 	heads      = []string{"softmax", "evidential"}
 	optimizers = []string{"sgd", "adam", "adamw"}
 	topologies = []string{"complete", "ring", "kregular", "erdos_renyi", "small_world", "star", "mobility", "edge_list", "trace"}
@@ -51,6 +51,9 @@ func (c Config) Validate() error {
 		bad("nodes", c.Nodes, "allowed range 1 to 100000")
 	}
 	oneOf("data.dataset", c.Data.Dataset, datasets)
+	if c.Data.Dataset != "mnist" && c.Data.Dataset != "fashion_mnist" && c.Data.Dir == "" && slices.Contains(datasets, c.Data.Dataset) {
+		bad("data.dir", `""`, "data.dataset = "+c.Data.Dataset+" needs the directory of its files (it is not embedded)")
+	}
 	if c.Data.Samples < 0 {
 		bad("data.samples", c.Data.Samples, "need ≥ 0 (0: all)")
 	}
