@@ -88,9 +88,17 @@ type AdversaryConfig struct {
 	Fraction float64 `toml:"fraction"`
 	IDs      []int   `toml:"ids"`
 	Attack   string  `toml:"attack"`
-	Sigma    float64 `toml:"sigma"`
-	Replace  bool    `toml:"replace"`
-	Scale    float64 `toml:"scale"`
+	Sigma    float64 `toml:"sigma"`   // gaussian: noise σ
+	Replace  bool    `toml:"replace"` // gaussian: send the noise alone
+	Scale    float64 `toml:"scale"`   // scaling: factor s
+	Percent  float64 `toml:"percent"` // ana_proportional: s
+	Z        float64 `toml:"z"`       // alie: fixed z (0: z_max)
+	Minus    bool    `toml:"minus"`   // alie: μ − zσ
+	Epsilon  float64 `toml:"epsilon"` // ipm: ε
+	// Perturbation is min_max / min_sum's direction: unit_vec, std or sign.
+	Perturbation string  `toml:"perturbation"`
+	GammaInit    float64 `toml:"gamma_init"` // min_max, min_sum: γ_init
+	B            float64 `toml:"b"`          // fang_trim: b
 }
 
 // StrategyConfig is how honest nodes collaborate.

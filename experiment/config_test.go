@@ -115,3 +115,25 @@ func TestREADMEConfigExample(t *testing.T) {
 		t.Errorf("README sweep: %d runs (%v), want 3 fractions × 2 rules × 3 seeds", len(runs), err)
 	}
 }
+
+func TestEveryAttackIsReachableFromAConfig(t *testing.T) {
+	for _, c := range []string{
+		`attack = "none"`, `attack = "gaussian"` + "\nsigma = 1.0", `attack = "sign_flip"`, `attack = "scaling"` + "\nscale = 3.0",
+		`attack = "random"`, `attack = "ana_proportional"` + "\npercent = 50.0", `attack = "alie"` + "\nz = 1.5\nminus = true",
+		`attack = "ipm"` + "\nepsilon = 0.5", `attack = "min_max"` + "\nperturbation = \"std\"", `attack = "min_sum"` + "\ngamma_init = 5.0",
+		`attack = "fang_trim"` + "\nb = 3.0", `attack = "label_flip"`,
+	} {
+		cfg, err := ParseConfig([]byte("[adversary]\nfraction = 0.2\n"+c), "t")
+		if err != nil {
+			t.Errorf("%s: %v", c, err)
+			continue
+		}
+		if a, err := cfg.attack(); err != nil || a == nil {
+			t.Errorf("%s: attack %v, %v", c, a, err)
+		}
+	}
+	_, err := ParseConfig([]byte("[adversary]\nfraction = 0.2\nattack = \"min_max\"\nperturbation = \"diagonal\""), "t")
+	if err == nil || !strings.Contains(err.Error(), "diagonal") {
+		t.Errorf("bad perturbation: %v", err)
+	}
+}

@@ -163,6 +163,8 @@ func (c Config) attack() (attack.Attack, error) {
 		return nil, nil
 	}
 	spec := c.modelSpec(nil)
-	return attack.New(c.Adversary.Attack, attack.Params{
-		Sigma: c.Adversary.Sigma, Replace: c.Adversary.Replace, Scale: c.Adversary.Scale, Model: &spec})
+	a := c.Adversary
+	return attack.New(a.Attack, attack.Params{
+		Sigma: a.Sigma, Replace: a.Replace, Scale: a.Scale, Model: &spec, Percent: a.Percent,
+		Z: a.Z, Minus: a.Minus, Epsilon: a.Epsilon, Perturbation: a.Perturbation, GammaInit: a.GammaInit, B: a.B})
 }
