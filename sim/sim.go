@@ -203,17 +203,10 @@ func (r *runner) round(round int) (*Round, error) {
 		rec.Nodes[i].Rejected = rejected
 		var err error
 		weights[i], err = r.nodes[i].Combine()
-		for from, w := range weights[i] {
-			if r.byz[from] {
-				rec.Nodes[i].ByzWeight += w
-			}
-		}
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	// Map iteration above sums in random order; redo the sum in id order so
-	// the metric is bit-reproducible.
 	for i, w := range weights {
 		rec.Nodes[i].ByzWeight = byzWeight(w, r.byz)
 	}
@@ -238,6 +231,9 @@ func (r *runner) round(round int) (*Round, error) {
 	return rec, nil
 }
 
+// byzWeight sums the weights given to Byzantine senders in sender-id order,
+// so the metric is bit-reproducible (map order is random); ids a strategy
+// made up are ignored.
 func byzWeight(w map[int]float64, byz []bool) float64 {
 	ids := make([]int, 0, len(w))
 	for id := range w {
