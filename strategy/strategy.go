@@ -37,6 +37,11 @@ type View struct {
 	Degree         int
 	// RNG is the strategy's own stream for (seed, node, round).
 	RNG *rand.Rand
+	// BatchLoss, when set, returns the loss of the given parameters on one
+	// fixed batch of the node's local training data this round; filled by
+	// the node. Strategies that test peers' models on local data (UBAR)
+	// need it; it must not keep or modify params.
+	BatchLoss func(params []float32) (float64, error)
 }
 
 // Outgoing is a vector a strategy sends; To is a peer id or Broadcast. The
