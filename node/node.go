@@ -55,6 +55,11 @@ type Node struct {
 	// sendBufs back the payloads of Outbox, reused every round so that a
 	// round allocates no model-sized buffers.
 	sendBufs [][]float32
+	// probe is the batch of local training data strategies score
+	// parameters on (View.BatchLoss), drawn at the first use in a round.
+	probe      oneBatch
+	probeRound int
+	saved      []float32
 }
 
 // New checks the configuration and returns a node at round 0.
@@ -109,8 +114,53 @@ func (n *Node) view() *strategy.View {
 		ID: n.cfg.ID, Round: n.round, Rounds: n.cfg.Rounds,
 		Model: n.cfg.Model, Start: n.start,
 		Neighbors: n.hood.In, NeighborDegree: n.hood.InDegree, Degree: n.hood.Degree,
-		RNG: seed.Stream(n.cfg.Seed, seed.Strategy, uint64(n.cfg.ID), uint64(n.round)),
+		RNG:       seed.Stream(n.cfg.Seed, seed.Strategy, uint64(n.cfg.ID), uint64(n.round)),
+		BatchLoss: n.batchLoss,
 	}
+}
+
+// batchLoss is View.BatchLoss: the mean loss of params on one batch of the
+// node's training data, the same batch for the whole round (UBAR's test).
+// The model's own parameters are restored afterwards.
+func (n *Node) batchLoss(params []float32) (float64, error) {
+	m := n.cfg.Model
+	if len(params) != m.NumParams() {
+		return 0, fmt.Errorf("batch loss: %d parameters, the model has %d", len(params), m.NumParams())
+	}
+	if n.probe.x == nil || n.probeRound != n.round {
+		if n.probe.x == nil {
+			n.probe.x = make([]float32, m.Batch()*m.InputSize())
+			n.probe.y = make([]int, m.Batch())
+		}
+		n.cfg.TrainData.Reset()
+		n.probe.n = n.cfg.TrainData.Next(n.probe.x, n.probe.y)
+		n.probeRound = n.round
+	}
+	n.saved = append(n.saved[:0], m.Params()...)
+	copy(m.Params(), params)
+	res, err := m.Evaluate(&n.probe)
+	copy(m.Params(), n.saved)
+	return res.Loss, err
+}
+
+// oneBatch is a fixed batch as nn.Batches.
+type oneBatch struct {
+	x    []float32
+	y    []int
+	n    int
+	done bool
+}
+
+func (b *oneBatch) Len() int { return b.n }
+func (b *oneBatch) Reset()   { b.done = false }
+func (b *oneBatch) Next(x []float32, y []int) int {
+	if b.done {
+		return 0
+	}
+	b.done = true
+	copy(x, b.x)
+	copy(y, b.y[:b.n])
+	return b.n
 }
 
 // Outbox returns the signed messages the strategy wants sent this round.
