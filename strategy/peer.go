@@ -139,18 +139,7 @@ func centeredGram(g []float64, xs [][]float32, s []float32) {
 	n := len(xs)
 	for a := range n {
 		for b := a; b < n; b++ {
-			var d float64
-			xa, xb := xs[a], xs[b]
-			if s == nil {
-				for i, v := range xa {
-					d += float64(v) * float64(xb[i])
-				}
-			} else {
-				for i, v := range xa {
-					si := float64(s[i])
-					d += (float64(v) - si) * (float64(xb[i]) - si)
-				}
-			}
+			d := centeredDot(xs[a], xs[b], s)
 			g[a*n+b], g[b*n+a] = d, d
 		}
 	}
