@@ -192,3 +192,69 @@ func resize[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
+
+// cosineSet is the scratch for rules on pairwise cosine distances of the
+// node's own model and the arrived ones (ASMR, CFL).
+type cosineSet struct {
+	p    peerInputs
+	xs   [][]float32
+	ids  []int
+	gram []float64
+	dist []float64 // n×n, 1 − cos
+	keep []bool
+}
+
+// load gathers the inputs (own model at its id's position) and fills the
+// n×n cosine distances 1 − cos(x_a − r, x_b − r), r = View.Start when
+// present. It returns the own index and n.
+func (c *cosineSet) load(v *View, in []Incoming) (self, n int, err error) {
+	w := v.Model.Params()
+	if err := c.p.gather(in, len(w)); err != nil {
+		return 0, 0, err
+	}
+	self, xs, _ := withOwn(&c.xs, &c.ids, v.ID, w, c.p.xs)
+	n = len(xs)
+	c.gram = resize(c.gram, n*n)
+	c.dist = resize(c.dist, n*n)
+	centeredGram(c.gram, xs, reference(v, len(w)))
+	for a := range n {
+		for b := range n {
+			c.dist[a*n+b] = 1 - cosineFromGram(c.gram, n, a, b)
+		}
+		c.dist[a*n+a] = 0
+	}
+	c.keep = resize(c.keep, n)
+	return self, n, nil
+}
+
+// averageKept sets x_0 to the plain mean of the kept inputs and returns
+// 1/|kept| per kept sender, 0 for the others and for non-finite senders.
+func (c *cosineSet) averageKept(v *View, self int) map[int]float64 {
+	kept := 0
+	for _, k := range c.keep {
+		if k {
+			kept++
+		}
+	}
+	share := 1 / float64(kept)
+	selfCoef := 0.0
+	if c.keep[self] {
+		selfCoef = share
+	}
+	j := 0
+	for k := range c.keep {
+		if k == self {
+			continue
+		}
+		c.p.coef[j] = 0
+		if c.keep[k] {
+			c.p.coef[j] = share
+		}
+		j++
+	}
+	w := v.Model.Params()
+	if len(c.p.xs) > 0 {
+		mix(w, selfCoef, w, c.p.coef, c.p.xs)
+	}
+	return c.p.weights()
+}
