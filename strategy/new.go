@@ -1,0 +1,175 @@
+package strategy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/trellis-fl/trellis/aggregate"
+)
+
+// Params are the settings New may apply. Fields a strategy does not use
+// must be left at their zero value (New reports them otherwise).
+type Params struct {
+	// Weighting is for fedavg, dpsgd, gradient_tracking and clipped_gossip.
+	Weighting Weighting
+	// Rule names the aggregate rule of robust (aggregate.Names()).
+	Rule string
+	// F is the number of faulty inputs tolerated, for robust (passed to
+	// aggregate.New), scclip and clipped_gossip; nil means the default
+	// (robust 0, scclip 1 as in the spec, clipped_gossip 1).
+	F *int
+	// Options holds the real-valued parameters by name; an absent key
+	// takes the spec default. Valid keys per strategy: balance gamma,
+	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
+	// block_at.
+	Options map[string]float64
+}
+
+// Names returns the strategy names New accepts.
+func Names() []string { return slices.Clone(names) }
+
+var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
+	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl"}
+
+// options lists each strategy's Options keys with their spec defaults
+// (spec/robust-rules.md, "Decentralized and peer-side rules") and ranges.
+var options = map[string][]option{
+	"balance": {
+		{"gamma", BalanceGamma, 0, math.Inf(1), false, true},
+		{"kappa", BalanceKappa, 0, math.Inf(1), true, true},
+		{"alpha", BalanceAlpha, 0, 1, true, false},
+	},
+	"ubar": {
+		{"rho", UBARRho, 0, 1, false, false},
+		{"alpha", UBARAlpha, 0, 1, true, false},
+	},
+	"afa": {
+		{"xi0", AFAXi0, 0, math.Inf(1), false, true},
+		{"delta_xi", AFADeltaXi, 0, math.Inf(1), true, true},
+		{"alpha0", AFAPrior, 0, math.Inf(1), false, true},
+		{"beta0", AFAPrior, 0, math.Inf(1), false, true},
+		{"block_at", AFABlockAt, 0, 1, false, true},
+	},
+}
+
+// option is a named real parameter with its default and its range from lo
+// to hi, each end included unless marked open.
+type option struct {
+	name         string
+	def          float64
+	lo, hi       float64
+	loIn, hiOpen bool
+}
+
+// New builds a fresh strategy value (each node needs its own) from its
+// config name and parameters. Unknown names, options the strategy does
+// not take, and values out of range are errors naming the valid choices.
+func New(name string, p Params) (Strategy, error) {
+	if !slices.Contains(names, name) {
+		return nil, fmt.Errorf("strategy: unknown name %q (valid: %s)", name, strings.Join(names, ", "))
+	}
+	usesWeighting := map[string]bool{"fedavg": true, "dpsgd": true, "gradient_tracking": true, "clipped_gossip": true}
+	usesF := map[string]bool{"robust": true, "scclip": true, "clipped_gossip": true}
+	if p.Weighting != Uniform && !usesWeighting[name] {
+		return nil, fmt.Errorf("strategy %s: weighting %s not used (only fedavg, dpsgd, gradient_tracking, clipped_gossip take a weighting)", name, p.Weighting)
+	}
+	if p.Rule != "" && name != "robust" {
+		return nil, fmt.Errorf("strategy %s: rule %q not used (only robust takes a rule)", name, p.Rule)
+	}
+	if p.F != nil && !usesF[name] {
+		return nil, fmt.Errorf("strategy %s: f not used (only robust, scclip, clipped_gossip take f)", name)
+	}
+	f := 0
+	if name == "scclip" || name == "clipped_gossip" {
+		f = SCClipF
+	}
+	if p.F != nil {
+		f = *p.F
+		if f < 0 {
+			return nil, fmt.Errorf("strategy %s: f = %d, allowed range [0, ∞)", name, f)
+		}
+	}
+	o, err := resolve(name, p.Options)
+	if err != nil {
+		return nil, err
+	}
+	switch name {
+	case "local":
+		return Local{}, nil
+	case "fedavg":
+		return &FedAvg{Weighting: p.Weighting}, nil
+	case "dpsgd":
+		return &DPSGD{Weighting: p.Weighting}, nil
+	case "gradient_tracking":
+		return &GradientTracking{Weighting: p.Weighting}, nil
+	case "robust":
+		if p.Rule == "" {
+			return nil, fmt.Errorf("strategy robust: rule missing (valid: %s)", strings.Join(aggregate.Names(), ", "))
+		}
+		r, err := aggregate.New(p.Rule, f)
+		if err != nil {
+			return nil, fmt.Errorf("strategy robust: %w", err)
+		}
+		return &RobustRule{Rule: r}, nil
+	case "balance":
+		return &BALANCE{Gamma: o["gamma"], Kappa: o["kappa"], Alpha: o["alpha"]}, nil
+	case "ubar":
+		return &UBAR{Rho: o["rho"], Alpha: o["alpha"]}, nil
+	case "scclip":
+		return &SCClip{F: f}, nil
+	case "clipped_gossip":
+		return &ClippedGossip{F: f, Weighting: p.Weighting}, nil
+	case "afa":
+		return &AFA{Xi0: o["xi0"], DeltaXi: o["delta_xi"], Alpha0: o["alpha0"], Beta0: o["beta0"], BlockAt: o["block_at"]}, nil
+	case "asmr":
+		return &ASMR{}, nil
+	default: // "cfl"
+		return &CFL{}, nil
+	}
+}
+
+// resolve checks opts against the strategy's option list and fills in the
+// defaults.
+func resolve(name string, opts map[string]float64) (map[string]float64, error) {
+	known := options[name]
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // report the first unknown key deterministically
+	valid := make([]string, len(known))
+	for i, o := range known {
+		valid[i] = o.name
+	}
+	for _, k := range keys {
+		if !slices.Contains(valid, k) {
+			if len(valid) == 0 {
+				return nil, fmt.Errorf("strategy %s: unknown option %q (%s takes no options)", name, k, name)
+			}
+			return nil, fmt.Errorf("strategy %s: unknown option %q (valid: %s)", name, k, strings.Join(valid, ", "))
+		}
+	}
+	out := make(map[string]float64, len(known))
+	for _, o := range known {
+		v, ok := opts[o.name]
+		if !ok {
+			v = o.def
+		}
+		okLo := v > o.lo || (o.loIn && v == o.lo)
+		okHi := v < o.hi || (!o.hiOpen && v == o.hi)
+		if math.IsNaN(v) || !okLo || !okHi {
+			lb, rb := "(", "]"
+			if o.loIn {
+				lb = "["
+			}
+			if o.hiOpen {
+				rb = ")"
+			}
+			return nil, fmt.Errorf("strategy %s: %s = %v, allowed range %s%v, %v%s", name, o.name, v, lb, o.lo, o.hi, rb)
+		}
+		out[o.name] = v
+	}
+	return out, nil
+}
