@@ -8,6 +8,11 @@
 // sender, so drivers can measure how much influence Byzantine peers kept
 // (delta_max, spec/experiments.md) without the strategy knowing who they are.
 //
+// The peer-side defenses of spec/robust-rules.md ("Decentralized and
+// peer-side rules") are BALANCE, UBAR, SCClip, ClippedGossip, AFA, ASMR and
+// CFL; New builds any strategy from its config name. Rules on cosines
+// (AFA, ASMR, CFL) measure them on x − View.Start, i.e. on updates.
+//
 // Choices recorded here:
 //   - Messages a neighbor was expected to send but that never arrived
 //     (dropped, or rejected by validation) simply do not take part: uniform
