@@ -3,6 +3,7 @@ package aggregate
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -20,27 +21,46 @@ func benchInputs(n, d int) [][]float32 {
 	return xs
 }
 
+// benchRules are the rules and chains BenchmarkRules times.
+var benchRules = []string{
+	"mean", "median", "trimmed_mean", "krum", "multi_krum", "geometric_median",
+	"centered_clipping", "bulyan", "msr",
+	"bucketing+median", "nnm+mean", "arc+mean",
+}
+
 // BenchmarkRules aggregates n = 100 vectors of d = 1,000,000 float32 (the
 // size issue 6 sets for the comparison with PyTorch), 100 of the MLP's
 // 235,146 parameters, and 6 of them (a node and its neighbors on the
-// 5-regular graph of issue 4's benchmark).
+// 5-regular graph of issue 4's benchmark), with f = (n−1)/10, on one
+// thread and on GOMAXPROCS threads. bench/rules_compare.sh runs the
+// n = 100, d = 1M cases next to PyTorch.
 func BenchmarkRules(b *testing.B) {
+	threads := []int{1}
+	if p := runtime.GOMAXPROCS(0); p > 1 {
+		threads = append(threads, p)
+	}
 	for _, c := range []struct{ n, d int }{{6, 235146}, {100, 235146}, {100, 1000000}} {
 		xs := benchInputs(c.n, c.d)
 		dst := make([]float32, c.d)
-		for _, r := range []Rule{&Mean{}, &Median{}, &TrimmedMean{F: (c.n - 1) / 10}} {
-			b.Run(fmt.Sprintf("%s/n=%d/d=%d", r.Name(), c.n, c.d), func(b *testing.B) {
-				if err := r.Aggregate(dst, xs); err != nil { // sizes the scratch
+		for _, name := range benchRules {
+			for _, t := range threads {
+				r, err := NewWith(name, Params{F: (c.n - 1) / 10, Threads: t})
+				if err != nil {
 					b.Fatal(err)
 				}
-				b.SetBytes(int64(4 * c.n * c.d))
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := r.Aggregate(dst, xs); err != nil {
+				b.Run(fmt.Sprintf("%s/n=%d/d=%d/threads=%d", name, c.n, c.d, t), func(b *testing.B) {
+					if err := r.Aggregate(dst, xs); err != nil { // sizes the scratch
 						b.Fatal(err)
 					}
-				}
-			})
+					b.SetBytes(int64(4 * c.n * c.d))
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := r.Aggregate(dst, xs); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -7,7 +7,13 @@ package aggregate
 // fixes as sender-id order, so the result is deterministic; a permutation of
 // the inputs may change the last bit.
 type Mean struct {
+	// Threads is the number of goroutines the coordinates are split across
+	// (0 or 1: the caller's only). The output does not depend on it.
+	Threads int
+
+	s screen
 	n int // inputs of the last successful call, 0 if none
+	j meanJob
 }
 
 // meanBlock is how many coordinates Mean accumulates at once: their float64
@@ -20,33 +26,63 @@ func (*Mean) Name() string { return "mean" }
 // Aggregate implements Rule.
 func (m *Mean) Aggregate(dst []float32, xs [][]float32) error {
 	m.n = 0
-	d, err := check("mean", dst, xs)
+	xs, _, err := m.s.in("mean", dst, xs, m.Threads)
 	if err != nil {
 		return err
 	}
+	m.j.run(dst, xs, m.Threads)
+	m.n = len(xs)
+	m.s.done()
+	return nil
+}
+
+// meanJob averages vectors coordinate by coordinate, split across workers;
+// each coordinate is summed in float64 in the order of the vectors given,
+// so the output does not depend on the thread count.
+type meanJob struct {
+	xs  [][]float32
+	dst []float32
+	sp  span
+}
+
+// run sets dst to the mean of xs with up to threads workers.
+func (j *meanJob) run(dst []float32, xs [][]float32, threads int) {
+	j.xs, j.dst, j.sp = xs, dst, split(len(dst), minGroup, 0)
+	parallel(workers(threads), j.sp.count, j)
+	j.xs, j.dst = nil, nil
+}
+
+// do implements task: the coordinates of group g.
+func (j *meanJob) do(_, g int) {
+	lo, hi := j.sp.bounds(g)
+	meanRange(j.dst[lo:hi], j.xs, lo)
+}
+
+// meanRange sets dst[k] to the mean of xs[i][j0+k] over i, summed in
+// float64 in input order.
+func meanRange(dst []float32, xs [][]float32, j0 int) {
 	var acc [meanBlock]float64
 	n := float64(len(xs))
-	for j0 := 0; j0 < d; j0 += meanBlock {
-		b := min(meanBlock, d-j0)
+	for k0 := 0; k0 < len(dst); k0 += meanBlock {
+		b := min(meanBlock, len(dst)-k0)
 		a := acc[:b]
-		for k, v := range xs[0][j0 : j0+b] {
+		j := j0 + k0
+		for k, v := range xs[0][j : j+b] {
 			a[k] = float64(v)
 		}
 		for _, x := range xs[1:] {
-			for k, v := range x[j0 : j0+b] {
+			for k, v := range x[j : j+b] {
 				a[k] += float64(v)
 			}
 		}
-		out := dst[j0 : j0+b]
+		out := dst[k0 : k0+b]
 		for k, s := range a {
 			out[k] = float32(s / n)
 		}
 	}
-	m.n = len(xs)
-	return nil
 }
 
-// Weights implements Selector: 1/n for each input.
+// Weights implements Selector: 1/n for each kept input.
 func (m *Mean) Weights() []float64 {
 	if m.n == 0 {
 		return nil
@@ -55,5 +91,8 @@ func (m *Mean) Weights() []float64 {
 	for i := range w {
 		w[i] = 1 / float64(m.n)
 	}
-	return w
+	return m.s.expand(w)
 }
+
+// Dropped implements Dropper.
+func (m *Mean) Dropped() int { return m.s.Dropped() }

@@ -14,7 +14,12 @@ package aggregate
 // A Median holds scratch: use it through a pointer, from one goroutine at a
 // time.
 type Median struct {
-	c coords
+	// Threads is the number of goroutines the coordinates are split across
+	// (0 or 1: the caller's only). The output does not depend on it.
+	Threads int
+
+	s screen
+	c columns
 }
 
 // Name implements Rule.
@@ -22,33 +27,37 @@ func (*Median) Name() string { return "median" }
 
 // Aggregate implements Rule.
 func (m *Median) Aggregate(dst []float32, xs [][]float32) error {
-	m.c.n = 0
-	d, err := check("median", dst, xs)
+	xs, _, err := m.s.in("median", dst, xs, m.Threads)
 	if err != nil {
 		return err
 	}
-	n := len(xs)
-	blk := m.c.start(n)
-	counts := m.c.counts
-	mid := (n - 1) / 2 // rank of the (lower) middle value
-	for j0 := 0; j0 < d; j0 += blk {
-		b := min(blk, d-j0)
-		m.c.gather(xs, j0, b)
-		for k := range b {
-			lo, hi, _ := selectRank(m.c.keys[k*n:(k+1)*n], m.c.a, m.c.b, mid)
-			if n%2 == 1 {
-				dst[j0+k] = keyValue(lo)
-				counts[keyInput(lo)] += 2
-				continue
-			}
-			dst[j0+k] = float32((float64(keyValue(lo)) + float64(keyValue(hi))) / 2)
-			counts[keyInput(lo)]++
-			counts[keyInput(hi)]++
-		}
-	}
-	m.c.done(n)
+	m.run(dst, xs)
+	m.s.done()
 	return nil
 }
 
+// run is the median of screened inputs, for the rules that start from it.
+func (m *Median) run(dst []float32, xs [][]float32) {
+	m.c.run(dst, xs, m.Threads, medianKernel{})
+}
+
+// medianKernel selects a coordinate's middle value(s).
+type medianKernel struct{}
+
+func (medianKernel) coord(c *coords, keys []uint64, _ int) float32 {
+	n := len(keys)
+	lo, hi, _ := selectRank(keys, c.a, c.b, (n-1)/2)
+	if n%2 == 1 {
+		c.counts[keyInput(lo)] += 2
+		return keyValue(lo)
+	}
+	c.counts[keyInput(lo)]++
+	c.counts[keyInput(hi)]++
+	return float32((float64(keyValue(lo)) + float64(keyValue(hi))) / 2)
+}
+
 // Weights implements Selector.
-func (m *Median) Weights() []float64 { return m.c.weights() }
+func (m *Median) Weights() []float64 { return m.s.expand(m.c.weights()) }
+
+// Dropped implements Dropper.
+func (m *Median) Dropped() int { return m.s.Dropped() }

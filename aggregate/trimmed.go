@@ -25,7 +25,13 @@ import (
 type TrimmedMean struct {
 	// F is the number of values dropped at each end of every coordinate.
 	F int
-	c coords
+	// Threads is the number of goroutines the coordinates are split across
+	// (0 or 1: the caller's only). The output does not depend on it.
+	Threads int
+
+	s screen
+	c columns
+	k trimKernel
 }
 
 // Name implements Rule.
@@ -33,60 +39,75 @@ func (*TrimmedMean) Name() string { return "trimmed_mean" }
 
 // Aggregate implements Rule.
 func (t *TrimmedMean) Aggregate(dst []float32, xs [][]float32) error {
-	t.c.n = 0
 	if t.F < 0 {
+		t.s.fail()
 		return fmt.Errorf("trimmed_mean: f = %d, allowed range [0, ∞)", t.F)
 	}
-	d, err := check("trimmed_mean", dst, xs)
+	xs, _, err := t.s.in("trimmed_mean", dst, xs, t.Threads)
 	if err != nil {
 		return err
 	}
 	n, f := len(xs), t.F
 	if n <= 2*f {
-		return fmt.Errorf("trimmed_mean: %w: n = %d inputs with f = %d, need n > 2f = %d", ErrTooFewInputs, n, f, 2*f)
+		t.s.fail()
+		return t.s.tooFew("trimmed_mean", n, f, fmt.Sprintf("n > 2f = %d", 2*f))
 	}
-	blk := t.c.start(n)
-	counts := t.c.counts
-	m := n - 2*f
-	window := exactWindow(m)
-	for j0 := 0; j0 < d; j0 += blk {
-		b := min(blk, d-j0)
-		t.c.gather(xs, j0, b)
-		for k := range b {
-			keys := t.c.keys[k*n : (k+1)*n]
-			lo, hi := uint64(0), uint64(math.MaxUint64)
-			if f > 0 {
-				lo, _, _ = selectRank(keys, t.c.a, t.c.b, f)
-				hi, _, _ = selectRank(keys, t.c.a, t.c.b, n-f-1)
-			}
-			span := hi - lo
-			s, emax, emin := keptSum(keys, lo, span, counts, t.c.terms)
-			if emax-emin > window {
-				s = t.sortedSum(keys, lo, span)
-			}
-			dst[j0+k] = float32(s / float64(m))
-		}
-	}
-	t.c.done(n)
+	t.k = trimKernel{lo: f, hi: n - f - 1}
+	t.c.run(dst, xs, t.Threads, &t.k)
+	t.s.done()
 	return nil
 }
 
 // Weights implements Selector.
-func (t *TrimmedMean) Weights() []float64 { return t.c.weights() }
+func (t *TrimmedMean) Weights() []float64 { return t.s.expand(t.c.weights()) }
+
+// Dropped implements Dropper.
+func (t *TrimmedMean) Dropped() int { return t.s.Dropped() }
+
+// trimKernel averages the values of ranks lo .. hi of a coordinate.
+type trimKernel struct{ lo, hi int }
+
+func (k *trimKernel) coord(c *coords, keys []uint64, _ int) float32 {
+	s, m := keptRange(c, keys, k.lo, k.hi, 1)
+	return float32(s / float64(m))
+}
+
+// keptRange returns the sum of the values of ranks lo .. hi among keys and
+// their number, crediting their inputs unit counts each. The sum does not
+// depend on the order of keys: it is exact when the kept values' exponents
+// span at most exactWindow binades, and taken in ascending order
+// otherwise.
+func keptRange(c *coords, keys []uint64, lo, hi int, unit int64) (float64, int) {
+	n := len(keys)
+	klo, khi := uint64(0), uint64(math.MaxUint64)
+	if lo > 0 {
+		klo, _, _ = selectRank(keys, c.a, c.b, lo)
+	}
+	if hi < n-1 {
+		khi, _, _ = selectRank(keys, c.a, c.b, hi)
+	}
+	m := hi - lo + 1
+	span := khi - klo
+	s, emax, emin := keptSum(keys, klo, span, c.counts, unit, c.terms)
+	if emax-emin > exactWindow(m) {
+		s = sortedSum(keys, klo, span, c.a)
+	}
+	return s, m
+}
 
 // keptSum passes over a coordinate's keys without branching on which are
-// kept (those with key−lo <= span): it counts them in counts and returns
+// kept (those with key−lo <= span): it adds unit to their counts and returns
 // the sum of their values with the largest and smallest ulp exponent of the
 // nonzero kept values (see exponent). Terms go through terms (scratch of
 // len(keys)) so that the exponent tracking carries no float dependency and
 // the sum can use four partial sums; when the exponents span at most
 // exactWindow binades every partial sum and their total are exact.
-func keptSum(keys []uint64, lo, span uint64, counts []int64, terms []float64) (s float64, emax, emin int) {
+func keptSum(keys []uint64, lo, span uint64, counts []int64, unit int64, terms []float64) (s float64, emax, emin int) {
 	terms = terms[:len(keys)]
 	emin = math.MaxInt
 	for i, key := range keys {
 		in := b2i(key-lo <= span)
-		counts[keyInput(key)] += int64(in)
+		counts[keyInput(key)] += int64(in) * unit
 		v := keyValue(key)
 		// A dropped value adds -0, the identity of IEEE addition: x + -0 = x
 		// for every x, zeros of either sign included.
@@ -114,9 +135,10 @@ func keptSum(keys []uint64, lo, span uint64, counts []int64, terms []float64) (s
 	return (s0 + s1) + (s2 + s3), emax, emin
 }
 
-// sortedSum returns the sum of the kept keys' values in ascending order.
-func (t *TrimmedMean) sortedSum(keys []uint64, lo, span uint64) float64 {
-	kept := t.c.a[:0]
+// sortedSum returns the sum of the kept keys' values in ascending order,
+// using buf (len(keys)) as scratch.
+func sortedSum(keys []uint64, lo, span uint64, buf []uint64) float64 {
+	kept := buf[:0]
 	for _, key := range keys {
 		if key-lo <= span {
 			kept = append(kept, key)

@@ -1,0 +1,242 @@
+package aggregate
+
+import (
+	"math"
+	"slices"
+
+	"github.com/trellis-fl/trellis/internal/gemm"
+)
+
+// gram computes the pairwise squared distances of n inputs from their Gram
+// matrix G = X·Xᵀ, ||x_i − x_j||² = G_ii + G_jj − 2·G_ij: one matrix
+// product of n·n·d multiply-adds through the tuned GEMM, instead of n²/2
+// passes over the inputs. This is what makes Krum, Bulyan and NNM fast for
+// n = 100, d = 1M (issue 6, acceptance 5).
+//
+// Precision. The product runs in float32, so it is taken in chunks of
+// gramChunk coordinates, each one float32 accumulation of at most 256
+// products (one k block of the GEMM), and the chunks' results are added in
+// float64. Before a chunk is multiplied, each input's slice of it is scaled
+// by a power of two that brings its largest magnitude into [1/2, 1) when it
+// lies outside [2^-40, 2^56): scaling by a power of two is exact, and it
+// keeps finite inputs as large as float32 allows (a Byzantine 1e30) from
+// overflowing to Inf in the float32 products, and tiny ones from
+// underflowing. The error of G_ij is then about 2^-24·√256·Σ_chunks
+// ||x_i,c||·||x_j,c|| at worst and far less on average, so a squared
+// distance carries an absolute error of order 1e-7·(||x_i||² + ||x_j||²): it
+// is exact for identical inputs (their products are the same operations),
+// and distances between inputs closer than about 1e-3 of their norms are
+// resolved coarsely, as with torch.cdist (which is float32 throughout).
+// Rounding can make G_ii + G_jj − 2·G_ij slightly negative; it is clamped
+// at 0.
+//
+// Determinism. Each element of a GEMM product is computed the same way
+// wherever it sits (package gemm), so G_ij depends on x_i and x_j alone, not
+// on their positions: the distances are bit-identical under any permutation
+// of the inputs. Chunks are grouped by a fixed span of the coordinates
+// (see span) and each group keeps its own partial G, added in group order:
+// the result is bit-identical for every thread count.
+type gram struct {
+	d2    []float64 // n×n squared distances of the last run, row-major
+	parts []float64 // groups×n×n partial Gram matrices (upper triangles)
+	ws    []gramWorker
+	n     int
+
+	// The current run, while it lasts.
+	xs [][]float32
+	sp span
+}
+
+// gramChunk is the coordinates multiplied per GEMM call: one k block of the
+// GEMM kernels, hence one float32 accumulator per element.
+const gramChunk = 256
+
+// gramBudget bounds groups·n² (float64 partials) to 32 MiB.
+const gramBudget = 1 << 22
+
+// gramWorker is one worker's scratch.
+type gramWorker struct {
+	eng *gemm.Engine // single-threaded: workers split the chunks
+	a   []float32    // n × gramChunk, the chunk's rows, scaled
+	c   []float32    // n × n, the chunk's product
+	sc  []float64    // n, each row's scale (a power of two)
+}
+
+// run computes the squared distances of xs (finite, one length d) with up
+// to threads workers into g.d2.
+func (g *gram) run(xs [][]float32, threads int) {
+	n, d, t := len(xs), len(xs[0]), workers(threads)
+	g.n = n
+	if cap(g.d2) < n*n {
+		g.d2 = make([]float64, n*n)
+	}
+	g.d2 = g.d2[:n*n]
+	limit := max(1, min(maxGroups, gramBudget/(n*n)))
+	// Groups hold whole chunks.
+	g.sp = split((d+gramChunk-1)/gramChunk, 1, limit)
+	if cap(g.parts) < g.sp.count*n*n {
+		g.parts = make([]float64, g.sp.count*n*n)
+	}
+	g.parts = g.parts[:g.sp.count*n*n]
+	clear(g.parts)
+	for len(g.ws) < t {
+		g.ws = append(g.ws, gramWorker{})
+	}
+	for w := range t {
+		ws := &g.ws[w]
+		if ws.eng == nil {
+			ws.eng = gemm.New(1)
+		}
+		if cap(ws.a) < n*gramChunk {
+			ws.a = make([]float32, n*gramChunk)
+		}
+		if cap(ws.c) < n*n {
+			ws.c = make([]float32, n*n)
+		}
+		if cap(ws.sc) < n {
+			ws.sc = make([]float64, n)
+		}
+	}
+	g.xs = xs
+	if d > 0 {
+		parallel(t, g.sp.count, g)
+	}
+	g.xs = nil
+
+	// G = Σ_groups parts, in group order; then the distances.
+	G := g.parts[:n*n]
+	for p := 1; p < g.sp.count; p++ {
+		part := g.parts[p*n*n : (p+1)*n*n]
+		for i := range n {
+			for j := i; j < n; j++ {
+				G[i*n+j] += part[i*n+j]
+			}
+		}
+	}
+	for i := range n {
+		g.d2[i*n+i] = 0
+		for j := i + 1; j < n; j++ {
+			v := max(0, G[i*n+i]+G[j*n+j]-2*G[i*n+j])
+			g.d2[i*n+j], g.d2[j*n+i] = v, v
+		}
+	}
+}
+
+// do implements task: the chunks of group p on worker w.
+func (g *gram) do(w, p int) {
+	ws := &g.ws[w]
+	n, d := len(g.xs), len(g.xs[0])
+	part := g.parts[p*n*n : (p+1)*n*n]
+	c0, c1 := g.sp.bounds(p)
+	for c := c0; c < c1; c++ {
+		lo, hi := c*gramChunk, min((c+1)*gramChunk, d)
+		k := hi - lo
+		a := ws.a[:n*k]
+		for i, x := range g.xs {
+			ws.sc[i] = scaledCopy(a[i*k:(i+1)*k], x[lo:hi])
+		}
+		ws.eng.Sgemm(false, true, n, n, k, 1, a, k, a, k, 0, ws.c[:n*n], n)
+		for i := range n {
+			si := ws.sc[i]
+			row, prow := ws.c[i*n:(i+1)*n], part[i*n:(i+1)*n]
+			for j := i; j < n; j++ {
+				prow[j] += float64(row[j]) * (si * ws.sc[j])
+			}
+		}
+	}
+}
+
+// scaledCopy copies x to dst, scaled by a power of two 2^-e when x's
+// largest magnitude lies outside [2^-40, 2^56), and returns 2^e (1 when not
+// scaled). The scaled largest magnitude lies in [1/2, 1), so products of
+// 256 scaled values neither overflow nor lose the large terms to underflow.
+func scaledCopy(dst, x []float32) float64 {
+	var m uint32
+	for _, v := range x {
+		m = max(m, math.Float32bits(v)&0x7fffffff)
+	}
+	const lo, hi = (127 - 40) << 23, (127 + 56) << 23 // 2^-40, 2^56
+	if m >= lo && m < hi || m == 0 {
+		copy(dst, x)
+		return 1
+	}
+	_, e := math.Frexp(float64(math.Float32frombits(m))) // max in [2^(e-1), 2^e)
+	// Scale by 2^-e, in two exact float32 factors when 2^-e is beyond
+	// float32's normal range (e < -125 for subnormal maxima).
+	f1, f2 := float32(1), float32(math.Ldexp(1, -e))
+	if -e > 126 {
+		f1, f2 = float32(math.Ldexp(1, 100)), float32(math.Ldexp(1, -e-100))
+	}
+	for k, v := range x {
+		dst[k] = v * f1 * f2
+	}
+	return math.Ldexp(1, e)
+}
+
+// ranker orders inputs by a score, ties broken by the inputs' contents (see
+// compareVec) and then by index, so that the order is a function of the
+// multiset of inputs: a permutation of the inputs permutes the indices and
+// nothing else. Identical inputs are interchangeable in every use of the
+// order (same output bits), and only their weights go to the lower index.
+//
+// Comparing contents costs O(d) for identical inputs, so inputs found
+// identical are merged (union-find) and never compared again: at most
+// n − 1 full comparisons per call however many ties there are.
+type ranker struct {
+	parent []int
+}
+
+// reset prepares for n inputs.
+func (r *ranker) reset(n int) {
+	r.parent = growInts(r.parent, n)
+	for i := range r.parent {
+		r.parent[i] = i
+	}
+}
+
+func (r *ranker) root(i int) int {
+	for r.parent[i] != i {
+		r.parent[i] = r.parent[r.parent[i]]
+		i = r.parent[i]
+	}
+	return i
+}
+
+// sort orders idx by score (ascending), then contents, then index.
+func (r *ranker) sort(idx []int, xs [][]float32, score []float64) {
+	slices.SortFunc(idx, func(a, b int) int {
+		switch sa, sb := score[a], score[b]; {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return r.compare(xs, a, b)
+	})
+}
+
+// compare orders inputs a and b by contents, then index.
+func (r *ranker) compare(xs [][]float32, a, b int) int {
+	ra, rb := r.root(a), r.root(b)
+	if ra != rb {
+		if c := compareVec(xs[a], xs[b]); c != 0 {
+			return c
+		}
+		r.parent[max(ra, rb)] = min(ra, rb)
+	}
+	return a - b
+}
+
+// compareVec orders vectors lexicographically by the order of keys (float
+// order, -0 below +0): -1, 0 or +1.
+func compareVec(x, y []float32) int {
+	for k, v := range x {
+		if a, b := key(v, 0), key(y[k], 0); a != b {
+			if a < b {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
