@@ -103,11 +103,24 @@ type AdversaryConfig struct {
 
 // StrategyConfig is how honest nodes collaborate.
 type StrategyConfig struct {
-	Name      string `toml:"name"`      // local | fedavg | robust | dpsgd | gradient_tracking
-	Weighting string `toml:"weighting"` // uniform | mh
-	Rule      string `toml:"rule"`      // robust: mean | median | trimmed_mean
-	F         int    `toml:"f"`         // robust: faulty inputs the rule tolerates
+	// Name is one of strategy.Names(): local, fedavg, dpsgd,
+	// gradient_tracking, robust, balance, ubar, scclip, clipped_gossip, afa,
+	// asmr, cfl.
+	Name      string `toml:"name"`
+	Weighting string `toml:"weighting"` // fedavg, dpsgd, gradient_tracking, clipped_gossip: uniform | mh
+	Rule      string `toml:"rule"`      // robust: an aggregate rule (aggregate.Names())
+	// F is the number of faulty inputs tolerated (robust, scclip,
+	// clipped_gossip); absent means the strategy's default.
+	F *int `toml:"f,omitempty"`
+	// Options are the real-valued parameters by name (balance: gamma,
+	// kappa, alpha; ubar: rho, alpha; afa: xi0, delta_xi, alpha0, beta0,
+	// block_at); absent ones take the spec's defaults.
+	Options map[string]float64 `toml:"options,omitempty"`
 }
+
+// strategyOptionKeys are the option names strategies take, for key
+// suggestions and sweeps.
+var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {
@@ -158,8 +171,8 @@ func ParseConfig(text []byte, name string) (Config, error) {
 		var msgs []string
 		for _, k := range und {
 			key := k.String()
-			if strings.HasPrefix(key, "sweep.grid.") {
-				continue // grid keys are checked against the schema below
+			if strings.HasPrefix(key, "sweep.grid.") || strings.HasPrefix(key, "strategy.options.") {
+				continue // checked by Validate (grid keys) and strategy.New (options)
 			}
 			msgs = append(msgs, unknownKey(key))
 		}
@@ -233,7 +246,10 @@ func configKeys() []string {
 	var m map[string]any
 	_, _ = toml.Decode(buf.String(), &m)
 	walk("", m)
-	keys = append(keys, "adversary.ids", "sweep.grid")
+	keys = append(keys, "adversary.ids", "sweep.grid", "strategy.f")
+	for _, k := range strategyOptionKeys {
+		keys = append(keys, "strategy.options."+k)
+	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }

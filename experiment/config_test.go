@@ -74,7 +74,7 @@ seeds = [1, 2]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Nodes != 20 || len(cfg.Model.Hidden) != 1 || cfg.Strategy.F != 2 || cfg.Training.LR != 0.01 {
+	if cfg.Nodes != 20 || len(cfg.Model.Hidden) != 1 || cfg.Strategy.F == nil || *cfg.Strategy.F != 2 || cfg.Training.LR != 0.01 {
 		t.Errorf("overrides or defaults lost: %+v", cfg)
 	}
 	if len(cfg.Sweep.Seeds) != 2 || len(cfg.Sweep.Grid["adversary.fraction"]) != 2 {
@@ -135,5 +135,31 @@ func TestEveryAttackIsReachableFromAConfig(t *testing.T) {
 	_, err := ParseConfig([]byte("[adversary]\nfraction = 0.2\nattack = \"min_max\"\nperturbation = \"diagonal\""), "t")
 	if err == nil || !strings.Contains(err.Error(), "diagonal") {
 		t.Errorf("bad perturbation: %v", err)
+	}
+}
+
+func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
+	for _, c := range []string{
+		`name = "local"`, `name = "fedavg"` + "\nweighting = \"mh\"", `name = "dpsgd"`, `name = "gradient_tracking"`,
+		`name = "robust"` + "\nrule = \"trimmed_mean\"\nf = 1", `name = "balance"` + "\n[strategy.options]\ngamma = 0.5",
+		`name = "ubar"` + "\n[strategy.options]\nrho = 0.6", `name = "scclip"` + "\nf = 2", `name = "clipped_gossip"`,
+		`name = "afa"` + "\n[strategy.options]\nxi0 = 1.5", `name = "asmr"`, `name = "cfl"`,
+	} {
+		cfg, err := ParseConfig([]byte("[strategy]\n"+c), "t")
+		if err != nil {
+			t.Errorf("%s: %v", c, err)
+			continue
+		}
+		if _, err := cfg.strategyParams(); err != nil {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+	for _, bad := range []string{
+		"name = \"balance\"\n[strategy.options]\ngama = 0.5",
+		"name = \"local\"\nf = 2",
+	} {
+		if _, err := ParseConfig([]byte("[strategy]\n"+bad), "t"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

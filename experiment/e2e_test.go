@@ -232,3 +232,32 @@ func TestLabelFlipPoisonsOnlyTheAttackersTraining(t *testing.T) {
 		t.Errorf("label flipping not applied as a data attack: honest %.3f, attackers %.3f", honest, byz)
 	}
 }
+
+// TestEveryStrategyRunsEndToEnd runs each strategy for 2 rounds of a tiny
+// attacked experiment through the whole stack (configs, node, wire, sim):
+// a smoke test that every strategy is wired (too short to rank them).
+func TestEveryStrategyRunsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	for _, name := range strategy.Names() {
+		extra := "[strategy]\nname = \"" + name + "\"\n"
+		if name == "robust" {
+			extra += "rule = \"median\"\n"
+		}
+		c := tinyConfig(t, "[adversary]\nfraction = 0.25\nattack = \"sign_flip\"\n"+extra)
+		c.Nodes, c.Rounds = 8, 2
+		s, err := c.Setup(loadMNIST(t))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var final *sim.Round
+		if err := s.Run(context.Background(), sim.SinkFunc(func(r *sim.Round) error { final = r; return nil })); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("%-18s honest global accuracy %.3f, delta_max %.2f", name, final.HonestGlobalAcc, final.DeltaMax)
+		if !(final.HonestGlobalAcc > 0) || len(final.Nodes) != 8 {
+			t.Errorf("%s: no honest evaluation (accuracy %v)", name, final.HonestGlobalAcc)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 
-	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
@@ -47,14 +46,9 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 	if err != nil {
 		return Setup{}, err
 	}
-	weighting, err := strategy.ParseWeighting(c.Strategy.Weighting)
+	params, err := c.strategyParams()
 	if err != nil {
 		return Setup{}, err
-	}
-	if c.Strategy.Name == "robust" {
-		if _, err := aggregate.New(c.Strategy.Rule, c.Strategy.F); err != nil {
-			return Setup{}, fmt.Errorf("strategy.rule: %w", err)
-		}
 	}
 	s := Setup{
 		Data: tt, Pool: c.Data.Samples, Nodes: c.Nodes, Rounds: c.Rounds, EvalEvery: c.EvalEvery,
@@ -70,22 +64,29 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		Drop: c.Topology.Drop, GlobalTest: c.Evaluation.GlobalTest,
 		WireRoundTrip: c.Run.WireRoundTrip, Seed: c.Seed, Workers: c.Run.Workers,
 	}
-	st := c.Strategy
+	name := c.Strategy.Name
 	s.Strategy = func() strategy.Strategy {
-		switch st.Name {
-		case "local":
-			return strategy.Local{}
-		case "robust":
-			r, _ := aggregate.New(st.Rule, st.F) // checked above
-			return &strategy.RobustRule{Rule: r}
-		case "dpsgd":
-			return &strategy.DPSGD{Weighting: weighting}
-		case "gradient_tracking":
-			return &strategy.GradientTracking{Weighting: weighting}
-		}
-		return &strategy.FedAvg{Weighting: weighting}
+		st, _ := strategy.New(name, params) // checked by strategyParams
+		return st
 	}
 	return s, nil
+}
+
+// strategyParams turns the strategy keys into strategy.New's parameters,
+// checking them by building one strategy.
+func (c Config) strategyParams() (strategy.Params, error) {
+	w, err := strategy.ParseWeighting(c.Strategy.Weighting)
+	if err != nil {
+		return strategy.Params{}, fmt.Errorf("strategy.weighting: %w", err)
+	}
+	p := strategy.Params{Weighting: w, F: c.Strategy.F, Options: c.Strategy.Options}
+	if c.Strategy.Name == "robust" {
+		p.Rule = c.Strategy.Rule
+	}
+	if _, err := strategy.New(c.Strategy.Name, p); err != nil {
+		return p, fmt.Errorf("strategy: %w", err)
+	}
+	return p, nil
 }
 
 // graph builds the configured topology for n nodes.

@@ -110,14 +110,17 @@ var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "str
 func (c Config) Label() string {
 	switch c.Strategy.Name {
 	case "robust":
-		if c.Strategy.Rule == "trimmed_mean" {
-			return fmt.Sprintf("trimmed_mean(f=%d)", c.Strategy.F)
+		if c.Strategy.F != nil && *c.Strategy.F > 0 {
+			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, *c.Strategy.F)
 		}
 		return c.Strategy.Rule
-	case "fedavg", "dpsgd", "gradient_tracking":
+	case "fedavg", "dpsgd", "gradient_tracking", "clipped_gossip":
 		if c.Strategy.Weighting == "mh" {
 			return c.Strategy.Name + "(mh)"
 		}
+	}
+	if c.Strategy.F != nil && (c.Strategy.Name == "scclip" || c.Strategy.Name == "clipped_gossip") {
+		return fmt.Sprintf("%s(f=%d)", c.Strategy.Name, *c.Strategy.F)
 	}
 	return c.Strategy.Name
 }

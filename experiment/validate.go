@@ -10,6 +10,7 @@ import (
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/strategy"
 )
 
 // Names a config may use, per key.
@@ -19,7 +20,6 @@ var (
 	heads      = []string{"softmax", "evidential"}
 	optimizers = []string{"sgd", "adam", "adamw"}
 	topologies = []string{"complete", "ring", "kregular", "erdos_renyi", "small_world", "star", "mobility", "edge_list", "trace"}
-	strategies = []string{"local", "fedavg", "robust", "dpsgd", "gradient_tracking"}
 	weightings = []string{"uniform", "mh"}
 )
 
@@ -132,13 +132,18 @@ func (c Config) Validate() error {
 	if _, err := c.attack(); err != nil && slices.Contains(attack.Names(), c.Adversary.Attack) {
 		errs = append(errs, fmt.Errorf("adversary: %w", err))
 	}
-	oneOf("strategy.name", c.Strategy.Name, strategies)
+	oneOf("strategy.name", c.Strategy.Name, strategy.Names())
 	oneOf("strategy.weighting", c.Strategy.Weighting, weightings)
 	if c.Strategy.Name == "robust" {
 		oneOf("strategy.rule", c.Strategy.Rule, aggregate.Names())
 	}
-	if c.Strategy.F < 0 {
-		bad("strategy.f", c.Strategy.F, "need ≥ 0")
+	if c.Strategy.F != nil && *c.Strategy.F < 0 {
+		bad("strategy.f", *c.Strategy.F, "need ≥ 0")
+	}
+	if len(errs) == 0 {
+		if _, err := c.strategyParams(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.Evaluation.GlobalTest < -1 {
 		bad("evaluation.global_test", c.Evaluation.GlobalTest, "need ≥ −1 (−1: all, 0: none)")

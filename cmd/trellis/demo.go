@@ -20,7 +20,7 @@ var demoStrategies = []experiment.StrategyConfig{
 	{Name: "local"},
 	{Name: "fedavg", Weighting: "uniform"},
 	{Name: "robust", Rule: "median"},
-	{Name: "robust", Rule: "trimmed_mean", F: 1},
+	{Name: "robust", Rule: "trimmed_mean", F: ptr(1)},
 }
 
 // demoCmd runs the framework's main job on the embedded MNIST: nodes on a
@@ -166,3 +166,5 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 func dirName(label string) string {
 	return strings.NewReplacer("(", "-", ")", "", "=", "", " ", "_").Replace(label)
 }
+
+func ptr[T any](v T) *T { return &v }
