@@ -108,3 +108,15 @@ seeds = [1, 2]
 		t.Error(err)
 	}
 }
+
+func TestBenchRules(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"bench", "rules", "--n", "10", "--f", "2", "--d", "5", "--trials", "2"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| median |", "| krum |", "gaussian", "min_sum", "--n 10 --f 2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bench rules output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
