@@ -108,7 +108,18 @@ type StrategyConfig struct {
 	// asmr, cfl.
 	Name      string `toml:"name"`
 	Weighting string `toml:"weighting"` // fedavg, dpsgd, gradient_tracking, clipped_gossip: uniform | mh
-	Rule      string `toml:"rule"`      // robust: an aggregate rule (aggregate.Names())
+	// Rule is robust's aggregate rule (aggregate.Names()), optionally behind
+	// pre-aggregators joined by "+" (aggregate.PreNames()): "nnm+krum".
+	Rule string `toml:"rule"`
+	// Rule parameters (robust; 0 = the rule's default): multi_krum's m,
+	// centered_clipping's tau, iterations and from_previous, bucketing's
+	// bucket size, the clip pre-aggregator's bound.
+	M            int     `toml:"m"`
+	Tau          float64 `toml:"tau"`
+	Iterations   int     `toml:"iterations"`
+	FromPrevious bool    `toml:"from_previous"`
+	Bucket       int     `toml:"bucket"`
+	Clip         float64 `toml:"clip"`
 	// F is the number of faulty inputs tolerated (robust, scclip,
 	// clipped_gossip); absent means the strategy's default.
 	F *int `toml:"f,omitempty"`

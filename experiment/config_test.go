@@ -36,7 +36,7 @@ func TestConfigMistakes(t *testing.T) {
 		{"unknown strategy", "[strategy]\nname = \"fedprox2\"", []string{`strategy.name = "fedprox2"`, "fedavg", "robust"}},
 		{"unknown attack", "[adversary]\nattack = \"gausian\"\nfraction = 0.2", []string{`adversary.attack = "gausian"`, "gaussian"}},
 		{"unknown dataset", "[data]\ndataset = \"imagenet\"", []string{`data.dataset = "imagenet"`, "mnist"}},
-		{"unknown rule", "[strategy]\nname = \"robust\"\nrule = \"krumm\"", []string{`strategy.rule = "krumm"`, "median"}},
+		{"unknown rule", "[strategy]\nname = \"robust\"\nrule = \"krumm\"", []string{"strategy.rule", `"krumm"`, "median"}},
 		{"sweep over an unknown key", "[sweep.grid]\n\"adversary.fractoin\" = [0.1]", []string{`"adversary.fractoin"`, `did you mean "adversary.fraction"`}},
 		{"k too large", "nodes = 5\n[topology]\nkind = \"kregular\"\nk = 5", []string{"topology.k = 5", "1 to nodes − 1 = 4"}},
 	} {
@@ -159,6 +159,24 @@ func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
 		"name = \"local\"\nf = 2",
 	} {
 		if _, err := ParseConfig([]byte("[strategy]\n"+bad), "t"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestEveryRuleIsReachableFromAConfig(t *testing.T) {
+	for _, c := range []string{
+		`rule = "krum"` + "\nf = 1", `rule = "multi_krum"` + "\nf = 1\nm = 3", `rule = "geometric_median"` + "\niterations = 50",
+		`rule = "centered_clipping"` + "\ntau = 1.0", `rule = "bulyan"`, `rule = "msr"` + "\nf = 1",
+		`rule = "nnm+krum"` + "\nf = 1", `rule = "bucketing+median"` + "\nbucket = 2", `rule = "clip+mean"` + "\nclip = 5.0",
+	} {
+		if _, err := ParseConfig([]byte("[strategy]\nname = \"robust\"\n"+c), "t"); err != nil {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+	for _, bad := range []string{"name = \"robust\"\nrule = \"krumm\"", "name = \"fedavg\"\ntau = 1.0"} {
+		_, err := ParseConfig([]byte("[strategy]\n"+bad), "t")
+		if err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

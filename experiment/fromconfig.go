@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
@@ -66,10 +68,32 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 	}
 	name := c.Strategy.Name
 	s.Strategy = func() strategy.Strategy {
+		if name == "robust" {
+			r, _ := c.rule() // checked by strategyParams
+			return &strategy.RobustRule{Rule: r}
+		}
 		st, _ := strategy.New(name, params) // checked by strategyParams
 		return st
 	}
 	return s, nil
+}
+
+// rule builds robust's aggregation rule with its parameters.
+func (c Config) rule() (aggregate.Rule, error) {
+	st := c.Strategy
+	p := aggregate.Params{M: st.M, Tau: st.Tau, Iterations: st.Iterations, FromPrevious: st.FromPrevious,
+		Bucket: st.Bucket, Clip: st.Clip}
+	if strings.Contains(st.Rule, "bucketing") {
+		p.Seed = c.Seed // the bucketing permutation stream
+	}
+	if st.F != nil {
+		p.F = *st.F
+	}
+	r, err := aggregate.NewWith(st.Rule, p)
+	if err != nil {
+		return nil, fmt.Errorf("strategy.rule: %w", err)
+	}
+	return r, nil
 }
 
 // strategyParams turns the strategy keys into strategy.New's parameters,
@@ -80,8 +104,14 @@ func (c Config) strategyParams() (strategy.Params, error) {
 		return strategy.Params{}, fmt.Errorf("strategy.weighting: %w", err)
 	}
 	p := strategy.Params{Weighting: w, F: c.Strategy.F, Options: c.Strategy.Options}
-	if c.Strategy.Name == "robust" {
-		p.Rule = c.Strategy.Rule
+	st := c.Strategy
+	ruleParams := st.M != 0 || st.Tau != 0 || st.Iterations != 0 || st.FromPrevious || st.Bucket != 0 || st.Clip != 0
+	if st.Name == "robust" {
+		_, err := c.rule()
+		return p, err
+	}
+	if ruleParams {
+		return p, fmt.Errorf("strategy: m, tau, iterations, from_previous, bucket and clip are parameters of strategy.name = \"robust\"'s rule, not of %q", st.Name)
 	}
 	if _, err := strategy.New(c.Strategy.Name, p); err != nil {
 		return p, fmt.Errorf("strategy: %w", err)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
@@ -134,9 +133,6 @@ func (c Config) Validate() error {
 	}
 	oneOf("strategy.name", c.Strategy.Name, strategy.Names())
 	oneOf("strategy.weighting", c.Strategy.Weighting, weightings)
-	if c.Strategy.Name == "robust" {
-		oneOf("strategy.rule", c.Strategy.Rule, aggregate.Names())
-	}
 	if c.Strategy.F != nil && *c.Strategy.F < 0 {
 		bad("strategy.f", *c.Strategy.F, "need ≥ 0")
 	}
