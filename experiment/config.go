@@ -105,7 +105,7 @@ type AdversaryConfig struct {
 type StrategyConfig struct {
 	// Name is one of strategy.Names(): local, fedavg, dpsgd,
 	// gradient_tracking, robust, balance, ubar, scclip, clipped_gossip, afa,
-	// asmr, cfl.
+	// asmr, cfl, fedprox, ditto.
 	Name      string `toml:"name"`
 	Weighting string `toml:"weighting"` // fedavg, dpsgd, gradient_tracking, clipped_gossip: uniform | mh
 	// Rule is robust's aggregate rule (aggregate.Names()), optionally behind
@@ -125,13 +125,13 @@ type StrategyConfig struct {
 	F *int `toml:"f,omitempty"`
 	// Options are the real-valued parameters by name (balance: gamma,
 	// kappa, alpha; ubar: rho, alpha; afa: xi0, delta_xi, alpha0, beta0,
-	// block_at); absent ones take the spec's defaults.
+	// block_at; fedprox: mu; ditto: lambda); absent ones take the defaults.
 	Options map[string]float64 `toml:"options,omitempty"`
 }
 
 // strategyOptionKeys are the option names strategies take, for key
 // suggestions and sweeps.
-var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at"}
+var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {

@@ -163,11 +163,13 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 			// (attack.DataAttack); the node then runs the honest code.
 			train = &flippedLabels{Batches: train, flip: flip, classes: tt.Train.NumClasses()}
 		}
+		optSpec, params := s.Optimizer, m.NumParams()
 		cfg := node.Config{
 			ID: i, Model: m, Optimizer: opt, Train: s.Local, Strategy: s.Strategy(),
-			TrainData: train,
-			Test:      data.NewBatcher(tt.Train, splits[i].Test, nil, nil),
-			Identity:  ids[i], Directory: dir, Seed: s.Seed, Rounds: s.Rounds,
+			NewOptimizer: func() (nn.Optimizer, error) { return nn.NewOptimizer(optSpec, params) },
+			TrainData:    train,
+			Test:         data.NewBatcher(tt.Train, splits[i].Test, nil, nil),
+			Identity:     ids[i], Directory: dir, Seed: s.Seed, Rounds: s.Rounds,
 		}
 		if globalIdx != nil {
 			cfg.GlobalTest = data.NewBatcher(tt.Test, globalIdx, nil, nil)

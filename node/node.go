@@ -16,6 +16,10 @@ type Config struct {
 	ID        int
 	Model     *nn.Model
 	Optimizer nn.Optimizer
+	// NewOptimizer, if set, makes a second optimizer of the same kind for
+	// strategies that train a second model on the node's data
+	// (View.TrainCopy; Ditto's global model).
+	NewOptimizer func() (nn.Optimizer, error)
 	// Train says how much local training a round does (epochs or steps).
 	Train    nn.TrainConfig
 	Strategy strategy.Strategy
@@ -60,6 +64,8 @@ type Node struct {
 	probe      oneBatch
 	probeRound int
 	saved      []float32
+	// copyOpt is the optimizer of View.TrainCopy, made on first use.
+	copyOpt nn.Optimizer
 }
 
 // New checks the configuration and returns a node at round 0.
@@ -100,7 +106,11 @@ func (n *Node) Train(r int, hood Neighborhood) (nn.TrainResult, error) {
 	n.seq = 0
 	n.validator.SetRound(uint64(r))
 	copy(n.start, n.cfg.Model.Params())
-	res, err := n.cfg.Model.Train(n.cfg.TrainData, n.cfg.Optimizer, n.cfg.Train,
+	tc := n.cfg.Train
+	if lt, ok := n.cfg.Strategy.(strategy.LocalTrainer); ok {
+		tc = lt.LocalTraining(n.view(), tc)
+	}
+	res, err := n.cfg.Model.Train(n.cfg.TrainData, n.cfg.Optimizer, tc,
 		seed.Stream(n.cfg.Seed, seed.Train, uint64(n.cfg.ID), uint64(r)))
 	if err != nil {
 		return res, fmt.Errorf("node %d round %d: %w", n.cfg.ID, r, err)
@@ -116,7 +126,34 @@ func (n *Node) view() *strategy.View {
 		Neighbors: n.hood.In, NeighborDegree: n.hood.InDegree, Degree: n.hood.Degree,
 		RNG:       seed.Stream(n.cfg.Seed, seed.Strategy, uint64(n.cfg.ID), uint64(n.round)),
 		BatchLoss: n.batchLoss,
+		TrainCopy: n.trainCopy,
 	}
+}
+
+// trainCopy is View.TrainCopy: this round's local training applied to
+// params in place, with its own optimizer and training stream, the
+// node's model restored afterwards.
+func (n *Node) trainCopy(params []float32) (nn.TrainResult, error) {
+	m := n.cfg.Model
+	if len(params) != m.NumParams() {
+		return nn.TrainResult{}, fmt.Errorf("train copy: %d parameters, the model has %d", len(params), m.NumParams())
+	}
+	if n.copyOpt == nil {
+		if n.cfg.NewOptimizer == nil {
+			return nn.TrainResult{}, fmt.Errorf("node %d: the strategy trains a second model but the node has no NewOptimizer", n.cfg.ID)
+		}
+		var err error
+		if n.copyOpt, err = n.cfg.NewOptimizer(); err != nil {
+			return nn.TrainResult{}, err
+		}
+	}
+	n.saved = append(n.saved[:0], m.Params()...)
+	copy(m.Params(), params)
+	res, err := m.Train(n.cfg.TrainData, n.copyOpt, n.cfg.Train,
+		seed.Stream(n.cfg.Seed, seed.Train, uint64(n.cfg.ID), uint64(n.round), 1))
+	copy(params, m.Params())
+	copy(m.Params(), n.saved)
+	return res, err
 }
 
 // batchLoss is View.BatchLoss: the mean loss of params on one batch of the

@@ -45,7 +45,11 @@ func TestNoModelSizedAllocationAfterFirstRound(t *testing.T) {
 		for round := range 2 {
 			_ = m.SetParams(own)
 			v := &View{ID: 0, Round: round, Rounds: 10, Model: m, Start: start,
-				BatchLoss: func([]float32) (float64, error) { return 1, nil }}
+				BatchLoss: func([]float32) (float64, error) { return 1, nil },
+				TrainCopy: func([]float32) (nn.TrainResult, error) { return nn.TrainResult{}, nil }}
+			if lt, ok := s.(LocalTrainer); ok {
+				lt.LocalTraining(v, nn.TrainConfig{Epochs: 1})
+			}
 			if round == 1 {
 				runtime.ReadMemStats(&ms)
 				before = ms.TotalAlloc

@@ -23,7 +23,7 @@ type Params struct {
 	// Options holds the real-valued parameters by name; an absent key
 	// takes the spec default. Valid keys per strategy: balance gamma,
 	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
-	// block_at.
+	// block_at; fedprox mu; ditto lambda.
 	Options map[string]float64
 }
 
@@ -31,7 +31,15 @@ type Params struct {
 func Names() []string { return slices.Clone(names) }
 
 var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
-	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl"}
+	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto"}
+
+// Training-side defaults; the spec names FedProx and Ditto without values,
+// so these are the middle of the grids their papers search
+// (μ ∈ {0.001, 0.01, 0.1, 1}, λ ∈ {0.01, 0.1, 1}).
+const (
+	FedProxMu   = 0.01
+	DittoLambda = 0.1
+)
 
 // options lists each strategy's Options keys with their spec defaults
 // (spec/robust-rules.md, "Decentralized and peer-side rules") and ranges.
@@ -45,6 +53,8 @@ var options = map[string][]option{
 		{"rho", UBARRho, 0, 1, false, false},
 		{"alpha", UBARAlpha, 0, 1, true, false},
 	},
+	"fedprox": {{"mu", FedProxMu, 0, math.Inf(1), true, true}},
+	"ditto":   {{"lambda", DittoLambda, 0, math.Inf(1), true, true}},
 	"afa": {
 		{"xi0", AFAXi0, 0, math.Inf(1), false, true},
 		{"delta_xi", AFADeltaXi, 0, math.Inf(1), true, true},
@@ -70,7 +80,7 @@ func New(name string, p Params) (Strategy, error) {
 	if !slices.Contains(names, name) {
 		return nil, fmt.Errorf("strategy: unknown name %q (valid: %s)", name, strings.Join(names, ", "))
 	}
-	usesWeighting := map[string]bool{"fedavg": true, "dpsgd": true, "gradient_tracking": true, "clipped_gossip": true}
+	usesWeighting := map[string]bool{"fedavg": true, "dpsgd": true, "gradient_tracking": true, "clipped_gossip": true, "fedprox": true, "ditto": true}
 	usesF := map[string]bool{"robust": true, "scclip": true, "clipped_gossip": true}
 	if p.Weighting != Uniform && !usesWeighting[name] {
 		return nil, fmt.Errorf("strategy %s: weighting %s not used (only fedavg, dpsgd, gradient_tracking, clipped_gossip take a weighting)", name, p.Weighting)
@@ -125,6 +135,10 @@ func New(name string, p Params) (Strategy, error) {
 		return &AFA{Xi0: o["xi0"], DeltaXi: o["delta_xi"], Alpha0: o["alpha0"], Beta0: o["beta0"], BlockAt: o["block_at"]}, nil
 	case "asmr":
 		return &ASMR{}, nil
+	case "fedprox":
+		return &FedProx{FedAvg: FedAvg{Weighting: p.Weighting}, Mu: o["mu"]}, nil
+	case "ditto":
+		return &Ditto{FedAvg: FedAvg{Weighting: p.Weighting}, Lambda: o["lambda"]}, nil
 	default: // "cfl"
 		return &CFL{}, nil
 	}

@@ -42,6 +42,11 @@ type View struct {
 	// the node. Strategies that test peers' models on local data (UBAR)
 	// need it; it must not keep or modify params.
 	BatchLoss func(params []float32) (float64, error)
+	// TrainCopy, when set, runs the node's local training of this round on
+	// the given parameters in place (not on the node's model), with an
+	// optimizer of its own; filled by the node. Ditto trains its global
+	// model with it.
+	TrainCopy func(params []float32) (nn.TrainResult, error)
 }
 
 // Outgoing is a vector a strategy sends; To is a peer id or Broadcast. The

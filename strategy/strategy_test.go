@@ -169,3 +169,39 @@ func TestRobustRuleMedianPlacesOwnModelByID(t *testing.T) {
 		t.Errorf("weights of senders %v should be a proper share", w)
 	}
 }
+
+func TestFedProxAndDittoShapeLocalTraining(t *testing.T) {
+	m := tinyModel(t, 1, 2, 3, 4)
+	start := []float32{0, 0, 0, 0}
+	fp, _ := New("fedprox", Params{Options: map[string]float64{"mu": 0.5}})
+	cfg := fp.(LocalTrainer).LocalTraining(&View{Model: m, Start: start}, nn.TrainConfig{Epochs: 1})
+	if cfg.ProxMu != 0.5 || &cfg.ProxRef[0] != &start[0] || cfg.Epochs != 1 {
+		t.Errorf("fedprox training config %+v", cfg)
+	}
+	d, _ := New("ditto", Params{})
+	dt := d.(*Ditto)
+	cfg = dt.LocalTraining(&View{Model: m, Start: start}, nn.TrainConfig{Epochs: 1})
+	if cfg.ProxMu != DittoLambda || cfg.ProxRef[0] != 0 {
+		t.Errorf("ditto training config %+v", cfg)
+	}
+	// Share trains the global copy (here: adds 1 to it) and sends it;
+	// Combine averages global copies and leaves the personal model alone.
+	v := &View{ID: 0, Model: m, Start: start, TrainCopy: func(w []float32) (nn.TrainResult, error) {
+		for i := range w {
+			w[i]++
+		}
+		return nn.TrainResult{Steps: 1}, nil
+	}}
+	out := dt.Share(v)
+	if len(out) != 1 || out[0].Vector[0] != 1 {
+		t.Fatalf("ditto share %v", out)
+	}
+	w, err := dt.Combine(v, []Incoming{{From: 3, Tag: TagModel, Vector: []float32{3, 3, 3, 3}}})
+	if err != nil || w[3] != 0.5 {
+		t.Fatalf("ditto combine: %v %v", w, err)
+	}
+	if dt.w[0] != 2 {
+		t.Errorf("global model %v, want the average 2", dt.w)
+	}
+	near(t, "personal model", m.Params(), 1, 2, 3, 4)
+}
