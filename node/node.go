@@ -55,7 +55,6 @@ type Node struct {
 	inbox     []strategy.Incoming
 	seq       uint64
 	trainRes  nn.TrainResult
-	bytesSent int
 	// sendBufs back the payloads of Outbox, reused every round so that a
 	// round allocates no model-sized buffers.
 	sendBufs [][]float32
@@ -102,7 +101,6 @@ func (n *Node) Strategy() strategy.Strategy { return n.cfg.Strategy }
 func (n *Node) Train(r int, hood Neighborhood) (nn.TrainResult, error) {
 	n.round, n.hood = r, hood
 	n.inbox = n.inbox[:0]
-	n.bytesSent = 0
 	n.seq = 0
 	n.validator.SetRound(uint64(r))
 	copy(n.start, n.cfg.Model.Params())
@@ -242,9 +240,6 @@ func (n *Node) Deliver(m *wire.Message) error {
 	return nil
 }
 
-// AddBytesSent records traffic the driver sent on the node's behalf.
-func (n *Node) AddBytesSent(b int) { n.bytesSent += b }
-
 // Combine runs the strategy on what arrived (sorted by sender, then tag)
 // and returns the weight it gave each sender.
 func (n *Node) Combine() (map[int]float64, error) {
@@ -267,13 +262,12 @@ type Evaluation struct {
 	Local  nn.EvalResult
 	Global nn.EvalResult // zero when the node has no global test set
 	Train  nn.TrainResult
-	Bytes  int
 }
 
 // Evaluate measures the model on the local test split and, when it has
 // one and global is set, on the global test set.
 func (n *Node) Evaluate(global bool) (Evaluation, error) {
-	ev := Evaluation{Train: n.trainRes, Bytes: n.bytesSent}
+	ev := Evaluation{Train: n.trainRes}
 	var err error
 	if ev.Local, err = n.cfg.Model.Evaluate(n.cfg.Test); err != nil {
 		return ev, fmt.Errorf("node %d: local test: %w", n.cfg.ID, err)
