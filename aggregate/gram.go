@@ -151,13 +151,22 @@ func (g *gram) do(w, p int) {
 // scaled). The scaled largest magnitude lies in [1/2, 1), so products of
 // 256 scaled values neither overflow nor lose the large terms to underflow.
 func scaledCopy(dst, x []float32) float64 {
-	var m uint32
-	for _, v := range x {
-		m = max(m, math.Float32bits(v)&0x7fffffff)
+	copy(dst, x)
+	var m0, m1, m2, m3 uint32
+	k := 0
+	for ; k+4 <= len(dst); k += 4 {
+		q := dst[k : k+4 : k+4]
+		m0 = max(m0, math.Float32bits(q[0])&0x7fffffff)
+		m1 = max(m1, math.Float32bits(q[1])&0x7fffffff)
+		m2 = max(m2, math.Float32bits(q[2])&0x7fffffff)
+		m3 = max(m3, math.Float32bits(q[3])&0x7fffffff)
 	}
+	for ; k < len(dst); k++ {
+		m0 = max(m0, math.Float32bits(dst[k])&0x7fffffff)
+	}
+	m := max(m0, m1, m2, m3)
 	const lo, hi = (127 - 40) << 23, (127 + 56) << 23 // 2^-40, 2^56
 	if m >= lo && m < hi || m == 0 {
-		copy(dst, x)
 		return 1
 	}
 	_, e := math.Frexp(float64(math.Float32frombits(m))) // max in [2^(e-1), 2^e)
