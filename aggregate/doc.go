@@ -1,29 +1,59 @@
-// Package aggregate holds robust aggregation rules: pure functions that
-// combine n vectors of one length into one, written for the rules of
-// spec/robust-rules.md ("Aggregation rules") and used by strategies.
+// Package aggregate holds robust aggregation rules and pre-aggregators:
+// pure functions that combine n vectors of one length into one, written for
+// spec/robust-rules.md ("Aggregation rules", "Pre-aggregators") and used by
+// strategies.
+//
+// # Rules and names
+//
+// mean, median, trimmed_mean, krum, multi_krum, geometric_median,
+// centered_clipping, bulyan, msr and centerpoint are Rules (Names); the
+// pre-aggregators bucketing, nnm, clip and arc (PreNames) compose in front
+// of any rule through Chain ("nnm+krum"). New(name, f) and NewWith(name,
+// Params) build them from config names and parameters, rejecting unknown
+// names and parameters that are out of range or do not apply.
+// CenteredClipping and MSR are also Centered: AggregateAround uses the
+// node's own vector as the start or reference.
 //
 // # Choices
 //
 //   - Inputs arrive in sender-id order and every sum is accumulated in
-//     float64. Mean sums in input order. Median and trimmed mean are
-//     bit-identical under any permutation of the inputs: they select each
-//     coordinate's middle values by rank, and the trimmed mean sums the kept
-//     values either exactly (when their exponents span few enough binades
-//     that float64 cannot round) or sorted in ascending order.
+//     float64. The mean sums in input order. Every other rule is
+//     bit-identical under any permutation of its inputs (bucketing, whose
+//     seeded permutation applies to the input order, excepted): median,
+//     trimmed mean, MSR and Bulyan select values by rank and sum kept
+//     values exactly or in ascending order; Krum, Multi-Krum, Bulyan, NNM,
+//     the geometric median and centered clipping order inputs by a score
+//     (distance), ties broken by the inputs' contents, then index, and sum
+//     in that order.
 //   - Per coordinate, a value and its input index are packed into one uint64
 //     key (order-preserving bits of the float32 above, index below), so one
 //     integer comparison orders values and breaks ties by input index: the
 //     choice of which input "was used" (Selector) is deterministic too.
-//   - Every rule remembers its last call for Selector, and Median and
-//     TrimmedMean keep their scratch, in the rule value: rules are used
-//     through pointers (New returns them) and a rule value serves one
-//     goroutine at a time. Once its scratch is sized, a call allocates
-//     nothing; Weights returns a new slice.
+//   - Pairwise distances (Krum, Multi-Krum, Bulyan, NNM) come from one
+//     Gram-matrix product through internal/gemm: float32 chunks of 256
+//     coordinates, added in float64, each input's chunk scaled by a power
+//     of two when its magnitude would overflow or underflow float32 (see
+//     gram for the error bound). The iterative rules (geometric median,
+//     centered clipping) make one float64 pass over the inputs per
+//     iteration, measuring from their starting point (see around).
+//   - Non-finite input vectors are dropped before aggregation and counted
+//     (Dropper), as defense in depth behind the wire layer; a rule whose
+//     remaining inputs are too few (or none) returns an error. f stays as
+//     configured: a dropped input is not assumed to be one of the f faulty
+//     ones. Dropped inputs get weight 0 (Selector).
+//   - Every rule remembers its last call for Selector and keeps its scratch
+//     in the rule value: rules are used through pointers (New returns
+//     them) and a rule value serves one goroutine at a time. Once its
+//     scratch is sized, a single-threaded call of a rule allocates nothing;
+//     Weights returns a new slice.
 //   - A rule that cannot run returns an error wrapping one of the Err
 //     sentinels and saying why, with n and f (spec: "a rule that cannot run
-//     ... returns an error that says why and what n and f were"). Non-finite
-//     inputs are an error for now (the wire layer drops them before a
-//     strategy sees them); dropping and counting them in the rules is the
-//     Byzantine toolbox issue's.
-//   - Work is single-threaded: the simulator already runs one node per core.
+//     ... returns an error that says why and what n and f were"). No input
+//     vectors (empty, ragged, non-finite, at float32's limits) make a rule
+//     panic, and a rule that returns no error writes finite values.
+//   - Work is single-threaded by default (the simulator already runs one
+//     node per core). A rule's Threads field (Params.Threads) splits large
+//     inputs by coordinate blocks across goroutines; the blocks are fixed by
+//     the vector length and partial sums are added in block order, so the
+//     output is bit-identical for every thread count.
 package aggregate

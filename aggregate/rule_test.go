@@ -318,3 +318,56 @@ func TestNoAllocations(t *testing.T) {
 		}
 	}
 }
+
+// Random calls with hostile values (NaN, ±Inf, ±MaxFloat32, subnormals,
+// signed zeros, ragged lengths) never panic, and a call that succeeds
+// writes finite values.
+func TestHostileInputs(t *testing.T) {
+	r := rand.New(rand.NewPCG(60, 60))
+	palette := []float32{0, float32(math.Copysign(0, -1)), 1, -1, math.SmallestNonzeroFloat32, math.MaxFloat32, -math.MaxFloat32,
+		float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e30, -1e-30}
+	value := func() float32 {
+		if r.IntN(3) == 0 {
+			return palette[r.IntN(len(palette))]
+		}
+		return float32(r.NormFloat64())
+	}
+	for trial := range 400 {
+		n, d, f := 1+r.IntN(12), r.IntN(5), r.IntN(4)
+		xs := make([][]float32, n)
+		for i := range xs {
+			dd := d
+			if r.IntN(40) == 0 {
+				dd = d + 1
+			}
+			xs[i] = make([]float32, dd)
+			for j := range xs[i] {
+				xs[i][j] = value()
+			}
+		}
+		own := make([]float32, d)
+		for j := range own {
+			own[j] = float32(r.NormFloat64())
+		}
+		rules := newRules(t, 1000, f, 1+r.IntN(2)) // every rule, whatever n
+		rules = append(rules, &Centerpoint{}, &MultiKrum{F: f, M: 1 + r.IntN(3)}, &CenteredClipping{Tau: 0.5, FromPrevious: true})
+		for _, rule := range rules {
+			dst := make([]float32, d)
+			err := rule.Aggregate(dst, xs)
+			if cr, ok := rule.(Centered); ok && r.IntN(2) == 0 {
+				err = cr.AggregateAround(dst, own, xs)
+				if err != nil && strings.Contains(err.Error(), "no own-vector form") {
+					continue
+				}
+			}
+			if err != nil {
+				continue
+			}
+			for j, v := range dst {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("trial %d: %s on %v gave %v at %d", trial, rule.Name(), xs, v, j)
+				}
+			}
+		}
+	}
+}
