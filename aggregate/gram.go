@@ -23,10 +23,19 @@ import (
 // overflowing to Inf in the float32 products, and tiny ones from
 // underflowing. The error of G_ij is then about 2^-24·√256·Σ_chunks
 // ||x_i,c||·||x_j,c|| at worst and far less on average, so a squared
-// distance carries an absolute error of order 1e-7·(||x_i||² + ||x_j||²): it
-// is exact for identical inputs (their products are the same operations),
-// and distances between inputs closer than about 1e-3 of their norms are
-// resolved coarsely, as with torch.cdist (which is float32 throughout).
+// distance carries an absolute error of order 1e-7·(||x_i||² + ||x_j||²)
+// (measured: up to 3e-7): it is exact for identical inputs (their products
+// are the same operations), but it would resolve coarsely the distances
+// between inputs much closer together than to the origin, as torch.cdist
+// does (float32 throughout) — and models of honest nodes are exactly that.
+// So when some pair's squared distance is below 1e-3 of G_ii + G_jj, the
+// product is taken a second time on the inputs minus a center c, y_i = x_i
+// − c (distances do not change), and the error becomes of order
+// 1e-7·(||y_i||² + ||y_j||²), relative to the spread of the inputs instead
+// of their norms. c is the input whose median distance to the others is
+// the smallest (honest when fewer than half are not), chosen from the
+// first product, ties by contents: a function of the multiset of inputs.
+// Random or widely spread inputs take one product; clustered ones two.
 // Rounding can make G_ii + G_jj − 2·G_ij slightly negative; it is clamped
 // at 0.
 //
@@ -41,11 +50,24 @@ type gram struct {
 	parts []float64 // groups×n×n partial Gram matrices (upper triangles)
 	ws    []gramWorker
 	n     int
+	// recentered reports whether the last run took the second, centered
+	// product.
+	recentered bool
+	rk         ranker
+	order      []int
+	medd       []float64
+	row        []float64
 
 	// The current run, while it lasts.
-	xs [][]float32
-	sp span
+	xs     [][]float32
+	center []float32 // nil in the first product
+	sp     span
 }
+
+// recenterRatio is the squared distance, relative to G_ii + G_jj, below
+// which a pair's distance is recomputed around a center (where the first
+// product's error would exceed about 3e-4 of it).
+const recenterRatio = 1e-3
 
 // gramChunk is the coordinates multiplied per GEMM call: one k block of the
 // GEMM kernels, hence one float32 accumulator per element.
@@ -78,7 +100,6 @@ func (g *gram) run(xs [][]float32, threads int) {
 		g.parts = make([]float64, g.sp.count*n*n)
 	}
 	g.parts = g.parts[:g.sp.count*n*n]
-	clear(g.parts)
 	for len(g.ws) < t {
 		g.ws = append(g.ws, gramWorker{})
 	}
@@ -97,12 +118,22 @@ func (g *gram) run(xs [][]float32, threads int) {
 			ws.sc = make([]float64, n)
 		}
 	}
-	g.xs = xs
+	g.xs, g.center, g.recentered = xs, nil, false
+	g.product(t)
+	if c := g.cancels(); c >= 0 {
+		g.center, g.recentered = xs[c], true
+		g.product(t)
+	}
+	g.xs, g.center = nil, nil
+}
+
+// product runs the Gram product of the current rows and sets g.d2.
+func (g *gram) product(t int) {
+	n, d := len(g.xs), len(g.xs[0])
+	clear(g.parts)
 	if d > 0 {
 		parallel(t, g.sp.count, g)
 	}
-	g.xs = nil
-
 	// G = Σ_groups parts, in group order; then the distances.
 	G := g.parts[:n*n]
 	for p := 1; p < g.sp.count; p++ {
@@ -122,6 +153,41 @@ func (g *gram) run(xs [][]float32, threads int) {
 	}
 }
 
+// cancels returns the center to recompute around when the last product
+// lost a pair's distance to cancellation (see the type's doc), or -1.
+func (g *gram) cancels() int {
+	n := len(g.xs)
+	G := g.parts[:n*n]
+	found := false
+	for i := 0; i < n && !found; i++ {
+		for j := i + 1; j < n; j++ {
+			if v := g.d2[i*n+j]; v > 0 && v < recenterRatio*(G[i*n+i]+G[j*n+j]) {
+				found = true
+				break
+			}
+		}
+	}
+	if !found {
+		return -1
+	}
+	// The input of least median distance to the others.
+	g.medd, g.row, g.order = growFloats(g.medd, n), growFloats(g.row, n), growInts(g.order, n)
+	for i := range n {
+		r := g.row[:0]
+		for j := range n {
+			if j != i {
+				r = append(r, g.d2[i*n+j])
+			}
+		}
+		slices.Sort(r)
+		g.medd[i] = r[(len(r)-1)/2]
+		g.order[i] = i
+	}
+	g.rk.reset(n)
+	g.rk.sort(g.order, g.xs, g.medd)
+	return g.order[0]
+}
+
 // do implements task: the chunks of group p on worker w.
 func (g *gram) do(w, p int) {
 	ws := &g.ws[w]
@@ -133,7 +199,11 @@ func (g *gram) do(w, p int) {
 		k := hi - lo
 		a := ws.a[:n*k]
 		for i, x := range g.xs {
-			ws.sc[i] = scaledCopy(a[i*k:(i+1)*k], x[lo:hi])
+			if g.center == nil {
+				ws.sc[i] = scaledCopy(a[i*k:(i+1)*k], x[lo:hi])
+			} else {
+				ws.sc[i] = scaledDiff(a[i*k:(i+1)*k], x[lo:hi], g.center[lo:hi])
+			}
 		}
 		ws.eng.Sgemm(false, true, n, n, k, 1, a, k, a, k, 0, ws.c[:n*n], n)
 		for i := range n {
@@ -152,19 +222,55 @@ func (g *gram) do(w, p int) {
 // 256 scaled values neither overflow nor lose the large terms to underflow.
 func scaledCopy(dst, x []float32) float64 {
 	copy(dst, x)
+	return scaleRow(dst, maxBits(dst))
+}
+
+// scaledDiff is scaledCopy of x − c. The difference is taken in float32
+// (rounded once, relative to the difference itself), or, when it overflows
+// float32 (inputs beyond 2^127 of opposite signs), in float64 and scaled
+// before rounding.
+func scaledDiff(dst, x, c []float32) float64 {
+	c = c[:len(x)]
+	for k, v := range x {
+		dst[k] = v - c[k]
+	}
+	m := maxBits(dst)
+	if m < 0x7f800000 {
+		return scaleRow(dst, m)
+	}
+	var big float64
+	for k, v := range x {
+		big = max(big, math.Abs(float64(v)-float64(c[k])))
+	}
+	_, e := math.Frexp(big)
+	s := math.Ldexp(1, -e)
+	for k, v := range x {
+		dst[k] = float32((float64(v) - float64(c[k])) * s)
+	}
+	return math.Ldexp(1, e)
+}
+
+// maxBits returns the largest magnitude of x as float32 bits.
+func maxBits(x []float32) uint32 {
 	var m0, m1, m2, m3 uint32
 	k := 0
-	for ; k+4 <= len(dst); k += 4 {
-		q := dst[k : k+4 : k+4]
+	for ; k+4 <= len(x); k += 4 {
+		q := x[k : k+4 : k+4]
 		m0 = max(m0, math.Float32bits(q[0])&0x7fffffff)
 		m1 = max(m1, math.Float32bits(q[1])&0x7fffffff)
 		m2 = max(m2, math.Float32bits(q[2])&0x7fffffff)
 		m3 = max(m3, math.Float32bits(q[3])&0x7fffffff)
 	}
-	for ; k < len(dst); k++ {
-		m0 = max(m0, math.Float32bits(dst[k])&0x7fffffff)
+	for ; k < len(x); k++ {
+		m0 = max(m0, math.Float32bits(x[k])&0x7fffffff)
 	}
-	m := max(m0, m1, m2, m3)
+	return max(m0, m1, m2, m3)
+}
+
+// scaleRow scales x in place by 2^-e when its largest magnitude m (float32
+// bits) lies outside [2^-40, 2^56), bringing it into [1/2, 1), and returns
+// 2^e (1 when not scaled).
+func scaleRow(x []float32, m uint32) float64 {
 	const lo, hi = (127 - 40) << 23, (127 + 56) << 23 // 2^-40, 2^56
 	if m >= lo && m < hi || m == 0 {
 		return 1
@@ -177,7 +283,7 @@ func scaledCopy(dst, x []float32) float64 {
 		f1, f2 = float32(math.Ldexp(1, 100)), float32(math.Ldexp(1, -e-100))
 	}
 	for k, v := range x {
-		dst[k] = v * f1 * f2
+		x[k] = v * f1 * f2
 	}
 	return math.Ldexp(1, e)
 }

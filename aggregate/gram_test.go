@@ -48,3 +48,51 @@ func TestGramDistances(t *testing.T) {
 		}
 	}
 }
+
+// Inputs much closer together than to the origin (models of honest nodes)
+// take the second, centered product, and their distances come out with an
+// error relative to the distances themselves; spread inputs take one
+// product.
+func TestGramRecenters(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 51))
+	const n, d = 12, 5*gramChunk
+	base := make([]float64, d)
+	for k := range base {
+		base[k] = 100 * r.NormFloat64()
+	}
+	xs := make([][]float32, n)
+	for i := range xs {
+		xs[i] = make([]float32, d)
+		for k := range xs[i] {
+			xs[i][k] = float32(base[k] + 1e-2*r.NormFloat64()) // relative spread 1e-4
+		}
+	}
+	xs[0] = make([]float32, d)
+	for k := range xs[0] {
+		xs[0][k] = float32(-3e38 * float64(k%2)) // a Byzantine input at float32's limit
+	}
+	var g gram
+	g.run(xs, 2)
+	if !g.recentered {
+		t.Fatal("clustered inputs did not take the centered product")
+	}
+	for i := 1; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			var exact float64
+			for k := range d {
+				e := float64(xs[i][k]) - float64(xs[j][k])
+				exact += e * e
+			}
+			if e := math.Abs(g.d2[i*n+j] - exact); e > 1e-4*exact {
+				t.Errorf("d2[%d][%d] = %v, exact %v (relative error %.2g)", i, j, g.d2[i*n+j], exact, e/exact)
+			}
+		}
+	}
+	if math.IsInf(g.d2[1], 0) || math.IsNaN(g.d2[1]) || g.d2[1] < 1e70 {
+		t.Errorf("distance to the Byzantine input = %v", g.d2[1])
+	}
+	g.run(benchInputs(12, d), 1)
+	if g.recentered {
+		t.Error("spread inputs took the centered product")
+	}
+}
