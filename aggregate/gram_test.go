@@ -55,7 +55,7 @@ func TestGramDistances(t *testing.T) {
 // product.
 func TestGramRecenters(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 51))
-	const n, d = 12, 5*gramChunk
+	const n, d = 12, 5 * gramChunk
 	base := make([]float64, d)
 	for k := range base {
 		base[k] = 100 * r.NormFloat64()
