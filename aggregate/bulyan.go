@@ -13,7 +13,7 @@ import (
 // coordinate average the β = θ − 2f = n − 4f selected values closest to
 // their median. It needs n > 4f + 3.
 //
-// The distances come from one Gram-matrix product (see gram) reused by
+// The distances come from a Gram-matrix product (see gram) reused by
 // every round. Per coordinate the selected values are sorted; the β closest
 // to the median are a window of the sorted values, found by dropping, 2f
 // times, whichever end of the window is farther from the median (the upper

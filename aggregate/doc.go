@@ -32,8 +32,9 @@
 //   - Pairwise distances (Krum, Multi-Krum, Bulyan, NNM) come from one
 //     Gram-matrix product through internal/gemm: float32 chunks of 256
 //     coordinates, added in float64, each input's chunk scaled by a power
-//     of two when its magnitude would overflow or underflow float32 (see
-//     gram for the error bound). The iterative rules (geometric median,
+//     of two when its magnitude would overflow or underflow float32, and a
+//     second product around a central input when the inputs are clustered
+//     far from the origin (see gram for the error bounds). The iterative rules (geometric median,
 //     centered clipping) make one float64 pass over the inputs per
 //     iteration, measuring from their starting point (see around).
 //   - Non-finite input vectors are dropped before aggregation and counted

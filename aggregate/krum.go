@@ -11,7 +11,8 @@ import (
 // input with the lowest score. It needs n > 2f + 2.
 //
 // The squared distances come from one Gram-matrix product (see gram: float32
-// GEMM in chunks added in float64, clamped at 0). Each score sums its
+// GEMM in chunks added in float64, clamped at 0; a second product around a
+// central input when the inputs are clustered far from the origin). Each score sums its
 // distances in ascending order, so it depends on the input's neighborhood
 // only; equal scores are broken by the inputs' contents (lexicographic) and
 // then by index, so the output is bit-identical under any permutation of

@@ -6,7 +6,7 @@ import "fmt"
 // spec/robust-rules.md): each input x_i is replaced by the mean of its
 // n − F nearest inputs, itself included. It needs n > F.
 //
-// Distances come from one Gram-matrix product (see gram). Each input's
+// Distances come from a Gram-matrix product (see gram). Each input's
 // neighbors are ranked by distance (ties by contents, then index) and
 // averaged in float64 in that order, so the outputs are bit-identical
 // under any permutation of the inputs (permuted alike) and for every thread
