@@ -10,13 +10,13 @@ import (
 // distances to its n − f − 2 nearest other inputs, and the output is the
 // input with the lowest score. It needs n > 2f + 2.
 //
-// The squared distances come from one Gram-matrix product (see gram: float32
-// GEMM in chunks added in float64, clamped at 0; a second product around a
-// central input when the inputs are clustered far from the origin). Each score sums its
-// distances in ascending order, so it depends on the input's neighborhood
-// only; equal scores are broken by the inputs' contents (lexicographic) and
-// then by index, so the output is bit-identical under any permutation of
-// the inputs. Weights gives the chosen input 1 and every other input 0.
+// The squared distances come from one Gram-matrix product (see gram:
+// float32 GEMM in chunks added in float64, clamped at 0; a second product
+// around a central input when the inputs are clustered far from the
+// origin). Each score sums its distances in ascending order, so it depends
+// on the input's neighborhood only; equal scores are broken by the inputs'
+// contents (lexicographic) and then by index, so the output is
+// bit-identical under any permutation of the inputs. Weights gives the chosen input 1 and every other input 0.
 //
 // A Krum holds scratch: use it through a pointer, from one goroutine at a
 // time.
