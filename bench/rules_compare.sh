@@ -11,9 +11,13 @@
 # trellis runs with GOMAXPROCS=CORES and Threads=CORES; PyTorch with
 # torch.set_num_threads(CORES) and OPENBLAS_NUM_THREADS=1 when CORES > 1
 # (OpenBLAS threads under torch's OpenMP threads would oversubscribe the
-# cores). Each side reports its best of REPS runs after a warm-up run; the
-# two sides run one after the other, never at the same time. The inputs
-# are standard normal on both sides (different generators).
+# cores). trellis reports the mean of REPS runs (go test -benchtime REPSx)
+# after a warm-up call, PyTorch the best of REPS runs after a warm-up run
+# (which favors PyTorch); the two sides run one after the other, never at
+# the same time. The inputs are standard normal on both sides (different
+# generators). The extra row "krum (PyTorch Gram)" times Krum written in
+# PyTorch from one Gram matrix x @ x.T, as trellis computes it, rather than
+# with torch.cdist.
 #
 # Needs Debian's python3-torch (apt-get install python3-torch
 # libopenblas0-pthread) and about 3 GB of free memory. Run it on an
@@ -32,7 +36,7 @@ fi
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; budget: $cores cores"
 echo "go: $(go version | cut -d' ' -f3); torch: $("$py" -c 'import torch; print(torch.__version__)')"
-echo "n = 100, d = 1,000,000 float32, f = 9; best of $reps runs"
+echo "n = 100, d = 1,000,000 float32, f = 9; trellis: mean of $reps runs, PyTorch: best of $reps"
 echo
 
 results=$(mktemp)
@@ -48,7 +52,7 @@ GOMAXPROCS=$cores go test ./aggregate -run '^$' -bench "$pattern" -benchtime "${
 	}' >>"$results"
 
 # PyTorch.
-OMP_NUM_THREADS=$cores OPENBLAS_NUM_THREADS=1 "$py" bench/torch_rules.py --threads "$cores" --reps "$reps" --rules "$rules" |
+OMP_NUM_THREADS=$cores OPENBLAS_NUM_THREADS=1 "$py" bench/torch_rules.py --threads "$cores" --reps "$reps" --rules "$rules,krum_gram" |
 	awk 'NF == 2 { print "torch", $1, $2 }' >>"$results"
 
 awk -v rules="$rules" '
@@ -60,5 +64,9 @@ awk -v rules="$rules" '
 			g = t["go", r[i]]; p = t["torch", r[i]]
 			ratio = (g > 0 && p > 0) ? sprintf("%.1fx", p / g) : "n/a"
 			printf "| %s | %s | %s | %s |\n", r[i], g == "" ? "n/a" : sprintf("%.3f", g), p == "" ? "n/a" : sprintf("%.3f", p), ratio
+			if (r[i] == "krum" && t["torch", "krum_gram"] != "") {
+				p = t["torch", "krum_gram"]
+				printf "| krum (PyTorch Gram) | %.3f | %.3f | %.1fx |\n", g, p, p / g
+			}
 		}
 	}' "$results"

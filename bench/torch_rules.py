@@ -9,7 +9,8 @@ f = (n - 1) // 10.
     python3 bench/torch_rules.py --threads 2 [--n 100] [--d 1000000] [--reps 3] [--rules median,krum]
 
 Prints one line per rule: its name and the best time in seconds over
---reps runs after one warm-up run.
+--reps runs after one warm-up run. krum_gram is an extra: Krum from one
+Gram matrix x @ x.T (not how libraries write it), for reference.
 """
 import argparse
 import time
@@ -41,6 +42,17 @@ def krum_scores(x, f):
 
 def krum(x, f):
     return x[torch.argmin(krum_scores(x, f))]
+
+
+def krum_gram(x, f):
+    # Not how libraries write it: Krum from one Gram matrix x @ x.T, norms
+    # from its diagonal, as trellis does; the strongest PyTorch Krum here.
+    n = x.shape[0]
+    g = x @ x.T
+    sq = torch.diagonal(g)
+    d2 = torch.clamp(sq[:, None] + sq[None, :] - 2 * g, min=0)
+    scores = torch.topk(d2, n - f - 1, dim=1, largest=False).values.sum(dim=1)
+    return x[torch.argmin(scores)]
 
 
 def multi_krum(x, f):
@@ -101,6 +113,7 @@ RULES = {
     "median": median,
     "trimmed_mean": trimmed_mean,
     "krum": krum,
+    "krum_gram": krum_gram,
     "multi_krum": multi_krum,
     "geometric_median": geometric_median,
     "centered_clipping": centered_clipping,
