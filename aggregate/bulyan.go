@@ -58,7 +58,7 @@ func (b *Bulyan) Aggregate(dst []float32, xs [][]float32) error {
 		return err
 	}
 	n, f := len(xs), b.F
-	if n <= 4*f+3 {
+	if f >= n || n <= 4*f+3 { // f >= n first: 4f+3 could overflow
 		b.s.fail()
 		return b.s.tooFew("bulyan", n, f, fmt.Sprintf("n > 4f + 3 = %d", 4*f+3))
 	}

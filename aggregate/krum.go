@@ -154,7 +154,7 @@ func (ks *krumScratch) score(s *screen, rule string, dst []float32, xs [][]float
 		return nil, err
 	}
 	n := len(xs)
-	if n <= 2*f+2 {
+	if f >= n || n <= 2*f+2 { // f >= n first: 2f+2 could overflow
 		s.fail()
 		return nil, s.tooFew(rule, n, f, fmt.Sprintf("n > 2f + 2 = %d", 2*f+2))
 	}

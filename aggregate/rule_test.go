@@ -371,3 +371,13 @@ func TestHostileInputs(t *testing.T) {
 		}
 	}
 }
+
+// An f so large that 2f + 2 or 4f + 3 overflows is still too large.
+func TestHugeF(t *testing.T) {
+	xs := [][]float32{{1}, {2}, {3}}
+	for _, r := range []Rule{&TrimmedMean{F: math.MaxInt / 2}, &Krum{F: math.MaxInt / 2}, &MultiKrum{F: math.MaxInt/2 + 1}, &Bulyan{F: math.MaxInt / 4}, &Bulyan{F: math.MaxInt/4 + 1}} {
+		if err := r.Aggregate(make([]float32, 1), xs); !errors.Is(err, ErrTooFewInputs) {
+			t.Errorf("%s with f = %v: err = %v", r.Name(), r, err)
+		}
+	}
+}

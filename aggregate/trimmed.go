@@ -48,7 +48,7 @@ func (t *TrimmedMean) Aggregate(dst []float32, xs [][]float32) error {
 		return err
 	}
 	n, f := len(xs), t.F
-	if n <= 2*f {
+	if f >= n || n <= 2*f { // f >= n first: 2f could overflow
 		t.s.fail()
 		return t.s.tooFew("trimmed_mean", n, f, fmt.Sprintf("n > 2f = %d", 2*f))
 	}
