@@ -23,6 +23,10 @@ type Config struct {
 	// evaluated rounds (spec/experiments.md).
 	FinalRounds int `toml:"final_rounds"`
 	Nodes       int `toml:"nodes"`
+	// Init is "same" (every node starts from the same parameters, as every
+	// averaging method assumes) or "per_node" (each node its own draw), to
+	// study that effect (spec/experiments.md, "Initialization").
+	Init string `toml:"init"`
 
 	Data       DataConfig       `toml:"data"`
 	Partition  PartitionConfig  `toml:"partition"`
@@ -156,7 +160,7 @@ type SweepConfig struct {
 // DefaultConfig is the one place defaults live.
 func DefaultConfig() Config {
 	return Config{
-		Name: "experiment", Seed: 1, Rounds: 20, EvalEvery: 1, FinalRounds: 10, Nodes: 10,
+		Name: "experiment", Seed: 1, Rounds: 20, EvalEvery: 1, FinalRounds: 10, Nodes: 10, Init: "same",
 		Data:       DataConfig{Dataset: "mnist"},
 		Partition:  PartitionConfig{Method: "dirichlet", Alpha: 0.5, ClassesPerClient: 2},
 		Model:      ModelConfig{Kind: "mlp", Hidden: []int{256, 128}, Head: "softmax"},

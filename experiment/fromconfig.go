@@ -65,6 +65,7 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		Byzantine: c.Adversary.Fraction, ByzantineIDs: c.Adversary.IDs, Attack: atk,
 		Drop: c.Topology.Drop, GlobalTest: c.Evaluation.GlobalTest,
 		WireRoundTrip: c.Run.WireRoundTrip, Seed: c.Seed, Workers: c.Run.Workers,
+		InitPerNode: c.Init == "per_node",
 	}
 	name := c.Strategy.Name
 	s.Strategy = func() strategy.Strategy {

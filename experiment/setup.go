@@ -49,9 +49,12 @@ type Setup struct {
 	// GlobalTest samples of the global test set (-1: all of them; 0: none).
 	GlobalTest    int
 	WireRoundTrip bool
-	Seed          uint64
-	Workers       int
-	Timings       func(sim.Timing)
+	// InitPerNode draws each node's initial parameters from its own stream
+	// instead of giving every node the same ones.
+	InitPerNode bool
+	Seed        uint64
+	Workers     int
+	Timings     func(sim.Timing)
 }
 
 // Defaults fills the zero fields of s: a complete graph, local-only nodes,
@@ -149,7 +152,11 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 	flip, _ := s.Attack.(attack.DataAttack)
 	nodes := make([]*node.Node, s.Nodes)
 	for i := range nodes {
-		m, err := nn.Build(s.Model, seed.Derive(s.Seed, seed.Init), nn.Options{Batch: s.Batch})
+		initSeed := seed.Derive(s.Seed, seed.Init)
+		if s.InitPerNode {
+			initSeed = seed.Derive(s.Seed, seed.Init, uint64(i))
+		}
+		m, err := nn.Build(s.Model, initSeed, nn.Options{Batch: s.Batch})
 		if err != nil {
 			return sim.Config{}, nil, nil, err
 		}

@@ -49,6 +49,7 @@ func (c Config) Validate() error {
 	if c.Nodes < 1 || c.Nodes > 100_000 {
 		bad("nodes", c.Nodes, "allowed range 1 to 100000")
 	}
+	oneOf("init", c.Init, []string{"same", "per_node"})
 	oneOf("data.dataset", c.Data.Dataset, datasets)
 	if c.Data.Dataset != "mnist" && c.Data.Dataset != "fashion_mnist" && c.Data.Dir == "" && slices.Contains(datasets, c.Data.Dataset) {
 		bad("data.dir", `""`, "data.dataset = "+c.Data.Dataset+" needs the directory of its files (it is not embedded)")
