@@ -236,17 +236,39 @@ func unknownKey(key string) string {
 	return fmt.Sprintf("unknown key %q (run `trellis config defaults` for every valid key)", key)
 }
 
-// configKeys lists every valid dotted key, from the schema itself.
+// configKeys lists every valid dotted key, from the schema itself: the
+// keys of the flattened defaults, plus those the defaults leave empty.
 func configKeys() []string {
-	var keys []string
+	d := DefaultConfig()
+	d.Sweep = SweepConfig{Seeds: []uint64{1}}
+	flat := flatten(d)
+	keys := make([]string, 0, len(flat)+len(strategyOptionKeys)+3)
+	for k := range flat {
+		keys = append(keys, k)
+	}
+	keys = append(keys, "adversary.ids", "sweep.grid", "strategy.f")
+	for _, k := range strategyOptionKeys {
+		keys = append(keys, "strategy.options."+k)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// flatten maps every dotted key of v's TOML encoding to its value as text.
+func flatten(v any) map[string]string {
+	var buf bytes.Buffer
+	_ = toml.NewEncoder(&buf).Encode(v)
+	var m map[string]any
+	_, _ = toml.Decode(buf.String(), &m)
+	out := map[string]string{}
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
-		m, ok := v.(map[string]any)
+		mm, ok := v.(map[string]any)
 		if !ok {
-			keys = append(keys, prefix)
+			out[prefix] = fmt.Sprint(v)
 			return
 		}
-		for k, sub := range m {
+		for k, sub := range mm {
 			p := k
 			if prefix != "" {
 				p = prefix + "." + k
@@ -254,19 +276,8 @@ func configKeys() []string {
 			walk(p, sub)
 		}
 	}
-	var buf bytes.Buffer
-	d := DefaultConfig()
-	d.Sweep = SweepConfig{Seeds: []uint64{1}, Grid: map[string][]any{}}
-	_ = toml.NewEncoder(&buf).Encode(d)
-	var m map[string]any
-	_, _ = toml.Decode(buf.String(), &m)
 	walk("", m)
-	keys = append(keys, "adversary.ids", "sweep.grid", "strategy.f")
-	for _, k := range strategyOptionKeys {
-		keys = append(keys, "strategy.options."+k)
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
+	return out
 }
 
 // editDistance is the Levenshtein distance.

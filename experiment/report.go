@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/trellis-fl/trellis/report"
 )
 
@@ -180,30 +178,11 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 	return runs, keys, nil
 }
 
-// flatConfig maps every dotted key to its value as text.
+// flatConfig maps every dotted key of a run's config but the sweep to its
+// value as text.
 func flatConfig(c Config) map[string]string {
-	var buf bytes.Buffer
 	c.Sweep = SweepConfig{}
-	_ = toml.NewEncoder(&buf).Encode(c)
-	var m map[string]any
-	_, _ = toml.Decode(buf.String(), &m)
-	out := map[string]string{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		if mm, ok := v.(map[string]any); ok {
-			for k, sub := range mm {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				walk(p, sub)
-			}
-			return
-		}
-		out[prefix] = fmt.Sprint(v)
-	}
-	walk("", m)
-	return out
+	return flatten(c)
 }
 
 // readRun loads one run's curves (evaluated rounds) and final metrics.

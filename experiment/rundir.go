@@ -291,7 +291,8 @@ func (l *lines) close() {
 	_ = l.f.Close()
 }
 
-// Summary reads a finished run's final metrics back (for reports).
+// ReadSummary reads the rows of a run's or sweep's summary.csv back, each
+// as column → value.
 func ReadSummary(dir string) ([]map[string]string, error) {
 	f, err := os.Open(filepath.Join(dir, SummaryFile))
 	if err != nil {

@@ -148,8 +148,9 @@ func (c Config) Validate() error {
 	if c.Run.Workers < 0 {
 		bad("run.workers", c.Run.Workers, "need ≥ 0 (0: GOMAXPROCS)")
 	}
+	keys := configKeys()
 	for key, vals := range c.Sweep.Grid {
-		if !slices.Contains(configKeys(), key) || strings.HasPrefix(key, "sweep.") {
+		if !slices.Contains(keys, key) || strings.HasPrefix(key, "sweep.") {
 			errs = append(errs, fmt.Errorf("sweep.grid: %s", unknownKey(key)))
 		} else if len(vals) == 0 {
 			bad("sweep.grid."+key, "[]", "list at least one value")
