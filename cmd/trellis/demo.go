@@ -88,57 +88,23 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 		}
 		fmt.Fprintln(w)
 	}
-	type report struct {
-		k     int
-		r     *sim.Round
-		fin   experiment.Final
-		err   error
-		final bool
-	}
-	ch := make(chan report)
 	start := time.Now()
+	dirs := make([]string, len(cfgs))
 	for k, c := range cfgs {
-		go func() {
-			fin, err := experiment.RunToDir(cmd.Context(), c, filepath.Join(out, dirName(c.Label())), func(r *sim.Round, _ int) {
-				ch <- report{k: k, r: r}
-			})
-			ch <- report{k: k, fin: fin, err: err, final: true}
-		}()
+		dirs[k] = filepath.Join(out, dirName(c.Label()))
 	}
-	rounds := b.Rounds
-	acc := make([][]float64, rounds)
-	got := make([]int, rounds)
-	for r := range acc {
-		acc[r] = make([]float64, len(cfgs))
-	}
-	fins := make([]experiment.Final, len(cfgs))
-	var firstErr error
-	next, finished := 0, 0
-	for finished < len(cfgs) {
-		rep := <-ch
-		if rep.final {
-			finished++
-			fins[rep.k] = rep.fin
-			if rep.err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("demo: %s: %w", cfgs[rep.k].Label(), rep.err)
-			}
-			continue
+	fins, err := experiment.RunSideBySide(cmd.Context(), cfgs, dirs, func(round int, rs []*sim.Round) {
+		if o.json {
+			return
 		}
-		acc[rep.r.Round][rep.k] = rep.r.HonestGlobalAcc
-		got[rep.r.Round]++
-		for next < rounds && got[next] == len(cfgs) {
-			if !o.json {
-				fmt.Fprintf(w, "%5d", next+1)
-				for _, a := range acc[next] {
-					fmt.Fprintf(w, "  %16.1f%%", 100*a)
-				}
-				fmt.Fprintln(w)
-			}
-			next++
+		fmt.Fprintf(w, "%5d", round+1)
+		for _, r := range rs {
+			fmt.Fprintf(w, "  %16.1f%%", 100*r.HonestGlobalAcc)
 		}
-	}
-	if firstErr != nil {
-		return firstErr
+		fmt.Fprintln(w)
+	})
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
 	}
 	if _, err := experiment.Report(out); err != nil {
 		return fmt.Errorf("demo: report: %w", err)
