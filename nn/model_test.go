@@ -71,9 +71,9 @@ func mustBuild(t testing.TB, s Spec, seed uint64, o Options) *Model {
 }
 
 func TestTrainingLearnsSyntheticTask(t *testing.T) {
-	train, test := blobs(3000, 5, 20, 1), blobs(1000, 5, 20, 1)
-	// Same seed, same means: regenerate test from the same mixture.
-	test = blobs(4000, 5, 20, 1)
+	// The test set is the 1,000 samples drawn after the training set's
+	// 3,000 from the same mixture (same seed, same class means).
+	train, test := blobs(3000, 5, 20, 1), blobs(4000, 5, 20, 1)
 	test.x, test.y = test.x[3000*20:], test.y[3000:]
 	for _, s := range []Spec{
 		{Kind: "logreg", Input: []int{20}, Classes: 5},

@@ -17,7 +17,7 @@ var testIDs, testDir = SimIdentities(testSeed, 4)
 
 // payload returns testLen finite floats, including the awkward ones.
 func payload() []float32 {
-	return []float32{1.5, -0.0, math.Float32frombits(1), -math.MaxFloat32, 3, math.Float32frombits(0x007fffff)}
+	return []float32{1.5, float32(math.Copysign(0, -1)), math.Float32frombits(1), -math.MaxFloat32, 3, math.Float32frombits(0x007fffff)}
 }
 
 // vectorMsg is a valid, signed vector message from node from to node 0.
