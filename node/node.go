@@ -3,6 +3,7 @@ package node
 import (
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/trellis-fl/trellis/internal/seed"
@@ -65,6 +66,9 @@ type Node struct {
 	saved      []float32
 	// copyOpt is the optimizer of View.TrainCopy, made on first use.
 	copyOpt nn.Optimizer
+	// rng is the strategy's stream of the round, one for Share and Combine
+	// alike, so their draws continue each other rather than repeat.
+	rng *rand.Rand
 }
 
 // New checks the configuration and returns a node at round 0.
@@ -103,6 +107,7 @@ func (n *Node) Train(r int, hood Neighborhood) (nn.TrainResult, error) {
 	n.inbox = n.inbox[:0]
 	n.seq = 0
 	n.validator.SetRound(uint64(r))
+	n.rng = seed.Stream(n.cfg.Seed, seed.Strategy, uint64(n.cfg.ID), uint64(r))
 	copy(n.start, n.cfg.Model.Params())
 	tc := n.cfg.Train
 	if lt, ok := n.cfg.Strategy.(strategy.LocalTrainer); ok {
@@ -122,7 +127,7 @@ func (n *Node) view() *strategy.View {
 		ID: n.cfg.ID, Round: n.round, Rounds: n.cfg.Rounds,
 		Model: n.cfg.Model, Start: n.start,
 		Neighbors: n.hood.In, NeighborDegree: n.hood.InDegree, Degree: n.hood.Degree,
-		RNG:       seed.Stream(n.cfg.Seed, seed.Strategy, uint64(n.cfg.ID), uint64(n.round)),
+		RNG:       n.rng,
 		BatchLoss: n.batchLoss,
 		TrainCopy: n.trainCopy,
 	}
