@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,15 +24,18 @@ type Params struct {
 	// Options holds the real-valued parameters by name; an absent key
 	// takes the spec default. Valid keys per strategy: balance gamma,
 	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
-	// block_at; fedprox mu; ditto lambda.
+	// block_at; fedprox mu; ditto lambda; lightyear tau, g, n_val.
 	Options map[string]float64
+	// Score is lightyear's agreement score: ntk (default for ""),
+	// calibration or cosine.
+	Score string
 }
 
 // Names returns the strategy names New accepts.
 func Names() []string { return slices.Clone(names) }
 
 var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
-	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto"}
+	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "lightyear"}
 
 // Training-side defaults; the spec names FedProx and Ditto without values,
 // so these are the middle of the grids their papers search
@@ -55,6 +59,12 @@ var options = map[string][]option{
 	},
 	"fedprox": {{"mu", FedProxMu, 0, math.Inf(1), true, true}},
 	"ditto":   {{"lambda", DittoLambda, 0, math.Inf(1), true, true}},
+	// spec/lightyear.md: tau = 0.6, g = 0.95, n_val = 128.
+	"lightyear": {
+		{"tau", LightyearTau, 0, 1, true, false},
+		{"g", LightyearG, 0, 1, false, false},
+		{"n_val", LightyearNVal, 1, 1 << 20, true, false},
+	},
 	"afa": {
 		{"xi0", AFAXi0, 0, math.Inf(1), false, true},
 		{"delta_xi", AFADeltaXi, 0, math.Inf(1), true, true},
@@ -87,6 +97,9 @@ func New(name string, p Params) (Strategy, error) {
 	}
 	if p.Rule != "" && name != "robust" {
 		return nil, fmt.Errorf("strategy %s: rule %q not used (only robust takes a rule)", name, p.Rule)
+	}
+	if p.Score != "" && name != "lightyear" {
+		return nil, fmt.Errorf("strategy %s: score %q not used (only lightyear takes a score)", name, p.Score)
 	}
 	if p.F != nil && !usesF[name] {
 		return nil, fmt.Errorf("strategy %s: f not used (only robust, scclip, clipped_gossip take f)", name)
@@ -139,6 +152,16 @@ func New(name string, p Params) (Strategy, error) {
 		return &FedProx{FedAvg: FedAvg{Weighting: p.Weighting}, Mu: o["mu"]}, nil
 	case "ditto":
 		return &Ditto{FedAvg: FedAvg{Weighting: p.Weighting}, Lambda: o["lambda"]}, nil
+	case "lightyear":
+		score := cmp.Or(p.Score, ScoreNTK)
+		if !slices.Contains(ScoreKinds, score) {
+			return nil, fmt.Errorf("strategy lightyear: score %q, want one of %s", p.Score, strings.Join(ScoreKinds, ", "))
+		}
+		nv := o["n_val"]
+		if nv != math.Trunc(nv) {
+			return nil, fmt.Errorf("strategy lightyear: n_val = %v, want a whole number", nv)
+		}
+		return &Lightyear{Tau: o["tau"], G: o["g"], NVal: int(nv), Score: score}, nil
 	default: // "cfl"
 		return &CFL{}, nil
 	}
