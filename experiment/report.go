@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,10 +103,26 @@ func hasCurve(runs []report.RunResult, m string) bool {
 
 // strategyKeys are the keys that make a run's label rather than a sweep
 // point.
-var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting"}
+// (strategy.options.* and strategy.score are part of the label too).
+var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score"}
 
-// Label names a run's strategy as plots and tables show it.
+// Label names a run's strategy as plots and tables show it: the name (or
+// robust's rule), then its score and options in brackets when set.
 func (c Config) Label() string {
+	var extra []string
+	if c.Strategy.Score != "" {
+		extra = append(extra, c.Strategy.Score)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Strategy.Options)) {
+		extra = append(extra, fmt.Sprintf("%s=%g", k, c.Strategy.Options[k]))
+	}
+	if len(extra) == 0 {
+		return c.baseLabel()
+	}
+	return c.baseLabel() + "[" + strings.Join(extra, ",") + "]"
+}
+
+func (c Config) baseLabel() string {
 	switch c.Strategy.Name {
 	case "robust":
 		if c.Strategy.F != nil && *c.Strategy.F > 0 {
@@ -159,7 +176,8 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 	}
 	var keys []string
 	for k, v := range values[0] {
-		if k == "seed" || k == "name" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") {
+		if k == "seed" || k == "name" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") ||
+			strings.HasPrefix(k, "strategy.options.") {
 			continue
 		}
 		for _, other := range values[1:] {

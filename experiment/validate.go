@@ -158,7 +158,8 @@ func (c Config) Validate() error {
 	}
 	keys := configKeys()
 	for key, vals := range c.Sweep.Grid {
-		if !slices.Contains(keys, key) || strings.HasPrefix(key, "sweep.") {
+		table := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, key+".") })
+		if (!slices.Contains(keys, key) && !table) || strings.HasPrefix(key, "sweep") {
 			errs = append(errs, fmt.Errorf("sweep.grid: %s", unknownKey(key)))
 		} else if len(vals) == 0 {
 			bad("sweep.grid."+key, "[]", "list at least one value")
