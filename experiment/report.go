@@ -34,6 +34,15 @@ func Report(dir string) (string, error) {
 	if err := report.WriteMarkdown(&md, runs, metrics, 4); err != nil {
 		return "", err
 	}
+	if len(keys) == 1 {
+		// One swept key besides the strategy (e.g. the number of
+		// malfunctioning clients): the honest accuracy per label and value,
+		// ± its spread across honest nodes.
+		fmt.Fprintf(&md, "\nfinal_honest_local_acc ± final_honest_local_acc_std (the spread across honest nodes), mean over seeds:\n\n")
+		if err := report.WritePivot(&md, runs, keys[0], "final_honest_local_acc", "final_honest_local_acc_std", 4); err != nil {
+			return "", err
+		}
+	}
 	scores, err := scoreReport(dir)
 	if err != nil {
 		return "", err
