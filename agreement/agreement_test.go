@@ -11,7 +11,7 @@ import (
 // kernelOf builds a Kernel straight from a Gram matrix.
 func kernelOf(kk []float64, n int) *Kernel {
 	k := &Kernel{N: n, K: kk, Centered: make([]float64, n*n)}
-	k.Norm = center(k.Centered, kk, n)
+	k.Norm = center(k.Centered, kk, make([]float64, n), n)
 	return k
 }
 
@@ -211,8 +211,15 @@ func TestJacobianAgainstFiniteDifferences(t *testing.T) {
 }
 
 // TestKernelMatchesJacobianProducts checks Kernel.Compute against
-// tr(J_a J_bᵀ) summed over the explicit Jacobian entries M_jk φ̃_l.
+// tr(J_a J_bᵀ) summed over the explicit Jacobian entries M_jk φ̃_l, for
+// softmax (closed-form trace) and evidential heads (vacuity set).
 func TestKernelMatchesJacobianProducts(t *testing.T) {
+	for _, evidential := range []bool{false, true} {
+		kernelMatchesJacobianProducts(t, evidential)
+	}
+}
+
+func kernelMatchesJacobianProducts(t *testing.T, evidential bool) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const n, k, d = 5, 3, 4
 	o := &Outputs{N: n, Classes: k, Dim: d, Probs: make([]float32, n*k), Features: make([]float32, n*d)}
@@ -230,13 +237,24 @@ func TestKernelMatchesJacobianProducts(t *testing.T) {
 	for i := range o.Features {
 		o.Features[i] = float32(r.NormFloat64())
 	}
+	if evidential {
+		// S = K/u must exceed K so that every α_j = p_j S is above 1.
+		o.Vacuity = make([]float32, n)
+		for a := range o.Vacuity {
+			o.Vacuity[a] = float32(0.05 + 0.04*r.Float64())
+		}
+	}
 	var kern Kernel
 	if err := kern.Compute(o); err != nil {
 		t.Fatal(err)
 	}
 	full := func(a int) []float64 { // J_a as k × (k·(d+1))
 		m := make([]float64, k*k)
-		Jacobian(m, o.Probs[a*k:(a+1)*k], 0)
+		var u float32
+		if evidential {
+			u = o.Vacuity[a]
+		}
+		Jacobian(m, o.Probs[a*k:(a+1)*k], u)
 		j := make([]float64, 0, k*k*(d+1))
 		for row := range k {
 			for col := range k {
@@ -259,7 +277,7 @@ func TestKernelMatchesJacobianProducts(t *testing.T) {
 				want += ja[i] * jb[i]
 			}
 			if got := kern.K[a*n+b]; math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
-				t.Errorf("K[%d,%d] = %v, want %v", a, b, got, want)
+				t.Errorf("evidential %v: K[%d,%d] = %v, want %v", evidential, a, b, got, want)
 			}
 		}
 	}

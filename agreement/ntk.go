@@ -41,11 +41,16 @@ type Kernel struct {
 	K        []float64 // n×n Gram matrix
 	Centered []float64 // H K H
 	Norm     float64   // ||H K H||_F
-	jac      []float64 // n × classes² Jacobians
+	jac      []float64 // n × classes² Jacobians (evidential head)
+	feat     []float64 // n × dim features in float64
+	row      []float64 // centering scratch
 }
 
 // Compute fills k with K(a, b) = (φ_a·φ_b + 1) · tr(M_a M_bᵀ) for the samples
-// of o, and its centering.
+// of o, and its centering. For softmax, tr(M_a M_bᵀ) = Σ p_a p_b −
+// Σ p_a p_b² − Σ p_a² p_b + (p_a·p_b)² (M = diag(p) − p pᵀ), O(classes) per
+// pair; for the evidential head the Jacobians are formed and compared
+// entry by entry.
 func (k *Kernel) Compute(o *Outputs) error {
 	if err := o.check(true, false); err != nil {
 		return err
@@ -54,42 +59,75 @@ func (k *Kernel) Compute(o *Outputs) error {
 	k.N = n
 	k.K = resize(k.K, n*n)
 	k.Centered = resize(k.Centered, n*n)
-	k.jac = resize(k.jac, n*c*c)
-	for a := range n {
-		var u float32
-		if o.Vacuity != nil {
-			u = o.Vacuity[a]
+	k.feat = resize(k.feat, n*d)
+	for i, v := range o.Features[:n*d] {
+		k.feat[i] = float64(v)
+	}
+	evidential := o.Vacuity != nil
+	if evidential {
+		k.jac = resize(k.jac, n*c*c)
+		for a := range n {
+			Jacobian(k.jac[a*c*c:(a+1)*c*c], o.Probs[a*c:(a+1)*c], o.Vacuity[a])
 		}
-		Jacobian(k.jac[a*c*c:(a+1)*c*c], o.Probs[a*c:(a+1)*c], u)
 	}
 	for a := range n {
-		fa := o.Features[a*d : (a+1)*d]
-		ma := k.jac[a*c*c : (a+1)*c*c]
+		fa := k.feat[a*d : (a+1)*d]
+		pa := o.Probs[a*c : (a+1)*c]
 		for b := a; b < n; b++ {
-			fb := o.Features[b*d : (b+1)*d]
-			var ff float64
-			for i, v := range fa {
-				ff += float64(v) * float64(fb[i])
-			}
-			mb := k.jac[b*c*c : (b+1)*c*c]
+			ff := dot64(fa, k.feat[b*d:(b+1)*d])
 			var mm float64
-			for i, v := range ma {
-				mm += v * mb[i]
+			if evidential {
+				mm = dot64(k.jac[a*c*c:(a+1)*c*c], k.jac[b*c*c:(b+1)*c*c])
+			} else {
+				mm = softmaxTrace(pa, o.Probs[b*c:(b+1)*c])
 			}
 			v := (ff + 1) * mm
 			k.K[a*n+b], k.K[b*n+a] = v, v
 		}
 	}
-	k.Norm = center(k.Centered, k.K, n)
+	k.row = resize(k.row, n)
+	k.Norm = center(k.Centered, k.K, k.row, n)
 	return nil
 }
 
-// center writes H K H into dst (K symmetric) and returns its Frobenius norm.
-func center(dst, kk []float64, n int) float64 {
+// softmaxTrace is tr(M_a M_b) for M = diag(p) − p pᵀ.
+func softmaxTrace(pa, pb []float32) float64 {
+	var s1, s2, s3, ab float64
+	for j, x := range pa {
+		a, b := float64(x), float64(pb[j])
+		p := a * b
+		s1 += p
+		s2 += p * b
+		s3 += p * a
+	}
+	ab = s1
+	return s1 - s2 - s3 + ab*ab
+}
+
+// dot64 is Σ x_i y_i with four accumulators (a fixed order, so results
+// are reproducible).
+func dot64(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// center writes H K H into dst (K symmetric) and returns its Frobenius
+// norm; row is scratch of length n.
+func center(dst, kk, row []float64, n int) float64 {
 	if n == 0 {
 		return 0
 	}
-	row := make([]float64, n)
 	var all float64
 	for a := range n {
 		var s float64
