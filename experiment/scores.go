@@ -78,9 +78,10 @@ func scoreReport(dir string) (string, error) {
 	var md bytes.Buffer
 	fmt.Fprintf(&md, "\n## Agreement scores (benign vs malfunctioning senders)\n\n")
 	fmt.Fprintf(&md, "Scores honest nodes gave their peers, every round of every run above; τ = %g.\n", tau)
-	fmt.Fprintf(&md, "Separated = benign scored ≥ τ or malfunctioning scored < τ, over all scores.\n\n")
-	fmt.Fprintf(&md, "| attack | score | benign n | benign mean | benign ≥ τ | malfunctioning n | malfunctioning mean | malfunctioning < τ | separated |\n")
-	fmt.Fprintf(&md, "|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&md, "Separated = benign scored ≥ τ or malfunctioning scored < τ, over all scores;\n")
+	fmt.Fprintf(&md, "balanced = the mean of the two rates (blind to how many of each there were).\n\n")
+	fmt.Fprintf(&md, "| attack | score | benign n | benign mean | benign ≥ τ | malfunctioning n | malfunctioning mean | malfunctioning < τ | separated | balanced |\n")
+	fmt.Fprintf(&md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, atk := range slices.Sorted(func(yield func(string) bool) {
 		for k := range groups {
 			if !yield(k) {
@@ -95,9 +96,13 @@ func scoreReport(dir string) (string, error) {
 			}
 			keep := countIf(s.benign, func(v float64) bool { return v >= tau })
 			rej := countIf(s.byz, func(v float64) bool { return v < tau })
-			fmt.Fprintf(&md, "| %s | %s | %d | %s | %s | %d | %s | %s | %s |\n", atk, kind,
+			balanced := "–"
+			if len(s.benign) > 0 && len(s.byz) > 0 {
+				balanced = fmt.Sprintf("%.3f", (float64(keep)/float64(len(s.benign))+float64(rej)/float64(len(s.byz)))/2)
+			}
+			fmt.Fprintf(&md, "| %s | %s | %d | %s | %s | %d | %s | %s | %s | %s |\n", atk, kind,
 				len(s.benign), meanCell(s.benign), frac(keep, len(s.benign)),
-				len(s.byz), meanCell(s.byz), frac(rej, len(s.byz)), frac(keep+rej, len(s.benign)+len(s.byz)))
+				len(s.byz), meanCell(s.byz), frac(rej, len(s.byz)), frac(keep+rej, len(s.benign)+len(s.byz)), balanced)
 			ch, err := report.Histograms([]report.HistGroup{{Label: "benign", Values: s.benign}, {Label: "malfunctioning", Values: s.byz}},
 				20, 0, 1, tau, report.Figure{Title: fmt.Sprintf("%s score, attack %s", kind, atk), XLabel: kind + " agreement A"})
 			if err != nil {
