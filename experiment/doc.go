@@ -7,7 +7,13 @@
 //   - All nodes start from the same initial parameters, drawn from the
 //     experiment seed ("Initialization").
 //   - Each client splits its samples 0.7 / 0.1 / 0.2 into train, validation
-//     and test; the dataset's global test set stays apart.
+//     and test (partition.split); the dataset's global test set stays
+//     apart. A feature shift (partition.shift: a fixed rotation or pixel
+//     permutation per client, "Partitions") applies to all three splits of
+//     a client, never to the global test set.
+//   - A sweep grid may vary a whole table (strategy = [{ name = "robust",
+//     rule = "krum" }, ...]); a run's label is its strategy with its score
+//     and options, so those never count as swept keys in reports.
 //   - Every random stream derives from the seed (internal/seed): partition,
 //     initialization, shuffling, attack noise, Byzantine set, drops, keys.
 package experiment

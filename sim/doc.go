@@ -17,7 +17,12 @@
 //     and signed with the attacker's own key (the adversary holds its
 //     nodes' keys, not the honest ones).
 //   - The omniscient adversary view holds the round's honest payloads of the
-//     same tag, in sender-id order.
+//     same tag, in sender-id order. Config.SameForAll instead crafts one
+//     vector per message from the stream for (seed, sender, round) and sends
+//     it to every recipient (LIGHTYEAR's malfunctions).
+//   - A strategy that reports agreement scores (strategy.ScoreReporter) has
+//     them copied into its node's record with whether each sender was
+//     Byzantine, which only the driver knows.
 //   - Traffic (bytes_sent) counts the encoded size of every message a node
 //     puts on a link, dropped or not.
 //   - delta_max is max over honest nodes of the weight they gave Byzantine

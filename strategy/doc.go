@@ -13,6 +13,11 @@
 // CFL; New builds any strategy from its config name. Rules on cosines
 // (AFA, ASMR, CFL) measure them on x − View.Start, i.e. on updates.
 //
+// LIGHTYEAR (spec/lightyear.md) scores peers' models on the node's own
+// validation data through View.Validate (filled by the node) with the
+// agreement package, and reports every score it computed (ScoreReporter)
+// so the driver can record them beside who was Byzantine.
+//
 // Choices recorded here:
 //   - Messages a neighbor was expected to send but that never arrived
 //     (dropped, or rejected by validation) simply do not take part: uniform
