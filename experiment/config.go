@@ -122,7 +122,7 @@ type AdversaryConfig struct {
 type StrategyConfig struct {
 	// Name is one of strategy.Names(): local, fedavg, dpsgd,
 	// gradient_tracking, robust, balance, ubar, scclip, clipped_gossip, afa,
-	// asmr, cfl, fedprox, ditto.
+	// asmr, cfl, fedprox, ditto, lightyear.
 	Name      string `toml:"name"`
 	Weighting string `toml:"weighting"` // fedavg, dpsgd, gradient_tracking, clipped_gossip: uniform | mh
 	// Rule is robust's aggregate rule (aggregate.Names()), optionally behind
