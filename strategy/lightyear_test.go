@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -145,4 +146,35 @@ func TestLightyearBadInput(t *testing.T) {
 	if _, err := s.Combine(&View{Model: m, Validate: fakeValidate}, []Incoming{{From: 1, Tag: TagModel, Vector: []float32{1}}}); err == nil {
 		t.Error("short vector: no error")
 	}
+}
+
+// TestLightyearPeerThatCannotBeEvaluated: a peer model whose validation
+// outputs are not finite (Validate fails for it) scores 0 in function
+// space and is not selected; the round goes on.
+func TestLightyearPeerThatCannotBeEvaluated(t *testing.T) {
+	s, err := New("lightyear", Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyModel(t, 1, 0, 0, 0)
+	failing := func(params []float32, n int, dst *agreement.Outputs) error {
+		if params[1] > 1e30 {
+			return errors.New("evaluation: non-finite output")
+		}
+		return fakeValidate(params, n, dst)
+	}
+	in := []Incoming{{From: 4, Tag: TagModel, Vector: []float32{1, 3e38, 0, 0}}}
+	w, err := s.Combine(&View{ID: 0, Round: 0, Model: m, Validate: failing}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w[4] != 0 {
+		t.Errorf("weight %v, want 0", w[4])
+	}
+	for _, p := range s.(ScoreReporter).Scores() {
+		if p.Kind != ScoreCosine && p.Value != 0 {
+			t.Errorf("%s score %v, want 0", p.Kind, p.Value)
+		}
+	}
+	near(t, "kept", m.Params(), 1, 0, 0, 0)
 }
