@@ -98,7 +98,7 @@ type AdversaryConfig struct {
 	Percent  float64 `toml:"percent"` // ana_proportional: s
 	Z        float64 `toml:"z"`       // alie: fixed z (0: z_max)
 	Minus    bool    `toml:"minus"`   // alie: μ − zσ
-	Epsilon  float64 `toml:"epsilon"` // ipm: ε
+	Epsilon  float64 `toml:"epsilon"` // ipm: ε; adaptive: e
 	// Perturbation is min_max / min_sum's direction: unit_vec, std or sign.
 	Perturbation string  `toml:"perturbation"`
 	GammaInit    float64 `toml:"gamma_init"` // min_max, min_sum: γ_init
@@ -125,17 +125,23 @@ type StrategyConfig struct {
 	Bucket       int     `toml:"bucket"`
 	Clip         float64 `toml:"clip"`
 	// F is the number of faulty inputs tolerated (robust, scclip,
-	// clipped_gossip); absent means the strategy's default.
+	// clipped_gossip, rdpfl's trimmed_mean); absent means the strategy's
+	// default.
 	F *int `toml:"f,omitempty"`
+	// Prediction and Clipping switch rdpfl's history prediction and
+	// adaptive deviation clip off for the paper's ablation (absent: on).
+	Prediction *bool `toml:"prediction,omitempty"`
+	Clipping   *bool `toml:"clipping,omitempty"`
 	// Options are the real-valued parameters by name (balance: gamma,
 	// kappa, alpha; ubar: rho, alpha; afa: xi0, delta_xi, alpha0, beta0,
-	// block_at; fedprox: mu; ditto: lambda); absent ones take the defaults.
+	// block_at; fedprox: mu; ditto: lambda; rdpfl: lambda, g, gd,
+	// gd_relative, warmup, a, c, tau0); absent ones take the defaults.
 	Options map[string]float64 `toml:"options,omitempty"`
 }
 
 // strategyOptionKeys are the option names strategies take, for key
 // suggestions and sweeps.
-var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda"}
+var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {
@@ -246,7 +252,7 @@ func configKeys() []string {
 	for k := range flat {
 		keys = append(keys, k)
 	}
-	keys = append(keys, "adversary.ids", "sweep.grid", "strategy.f")
+	keys = append(keys, "adversary.ids", "sweep.grid", "strategy.f", "strategy.prediction", "strategy.clipping")
 	for _, k := range strategyOptionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}

@@ -106,6 +106,13 @@ func (c Config) strategyParams() (strategy.Params, error) {
 	}
 	p := strategy.Params{Weighting: w, F: c.Strategy.F, Options: c.Strategy.Options}
 	st := c.Strategy
+	if st.Name == "rdpfl" {
+		p.Rule = st.Rule
+		p.NoPrediction = st.Prediction != nil && !*st.Prediction
+		p.NoClipping = st.Clipping != nil && !*st.Clipping
+	} else if st.Prediction != nil || st.Clipping != nil {
+		return p, fmt.Errorf("strategy: prediction and clipping are switches of strategy.name = \"rdpfl\", not of %q", st.Name)
+	}
 	ruleParams := st.M != 0 || st.Tau != 0 || st.Iterations != 0 || st.FromPrevious || st.Bucket != 0 || st.Clip != 0
 	if st.Name == "robust" {
 		_, err := c.rule()

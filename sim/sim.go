@@ -86,6 +86,9 @@ type runner struct {
 	nodes   []*node.Node
 	byz     []bool
 	workers int
+	// prevViews are last round's settled adversary views, by tag, for
+	// attacks that read history (attack.UsesPrevious).
+	prevViews map[string]*attack.View
 }
 
 func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
