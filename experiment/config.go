@@ -15,7 +15,10 @@ import (
 // default (DefaultConfig, printed by `trellis config defaults`); a file
 // only says what differs.
 type Config struct {
-	Name      string `toml:"name"`
+	Name string `toml:"name"`
+	// Label names the run's method in tables and plots; empty means one
+	// made from the strategy (Config.Label). Sweep variants set it.
+	RunLabel  string `toml:"label,omitempty"`
 	Seed      uint64 `toml:"seed"`
 	Rounds    int    `toml:"rounds"`
 	EvalEvery int    `toml:"eval_every"`
@@ -156,11 +159,15 @@ type RunConfig struct {
 	WireRoundTrip bool `toml:"wire_roundtrip"` // encode and decode every message
 }
 
-// SweepConfig lists keys and the values to run each with (a grid), and the
-// seeds; an empty sweep is a single run.
+// SweepConfig lists keys and the values to run each with (a grid), named
+// variants (methods that differ in several keys at once), and the seeds;
+// an empty sweep is a single run. Every variant runs at every grid point.
 type SweepConfig struct {
 	Seeds []uint64         `toml:"seeds"`
 	Grid  map[string][]any `toml:"grid"`
+	// Variants maps a variant's name to the dotted keys it sets; the name
+	// becomes the runs' label unless the variant sets "label" itself.
+	Variants map[string]map[string]any `toml:"variants"`
 }
 
 // DefaultConfig is the one place defaults live.
@@ -252,7 +259,7 @@ func configKeys() []string {
 	for k := range flat {
 		keys = append(keys, k)
 	}
-	keys = append(keys, "adversary.ids", "sweep.grid", "strategy.f", "strategy.prediction", "strategy.clipping")
+	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "label")
 	for _, k := range strategyOptionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}

@@ -106,6 +106,9 @@ var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "str
 
 // Label names a run's strategy as plots and tables show it.
 func (c Config) Label() string {
+	if c.RunLabel != "" {
+		return c.RunLabel
+	}
 	switch c.Strategy.Name {
 	case "robust":
 		if c.Strategy.F != nil && *c.Strategy.F > 0 {
@@ -157,9 +160,15 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 	for i, c := range cfgs {
 		values[i] = flatConfig(c)
 	}
+	// With explicit labels (sweep variants), a key that is constant within
+	// each label is part of the method, not a sweep point.
+	labeled := slices.ContainsFunc(cfgs, func(c Config) bool { return c.RunLabel != "" })
 	var keys []string
 	for k, v := range values[0] {
-		if k == "seed" || k == "name" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") {
+		if k == "seed" || k == "name" || k == "label" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") {
+			continue
+		}
+		if labeled && fixedPerLabel(runs, values, k) {
 			continue
 		}
 		for _, other := range values[1:] {
@@ -176,6 +185,19 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 		}
 	}
 	return runs, keys, nil
+}
+
+// fixedPerLabel reports whether key k has one value among the runs of each
+// label.
+func fixedPerLabel(runs []report.RunResult, values []map[string]string, k string) bool {
+	seen := map[string]string{}
+	for i, r := range runs {
+		if v, ok := seen[r.Label]; ok && v != values[i][k] {
+			return false
+		}
+		seen[r.Label] = values[i][k]
+	}
+	return true
 }
 
 // flatConfig maps every dotted key of a run's config but the sweep to its
