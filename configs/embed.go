@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:embed *.toml
+//go:embed *.toml rdpfl/*.toml
 var files embed.FS
 
 // Names lists the presets, sorted.
