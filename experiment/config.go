@@ -118,6 +118,10 @@ type StrategyConfig struct {
 	// Rule is robust's aggregate rule (aggregate.Names()), optionally behind
 	// pre-aggregators joined by "+" (aggregate.PreNames()): "nnm+krum".
 	Rule string `toml:"rule"`
+	// Exchange is what robust's nodes send: "model" (the default) or
+	// "update" (the round's update w~ − w_start, aggregated and applied
+	// from the start of the round).
+	Exchange string `toml:"exchange,omitempty"`
 	// Rule parameters (robust; 0 = the rule's default): multi_krum's m,
 	// centered_clipping's tau, iterations and from_previous, bucketing's
 	// bucket size, the clip pre-aggregator's bound.
@@ -259,7 +263,7 @@ func configKeys() []string {
 	for k := range flat {
 		keys = append(keys, k)
 	}
-	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "label")
+	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "strategy.exchange", "label")
 	for _, k := range strategyOptionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}

@@ -145,6 +145,7 @@ func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
 		`name = "robust"` + "\nrule = \"trimmed_mean\"\nf = 1", `name = "balance"` + "\n[strategy.options]\ngamma = 0.5",
 		`name = "ubar"` + "\n[strategy.options]\nrho = 0.6", `name = "scclip"` + "\nf = 2", `name = "clipped_gossip"`,
 		`name = "afa"` + "\n[strategy.options]\nxi0 = 1.5", `name = "asmr"`, `name = "cfl"`,
+		`name = "robust"` + "\nrule = \"multi_krum\"\nexchange = \"update\"",
 		`name = "rdpfl"` + "\nrule = \"trimmed_mean\"\nf = 2\nprediction = false\n[strategy.options]\nlambda = 0.5\ngd = inf",
 	} {
 		cfg, err := ParseConfig([]byte("[strategy]\n"+c), "t")
@@ -160,6 +161,8 @@ func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
 		"name = \"balance\"\n[strategy.options]\ngama = 0.5",
 		"name = \"local\"\nf = 2",
 		"name = \"rdpfl\"\nrule = \"krum\"",
+		"name = \"fedavg\"\nexchange = \"update\"",
+		"name = \"robust\"\nexchange = \"updates\"",
 		"name = \"rdpfl\"\nrule = \"median\"\nf = 1",
 		"name = \"fedavg\"\nclipping = false",
 		"name = \"rdpfl\"\n[strategy.options]\nwarmup = 2.5",

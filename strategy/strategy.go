@@ -16,6 +16,7 @@ const (
 	TagStart     = "start"     // model parameters at the start of the round
 	TagTracker   = "tracker"   // gradient-tracking variable y
 	TagDirection = "direction" // R-DPFL's local direction u (an average gradient)
+	TagUpdate    = "update"    // a round's model update w~ − w_start
 )
 
 // View is what a strategy may know about its own node in a round. The node
