@@ -385,3 +385,40 @@ func TestRDPFLStateIsTheSpecs(t *testing.T) {
 		t.Fatalf("4 warm rounds allocated %d bytes; want none model-sized (%d bytes a vector)", grew, 4*n)
 	}
 }
+
+// BenchmarkRDPFLCombine times one Combine over 9 neighbor directions of
+// 1M parameters on the median, full method against prediction and
+// clipping switched off: their difference is what the two cost
+// (bench/rdpfl_overhead.sh puts it next to a whole round).
+func BenchmarkRDPFLCombine(b *testing.B) {
+	const n, k = 1 << 20, 9
+	in := make([]Incoming, k)
+	for i := range in {
+		v := make([]float32, n)
+		for j := range v {
+			v[j] = float32((i*7+j)%13) - 6
+		}
+		in[i] = Incoming{From: i + 1, Tag: TagDirection, Vector: v}
+	}
+	for _, full := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "full"}[full]
+		b.Run(name, func(b *testing.B) {
+			s, _ := NewRDPFL("median")
+			s.NoPrediction, s.NoClipping = !full, !full
+			start, w := make([]float32, n), make([]float32, n)
+			for r := range 7 { // past the warm-up: BB prediction
+				s.direction(start, w, 0.01, 10)
+				if _, err := s.combine(r, start, w, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				s.direction(start, w, 0.01, 10)
+				if _, err := s.combine(7+i, start, w, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
