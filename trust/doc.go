@@ -69,16 +69,19 @@
 // Evidence (Algorithm 4, per source per round; package function observe):
 // d = 1 / x = 1 when the source delivered a message this round and its claim
 // for this round lists / omits this node (§V-D; a claim listing the node
-// when nothing arrived is no evidence); f = the claims accepted this round
-// (each passed every freshness and consistency check); c = those of them
-// listing an edge in the view after this round whose other endpoint also
-// attests it ("corroborated by independent trusted witnesses"); q = the
-// rejections blamed on the peer (above), plus claim rejections a
-// wire.Validator reports through ObserveRejected; z = accepted claims
-// listing an edge rejected this round with χ < 1 - τ_add. Counts c, f and z
-// are per claim, not per edge, as the spec words them ("claims ..."). A
-// source with no event keeps its (α, β): the update runs "once per round
-// per source with new evidence", so forgetting applies only then.
+// when nothing arrived is no evidence); f, c and z are judged on the
+// source's current claim when it was accepted this round, at most one each
+// per round: f for being fresh and internally consistent (it passed every
+// check of Ingest), c if it lists an edge in the view after this round
+// whose other endpoint also attests it ("corroborated by independent
+// trusted witnesses"), z if it lists an edge rejected this round with
+// χ < 1 - τ_add. One judgment per round keeps the evidence independent of
+// the order in which copies and versions of claims arrive, and gives a
+// source nothing for sending more claims. q counts every rejection blamed
+// on the peer (above), plus claim rejections a wire.Validator reports
+// through ObserveRejected. A source with no event keeps its (α, β): the
+// update runs "once per round per source with new evidence", so forgetting
+// applies only then.
 //
 // Links. ack_ij is 1 when a message from j arrived this round; it is
 // expected from every member of N_dir, so the EMA runs for N_dir members and

@@ -146,11 +146,13 @@ func (s *State) status(e Edge) (EdgeStatus, bool) {
 //     round and its current claim is for this round, the claim lists this
 //     node (d) or omits it (x). A claim listing this node although nothing
 //     arrived from p is no evidence: links may be asymmetric.
-//   - f: each claim accepted this round (it passed every freshness and
-//     consistency check of Ingest);
-//   - c: each of those claims that lists an edge now in the trusted view
-//     whose other endpoint also attests it;
-//   - z: each of those claims that lists an edge rejected with χ < 1 - τ_add.
+//   - f, c, z: at most one each, from the source's current claim if it was
+//     accepted this round: f for being fresh and consistent (it passed every
+//     check of Ingest); c if it lists an edge now in the trusted view whose
+//     other endpoint also attests it; z if it lists an edge rejected with
+//     χ < 1 - τ_add. Judging only the current claim keeps the evidence
+//     independent of the order in which copies and versions arrived, and
+//     gives a source nothing for sending more than one claim a round.
 func (s *State) observe(p *peer) {
 	if p.heard && p.has && p.claim.Round == s.round {
 		if lists(p.claim.Neighbors, s.self) {
@@ -159,31 +161,29 @@ func (s *State) observe(p *peer) {
 			p.ev.X++
 		}
 	}
-	for k := range p.fresh {
-		p.ev.F++
-		corroborated, severe := false, false
-		for _, j := range p.fresh[k].Neighbors {
-			if j == s.self {
-				continue
-			}
-			st, ok := s.status(MakeEdge(p.id, j))
-			if !ok {
-				continue // listed only by a superseded claim: no longer evaluated
-			}
-			if st.Accepted {
-				if q := s.peers[j]; s.current(q) && lists(q.claim.Neighbors, p.id) {
-					corroborated = true
-				}
-			} else if st.Pools.severe(&s.cfg) {
-				severe = true
-			}
+	if len(p.fresh) == 0 {
+		return
+	}
+	p.ev.F++
+	corroborated, severe := false, false
+	for _, j := range p.claim.Neighbors {
+		if j == s.self {
+			continue
 		}
-		if corroborated {
-			p.ev.C++
+		st, _ := s.status(MakeEdge(p.id, j)) // every edge of a current claim is evaluated
+		if st.Accepted {
+			if q := s.peers[j]; s.current(q) && lists(q.claim.Neighbors, p.id) {
+				corroborated = true
+			}
+		} else if st.Pools.severe(&s.cfg) {
+			severe = true
 		}
-		if severe {
-			p.ev.Z++
-		}
+	}
+	if corroborated {
+		p.ev.C++
+	}
+	if severe {
+		p.ev.Z++
 	}
 }
 
