@@ -71,12 +71,18 @@
 // for this round lists / omits this node (§V-D; a claim listing the node
 // when nothing arrived is no evidence); f, c and z are judged on the
 // source's current claim when it was accepted this round, at most one each
-// per round: f for being fresh and internally consistent (it passed every
-// check of Ingest), c if it lists an edge in the view after this round
-// whose other endpoint also attests it ("corroborated by independent
-// trusted witnesses"), z if it lists an edge rejected this round with
-// χ < 1 - τ_add. One judgment per round keeps the evidence independent of
-// the order in which copies and versions of claims arrive, and gives a
+// per round: z if it lists an edge rejected this round with χ < 1 - τ_add;
+// otherwise, unless the claim also drew x, f for being fresh and internally
+// consistent (it passed every check of Ingest) and c if it lists an edge in
+// the view after this round whose other endpoint, itself trusted
+// (T >= τ_trust), also attests it (paper §IV-D: "corroborated by
+// independent trusted witnesses"). A claim contradicted by direct
+// observation or in severe conflict earns no positive evidence: it is not
+// consistent, and without this rule a coalition of omission liars, which
+// attest each other's edges, earns f + c = 0.75 a round against x = 1 and
+// settles at T ≈ 0.43, above the gate, even at a node that contradicts
+// them every round. One judgment per round keeps the evidence independent
+// of the order in which copies and versions of claims arrive, and gives a
 // source nothing for sending more claims. q counts every rejection blamed
 // on the peer (above), plus claim rejections a wire.Validator reports
 // through ObserveRejected. A source with no event keeps its (α, β): the

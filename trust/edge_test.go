@@ -82,9 +82,10 @@ func TestEdgeAcceptance(t *testing.T) {
 			t.Errorf("m=%d: {4,5} accepted", m)
 		}
 		if m == 2 {
-			// Evidence: f for every accepted claim, c for 1 and 2 (their edge
-			// is in the view and attested by its other end), z for 4.
-			for j, want := range map[uint32]Evidence{1: {F: 1, C: 1}, 2: {F: 1, C: 1}, 3: {F: 1}, 4: {F: 1, Z: 1}, 5: {F: 1}} {
+			// Evidence: f for every accepted claim but 4's, c for 1 and 2
+			// (their edge is in the view and attested by its other end), z
+			// and no f for 4, whose claim is in severe conflict.
+			for j, want := range map[uint32]Evidence{1: {F: 1, C: 1}, 2: {F: 1, C: 1}, 3: {F: 1}, 4: {Z: 1}, 5: {F: 1}} {
 				if got := evidenceOf(rep, j); got != want {
 					t.Errorf("evidence of %d: %+v, want %+v", j, got, want)
 				}

@@ -77,9 +77,9 @@ func TestForwards(t *testing.T) {
 }
 
 // TestForwardLowTrust: a source contradicted by direct observation every
-// round (x = 1, f = 1) is forwarded while T >= 0.3 and refused once its
-// trust is below: T = 0.377, 0.322, then 1.4065/4.8455 = 0.290269 in round 3 (the decision
-// uses the trust after the round's update).
+// round (x = 1) is forwarded while T >= 0.3 and refused once its trust is
+// below: T = 0.9/2.8 = 0.321429, then 0.230114 (the decision uses the trust
+// after the round's update).
 func TestForwardLowTrust(t *testing.T) {
 	s := newState(t, 0, 6)
 	b := NewBeta()
@@ -88,15 +88,15 @@ func TestForwardLowTrust(t *testing.T) {
 		mustHear(t, s, 6)
 		mustIngest(t, s, 6, signed(t, 6, r, r, 2))
 		end(t, s)
-		b = b.Update(Evidence{X: 1, F: 1}, &s.cfg)
+		b = b.Update(Evidence{X: 1}, &s.cfg)
 		near(t, "T", s.Trust(6), b.Trust(&s.cfg), 0)
 		n := len(s.Forwards())
 		if want := b.Trust(&s.cfg) >= 0.3; (n == 1) != want {
 			t.Errorf("round %d: T = %.4f, %d forwards", r, s.Trust(6), n)
 		}
 	}
-	near(t, "T round 3", s.Trust(6), 0.290269, 1e-6)
-	if s.Stats().Refused[LowTrust] != 1 {
+	near(t, "T round 1", NewBeta().Update(Evidence{X: 1}, &s.cfg).Trust(&s.cfg), 0.321429, 1e-6)
+	if s.Stats().Refused[LowTrust] != 2 || s.Stats().Forwarded != 1 {
 		t.Errorf("stats %+v", s.Stats())
 	}
 }

@@ -147,12 +147,14 @@ func (s *State) status(e Edge) (EdgeStatus, bool) {
 //     node (d) or omits it (x). A claim listing this node although nothing
 //     arrived from p is no evidence: links may be asymmetric.
 //   - f, c, z: at most one each, from the source's current claim if it was
-//     accepted this round: f for being fresh and consistent (it passed every
-//     check of Ingest); c if it lists an edge now in the trusted view whose
-//     other endpoint also attests it; z if it lists an edge rejected with
-//     χ < 1 - τ_add. Judging only the current claim keeps the evidence
-//     independent of the order in which copies and versions arrived, and
-//     gives a source nothing for sending more than one claim a round.
+//     accepted this round. z if it lists an edge rejected with
+//     χ < 1 - τ_add. Otherwise, if the claim drew no contradiction (x), it
+//     earns f for being fresh and consistent, and c if it lists an edge now
+//     in the trusted view whose other endpoint, trusted (T >= τ_trust),
+//     also attests it. A contradicted claim is neither consistent nor
+//     credibly corroborated; judging only the current claim keeps the
+//     evidence independent of the order in which copies and versions
+//     arrived, and gives a source nothing for sending more claims.
 func (s *State) observe(p *peer) {
 	if p.heard && p.has && p.claim.Round == s.round {
 		if lists(p.claim.Neighbors, s.self) {
@@ -164,7 +166,6 @@ func (s *State) observe(p *peer) {
 	if len(p.fresh) == 0 {
 		return
 	}
-	p.ev.F++
 	corroborated, severe := false, false
 	for _, j := range p.claim.Neighbors {
 		if j == s.self {
@@ -172,18 +173,24 @@ func (s *State) observe(p *peer) {
 		}
 		st, _ := s.status(MakeEdge(p.id, j)) // every edge of a current claim is evaluated
 		if st.Accepted {
-			if q := s.peers[j]; s.current(q) && lists(q.claim.Neighbors, p.id) {
+			q := s.peers[j]
+			if s.current(q) && q.trust >= s.cfg.TauTrust && lists(q.claim.Neighbors, p.id) {
 				corroborated = true
 			}
 		} else if st.Pools.severe(&s.cfg) {
 			severe = true
 		}
 	}
-	if corroborated {
-		p.ev.C++
-	}
 	if severe {
 		p.ev.Z++
+		return
+	}
+	if p.ev.X > 0 {
+		return
+	}
+	p.ev.F++
+	if corroborated {
+		p.ev.C++
 	}
 }
 
