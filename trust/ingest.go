@@ -17,9 +17,10 @@ import (
 // The checks run cheapest first, so floods of garbage or duplicates cost no
 // signature verification:
 //
-//  1. form: a known source, sorted distinct neighbors in the directory
-//     without the source, at most MaxNeighbors; hop 0 exactly when the
-//     sender is the source, and at most HopLimit;
+//  1. form: a known source, at most MaxNeighbors neighbors, hop 0 exactly
+//     when the sender is the source, and at most HopLimit; and, before a
+//     signature is verified (rule 3), sorted distinct neighbors in the
+//     directory without the source;
 //  2. freshness: the claim's round is not in the future and at most MaxAge
 //     rounds old;
 //  3. version: an identical copy of the source's current claim is a
@@ -49,7 +50,7 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 		// Its own claim coming back through a forwarder: expected, no news.
 		return s.reject(Duplicate, from, "")
 	}
-	if r, detail := s.checkForm(from, c); r != Accepted {
+	if r, detail := s.checkHeader(from, c); r != Accepted {
 		return s.reject(r, from, detail)
 	}
 	if c.Round > s.round {
@@ -60,14 +61,20 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 	}
 
 	src := s.peer(c.Source)
-	pub, _ := s.dir.Key(c.Source) // checkForm checked the source is known
-	switch {
-	case src.has && sameClaim(&src.claim, c):
+	if src.has && sameClaim(&src.claim, c) {
+		// Most traffic under forwarding: settled before the neighbor list
+		// is checked again (the held copy passed that check).
 		if c.Hop < src.claim.Hop {
 			s.lowerHop(src, c)
 		}
 		return s.reject(Duplicate, from, "")
+	}
+	pub, _ := s.dir.Key(c.Source) // checkHeader checked the source is known
+	switch {
 	case c.Version > src.seen:
+		if r, detail := s.checkNeighbors(c); r != Accepted {
+			return s.reject(r, from, detail)
+		}
 		if !wire.VerifyClaim(c, pub) {
 			return s.reject(Forged, from, fmt.Sprintf("claim of node %d, version %d", c.Source, c.Version))
 		}
@@ -87,6 +94,9 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 		s.accept(src, c)
 		return nil
 	case src.has && c.Version == src.claim.Version:
+		if r, detail := s.checkNeighbors(c); r != Accepted {
+			return s.reject(r, from, detail)
+		}
 		if !wire.VerifyClaim(c, pub) {
 			return s.reject(Forged, from, fmt.Sprintf("claim of node %d, version %d", c.Source, c.Version))
 		}
@@ -98,8 +108,8 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 	}
 }
 
-// checkForm applies rule 1 of Ingest.
-func (s *State) checkForm(from uint32, c *wire.Claim) (Reason, string) {
+// checkHeader applies rule 1 of Ingest but for the neighbor list.
+func (s *State) checkHeader(from uint32, c *wire.Claim) (Reason, string) {
 	if _, ok := s.dir.Key(c.Source); !ok {
 		return Malformed, fmt.Sprintf("source %d not in the directory", c.Source)
 	}
@@ -112,6 +122,11 @@ func (s *State) checkForm(from uint32, c *wire.Claim) (Reason, string) {
 	if len(c.Neighbors) > s.cfg.MaxNeighbors {
 		return Malformed, fmt.Sprintf("%d neighbors, limit %d", len(c.Neighbors), s.cfg.MaxNeighbors)
 	}
+	return Accepted, ""
+}
+
+// checkNeighbors applies the neighbor-list part of rule 1.
+func (s *State) checkNeighbors(c *wire.Claim) (Reason, string) {
 	for i, id := range c.Neighbors {
 		if i > 0 && id <= c.Neighbors[i-1] {
 			return Malformed, fmt.Sprintf("neighbor %d after %d", id, c.Neighbors[i-1])
@@ -128,8 +143,8 @@ func (s *State) checkForm(from uint32, c *wire.Claim) (Reason, string) {
 
 // sameClaim reports whether a and b are the same signed claim (hop aside).
 func sameClaim(a, b *wire.Claim) bool {
-	return a.Source == b.Source && a.Round == b.Round && a.Version == b.Version &&
-		a.Sig == b.Sig && slices.Equal(a.Neighbors, b.Neighbors)
+	return a.Version == b.Version && a.Sig == b.Sig && a.Source == b.Source && a.Round == b.Round &&
+		slices.Equal(a.Neighbors, b.Neighbors)
 }
 
 // accept makes c the source's current claim, weighted by the source's trust

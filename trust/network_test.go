@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/trellis-fl/trellis/topology"
@@ -110,51 +109,44 @@ func (nw *network) step(tb testing.TB) {
 }
 
 // meanTrust returns the mean T_topo honest nodes hold in honest peers and
-// in the coalition.
+// in the liars, over all pairs.
 func (nw *network) meanTrust() (inHonest, inLiars float64) {
-	var sh, sl float64
-	var nh, nl int
-	for i, s := range nw.states {
-		if nw.behave[i] != honest {
-			continue
-		}
-		for j := range nw.states {
-			if j == i {
-				continue
-			}
-			if slices.Contains(nw.coalition, uint32(j)) {
-				sl += s.Trust(uint32(j))
-				nl++
-			} else {
-				sh += s.Trust(uint32(j))
-				nh++
-			}
-		}
+	all := make([]int, len(nw.states))
+	for k := range all {
+		all[k] = k
 	}
-	return sh / float64(max(nh, 1)), sl / float64(max(nl, 1))
+	return nw.trustSplit(func(int) []int { return all })
 }
 
 // neighborTrust is meanTrust restricted to the pairs the gate judges: an
 // honest node and a neighbor it has this round.
 func (nw *network) neighborTrust() (inHonest, inLiars float64) {
 	g := nw.dyn.At(int(nw.round) - 1)
-	var sh, sl float64
-	var nh, nl int
+	return nw.trustSplit(g.Out)
+}
+
+// trustSplit averages the trust each honest node i holds in the peers
+// peersOf(i), separately for honest peers and liars.
+func (nw *network) trustSplit(peersOf func(i int) []int) (inHonest, inLiars float64) {
+	var sum [2]float64
+	var n [2]int
 	for i, s := range nw.states {
 		if nw.behave[i] != honest {
 			continue
 		}
-		for _, j := range g.Out(i) {
-			if nw.behave[j] != honest {
-				sl += s.Trust(uint32(j))
-				nl++
-			} else {
-				sh += s.Trust(uint32(j))
-				nh++
+		for _, j := range peersOf(i) {
+			if j == i {
+				continue
 			}
+			k := 0
+			if nw.behave[j] != honest {
+				k = 1
+			}
+			sum[k] += s.Trust(uint32(j))
+			n[k]++
 		}
 	}
-	return sh / float64(max(nh, 1)), sl / float64(max(nl, 1))
+	return sum[0] / float64(max(n[0], 1)), sum[1] / float64(max(n[1], 1))
 }
 
 func mobility(tb testing.TB, n int, seed uint64) topology.Dynamic {
