@@ -60,6 +60,9 @@ func TestReplay(t *testing.T) {
 	if got := evidenceOf(rep, 2); got != (Evidence{Q: 1}) {
 		t.Errorf("stale forwarder's evidence %+v", got)
 	}
+	if fw := s.Forwards(); len(fw) != 0 {
+		t.Errorf("stale or future claims forwarded: %+v", fw)
+	}
 	st := s.Stats()
 	if st.Rejected[Replay] != 1 || st.Rejected[Stale] != 1 || st.Rejected[Superseded] != 1 || st.Rejected[Future] != 1 {
 		t.Errorf("stats %+v", st.Rejected)

@@ -2,7 +2,11 @@ package trust
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/wire"
@@ -36,73 +40,76 @@ func FuzzIngest(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{0, 1, 1, 1, 1, 0, 0x06, 1, 2, 1, 1, 1, 0, 0x0a, 3, 9, 1, 1, 2, 1, 1, 0x03})
 	f.Add([]byte{1, 2, 1, 1, 2, 0, 0x05, 1, 2, 1, 1, 3, 0, 0x05, 1, 2, 1, 1, 4, 0, 0x05, 3, 1, 1, 2, 1, 2, 0, 0x10})
-	cfg := DefaultConfig()
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := New(ids[0], dir, []uint32{1, 2, 3}, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		round := uint64(1)
-		if err := s.BeginRound(round); err != nil {
-			t.Fatal(err)
-		}
-		var m wire.Message
-		if wire.DecodeLimited(b, &m, wire.Limits{MaxFloats: 64, MaxNeighbors: 64}) == nil && m.Kind == wire.KindClaim {
-			checkErr(t, s.Ingest(m.From, &m.Claim))
-		}
-		for len(b) > 0 {
-			op := b[0] % 4
-			b = b[1:]
-			switch op {
-			case 0: // hear
-				if len(b) > 0 {
-					s.Heard(uint32(b[0] % 10))
-					b = b[1:]
-				}
-			case 1: // ingest: from, source, round delta, version, hop, flags, neighbor bits
-				if len(b) < 7 {
-					b = nil
-					break
-				}
-				from, src := uint32(b[0]%10), uint32(b[1]%10)
-				c := wire.Claim{Source: src, Round: round - uint64(b[2]%4) + 1, Version: uint64(b[3] % 8), Hop: b[4] % 4}
-				for j := range uint32(8) {
-					if b[6]&(1<<j) != 0 {
-						c.Neighbors = append(c.Neighbors, j)
-					}
-				}
-				if b[5]&1 == 1 { // unsorted
-					slices.Reverse(c.Neighbors)
-				}
-				if int(src) < len(ids) && b[5]&2 == 0 {
-					wire.SignClaim(&c, ids[src]) // may refuse (self-listing is allowed to sign)
-				}
-				if b[5]&4 != 0 {
-					c.Sig[0] ^= 1
-				}
-				checkErr(t, s.Ingest(from, &c))
-				b = b[7:]
-			case 2: // a wire rejection
-				if len(b) > 0 {
-					s.ObserveRejected(uint32(b[0]%10), wire.Reason(b[0]/10%uint8(wire.NumReasons+1)))
-					b = b[1:]
-				}
-			case 3: // end the round, check, begin the next
-				if _, err := s.EndRound(); err != nil {
-					t.Fatal(err)
-				}
-				check(t, s)
-				round++
-				if err := s.BeginRound(round); err != nil {
-					t.Fatal(err)
+	f.Fuzz(func(t *testing.T, b []byte) { runProgram(t, ids, dir, b) })
+}
+
+// runProgram runs the fuzz program b on node 0 and returns its state.
+func runProgram(t *testing.T, ids []*wire.Identity, dir *wire.Directory, b []byte) *State {
+	s, err := New(ids[0], dir, []uint32{1, 2, 3}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := uint64(1)
+	if err := s.BeginRound(round); err != nil {
+		t.Fatal(err)
+	}
+	var m wire.Message
+	if wire.DecodeLimited(b, &m, wire.Limits{MaxFloats: 64, MaxNeighbors: 64}) == nil && m.Kind == wire.KindClaim {
+		checkErr(t, s.Ingest(m.From, &m.Claim))
+	}
+	for len(b) > 0 {
+		op := b[0] % 4
+		b = b[1:]
+		switch op {
+		case 0: // hear
+			if len(b) > 0 {
+				s.Heard(uint32(b[0] % 10))
+				b = b[1:]
+			}
+		case 1: // ingest: from, source, round delta, version, hop, flags, neighbor bits
+			if len(b) < 7 {
+				b = nil
+				break
+			}
+			from, src := uint32(b[0]%10), uint32(b[1]%10)
+			c := wire.Claim{Source: src, Round: round - uint64(b[2]%4) + 1, Version: uint64(b[3] % 8), Hop: b[4] % 4}
+			for j := range uint32(8) {
+				if b[6]&(1<<j) != 0 {
+					c.Neighbors = append(c.Neighbors, j)
 				}
 			}
+			if b[5]&1 == 1 { // unsorted
+				slices.Reverse(c.Neighbors)
+			}
+			if int(src) < len(ids) && b[5]&2 == 0 {
+				wire.SignClaim(&c, ids[src]) // may refuse (self-listing is allowed to sign)
+			}
+			if b[5]&4 != 0 {
+				c.Sig[0] ^= 1
+			}
+			checkErr(t, s.Ingest(from, &c))
+			b = b[7:]
+		case 2: // a wire rejection
+			if len(b) > 0 {
+				s.ObserveRejected(uint32(b[0]%10), wire.Reason(b[0]/10%uint8(wire.NumReasons+1)))
+				b = b[1:]
+			}
+		case 3: // end the round, check, begin the next
+			if _, err := s.EndRound(); err != nil {
+				t.Fatal(err)
+			}
+			check(t, s)
+			round++
+			if err := s.BeginRound(round); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if _, err := s.EndRound(); err != nil {
-			t.Fatal(err)
-		}
-		check(t, s)
-	})
+	}
+	if _, err := s.EndRound(); err != nil {
+		t.Fatal(err)
+	}
+	check(t, s)
+	return s
 }
 
 func checkErr(t *testing.T, err error) {
@@ -131,6 +138,39 @@ func check(t *testing.T, s *State) {
 		pub, _ := s.dir.Key(c.Source)
 		if !wire.VerifyClaim(&c, pub) || int(c.Hop) > s.cfg.HopLimit {
 			t.Fatalf("forward %+v", c)
+		}
+	}
+}
+
+// TestFuzzSeeds checks that the committed seeds of FuzzIngest
+// (testdata/fuzz/FuzzIngest) reach the paths they are named for, so the
+// fuzzer starts from acceptance, budgets, replays and forgeries rather than
+// from the form checks alone.
+func TestFuzzSeeds(t *testing.T) {
+	want := map[string]func(Stats) bool{
+		"accept_corroborate_forward": func(st Stats) bool { return st.Accepted >= 3 && st.Forwarded >= 2 },
+		"flood":                      func(st Stats) bool { return st.Rejected[OverBudget] == 3 },
+		"forged_forward":             func(st Stats) bool { return st.Rejected[Forged] == 1 },
+		"replay_next_round":          func(st Stats) bool { return st.Rejected[Replay] == 1 && st.Rejected[Superseded] == 1 },
+		"equivocation":               func(st Stats) bool { return st.Rejected[Equivocation] == 2 },
+		"malformed": func(st Stats) bool {
+			return st.Rejected[Malformed] == 2 && st.Rejected[UnknownSender] == 1 && st.Rejected[Forged] == 1 && st.Unattributed == 2
+		},
+	}
+	for name, ok := range want {
+		raw, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzIngest", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+		lit := strings.TrimSuffix(strings.TrimPrefix(lines[len(lines)-1], "[]byte("), ")")
+		b, err := strconv.Unquote(lit)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ids, dir := wire.SimIdentities(testSeed, 8)
+		if st := runProgram(t, ids, dir, []byte(b)).Stats(); !ok(st) {
+			t.Errorf("seed %s: stats %+v", name, st)
 		}
 	}
 }
