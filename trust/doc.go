@@ -66,7 +66,7 @@
 // per claim round, so catching up on a source's delayed claims of earlier
 // rounds never looks like flooding.
 //
-// Evidence (Algorithm 4, per source per round; package function observe):
+// Evidence (Algorithm 4, per source per round):
 // d = 1 / x = 1 when the source delivered a message this round and its claim
 // for this round lists / omits this node (§V-D; a claim listing the node
 // when nothing arrived is no evidence); f, c and z are judged on the
@@ -89,6 +89,12 @@
 // update runs "once per round per source with new evidence", so forgetting
 // applies only then.
 //
+// Remote peers. Trust in a peer that never delivers to this node rests on
+// its forwarded claims alone (f, c, z, q): an omission liar's claims look
+// consistent from afar, so its trust is low where it is a direct neighbor
+// — where x fires and where the gate τ_trust is applied (Screened) — and
+// can stay higher elsewhere (Example_topologyLiar shows both).
+//
 // Links. ack_ij is 1 when a message from j arrived this round; it is
 // expected from every member of N_dir, so the EMA runs for N_dir members and
 // for peers heard this round (which join N_dir). A member silent for Timeout
@@ -104,6 +110,13 @@
 // # Cost
 //
 // One Ed25519 verification per new claim version; duplicates, replays,
-// superseded and malformed claims are refused before any verification.
-// EndRound is O(E log E) in the edges the current claims list.
+// superseded and malformed claims are refused before any verification (a
+// forwarded claim that is not newer is dropped unexamined: it cannot change
+// anything). EndRound is O(E log E) in the edges the current claims list.
+// BenchmarkRound100: 100 nodes on the spec's mobility graph (about 50
+// neighbors each) ingest about 375,000 claim copies a round, about 10,000
+// of them new, which dominates: 1.3 s a round on 2 cores of the
+// development machine, two thirds of it Ed25519 verification. A node that
+// also runs wire.Validator.Check on claim messages verifies each claim
+// signature twice.
 package trust
