@@ -14,23 +14,25 @@ func BenchmarkRound100(b *testing.B) {
 	for range 3 {
 		nw.step(b)
 	}
-	before := ingested(nw)
+	seen0, new0 := ingested(nw)
 	b.ResetTimer()
 	for b.Loop() {
 		nw.step(b)
 	}
-	b.ReportMetric(float64(ingested(nw)-before)/float64(b.N), "claims/round")
+	seen, fresh := ingested(nw)
+	b.ReportMetric(float64(seen-seen0)/float64(b.N), "claims/round")
+	b.ReportMetric(float64(fresh-new0)/float64(b.N), "accepted/round")
 }
 
-// ingested counts the claims the nodes processed, accepted or not.
-func ingested(nw *network) uint64 {
-	var n uint64
+// ingested counts the claims the nodes processed, and those they accepted.
+func ingested(nw *network) (seen, accepted uint64) {
 	for _, s := range nw.states {
 		st := s.Stats()
-		n += st.Accepted
+		accepted += st.Accepted
+		seen += st.Accepted
 		for _, r := range st.Rejected {
-			n += r
+			seen += r
 		}
 	}
-	return n
+	return seen, accepted
 }

@@ -115,7 +115,7 @@
 // anything). EndRound is O(E log E) in the edges the current claims list.
 // BenchmarkRound100: 100 nodes on the spec's mobility graph (about 50
 // neighbors each) ingest about 375,000 claim copies a round, about 10,000
-// of them new, which dominates: 1.3 s a round on 2 cores of the
+// of them new, which dominates: 1.14 s a round on 2 cores of the
 // development machine, two thirds of it Ed25519 verification. A node that
 // also runs wire.Validator.Check on claim messages verifies each claim
 // signature twice.
