@@ -3,7 +3,9 @@
 // link reliability, signed neighbor-list claims, witness pools and the
 // trusted view, controlled forwarding, the self-inclusion check and Beta
 // source trust. It is pure and deterministic: no I/O, no goroutines, no
-// clock, no randomness; every loop whose order matters runs in node-id order.
+// clock, no randomness; every loop whose order matters runs in node-id order,
+// and products feeding a sum are rounded explicitly (no fused multiply-add),
+// so results are bit-identical on every platform, as in package topology.
 //
 // State is one node's layer, driven once per round by the node (see State
 // for the call sequence). The formulas are exported as small functions so

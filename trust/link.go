@@ -9,5 +9,5 @@ func Reliability(p, rho float64, ack bool) float64 {
 	if ack {
 		a = 1
 	}
-	return (1-rho)*p + rho*a
+	return float64((1-rho)*p) + float64(rho*a) // rounded products: no fused multiply-add
 }
