@@ -39,7 +39,7 @@ func NewBeta() Beta { return Beta{1, 1} }
 // evidence.
 func (b Beta) Update(e Evidence, c *Config) Beta {
 	// Each product is rounded explicitly (float64(x*y)) so no platform
-	// fuses it into a multiply-add: trust is bit-identical everywhere.
+	// fuses it into a multiply-add.
 	a := float64(c.Lambda*b.Alpha) + float64(c.Wd*float64(e.D)) + float64(c.Wc*float64(e.C)) + float64(c.Wf*float64(e.F))
 	n := float64(c.Lambda*b.Beta) + float64(c.Wx*float64(e.X)) + float64(c.Wq*float64(e.Q)) + float64(c.Ws*float64(e.Z))
 	return Beta{max(c.Floor, a), max(c.Floor, n)}

@@ -4,8 +4,9 @@
 // trusted view, controlled forwarding, the self-inclusion check and Beta
 // source trust. It is pure and deterministic: no I/O, no goroutines, no
 // clock, no randomness; every loop whose order matters runs in node-id order,
-// and products feeding a sum are rounded explicitly (no fused multiply-add),
-// so results are bit-identical on every platform, as in package topology.
+// and products feeding a sum are rounded explicitly (no fused multiply-add,
+// as in package topology); math.Exp is the one function whose last bit may
+// differ between architectures.
 //
 // State is one node's layer, driven once per round by the node (see State
 // for the call sequence). The formulas are exported as small functions so
