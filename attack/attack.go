@@ -119,8 +119,18 @@ var ErrLength = errors.New("length mismatch")
 // names lists the attacks New accepts, in the order of spec/robust-rules.md.
 var names = []string{
 	"none", "gaussian", "sign_flip", "scaling", "random", "ana_proportional",
-	"alie", "ipm", "min_max", "min_sum", "fang_trim", "label_flip", "adaptive",
+	"alie", "ipm", "min_max", "min_sum", "fang_trim", "label_flip",
+	// R-DPFL's defense-aware attack on directions (spec/rdpfl.md).
+	"adaptive",
+	// LIGHTYEAR's malfunctions (spec/lightyear.md): ana is gaussian (θ + ε,
+	// ε ~ N(0, σ²I)), sfa is sign_flip (−aθ, a = 1), under the paper's
+	// names; dynamic picks one of ana, sfa, random per round.
+	"ana", "sfa", "dynamic",
 }
+
+// aliases are the paper names of attacks that exist under another name;
+// the attack reports its own name.
+var aliases = map[string]string{"ana": "gaussian", "sfa": "sign_flip"}
 
 // Names returns the attack names New accepts.
 func Names() []string { return append([]string(nil), names...) }
@@ -132,9 +142,11 @@ func New(name string, p Params) (Attack, error) {
 	switch name {
 	case "none":
 		a = None{}
-	case "gaussian":
+	case "gaussian", "ana":
 		a = Gaussian{Sigma: p.Sigma, Replace: p.Replace}
-	case "sign_flip":
+	case "dynamic":
+		return newDynamic(p)
+	case "sign_flip", "sfa":
 		a = SignFlip{}
 	case "scaling":
 		a = Scaling{S: p.Scale}

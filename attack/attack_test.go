@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -35,7 +36,7 @@ func TestNew(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New(%q): %v", name, err)
 		}
-		if a.Name() != name {
+		if want := cmp.Or(aliases[name], name); a.Name() != want {
 			t.Errorf("New(%q).Name() = %q", name, a.Name())
 		}
 	}

@@ -570,8 +570,8 @@ func TestDeterminism(t *testing.T) {
 	g := honestSet(4, 9, 300, 0.5)
 	b := honestVector(300)
 	for _, name := range Names() {
-		if name == "random" {
-			continue // tested in random_test.go, needs a model's length
+		if name == "random" || name == "dynamic" {
+			continue // tested in random_test.go and dynamic_test.go, need a model's length
 		}
 		a, err := New(name, Params{Sigma: 1, Percent: 10})
 		if err != nil {

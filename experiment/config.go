@@ -55,6 +55,15 @@ type PartitionConfig struct {
 	Method           string  `toml:"method"` // iid | dirichlet | shards | natural (by writer / subject)
 	Alpha            float64 `toml:"alpha"`
 	ClassesPerClient int     `toml:"classes_per_client"`
+	// Shift is a fixed per-client feature shift (spec/experiments.md,
+	// "Partitions"): "" none, "rotate" (client i rotates its images by
+	// i·shift_degrees/nodes degrees) or "permute" (a pixel permutation per
+	// client); it applies to the client's train, validation and test
+	// samples, not to the global test set.
+	Shift        string  `toml:"shift"`
+	ShiftDegrees float64 `toml:"shift_degrees"` // rotate: the spread of angles; 0 means 360
+	// Split is every client's train / validation / test fractions.
+	Split []float64 `toml:"split"`
 }
 
 // ModelConfig declares the model (nn.Spec).
@@ -106,6 +115,10 @@ type AdversaryConfig struct {
 	Perturbation string  `toml:"perturbation"`
 	GammaInit    float64 `toml:"gamma_init"` // min_max, min_sum: γ_init
 	B            float64 `toml:"b"`          // fang_trim: b
+	// SameForAll makes each Byzantine node send one crafted vector to all
+	// its neighbors each round (LIGHTYEAR's malfunctions) instead of one
+	// per recipient.
+	SameForAll bool `toml:"same_for_all"`
 }
 
 // StrategyConfig is how honest nodes collaborate.
@@ -142,13 +155,17 @@ type StrategyConfig struct {
 	// Options are the real-valued parameters by name (balance: gamma,
 	// kappa, alpha; ubar: rho, alpha; afa: xi0, delta_xi, alpha0, beta0,
 	// block_at; fedprox: mu; ditto: lambda; rdpfl: lambda, g, gd,
-	// gd_relative, warmup, a, c, tau0); absent ones take the defaults.
+	// gd_relative, warmup, a, c, tau0; lightyear: tau, g, n_val); absent
+	// ones take the defaults.
 	Options map[string]float64 `toml:"options,omitempty"`
+	// Score is lightyear's agreement score: ntk | calibration | cosine
+	// ("" = ntk).
+	Score string `toml:"score"`
 }
 
 // strategyOptionKeys are the option names strategies take, for key
 // suggestions and sweeps.
-var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0"}
+var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0", "tau", "n_val"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {
@@ -179,7 +196,7 @@ func DefaultConfig() Config {
 	return Config{
 		Name: "experiment", Seed: 1, Rounds: 20, EvalEvery: 1, FinalRounds: 10, Nodes: 10, Init: "same",
 		Data:       DataConfig{Dataset: "mnist"},
-		Partition:  PartitionConfig{Method: "dirichlet", Alpha: 0.5, ClassesPerClient: 2},
+		Partition:  PartitionConfig{Method: "dirichlet", Alpha: 0.5, ClassesPerClient: 2, Split: []float64{0.7, 0.1, 0.2}},
 		Model:      ModelConfig{Kind: "mlp", Hidden: []int{256, 128}, Head: "softmax"},
 		Training:   TrainingConfig{Optimizer: "sgd", LR: 0.01, Batch: 32, Epochs: 1},
 		Topology:   TopologyConfig{Kind: "complete", K: 5, P: 0.3, Beta: 0.1},

@@ -39,6 +39,11 @@ func TestConfigMistakes(t *testing.T) {
 		{"unknown dataset", "[data]\ndataset = \"imagenet\"", []string{`data.dataset = "imagenet"`, "mnist"}},
 		{"unknown rule", "[strategy]\nname = \"robust\"\nrule = \"krumm\"", []string{"strategy.rule", `"krumm"`, "median"}},
 		{"sweep over an unknown key", "[sweep.grid]\n\"adversary.fractoin\" = [0.1]", []string{`"adversary.fractoin"`, `did you mean "adversary.fraction"`}},
+		{"unknown shift", "[partition]\nshift = \"rotation\"", []string{`partition.shift = "rotation"`, "rotate"}},
+		{"split not summing to 1", "[partition]\nsplit = [0.7, 0.2, 0.2]", []string{"partition.split", "summing to 1"}},
+		{"score on fedavg", "[strategy]\nname = \"fedavg\"\nscore = \"ntk\"", []string{"score", "only lightyear"}},
+		{"unknown lightyear score", "[strategy]\nname = \"lightyear\"\nscore = \"l2\"", []string{"l2", "ntk, calibration, cosine"}},
+		{"lightyear tau out of range", "[strategy]\nname = \"lightyear\"\n[strategy.options]\ntau = 2", []string{"tau = 2", "[0, 1]"}},
 		{"k too large", "nodes = 5\n[topology]\nkind = \"kregular\"\nk = 5", []string{"topology.k = 5", "1 to nodes − 1 = 4"}},
 	} {
 		_, err := ParseConfig([]byte(c.text), "test.toml")

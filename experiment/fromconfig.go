@@ -56,7 +56,9 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		Data: tt, Pool: c.Data.Samples, Nodes: c.Nodes, Rounds: c.Rounds, EvalEvery: c.EvalEvery,
 		Partition: data.PartitionConfig{Method: data.Method(c.Partition.Method), Alpha: c.Partition.Alpha,
 			ClassesPerClient: c.Partition.ClassesPerClient},
-		Model: c.modelSpec(tt.Train),
+		Shift:      data.ShiftConfig{Kind: data.ShiftKind(c.Partition.Shift), MaxDegrees: c.Partition.ShiftDegrees, Seed: c.Seed},
+		SameForAll: c.Adversary.SameForAll,
+		Model:      c.modelSpec(tt.Train),
 		Optimizer: nn.OptimizerSpec{Name: c.Training.Optimizer, LR: c.Training.LR, Momentum: c.Training.Momentum,
 			Nesterov: c.Training.Nesterov, WeightDecay: c.Training.WeightDecay},
 		Batch:     c.Training.Batch,
@@ -68,6 +70,9 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		InitPerNode: c.Init == "per_node",
 	}
 	name := c.Strategy.Name
+	if sp := c.Partition.Split; len(sp) == 3 {
+		s.Fractions = data.Fractions{Train: sp[0], Val: sp[1], Test: sp[2]}
+	}
 	s.Strategy = func() strategy.Strategy {
 		if name == "robust" {
 			r, _ := c.rule() // checked by strategyParams
@@ -104,7 +109,7 @@ func (c Config) strategyParams() (strategy.Params, error) {
 	if err != nil {
 		return strategy.Params{}, fmt.Errorf("strategy.weighting: %w", err)
 	}
-	p := strategy.Params{Weighting: w, F: c.Strategy.F, Options: c.Strategy.Options}
+	p := strategy.Params{Weighting: w, F: c.Strategy.F, Options: c.Strategy.Options, Score: c.Strategy.Score}
 	st := c.Strategy
 	if st.Name == "rdpfl" {
 		p.Rule = st.Rule

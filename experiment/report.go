@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,11 +29,25 @@ func Report(dir string) (string, error) {
 	if len(runs) == 0 {
 		return "", fmt.Errorf("%s: no finished runs (directories with %s, %s and %s)", dir, ConfigFile, RoundsFile, SummaryFile)
 	}
-	metrics := []string{"final_honest_global_acc", "final_honest_local_acc", "final_delta_max"}
+	metrics := []string{"final_honest_global_acc", "final_honest_local_acc", "final_honest_local_acc_std", "final_delta_max"}
 	var md bytes.Buffer
 	if err := report.WriteMarkdown(&md, runs, metrics, 4); err != nil {
 		return "", err
 	}
+	if len(keys) == 1 {
+		// One swept key besides the strategy (e.g. the number of
+		// malfunctioning clients): the honest accuracy per label and value,
+		// ± its spread across honest nodes.
+		fmt.Fprintf(&md, "\nfinal_honest_local_acc ± final_honest_local_acc_std (the spread across honest nodes), mean over seeds:\n\n")
+		if err := report.WriteSpreadPivot(&md, runs, keys[0], "final_honest_local_acc", "final_honest_local_acc_std", 4); err != nil {
+			return "", err
+		}
+	}
+	scores, err := scoreReport(dir)
+	if err != nil {
+		return "", err
+	}
+	md.WriteString(scores)
 	if err := writeAtomic(filepath.Join(dir, "results.md"), md.Bytes()); err != nil {
 		return "", err
 	}
@@ -102,13 +117,30 @@ func hasCurve(runs []report.RunResult, m string) bool {
 
 // strategyKeys are the keys that make a run's label rather than a sweep
 // point.
-var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting"}
+// (strategy.options.* and strategy.score are part of the label too).
+var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score"}
 
-// Label names a run's strategy as plots and tables show it.
+// Label names a run's strategy as plots and tables show it: its explicit
+// label (sweep variants) if it has one, else the name (or robust's rule),
+// then its score and options in brackets when set.
 func (c Config) Label() string {
 	if c.RunLabel != "" {
 		return c.RunLabel
 	}
+	var extra []string
+	if c.Strategy.Score != "" {
+		extra = append(extra, c.Strategy.Score)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Strategy.Options)) {
+		extra = append(extra, fmt.Sprintf("%s=%g", k, c.Strategy.Options[k]))
+	}
+	if len(extra) == 0 {
+		return c.baseLabel()
+	}
+	return c.baseLabel() + "[" + strings.Join(extra, ",") + "]"
+}
+
+func (c Config) baseLabel() string {
 	switch c.Strategy.Name {
 	case "robust":
 		if c.Strategy.F != nil && *c.Strategy.F > 0 {
@@ -126,16 +158,15 @@ func (c Config) Label() string {
 	return c.Strategy.Name
 }
 
-// collectRuns finds the finished runs under dir and the swept keys (other
-// than the strategy's) that tell them apart.
-func collectRuns(dir string) ([]report.RunResult, []string, error) {
-	var runs []report.RunResult
-	var cfgs []Config
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+// eachRun calls fn with the directory and config of every finished run
+// under dir (a directory holding the config, the summary and file) in walk
+// order.
+func eachRun(dir, file string, fn func(p string, c Config) error) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		for _, f := range []string{ConfigFile, RoundsFile, SummaryFile} {
+		for _, f := range []string{ConfigFile, file, SummaryFile} {
 			if _, err := os.Stat(filepath.Join(p, f)); err != nil {
 				return nil
 			}
@@ -144,6 +175,16 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 		if err != nil {
 			return err
 		}
+		return fn(p, c)
+	})
+}
+
+// collectRuns finds the finished runs under dir and the swept keys (other
+// than the strategy's) that tell them apart.
+func collectRuns(dir string) ([]report.RunResult, []string, error) {
+	var runs []report.RunResult
+	var cfgs []Config
+	err := eachRun(dir, RoundsFile, func(p string, c Config) error {
 		r, err := readRun(p, c)
 		if err != nil {
 			return err
@@ -168,7 +209,8 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 		if k == "seed" || k == "name" || k == "label" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") {
 			continue
 		}
-		if labeled && fixedPerLabel(runs, values, k) {
+		// Without explicit labels a strategy's options are in its label.
+		if labeled && fixedPerLabel(runs, values, k) || !labeled && strings.HasPrefix(k, "strategy.options.") {
 			continue
 		}
 		for _, other := range values[1:] {
@@ -218,7 +260,7 @@ func readRun(dir string, c Config) (report.RunResult, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
-	curves := []string{"honest_local_acc", "honest_global_acc", "delta_max"}
+	curves := []string{"honest_local_acc", "honest_global_acc", "delta_max", "honest_local_acc_std"}
 	for sc.Scan() {
 		var rec map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
@@ -235,6 +277,17 @@ func readRun(dir string, c Config) (report.RunResult, error) {
 			s.Values = append(s.Values, v)
 			r.Curves[m] = s
 		}
+	}
+	// final_honest_local_acc_std: the spread of accuracy across honest
+	// nodes, averaged like the other final metrics over the last
+	// final_rounds evaluated rounds (it is not in summary.csv).
+	if s := r.Curves["honest_local_acc_std"]; len(s.Values) > 0 {
+		last := s.Values[max(0, len(s.Values)-c.FinalRounds):]
+		var sum float64
+		for _, v := range last {
+			sum += v
+		}
+		r.Final["final_honest_local_acc_std"] = sum / float64(len(last))
 	}
 	rows, err := ReadSummary(dir)
 	if err != nil {

@@ -26,10 +26,19 @@ type Setup struct {
 	// Partition says how samples are split; its Clients and Seed are set
 	// from Nodes and Seed.
 	Partition data.PartitionConfig
-	Nodes     int
-	Model     nn.Spec
-	Optimizer nn.OptimizerSpec
-	Batch     int
+	// Shift is the per-client feature shift, applied to each client's
+	// train, validation and test samples (none by default).
+	Shift data.ShiftConfig
+	// Fractions are each client's train / validation / test fractions
+	// (zero: the defaults 0.7 / 0.1 / 0.2).
+	Fractions data.Fractions
+	// SameForAll makes a Byzantine node send one crafted vector to all its
+	// neighbors (sim.Config.SameForAll).
+	SameForAll bool
+	Nodes      int
+	Model      nn.Spec
+	Optimizer  nn.OptimizerSpec
+	Batch      int
 	// Local is the local training per round (epochs or steps).
 	Local nn.TrainConfig
 	// Graph builds the round graphs for n nodes (default: complete).
@@ -126,7 +135,11 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 	if err != nil {
 		return sim.Config{}, nil, nil, err
 	}
-	splits, err := data.SplitClients(tt.Train, part, data.Fractions{}, s.Seed)
+	splits, err := data.SplitClients(tt.Train, part, s.Fractions, s.Seed)
+	if err != nil {
+		return sim.Config{}, nil, nil, err
+	}
+	shift, err := data.FeatureShift(tt.Train.Shape, s.Nodes, s.Shift)
 	if err != nil {
 		return sim.Config{}, nil, nil, err
 	}
@@ -164,7 +177,7 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 		if err != nil {
 			return sim.Config{}, nil, nil, err
 		}
-		var train nn.Batches = data.NewBatcher(tt.Train, splits[i].Train, seed.Stream(s.Seed, seed.Train, uint64(i)), nil)
+		var train nn.Batches = data.NewBatcher(tt.Train, splits[i].Train, seed.Stream(s.Seed, seed.Train, uint64(i)), shift[i])
 		if flip != nil && slices.Contains(byz, i) {
 			// A data attack poisons the attacker's own training labels
 			// (attack.DataAttack); the node then runs the honest code.
@@ -175,8 +188,11 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 			ID: i, Model: m, Optimizer: opt, Train: s.Local, Strategy: s.Strategy(),
 			NewOptimizer: func() (nn.Optimizer, error) { return nn.NewOptimizer(optSpec, params) },
 			TrainData:    train,
-			Test:         data.NewBatcher(tt.Train, splits[i].Test, nil, nil),
+			Test:         data.NewBatcher(tt.Train, splits[i].Test, nil, shift[i]),
 			Identity:     ids[i], Directory: dir, Seed: s.Seed, Rounds: s.Rounds,
+		}
+		if len(splits[i].Val) > 0 {
+			cfg.Val = data.NewBatcher(tt.Train, splits[i].Val, nil, shift[i])
 		}
 		if globalIdx != nil {
 			cfg.GlobalTest = data.NewBatcher(tt.Test, globalIdx, nil, nil)
@@ -191,7 +207,7 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 	}
 	return sim.Config{
 		Rounds: s.Rounds, EvalEvery: s.EvalEvery, Global: globalIdx != nil,
-		Graph: graph, Drops: drops, Byzantine: byz, Attack: s.Attack,
+		Graph: graph, Drops: drops, Byzantine: byz, Attack: s.Attack, SameForAll: s.SameForAll,
 		Identities: ids, WireRoundTrip: s.WireRoundTrip, Seed: s.Seed,
 		Workers: s.Workers, Timings: s.Timings,
 	}, nodes, splits, nil

@@ -104,7 +104,7 @@ func (c Config) expandOne(variant string, keys []string, combo map[string]any, s
 			if err := rc.set(k, combo[k]); err != nil {
 				return nil, err
 			}
-			params[k] = fmt.Sprint(combo[k])
+			params[k] = gridValue(combo[k])
 			parts = append(parts, safeName(k+"="+params[k]))
 		}
 		for _, s := range seeds {
@@ -120,8 +120,33 @@ func (c Config) expandOne(variant string, keys []string, combo map[string]any, s
 	return runs, nil
 }
 
-// set assigns a dotted key by decoding a one-key TOML document over c.
+// gridValue is a grid value as text: a table (a grid over whole sections,
+// such as strategy = [{name = "ditto", options = {lambda = 0.5}}, ...]) as
+// its dotted keys, sorted: "name=ditto,options.lambda=0.5".
+func gridValue(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	flat := flatten(m)
+	keys := make([]string, 0, len(flat))
+	for k := range flat {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + flat[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// set assigns a dotted key by decoding a one-key TOML document over c. A
+// table value sets the keys it holds and leaves the others.
 func (c *Config) set(key string, v any) error {
+	// The options map is shared by the copies of a config: decode into a
+	// fresh one.
+	c.Strategy.Options = maps.Clone(c.Strategy.Options)
 	doc := map[string]any{}
 	cur := doc
 	parts := strings.Split(key, ".")

@@ -64,6 +64,14 @@ func (c Config) Validate() error {
 	if c.Partition.ClassesPerClient < 1 {
 		bad("partition.classes_per_client", c.Partition.ClassesPerClient, "need ≥ 1")
 	}
+	oneOf("partition.shift", c.Partition.Shift, []string{"", "rotate", "permute"})
+	if !(c.Partition.ShiftDegrees >= 0 && c.Partition.ShiftDegrees <= 360) {
+		bad("partition.shift_degrees", c.Partition.ShiftDegrees, "allowed range [0, 360] (0: 360)")
+	}
+	if sp := c.Partition.Split; len(sp) != 3 || !(sp[0] > 0 && sp[0] <= 1 && sp[1] >= 0 && sp[2] >= 0) ||
+		math.Abs(sp[0]+sp[1]+sp[2]-1) > 1e-9 {
+		bad("partition.split", c.Partition.Split, "want [train, validation, test], train > 0, all ≥ 0, summing to 1")
+	}
 	oneOf("model.kind", c.Model.Kind, nn.Kinds)
 	for _, h := range c.Model.Hidden {
 		if h < 1 {
@@ -150,7 +158,8 @@ func (c Config) Validate() error {
 	}
 	keys := configKeys()
 	for key, vals := range c.Sweep.Grid {
-		if !slices.Contains(keys, key) || strings.HasPrefix(key, "sweep.") {
+		table := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, key+".") })
+		if (!slices.Contains(keys, key) && !table) || strings.HasPrefix(key, "sweep") {
 			errs = append(errs, fmt.Errorf("sweep.grid: %s", unknownKey(key)))
 		} else if len(vals) == 0 {
 			bad("sweep.grid."+key, "[]", "list at least one value")

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/trellis-fl/trellis/agreement"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
@@ -26,7 +27,10 @@ type Config struct {
 	Strategy strategy.Strategy
 	// TrainData is the node's training split; Test its local test split;
 	// GlobalTest, if not nil, the dataset's global test set.
-	TrainData  nn.Batches
+	TrainData nn.Batches
+	// Val, if not nil, is the node's validation split, in a fixed order
+	// (View.Validate reads its first samples).
+	Val        nn.Batches
 	Test       nn.Batches
 	GlobalTest nn.Batches
 	Identity   *wire.Identity
@@ -66,6 +70,10 @@ type Node struct {
 	saved      []float32
 	// copyOpt is the optimizer of View.TrainCopy, made on first use.
 	copyOpt nn.Optimizer
+	// valLabels are the labels of the validation samples View.Validate
+	// reads (fixed: the split's order never changes); valX is scratch.
+	valLabels []int
+	valX      []float32
 	// rng is the strategy's stream of the round, one for Share and Combine
 	// alike, so their draws continue each other rather than repeat.
 	rng *rand.Rand
@@ -132,7 +140,71 @@ func (n *Node) view() *strategy.View {
 		Steps:     n.trainRes.Steps,
 		BatchLoss: n.batchLoss,
 		TrainCopy: n.trainCopy,
+		Validate:  n.validate,
 	}
+}
+
+// validate is View.Validate: the outputs of params on the first max
+// samples of the node's validation split, the node's model restored
+// afterwards.
+func (n *Node) validate(params []float32, max int, dst *agreement.Outputs) error {
+	m := n.cfg.Model
+	if len(params) != m.NumParams() {
+		return fmt.Errorf("validate: %d parameters, the model has %d", len(params), m.NumParams())
+	}
+	if n.cfg.Val == nil || n.cfg.Val.Len() == 0 {
+		return fmt.Errorf("node %d has no validation samples", n.cfg.ID)
+	}
+	src := &firstN{src: n.cfg.Val, n: min(max, n.cfg.Val.Len())}
+	cnt, k, f := src.Len(), m.Classes(), m.FeatureSize()
+	if len(n.valLabels) != cnt {
+		// Labels do not depend on the parameters: read them once.
+		n.valLabels = make([]int, 0, cnt)
+		n.valX = grow(n.valX, m.Batch()*m.InputSize())
+		y := make([]int, m.Batch())
+		src.Reset()
+		for b := src.Next(n.valX, y); b > 0; b = src.Next(n.valX, y) {
+			n.valLabels = append(n.valLabels, y[:b]...)
+		}
+	}
+	dst.N, dst.Classes, dst.Dim, dst.Labels = cnt, k, f, n.valLabels
+	dst.Probs = grow(dst.Probs, cnt*k)
+	dst.Features = grow(dst.Features, cnt*f)
+	vac := dst.Vacuity
+	dst.Vacuity = nil
+	if _, ok := m.Head().(nn.UncertaintyHead); ok {
+		dst.Vacuity = grow(vac, cnt)
+	}
+	n.saved = append(n.saved[:0], m.Params()...)
+	copy(m.Params(), params)
+	err := m.Outputs(src, dst.Probs, dst.Vacuity, dst.Features)
+	copy(m.Params(), n.saved)
+	return err
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// firstN yields the first n samples of a source.
+type firstN struct {
+	src  nn.Batches
+	n    int
+	seen int
+}
+
+func (f *firstN) Len() int { return f.n }
+func (f *firstN) Reset()   { f.src.Reset(); f.seen = 0 }
+func (f *firstN) Next(x []float32, y []int) int {
+	if f.seen >= f.n {
+		return 0
+	}
+	b := f.src.Next(x, y[:min(len(y), f.n-f.seen)])
+	f.seen += b
+	return b
 }
 
 // trainCopy is View.TrainCopy: this round's local training applied to

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/trellis-fl/trellis/agreement"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
@@ -149,5 +150,42 @@ func TestTrainingIsReproducible(t *testing.T) {
 				t.Fatal("same seed, different parameters")
 			}
 		}
+	}
+}
+
+// TestValidateReadsTheFirstSamplesAndRestoresTheModel: View.Validate gives
+// the outputs of the parameters it is handed on the first n validation
+// samples (batch 4, n = 3: a partial batch), with their labels, and leaves
+// the node's model as it was.
+func TestValidateReadsTheFirstSamplesAndRestoresTheModel(t *testing.T) {
+	ids, dir := wire.SimIdentities(7, 1)
+	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
+	if err := n.view().Validate(n.Model().Params(), 3, &agreement.Outputs{}); err == nil {
+		t.Error("no validation split: no error")
+	}
+	n.cfg.Val = &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0, 2, 2}, y: []int{0, 1, 1, 0, 1}}
+	own := append([]float32(nil), n.Model().Params()...)
+	// logreg 2→2: W = [[1, 0], [0, 1]], b = 0: logits are the inputs.
+	params := []float32{1, 0, 0, 1, 0, 0}
+	var o agreement.Outputs
+	if err := n.view().Validate(params, 3, &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.N != 3 || o.Classes != 2 || o.Dim != 2 || len(o.Labels) != 3 || o.Labels[2] != 1 || o.Vacuity != nil {
+		t.Fatalf("outputs %+v", o)
+	}
+	for i, x := range [][2]float64{{1, 0}, {0, 1}, {1, 1}} {
+		p0 := 1 / (1 + math.Exp(x[1]-x[0]))
+		if math.Abs(float64(o.Probs[2*i])-p0) > 1e-6 || o.Features[2*i] != float32(x[0]) {
+			t.Errorf("sample %d: probs %v features %v", i, o.Probs[2*i:2*i+2], o.Features[2*i:2*i+2])
+		}
+	}
+	for i, v := range n.Model().Params() {
+		if v != own[i] {
+			t.Fatal("the node's model changed")
+		}
+	}
+	if err := n.view().Validate(params[:2], 3, &o); err == nil {
+		t.Error("short parameters: no error")
 	}
 }

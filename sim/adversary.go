@@ -57,11 +57,23 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 			if m.To != wire.Broadcast {
 				targets = []int{int(m.To)}
 			}
+			var shared []float32 // SameForAll: the one vector every recipient gets
 			for _, to := range targets {
-				dst := make([]float32, len(m.Payload.Data))
-				rng := seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round), uint64(to))
-				if err := r.cfg.Attack.Craft(dst, view, m.Payload.Data, b, to, rng); err != nil {
-					return fmt.Errorf("attack %s by node %d: %w", r.cfg.Attack.Name(), b, err)
+				var dst []float32
+				if shared != nil {
+					dst = append(dst, shared...) // each message owns its payload
+				} else {
+					dst = make([]float32, len(m.Payload.Data))
+					rng := seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round), uint64(to))
+					if r.cfg.SameForAll {
+						rng = seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round))
+					}
+					if err := r.cfg.Attack.Craft(dst, view, m.Payload.Data, b, to, rng); err != nil {
+						return fmt.Errorf("attack %s by node %d: %w", r.cfg.Attack.Name(), b, err)
+					}
+					if r.cfg.SameForAll {
+						shared = dst
+					}
 				}
 				seq++
 				c := &wire.Message{

@@ -21,6 +21,18 @@ type NodeRound struct {
 	ByzWeight float64 `json:"byz_weight"`
 	// Rejected counts messages the node's validator refused this round.
 	Rejected int `json:"rejected"`
+	// Scores are the agreement scores the node's strategy gave each
+	// sender this round, when it reports them (strategy.ScoreReporter:
+	// LIGHTYEAR), with whether the sender was Byzantine.
+	Scores []Score `json:"scores,omitempty"`
+}
+
+// Score is one agreement score a node gave a sender.
+type Score struct {
+	From      int     `json:"from"`
+	Byzantine bool    `json:"byzantine"`
+	Kind      string  `json:"kind"`
+	Value     float64 `json:"value"`
 }
 
 // Round is the record of one round: every node's, and the aggregates of

@@ -11,6 +11,7 @@ import (
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -29,6 +30,11 @@ type Config struct {
 	// crafts what they send (nil: they send their honest payloads).
 	Byzantine []int
 	Attack    attack.Attack
+	// SameForAll makes each Byzantine message one crafted vector sent to
+	// every recipient, from the attack's stream for (seed, sender, round),
+	// instead of one per recipient (LIGHTYEAR's malfunctions,
+	// spec/lightyear.md).
+	SameForAll bool
 	// Identities are every node's keys, indexed by id: nodes hold their
 	// own; the driver signs the adversary's messages with the Byzantine ones.
 	Identities []*wire.Identity
@@ -210,6 +216,12 @@ func (r *runner) round(round int) (*Round, error) {
 		tc := time.Now()
 		weights[i], err = r.nodes[i].Combine()
 		combineDur[i] = time.Since(tc)
+		if sr, ok := r.nodes[i].Strategy().(strategy.ScoreReporter); ok && err == nil {
+			for _, s := range sr.Scores() {
+				byz := s.From >= 0 && s.From < n && r.byz[s.From]
+				rec.Nodes[i].Scores = append(rec.Nodes[i].Scores, Score{From: s.From, Byzantine: byz, Kind: s.Kind, Value: s.Value})
+			}
+		}
 		return err
 	}); err != nil {
 		return nil, err

@@ -46,7 +46,8 @@ func TestNoModelSizedAllocationAfterFirstRound(t *testing.T) {
 			_ = m.SetParams(own)
 			v := &View{ID: 0, Round: round, Rounds: 10, Model: m, Start: start,
 				BatchLoss: func([]float32) (float64, error) { return 1, nil },
-				TrainCopy: func([]float32) (nn.TrainResult, error) { return nn.TrainResult{}, nil }}
+				TrainCopy: func([]float32) (nn.TrainResult, error) { return nn.TrainResult{}, nil },
+				Validate:  fakeValidate}
 			if lt, ok := s.(LocalTrainer); ok {
 				lt.LocalTraining(v, nn.TrainConfig{Epochs: 1})
 			}

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -25,17 +26,20 @@ type Params struct {
 	// takes the spec default. Valid keys per strategy: balance gamma,
 	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
 	// block_at; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
-	// gd_relative, warmup, a, c, tau0.
+	// gd_relative, warmup, a, c, tau0; lightyear tau, g, n_val.
 	Options map[string]float64
 	// NoPrediction and NoClipping are rdpfl's ablations (RDPFL).
 	NoPrediction, NoClipping bool
+	// Score is lightyear's agreement score: ntk (default for ""),
+	// calibration or cosine.
+	Score string
 }
 
 // Names returns the strategy names New accepts.
 func Names() []string { return slices.Clone(names) }
 
 var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
-	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "rdpfl"}
+	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "rdpfl", "lightyear"}
 
 // Training-side defaults; the spec names FedProx and Ditto without values,
 // so these are the middle of the grids their papers search
@@ -68,6 +72,12 @@ var options = map[string][]option{
 		{"a", RDPFLA, 0, 1, true, true},
 		{"c", RDPFLC, 0, math.Inf(1), true, true},
 		{"tau0", RDPFLTau0, 0, math.Inf(1), true, true},
+	},
+	// spec/lightyear.md: tau = 0.6, g = 0.95, n_val = 128.
+	"lightyear": {
+		{"tau", LightyearTau, 0, 1, true, false},
+		{"g", LightyearG, 0, 1, false, false},
+		{"n_val", LightyearNVal, 1, 1 << 20, true, false},
 	},
 	"afa": {
 		{"xi0", AFAXi0, 0, math.Inf(1), false, true},
@@ -104,6 +114,9 @@ func New(name string, p Params) (Strategy, error) {
 	}
 	if (p.NoPrediction || p.NoClipping) && name != "rdpfl" {
 		return nil, fmt.Errorf("strategy %s: the prediction and clipping switches are rdpfl's", name)
+	}
+	if p.Score != "" && name != "lightyear" {
+		return nil, fmt.Errorf("strategy %s: score %q not used (only lightyear takes a score)", name, p.Score)
 	}
 	if p.F != nil && !usesF[name] {
 		return nil, fmt.Errorf("strategy %s: f not used (only robust, scclip, clipped_gossip, rdpfl take f)", name)
@@ -176,6 +189,16 @@ func New(name string, p Params) (Strategy, error) {
 		s.Warmup, s.A, s.C, s.Tau0 = int(o["warmup"]), o["a"], o["c"], o["tau0"]
 		s.NoPrediction, s.NoClipping = p.NoPrediction, p.NoClipping
 		return s, nil
+	case "lightyear":
+		score := cmp.Or(p.Score, ScoreNTK)
+		if !slices.Contains(ScoreKinds, score) {
+			return nil, fmt.Errorf("strategy lightyear: score %q, want one of %s", p.Score, strings.Join(ScoreKinds, ", "))
+		}
+		nv := o["n_val"]
+		if nv != math.Trunc(nv) {
+			return nil, fmt.Errorf("strategy lightyear: n_val = %v, want a whole number", nv)
+		}
+		return &Lightyear{Tau: o["tau"], G: o["g"], NVal: int(nv), Score: score}, nil
 	default: // "cfl"
 		return &CFL{}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/trellis-fl/trellis/agreement"
 	"github.com/trellis-fl/trellis/nn"
 )
 
@@ -53,6 +54,28 @@ type View struct {
 	// optimizer of its own; filled by the node. Ditto trains its global
 	// model with it.
 	TrainCopy func(params []float32) (nn.TrainResult, error)
+	// Validate, when set, writes the outputs (probabilities, vacuity for an
+	// evidential head, penultimate features, labels) of the given
+	// parameters on the first n samples of the node's validation split
+	// (all of them if it is smaller) into dst, reusing dst's buffers;
+	// filled by the node. LIGHTYEAR scores peers' models with it; it must
+	// not keep or modify params, and the node's model is left as it was.
+	Validate func(params []float32, n int, dst *agreement.Outputs) error
+}
+
+// PeerScore is an agreement score a strategy gave a sender's message in a
+// round, by score kind (LIGHTYEAR's diagnostics, spec/lightyear.md).
+type PeerScore struct {
+	From  int
+	Kind  string
+	Value float64
+}
+
+// ScoreReporter is a strategy that reports the agreement scores of its last
+// Combine, so the driver can record them next to who was Byzantine (which
+// the strategy never learns).
+type ScoreReporter interface {
+	Scores() []PeerScore
 }
 
 // Outgoing is a vector a strategy sends; To is a peer id or Broadcast. The

@@ -1,0 +1,141 @@
+package experiment
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/trellis-fl/trellis/report"
+	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/strategy"
+)
+
+// scoreSample is the scores honest nodes gave benign and Byzantine
+// (malfunctioning) senders, for one attack and score kind.
+type scoreSample struct{ benign, byz []float64 }
+
+// collectScores reads the agreement scores of every finished run under dir
+// (sim.NodeRound.Scores in metrics.jsonl), as given by honest receivers in
+// every round, grouped by the run's attack and then by score kind.
+func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
+	out := map[string]map[string]*scoreSample{}
+	err := eachRun(dir, MetricsFile, func(p string, c Config) error {
+		f, err := os.Open(filepath.Join(p, MetricsFile))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			if !bytes.Contains(sc.Bytes(), []byte(`"scores"`)) {
+				continue
+			}
+			var n sim.NodeRound
+			if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.Byzantine {
+				continue // an interrupted run's last line, or a Byzantine receiver
+			}
+			for _, s := range n.Scores {
+				g := out[c.Adversary.Attack]
+				if g == nil {
+					g = map[string]*scoreSample{}
+					out[c.Adversary.Attack] = g
+				}
+				k := g[s.Kind]
+				if k == nil {
+					k = &scoreSample{}
+					g[s.Kind] = k
+				}
+				if s.Byzantine {
+					k.byz = append(k.byz, s.Value)
+				} else {
+					k.benign = append(k.benign, s.Value)
+				}
+			}
+		}
+		return sc.Err()
+	})
+	return out, err
+}
+
+// scoreReport writes, when runs under dir recorded agreement scores, one
+// histogram per attack and score kind (benign vs malfunctioning senders,
+// the threshold tau = strategy.LightyearTau marked) and returns a Markdown
+// section with, per attack and kind, how many of each were scored, their
+// means, and the fractions on the right side of tau (spec/lightyear.md:
+// the presets show how often each score separates malfunctioning from
+// benign peers). It returns "" when no run recorded scores.
+func scoreReport(dir string) (string, error) {
+	groups, err := collectScores(dir)
+	if err != nil || len(groups) == 0 {
+		return "", err
+	}
+	tau := strategy.LightyearTau
+	var md bytes.Buffer
+	fmt.Fprintf(&md, "\n## Agreement scores (benign vs malfunctioning senders)\n\n")
+	fmt.Fprintf(&md, "Scores honest nodes gave their peers, every round of every run above; τ = %g.\n", tau)
+	fmt.Fprintf(&md, "Separated = benign scored ≥ τ or malfunctioning scored < τ, over all scores.\n\n")
+	fmt.Fprintf(&md, "| attack | score | benign n | benign mean | benign ≥ τ | malfunctioning n | malfunctioning mean | malfunctioning < τ | separated |\n")
+	fmt.Fprintf(&md, "|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, atk := range slices.Sorted(func(yield func(string) bool) {
+		for k := range groups {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		for _, kind := range strategy.ScoreKinds {
+			s := groups[atk][kind]
+			if s == nil {
+				continue
+			}
+			keep := countIf(s.benign, func(v float64) bool { return v >= tau })
+			rej := countIf(s.byz, func(v float64) bool { return v < tau })
+			fmt.Fprintf(&md, "| %s | %s | %d | %s | %s | %d | %s | %s | %s |\n", atk, kind,
+				len(s.benign), meanCell(s.benign), frac(keep, len(s.benign)),
+				len(s.byz), meanCell(s.byz), frac(rej, len(s.byz)), frac(keep+rej, len(s.benign)+len(s.byz)))
+			ch, err := report.Histograms([]report.HistGroup{{Label: "benign", Values: s.benign}, {Label: "malfunctioning", Values: s.byz}},
+				20, 0, 1, tau, report.Figure{Title: fmt.Sprintf("%s score, attack %s", kind, atk), XLabel: kind + " agreement A"})
+			if err != nil {
+				return "", err
+			}
+			name := "scores_" + safeName(atk) + "_" + kind
+			if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
+				return "", err
+			}
+		}
+	}
+	return md.String(), nil
+}
+
+func countIf(xs []float64, f func(float64) bool) int {
+	n := 0
+	for _, x := range xs {
+		if f(x) {
+			n++
+		}
+	}
+	return n
+}
+
+func frac(k, n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", float64(k)/float64(n))
+}
+
+func meanCell(xs []float64) string {
+	if len(xs) == 0 {
+		return "–"
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return fmt.Sprintf("%.3f", s/float64(len(xs)))
+}

@@ -1,0 +1,130 @@
+package strategy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/trellis-fl/trellis/agreement"
+)
+
+// LIGHTYEAR defaults (spec/lightyear.md, "Round at node i").
+const (
+	LightyearTau  = 0.6
+	LightyearG    = 0.95
+	LightyearNVal = 128
+)
+
+// Score kinds of LIGHTYEAR (spec/lightyear.md, "Agreement score A").
+const (
+	ScoreNTK         = "ntk"
+	ScoreCalibration = "calibration"
+	ScoreCosine      = "cosine"
+)
+
+// ScoreKinds lists the agreement scores LIGHTYEAR can select by, in the
+// order its diagnostics report them.
+var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine}
+
+// Lightyear is LIGHTYEAR (spec/lightyear.md): after one local epoch the node
+// sends its model; it scores every received model against its own on the
+// first NVal samples of its validation split, keeps the set S of senders
+// with score ≥ Tau, and moves towards the average of its own and the kept
+// models with weight G^t (t the 0-based round):
+//
+//	avg = (θ_i + Σ_{j∈S} θ_j) / (|S| + 1),   θ_i ← θ_i + G^t (avg − θ_i).
+//
+// An empty S keeps θ_i. Sender j ∈ S gets weight G^t / (|S| + 1), the
+// others 0. Whatever kind it selects by, every Combine computes all three
+// scores of every sender (one forward pass per model serves ntk and
+// calibration; cosine is one pass over the parameters), so a run records
+// how each would have separated the senders (Scores).
+//
+// A peer model whose outputs on the validation samples are not finite
+// scores 0 in function space; non-finite parameter vectors get weight 0
+// without being scored (peerInputs).
+type Lightyear struct {
+	Tau, G float64
+	NVal   int
+	// Score is the kind that selects: ntk, calibration or cosine.
+	Score string
+
+	p           peerInputs
+	own, peer   agreement.Outputs
+	ownK, peerK agreement.Kernel
+	scores      []PeerScore
+}
+
+func (*Lightyear) Name() string { return "lightyear" }
+
+// Share sends the trained model to every out-neighbor.
+func (*Lightyear) Share(v *View) []Outgoing { return shareModel(v) }
+
+// Scores returns the scores of the last Combine: per sender in id order,
+// the three kinds in ScoreKinds order. The slice is reused by the next
+// Combine.
+func (l *Lightyear) Scores() []PeerScore { return l.scores }
+
+// Combine scores, selects and aggregates.
+func (l *Lightyear) Combine(v *View, in []Incoming) (map[int]float64, error) {
+	sel := slices.Index(ScoreKinds, l.Score)
+	if sel < 0 {
+		return nil, fmt.Errorf("unknown score %q (valid: ntk, calibration, cosine)", l.Score)
+	}
+	w := v.Model.Params()
+	if err := l.p.gather(in, len(w)); err != nil {
+		return nil, err
+	}
+	l.scores = l.scores[:0]
+	if len(l.p.xs) == 0 {
+		return l.p.weights(), nil
+	}
+	if v.Validate == nil {
+		return nil, fmt.Errorf("lightyear needs the node's validation data (View.Validate)")
+	}
+	if err := v.Validate(w, l.NVal, &l.own); err != nil {
+		return nil, fmt.Errorf("own model on validation data: %w", err)
+	}
+	if l.own.N == 0 {
+		return nil, fmt.Errorf("the node has no validation samples to score peers on")
+	}
+	if err := l.ownK.Compute(&l.own); err != nil {
+		return nil, err
+	}
+	ownCal, err := agreement.Calibrate(&l.own)
+	if err != nil {
+		return nil, err
+	}
+	kept := 0
+	for k, m := range l.p.xs {
+		var s [3]float64 // in ScoreKinds order
+		s[2] = agreement.Cosine(w, m.Vector)
+		// A peer model that cannot be evaluated (non-finite outputs) agrees
+		// with nothing in function space.
+		if v.Validate(m.Vector, l.NVal, &l.peer) == nil && l.peer.N == l.own.N {
+			if l.peerK.Compute(&l.peer) == nil {
+				s[0] = agreement.CKA(&l.ownK, &l.peerK)
+			}
+			if c, err := agreement.Calibrate(&l.peer); err == nil {
+				s[1] = agreement.CalibrationScore(ownCal, c)
+			}
+		}
+		for i, kind := range ScoreKinds {
+			l.scores = append(l.scores, PeerScore{From: m.From, Kind: kind, Value: s[i]})
+		}
+		if s[sel] >= l.Tau {
+			l.p.coef[k] = 1 // marked; the weight is set below
+			kept++
+		}
+	}
+	if kept == 0 {
+		return l.p.weights(), nil // spec: empty S keeps θ_i
+	}
+	c := math.Pow(l.G, float64(v.Round)) / float64(kept+1)
+	for k := range l.p.coef {
+		if l.p.coef[k] != 0 {
+			l.p.coef[k] = c
+		}
+	}
+	return l.p.apply(w), nil
+}

@@ -1,0 +1,148 @@
+package strategy
+
+import (
+	"math"
+	"testing"
+
+	"github.com/trellis-fl/trellis/agreement"
+)
+
+// fakeValidate stands in for the node's View.Validate: 8 samples, 3
+// classes, 2 features, all a smooth function of the first parameters.
+func fakeValidate(params []float32, n int, dst *agreement.Outputs) error {
+	const k, d = 3, 2
+	n = min(n, 8)
+	dst.N, dst.Classes, dst.Dim = n, k, d
+	dst.Probs = make([]float32, n*k)
+	dst.Features = make([]float32, n*d)
+	dst.Labels = make([]int, n)
+	for a := range n {
+		var z [k]float64
+		var s float64
+		for j := range k {
+			z[j] = math.Exp(float64(params[j%len(params)]) * float64(a+j) / 4)
+			s += z[j]
+		}
+		for j := range k {
+			dst.Probs[a*k+j] = float32(z[j] / s)
+		}
+		dst.Features[a*d] = params[0] * float32(a)
+		dst.Features[a*d+1] = float32(a % 3)
+		dst.Labels[a] = a % k
+	}
+	return nil
+}
+
+// TestLightyearAggregationHandValues: own θ = (1,0,0,0); sender 1 sends
+// (2,0,0,0) (cosine score 1), sender 3 (−1,0,0,0) (score 0), sender 5
+// (1,1,0,0) (score (1+1/√2)/2 ≈ 0.854). With tau 0.6 S = {1, 5}, avg =
+// (4/3, 1/3, 0, 0), and θ ← θ + g^t (avg − θ).
+func TestLightyearAggregationHandValues(t *testing.T) {
+	in := []Incoming{
+		{From: 1, Tag: TagModel, Vector: []float32{2, 0, 0, 0}},
+		{From: 3, Tag: TagModel, Vector: []float32{-1, 0, 0, 0}},
+		{From: 5, Tag: TagModel, Vector: []float32{1, 1, 0, 0}},
+	}
+	for _, c := range []struct {
+		round int
+		gt    float64 // 0.95^round
+	}{{0, 1}, {1, 0.95}, {10, 0.5987369392383789}} {
+		s, err := New("lightyear", Params{Score: "cosine"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tinyModel(t, 1, 0, 0, 0)
+		w, err := s.Combine(&View{ID: 0, Round: c.round, Model: m, Validate: fakeValidate}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "round", m.Params(), 1+c.gt/3, c.gt/3, 0, 0)
+		if math.Abs(w[1]-c.gt/3) > 1e-12 || w[3] != 0 || math.Abs(w[5]-c.gt/3) > 1e-12 {
+			t.Errorf("round %d: weights %v, want %v for 1 and 5, 0 for 3", c.round, w, c.gt/3)
+		}
+		sc := s.(ScoreReporter).Scores()
+		if len(sc) != 9 {
+			t.Fatalf("%d scores, want 3 senders × 3 kinds", len(sc))
+		}
+		if sc[2].Kind != "cosine" || sc[2].From != 1 || math.Abs(sc[2].Value-1) > 1e-12 ||
+			sc[8].From != 5 || math.Abs(sc[8].Value-(1+1/math.Sqrt2)/2) > 1e-12 {
+			t.Errorf("scores %+v", sc)
+		}
+		// The same model scores 1 in function space too (sender 1 differs
+		// from own: 2 vs 1 in the first coordinate; check ranges only).
+		for _, p := range sc {
+			if !(p.Value >= 0 && p.Value <= 1) {
+				t.Errorf("score %+v outside [0, 1]", p)
+			}
+		}
+	}
+}
+
+func TestLightyearEmptySelectionKeepsModel(t *testing.T) {
+	s, err := New("lightyear", Params{Score: "cosine", Options: map[string]float64{"tau": 0.99}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyModel(t, 1, 0, 0, 0)
+	in := []Incoming{
+		{From: 3, Tag: TagModel, Vector: []float32{-1, 0, 0, 0}},
+		{From: 5, Tag: TagModel, Vector: []float32{1, 1, 0, 0}},
+		{From: 6, Tag: TagModel, Vector: []float32{float32(math.NaN()), 1, 0, 0}},
+	}
+	w, err := s.Combine(&View{ID: 0, Round: 0, Model: m, Validate: fakeValidate}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "kept", m.Params(), 1, 0, 0, 0)
+	for j, x := range w {
+		if x != 0 {
+			t.Errorf("sender %d weight %v, want 0", j, x)
+		}
+	}
+}
+
+func TestLightyearScoresItsOwnCopyOne(t *testing.T) {
+	for _, kind := range ScoreKinds {
+		s, err := New("lightyear", Params{Score: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tinyModel(t, 0.5, -1, 2, 0.25)
+		in := []Incoming{{From: 1, Tag: TagModel, Vector: []float32{0.5, -1, 2, 0.25}}}
+		w, err := s.Combine(&View{ID: 0, Round: 3, Model: m, Validate: fakeValidate}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.(ScoreReporter).Scores() {
+			if math.Abs(p.Value-1) > 1e-9 {
+				t.Errorf("%s selection: %s score of an identical model = %v, want 1", kind, p.Kind, p.Value)
+			}
+		}
+		if want := math.Pow(0.95, 3) / 2; math.Abs(w[1]-want) > 1e-12 {
+			t.Errorf("weight %v, want %v", w[1], want)
+		}
+	}
+}
+
+func TestLightyearBadInput(t *testing.T) {
+	if _, err := New("lightyear", Params{Score: "l2"}); err == nil {
+		t.Error("unknown score accepted")
+	}
+	if _, err := New("fedavg", Params{Score: "ntk"}); err == nil {
+		t.Error("score on fedavg accepted")
+	}
+	for _, o := range []map[string]float64{{"tau": 1.5}, {"g": 0}, {"n_val": 0}, {"n_val": 2.5}, {"tau": math.NaN()}} {
+		if _, err := New("lightyear", Params{Options: o}); err == nil {
+			t.Errorf("options %v accepted", o)
+		}
+	}
+	s, _ := New("lightyear", Params{})
+	m := tinyModel(t, 1, 0, 0, 0)
+	in := []Incoming{{From: 1, Tag: TagModel, Vector: []float32{1, 0, 0, 0}}}
+	if _, err := s.Combine(&View{Model: m}, in); err == nil {
+		t.Error("no Validate: no error")
+	}
+	if _, err := s.Combine(&View{Model: m, Validate: fakeValidate}, []Incoming{{From: 1, Tag: TagModel, Vector: []float32{1}}}); err == nil {
+		t.Error("short vector: no error")
+	}
+}
