@@ -32,9 +32,14 @@ type View struct {
 	// Attackers is m of alie's z_max: how many of those senders are
 	// Byzantine (colluding; all run the same attack).
 	Attackers int
+	// Previous is the same tag's View of the previous round, for attacks
+	// that use history (adaptive); nil in the first round. The driver
+	// Settles it, so only its statistics remain, not its payloads.
+	Previous *View
 
-	mu    sync.Mutex
-	cache map[string]*memoEntry // statistics and crafted vectors, by key
+	settled *moments // Honest's moments, kept by Settle
+	mu      sync.Mutex
+	cache   map[string]*memoEntry // statistics and crafted vectors, by key
 }
 
 // Attack crafts what Byzantine node from sends to node to, given its own
@@ -72,7 +77,8 @@ type Params struct {
 	Z float64
 	// Minus makes alie send μ − zσ instead of μ + zσ.
 	Minus bool
-	// Epsilon is ipm's ε, in (0, MaxScale]; 0 means DefaultEpsilon.
+	// Epsilon is ipm's ε and adaptive's e, in (0, MaxScale]; 0 means
+	// DefaultEpsilon.
 	Epsilon float64
 	// Perturbation is min_max's and min_sum's direction p: "unit_vec"
 	// (μ/||μ||, the default for ""), "std" (the sample standard deviation
@@ -114,6 +120,8 @@ var ErrLength = errors.New("length mismatch")
 var names = []string{
 	"none", "gaussian", "sign_flip", "scaling", "random", "ana_proportional",
 	"alie", "ipm", "min_max", "min_sum", "fang_trim", "label_flip",
+	// R-DPFL's defense-aware attack on directions (spec/rdpfl.md).
+	"adaptive",
 	// LIGHTYEAR's malfunctions (spec/lightyear.md): ana is gaussian (θ + ε,
 	// ε ~ N(0, σ²I)), sfa is sign_flip (−aθ, a = 1), under the paper's
 	// names; dynamic picks one of ana, sfa, random per round.
@@ -161,6 +169,8 @@ func New(name string, p Params) (Attack, error) {
 		a = FangTrim{B: p.B}
 	case "label_flip":
 		a = LabelFlip{}
+	case "adaptive":
+		a = Adaptive{E: p.Epsilon}
 	default:
 		return nil, fmt.Errorf("attack: unknown attack %q (valid: %s)", name, strings.Join(names, ", "))
 	}

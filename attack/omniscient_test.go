@@ -604,3 +604,39 @@ func TestDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptivePredictsFromThePreviousRound checks the spec's message
+// pred − e·||pred||·μ/||μ|| by hand: pred = (2, 0) from the previous round's
+// honest mean, μ = (0, 3) now, e = 0.1 gives (2, −0.2); without history
+// pred = μ gives (0, 2.7).
+func TestAdaptivePredictsFromThePreviousRound(t *testing.T) {
+	a, err := New("adaptive", Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !UsesPrevious(a) {
+		t.Fatal("adaptive must ask the driver for the previous view")
+	}
+	prev := &View{Honest: [][]float32{{1, 0}, {3, 0}}}
+	prev.Settle()
+	if prev.Honest != nil {
+		t.Fatal("Settle must drop the payloads")
+	}
+	dst := make([]float32, 2)
+	cur := [][]float32{{0, 2}, {0, 4}}
+	if err := a.Craft(dst, &View{Honest: cur, Previous: prev}, []float32{9, 9}, 0, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(dst[0])-2) > 1e-6 || math.Abs(float64(dst[1])+0.2) > 1e-6 {
+		t.Fatalf("with history: %v, want (2, -0.2)", dst)
+	}
+	if err := a.Craft(dst, &View{Honest: cur}, []float32{9, 9}, 0, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(float64(dst[0])) > 1e-6 || math.Abs(float64(dst[1])-2.7) > 1e-6 {
+		t.Fatalf("first round: %v, want (0, 2.7)", dst)
+	}
+	if _, err := New("adaptive", Params{Epsilon: -1}); err == nil {
+		t.Fatal("a negative e must be rejected")
+	}
+}

@@ -15,7 +15,10 @@ import (
 // default (DefaultConfig, printed by `trellis config defaults`); a file
 // only says what differs.
 type Config struct {
-	Name      string `toml:"name"`
+	Name string `toml:"name"`
+	// Label names the run's method in tables and plots; empty means one
+	// made from the strategy (Config.Label). Sweep variants set it.
+	RunLabel  string `toml:"label,omitempty"`
 	Seed      uint64 `toml:"seed"`
 	Rounds    int    `toml:"rounds"`
 	EvalEvery int    `toml:"eval_every"`
@@ -107,7 +110,7 @@ type AdversaryConfig struct {
 	Percent  float64 `toml:"percent"` // ana_proportional: s
 	Z        float64 `toml:"z"`       // alie: fixed z (0: z_max)
 	Minus    bool    `toml:"minus"`   // alie: μ − zσ
-	Epsilon  float64 `toml:"epsilon"` // ipm: ε
+	Epsilon  float64 `toml:"epsilon"` // ipm: ε; adaptive: e
 	// Perturbation is min_max / min_sum's direction: unit_vec, std or sign.
 	Perturbation string  `toml:"perturbation"`
 	GammaInit    float64 `toml:"gamma_init"` // min_max, min_sum: γ_init
@@ -128,6 +131,10 @@ type StrategyConfig struct {
 	// Rule is robust's aggregate rule (aggregate.Names()), optionally behind
 	// pre-aggregators joined by "+" (aggregate.PreNames()): "nnm+krum".
 	Rule string `toml:"rule"`
+	// Exchange is what robust's nodes send: "model" (the default) or
+	// "update" (the round's update w~ − w_start, aggregated and applied
+	// from the start of the round).
+	Exchange string `toml:"exchange,omitempty"`
 	// Rule parameters (robust; 0 = the rule's default): multi_krum's m,
 	// centered_clipping's tau, iterations and from_previous, bucketing's
 	// bucket size, the clip pre-aggregator's bound.
@@ -138,12 +145,18 @@ type StrategyConfig struct {
 	Bucket       int     `toml:"bucket"`
 	Clip         float64 `toml:"clip"`
 	// F is the number of faulty inputs tolerated (robust, scclip,
-	// clipped_gossip); absent means the strategy's default.
+	// clipped_gossip, rdpfl's trimmed_mean); absent means the strategy's
+	// default.
 	F *int `toml:"f,omitempty"`
+	// Prediction and Clipping switch rdpfl's history prediction and
+	// adaptive deviation clip off for the paper's ablation (absent: on).
+	Prediction *bool `toml:"prediction,omitempty"`
+	Clipping   *bool `toml:"clipping,omitempty"`
 	// Options are the real-valued parameters by name (balance: gamma,
 	// kappa, alpha; ubar: rho, alpha; afa: xi0, delta_xi, alpha0, beta0,
-	// block_at; fedprox: mu; ditto: lambda; lightyear: tau, g, n_val);
-	// absent ones take the defaults.
+	// block_at; fedprox: mu; ditto: lambda; rdpfl: lambda, g, gd,
+	// gd_relative, warmup, a, c, tau0; lightyear: tau, g, n_val); absent
+	// ones take the defaults.
 	Options map[string]float64 `toml:"options,omitempty"`
 	// Score is lightyear's agreement score: ntk | calibration | cosine
 	// ("" = ntk).
@@ -152,7 +165,7 @@ type StrategyConfig struct {
 
 // strategyOptionKeys are the option names strategies take, for key
 // suggestions and sweeps.
-var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "tau", "g", "n_val"}
+var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0", "tau", "n_val"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {
@@ -167,11 +180,15 @@ type RunConfig struct {
 	WireRoundTrip bool `toml:"wire_roundtrip"` // encode and decode every message
 }
 
-// SweepConfig lists keys and the values to run each with (a grid), and the
-// seeds; an empty sweep is a single run.
+// SweepConfig lists keys and the values to run each with (a grid), named
+// variants (methods that differ in several keys at once), and the seeds;
+// an empty sweep is a single run. Every variant runs at every grid point.
 type SweepConfig struct {
 	Seeds []uint64         `toml:"seeds"`
 	Grid  map[string][]any `toml:"grid"`
+	// Variants maps a variant's name to the dotted keys it sets; the name
+	// becomes the runs' label unless the variant sets "label" itself.
+	Variants map[string]map[string]any `toml:"variants"`
 }
 
 // DefaultConfig is the one place defaults live.
@@ -263,7 +280,7 @@ func configKeys() []string {
 	for k := range flat {
 		keys = append(keys, k)
 	}
-	keys = append(keys, "adversary.ids", "sweep.grid", "strategy.f")
+	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "strategy.exchange", "label")
 	for _, k := range strategyOptionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -149,6 +150,8 @@ func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
 		`name = "robust"` + "\nrule = \"trimmed_mean\"\nf = 1", `name = "balance"` + "\n[strategy.options]\ngamma = 0.5",
 		`name = "ubar"` + "\n[strategy.options]\nrho = 0.6", `name = "scclip"` + "\nf = 2", `name = "clipped_gossip"`,
 		`name = "afa"` + "\n[strategy.options]\nxi0 = 1.5", `name = "asmr"`, `name = "cfl"`,
+		`name = "robust"` + "\nrule = \"multi_krum\"\nexchange = \"update\"",
+		`name = "rdpfl"` + "\nrule = \"trimmed_mean\"\nf = 2\nprediction = false\n[strategy.options]\nlambda = 0.5\ngd = inf",
 	} {
 		cfg, err := ParseConfig([]byte("[strategy]\n"+c), "t")
 		if err != nil {
@@ -162,6 +165,12 @@ func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
 	for _, bad := range []string{
 		"name = \"balance\"\n[strategy.options]\ngama = 0.5",
 		"name = \"local\"\nf = 2",
+		"name = \"rdpfl\"\nrule = \"krum\"",
+		"name = \"fedavg\"\nexchange = \"update\"",
+		"name = \"robust\"\nexchange = \"updates\"",
+		"name = \"rdpfl\"\nrule = \"median\"\nf = 1",
+		"name = \"fedavg\"\nclipping = false",
+		"name = \"rdpfl\"\n[strategy.options]\nwarmup = 2.5",
 	} {
 		if _, err := ParseConfig([]byte("[strategy]\n"+bad), "t"); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -212,5 +221,60 @@ func TestInitPerNode(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte(`init = "random"`), "t"); err == nil || !strings.Contains(err.Error(), "per_node") {
 		t.Errorf("bad init: %v", err)
+	}
+}
+
+// TestSweepVariants: every variant runs at every grid point with its own
+// label and settings, and a grid over a strategy option gives each run its
+// own value (the TOML decoder writes into maps in place, so runs sharing
+// one Options map would all end with the last value).
+func TestSweepVariants(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+[strategy]
+name = "rdpfl"
+[strategy.options]
+lambda = 0.3
+[sweep]
+seeds = [1, 2]
+[sweep.grid]
+"strategy.options.g" = [0.5, 1.0]
+[sweep.variants.plain]
+"strategy.prediction" = false
+"strategy.clipping" = false
+"strategy.rule" = "mean"
+[sweep.variants.full]
+"strategy.rule" = "median"
+`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, keys, err := cfg.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 8 || keys[0] != "variant" || keys[1] != "strategy.options.g" {
+		t.Fatalf("%d runs, keys %v; want 8 runs (2 variants × 2 g × 2 seeds), keys [variant strategy.options.g]", len(runs), keys)
+	}
+	for _, r := range runs {
+		c := r.Config
+		if c.Label() != r.Params["variant"] || fmt.Sprint(c.Strategy.Options["g"]) != r.Params["strategy.options.g"] || c.Strategy.Options["lambda"] != 0.3 {
+			t.Errorf("run %s: label %q, options %v", r.Dir, c.Label(), c.Strategy.Options)
+		}
+		plain := r.Params["variant"] == "plain"
+		if plain != (c.Strategy.Rule == "mean") || plain != (c.Strategy.Prediction != nil) {
+			t.Errorf("run %s: variant settings not applied: %+v", r.Dir, c.Strategy)
+		}
+		if !strings.HasPrefix(r.Dir, "variant="+r.Params["variant"]+"/") {
+			t.Errorf("run dir %s", r.Dir)
+		}
+	}
+	for _, bad := range []string{
+		"[sweep.variants.x]\n\"strategy.nosuch\" = 1",
+		"[sweep.grid]\n\"strategy.rule\" = [\"mean\"]\n[sweep.variants.x]\n\"strategy.rule\" = \"median\"",
+		"[sweep.variants.\"a b\"]\n\"strategy.rule\" = \"median\"",
+	} {
+		if _, err := ParseConfig([]byte(bad), "t"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

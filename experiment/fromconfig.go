@@ -76,7 +76,7 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 	s.Strategy = func() strategy.Strategy {
 		if name == "robust" {
 			r, _ := c.rule() // checked by strategyParams
-			return &strategy.RobustRule{Rule: r}
+			return &strategy.RobustRule{Rule: r, Updates: c.Strategy.Exchange == "update"}
 		}
 		st, _ := strategy.New(name, params) // checked by strategyParams
 		return st
@@ -111,7 +111,20 @@ func (c Config) strategyParams() (strategy.Params, error) {
 	}
 	p := strategy.Params{Weighting: w, F: c.Strategy.F, Options: c.Strategy.Options, Score: c.Strategy.Score}
 	st := c.Strategy
+	if st.Name == "rdpfl" {
+		p.Rule = st.Rule
+		p.NoPrediction = st.Prediction != nil && !*st.Prediction
+		p.NoClipping = st.Clipping != nil && !*st.Clipping
+	} else if st.Prediction != nil || st.Clipping != nil {
+		return p, fmt.Errorf("strategy: prediction and clipping are switches of strategy.name = \"rdpfl\", not of %q", st.Name)
+	}
 	ruleParams := st.M != 0 || st.Tau != 0 || st.Iterations != 0 || st.FromPrevious || st.Bucket != 0 || st.Clip != 0
+	switch {
+	case st.Exchange != "" && st.Exchange != "model" && st.Exchange != "update":
+		return p, fmt.Errorf("strategy.exchange = %q: valid values are \"model\" and \"update\"", st.Exchange)
+	case st.Exchange != "" && st.Name != "robust":
+		return p, fmt.Errorf("strategy.exchange is robust's setting, not %q's", st.Name)
+	}
 	if st.Name == "robust" {
 		_, err := c.rule()
 		return p, err

@@ -39,7 +39,7 @@ func Report(dir string) (string, error) {
 		// malfunctioning clients): the honest accuracy per label and value,
 		// ± its spread across honest nodes.
 		fmt.Fprintf(&md, "\nfinal_honest_local_acc ± final_honest_local_acc_std (the spread across honest nodes), mean over seeds:\n\n")
-		if err := report.WritePivot(&md, runs, keys[0], "final_honest_local_acc", "final_honest_local_acc_std", 4); err != nil {
+		if err := report.WriteSpreadPivot(&md, runs, keys[0], "final_honest_local_acc", "final_honest_local_acc_std", 4); err != nil {
 			return "", err
 		}
 	}
@@ -120,9 +120,13 @@ func hasCurve(runs []report.RunResult, m string) bool {
 // (strategy.options.* and strategy.score are part of the label too).
 var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score"}
 
-// Label names a run's strategy as plots and tables show it: the name (or
-// robust's rule), then its score and options in brackets when set.
+// Label names a run's strategy as plots and tables show it: its explicit
+// label (sweep variants) if it has one, else the name (or robust's rule),
+// then its score and options in brackets when set.
 func (c Config) Label() string {
+	if c.RunLabel != "" {
+		return c.RunLabel
+	}
 	var extra []string
 	if c.Strategy.Score != "" {
 		extra = append(extra, c.Strategy.Score)
@@ -197,10 +201,16 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 	for i, c := range cfgs {
 		values[i] = flatConfig(c)
 	}
+	// With explicit labels (sweep variants), a key that is constant within
+	// each label is part of the method, not a sweep point.
+	labeled := slices.ContainsFunc(cfgs, func(c Config) bool { return c.RunLabel != "" })
 	var keys []string
 	for k, v := range values[0] {
-		if k == "seed" || k == "name" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") ||
-			strings.HasPrefix(k, "strategy.options.") {
+		if k == "seed" || k == "name" || k == "label" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") {
+			continue
+		}
+		// Without explicit labels a strategy's options are in its label.
+		if labeled && fixedPerLabel(runs, values, k) || !labeled && strings.HasPrefix(k, "strategy.options.") {
 			continue
 		}
 		for _, other := range values[1:] {
@@ -217,6 +227,19 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 		}
 	}
 	return runs, keys, nil
+}
+
+// fixedPerLabel reports whether key k has one value among the runs of each
+// label.
+func fixedPerLabel(runs []report.RunResult, values []map[string]string, k string) bool {
+	seen := map[string]string{}
+	for i, r := range runs {
+		if v, ok := seen[r.Label]; ok && v != values[i][k] {
+			return false
+		}
+		seen[r.Label] = values[i][k]
+	}
+	return true
 }
 
 // flatConfig maps every dotted key of a run's config but the sweep to its

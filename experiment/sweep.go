@@ -23,15 +23,24 @@ type SweepRun struct {
 	Dir    string
 }
 
-// Expand lists the runs of c's sweep: the grid's cross product (keys in
-// sorted order) times the seeds (or c.Seed alone). Without a sweep it is
-// the single run c.
+// Expand lists the runs of c's sweep: the variants (by name) times the
+// grid's cross product (keys in sorted order) times the seeds (or c.Seed
+// alone). Without a sweep it is the single run c. The returned keys are
+// the swept ones, "variant" first when there are variants.
 func (c Config) Expand() ([]SweepRun, []string, error) {
 	keys := make([]string, 0, len(c.Sweep.Grid))
 	for k := range c.Sweep.Grid {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	variants := make([]string, 0, len(c.Sweep.Variants))
+	for v := range c.Sweep.Variants {
+		variants = append(variants, v)
+	}
+	slices.Sort(variants)
+	if len(variants) == 0 {
+		variants = []string{""}
+	}
 	seeds := c.Sweep.Seeds
 	if len(seeds) == 0 {
 		seeds = []uint64{c.Seed}
@@ -52,14 +61,48 @@ func (c Config) Expand() ([]SweepRun, []string, error) {
 		combos = next
 	}
 	var runs []SweepRun
-	for _, combo := range combos {
-		rc := c
-		rc.Sweep = SweepConfig{}
-		params := map[string]string{}
-		var parts []string
+	for _, variant := range variants {
+		for _, combo := range combos {
+			more, err := c.expandOne(variant, keys, combo, seeds)
+			if err != nil {
+				return nil, nil, err
+			}
+			runs = append(runs, more...)
+		}
+	}
+	if variants[0] != "" {
+		keys = append([]string{"variant"}, keys...)
+	}
+	return runs, keys, nil
+}
+
+// expandOne lists the runs of one variant ("" for none) at one grid point.
+func (c Config) expandOne(variant string, keys []string, combo map[string]any, seeds []uint64) ([]SweepRun, error) {
+	rc := c
+	rc.Sweep = SweepConfig{}
+	// The decoder writes into maps in place: give the run its own.
+	rc.Strategy.Options = maps.Clone(c.Strategy.Options)
+	params := map[string]string{}
+	var parts []string
+	if variant != "" {
+		set := c.Sweep.Variants[variant]
+		vkeys := slices.Sorted(maps.Keys(set))
+		if _, ok := set["label"]; !ok {
+			rc.RunLabel = variant
+		}
+		for _, k := range vkeys {
+			if err := rc.set(k, set[k]); err != nil {
+				return nil, fmt.Errorf("sweep.variants.%s: %w", variant, err)
+			}
+		}
+		params["variant"] = variant
+		parts = append(parts, safeName("variant="+variant))
+	}
+	var runs []SweepRun
+	{
 		for _, k := range keys {
 			if err := rc.set(k, combo[k]); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			params[k] = gridValue(combo[k])
 			parts = append(parts, safeName(k+"="+params[k]))
@@ -68,13 +111,13 @@ func (c Config) Expand() ([]SweepRun, []string, error) {
 			r := rc
 			r.Seed = s
 			if err := r.Validate(); err != nil {
-				return nil, nil, fmt.Errorf("sweep run %v seed %d: %w", params, s, err)
+				return nil, fmt.Errorf("sweep run %v seed %d: %w", params, s, err)
 			}
 			dir := filepath.Join(append(parts, fmt.Sprintf("seed-%d", s))...)
 			runs = append(runs, SweepRun{Params: params, Config: r, Dir: dir})
 		}
 	}
-	return runs, keys, nil
+	return runs, nil
 }
 
 // gridValue is a grid value as text: a table (a grid over whole sections,

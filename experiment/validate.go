@@ -165,6 +165,21 @@ func (c Config) Validate() error {
 			bad("sweep.grid."+key, "[]", "list at least one value")
 		}
 	}
+	for name, set := range c.Sweep.Variants {
+		if name == "" || safeName(name) != name {
+			bad("sweep.variants", name, "a variant's name may use only letters, digits and . = - _")
+		}
+		if len(set) == 0 {
+			bad("sweep.variants."+name, "{}", "set at least one key")
+		}
+		for key := range set {
+			if !slices.Contains(keys, key) || strings.HasPrefix(key, "sweep.") {
+				errs = append(errs, fmt.Errorf("sweep.variants.%s: %s", name, unknownKey(key)))
+			} else if _, ok := c.Sweep.Grid[key]; ok {
+				bad("sweep.variants."+name+"."+key, set[key], "the grid sweeps this key too; a key is either swept or set by variants")
+			}
+		}
+	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }

@@ -136,6 +136,8 @@ func (n *Node) view() *strategy.View {
 		Model: n.cfg.Model, Start: n.start,
 		Neighbors: n.hood.In, NeighborDegree: n.hood.InDegree, Degree: n.hood.Degree,
 		RNG:       n.rng,
+		LR:        n.cfg.Optimizer.LR(),
+		Steps:     n.trainRes.Steps,
 		BatchLoss: n.batchLoss,
 		TrainCopy: n.trainCopy,
 		Validate:  n.validate,

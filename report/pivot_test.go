@@ -6,23 +6,33 @@ import (
 )
 
 func TestWritePivot(t *testing.T) {
-	run := func(label, f string, seed uint64, acc, std float64) RunResult {
-		return RunResult{Label: label, Params: map[string]string{"f": f}, Seed: seed,
-			Final: map[string]float64{"acc": acc, "std": std}}
+	run := func(label, attack, lambda string, seed uint64, acc float64) RunResult {
+		return RunResult{Label: label, Seed: seed, Params: map[string]string{"adversary.attack": attack, "lambda": lambda},
+			Final: map[string]float64{"final_acc": acc}}
 	}
 	runs := []RunResult{
-		run("b", "0.5", 1, 0.5, 0.1), run("a", "0", 1, 0.9, 0.02), run("a", "0", 2, 0.7, 0.04),
-		run("a", "0.5", 1, 0.6, 0.2),
+		run("mean", "sign_flip", "1", 1, 0.5), run("mean", "sign_flip", "1", 2, 0.7),
+		run("rdpfl", "sign_flip", "1", 1, 0.9), run("rdpfl", "none", "1", 1, 0.95),
+		run("mean", "none", "1", 1, 0.96), run("mean", "none", "0.01", 1, 0.1),
 	}
-	var sb strings.Builder
-	if err := WritePivot(&sb, runs, "f", "acc", "std", 2); err != nil {
+	var b strings.Builder
+	err := WritePivot(&b, Filter(runs, map[string]string{"lambda": "1"}), "adversary.attack", LabelKey, "final_acc", 2)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := "| label | f = 0 | f = 0.5 |\n|---|---:|---:|\n| a | 0.80 ± 0.03 | 0.60 ± 0.20 |\n| b | — | 0.50 ± 0.10 |\n"
-	if sb.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", sb.String(), want)
+	want := "" +
+		"| adversary.attack |        mean | rdpfl |\n" +
+		"|------------------|------------:|------:|\n" +
+		"| none             |        0.96 |  0.95 |\n" +
+		"| sign_flip        | 0.60 ± 0.14 |  0.90 |\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
-	if err := WritePivot(&sb, runs, "g", "acc", "", 2); err == nil {
-		t.Error("unknown key accepted")
+	// Without the filter, lambda varies inside the (none, mean) cell.
+	if err := WritePivot(&b, runs, "adversary.attack", LabelKey, "final_acc", 2); err == nil || !strings.Contains(err.Error(), "lambda") {
+		t.Fatalf("unfiltered runs: err = %v, want one naming lambda", err)
+	}
+	if err := WritePivot(&b, runs, "nosuch", LabelKey, "final_acc", 2); err == nil {
+		t.Fatal("an unknown key must be an error")
 	}
 }

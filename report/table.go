@@ -45,6 +45,14 @@ func WriteMarkdown(w io.Writer, runs []RunResult, metrics []string, decimals int
 		rows = append(rows, row)
 	}
 
+	return writeTable(w, rows, right)
+}
+
+// writeTable writes rows (the first is the header) as a Markdown table,
+// padded so the text reads as a table too; right marks the right-aligned
+// (numeric) columns.
+func writeTable(w io.Writer, rows [][]string, right []bool) error {
+	header := rows[0]
 	for _, row := range rows {
 		for i, cell := range row {
 			row[i] = escapeCell(cell)

@@ -187,14 +187,15 @@ func indexOf(xs []string, s string) int {
 // (s = 100 percent), alie (z_max), ipm (ε = 0.1), min_max and min_sum
 // (unit_vec, γ_init = 10) and fang_trim (b = 2). random and dynamic need a
 // model architecture and label_flip is a data attack, so they are left
-// out, as are ana and sfa, LIGHTYEAR's names for gaussian and sign_flip.
+// out, as are ana and sfa, LIGHTYEAR's names for gaussian and sign_flip,
+// and adaptive, which needs the previous round's honest vectors.
 func StandardAttacks(cfg Config) ([]attack.Attack, error) {
 	p := attack.Params{Sigma: 10 * cfg.Spread, Percent: 100}
 	var out []attack.Attack
 	var errs []error
 	for _, name := range attack.Names() {
 		switch name {
-		case "random", "label_flip", "dynamic", "ana", "sfa":
+		case "random", "label_flip", "dynamic", "ana", "sfa", "adaptive":
 			continue
 		}
 		a, err := attack.New(name, p)

@@ -40,7 +40,7 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 	}
 	views := map[string]*attack.View{}
 	for tag, h := range honest {
-		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag]}
+		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag], Previous: r.prevViews[tag]}
 	}
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range r.cfg.Byzantine {
@@ -89,6 +89,12 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 	}
 	for _, b := range r.cfg.Byzantine {
 		outbox[b] = crafted[b]
+	}
+	if attack.UsesPrevious(r.cfg.Attack) {
+		for _, v := range views {
+			v.Settle()
+		}
+		r.prevViews = views
 	}
 	return nil
 }

@@ -59,6 +59,12 @@ type Timing struct {
 	Round        int     `json:"round"`
 	Seconds      float64 `json:"round_seconds"`
 	TrainSeconds float64 `json:"train_seconds"`
+	// CombineNodeSeconds is the time spent in the nodes' Combine (the
+	// strategy's aggregation), summed over nodes: compare it with
+	// TrainNodeSeconds, the same sum for local training, rather than with
+	// the wall-clock phases, which run nodes in parallel.
+	CombineNodeSeconds float64 `json:"combine_node_seconds"`
+	TrainNodeSeconds   float64 `json:"train_node_seconds"`
 }
 
 // Sink receives each round's metrics, in round order, from one goroutine.

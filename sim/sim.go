@@ -92,6 +92,9 @@ type runner struct {
 	nodes   []*node.Node
 	byz     []bool
 	workers int
+	// prevViews are last round's settled adversary views, by tag, for
+	// attacks that read history (attack.UsesPrevious).
+	prevViews map[string]*attack.View
 }
 
 func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
@@ -137,9 +140,11 @@ func (r *runner) round(round int) (*Round, error) {
 	n := len(r.nodes)
 	g := r.cfg.Graph.At(round)
 	rec := &Round{Round: round, Evaluated: r.evaluated(round), Nodes: make([]NodeRound, n)}
+	trainDur, combineDur := make([]time.Duration, n), make([]time.Duration, n)
 
 	// 1. Local training.
 	err := forEach(n, r.workers, func(i int) error {
+		defer func(t time.Time) { trainDur[i] = time.Since(t) }(time.Now())
 		in := g.In(i)
 		deg := make([]int, len(in))
 		for k, j := range in {
@@ -208,7 +213,9 @@ func (r *runner) round(round int) (*Round, error) {
 		}
 		rec.Nodes[i].Rejected = rejected
 		var err error
+		tc := time.Now()
 		weights[i], err = r.nodes[i].Combine()
+		combineDur[i] = time.Since(tc)
 		if sr, ok := r.nodes[i].Strategy().(strategy.ScoreReporter); ok && err == nil {
 			for _, s := range sr.Scores() {
 				byz := s.From >= 0 && s.From < n && r.byz[s.From]
@@ -238,7 +245,12 @@ func (r *runner) round(round int) (*Round, error) {
 	}
 	rec.summarize()
 	if r.cfg.Timings != nil {
-		r.cfg.Timings(Timing{Round: round, Seconds: time.Since(t0).Seconds(), TrainSeconds: trainSecs})
+		t := Timing{Round: round, Seconds: time.Since(t0).Seconds(), TrainSeconds: trainSecs}
+		for i := range n {
+			t.TrainNodeSeconds += trainDur[i].Seconds()
+			t.CombineNodeSeconds += combineDur[i].Seconds()
+		}
+		r.cfg.Timings(t)
 	}
 	return rec, nil
 }

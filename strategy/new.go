@@ -15,7 +15,8 @@ import (
 type Params struct {
 	// Weighting is for fedavg, dpsgd, gradient_tracking and clipped_gossip.
 	Weighting Weighting
-	// Rule names the aggregate rule of robust (aggregate.Names()).
+	// Rule names the aggregate rule of robust (aggregate.Names()) and of
+	// rdpfl (RDPFLRules).
 	Rule string
 	// F is the number of faulty inputs tolerated, for robust (passed to
 	// aggregate.New), scclip and clipped_gossip; nil means the default
@@ -24,8 +25,11 @@ type Params struct {
 	// Options holds the real-valued parameters by name; an absent key
 	// takes the spec default. Valid keys per strategy: balance gamma,
 	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
-	// block_at; fedprox mu; ditto lambda; lightyear tau, g, n_val.
+	// block_at; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
+	// gd_relative, warmup, a, c, tau0; lightyear tau, g, n_val.
 	Options map[string]float64
+	// NoPrediction and NoClipping are rdpfl's ablations (RDPFL).
+	NoPrediction, NoClipping bool
 	// Score is lightyear's agreement score: ntk (default for ""),
 	// calibration or cosine.
 	Score string
@@ -35,7 +39,7 @@ type Params struct {
 func Names() []string { return slices.Clone(names) }
 
 var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
-	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "lightyear"}
+	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "rdpfl", "lightyear"}
 
 // Training-side defaults; the spec names FedProx and Ditto without values,
 // so these are the middle of the grids their papers search
@@ -59,6 +63,16 @@ var options = map[string][]option{
 	},
 	"fedprox": {{"mu", FedProxMu, 0, math.Inf(1), true, true}},
 	"ditto":   {{"lambda", DittoLambda, 0, math.Inf(1), true, true}},
+	"rdpfl": {
+		{"lambda", RDPFLLambda, 0, math.Inf(1), true, true},
+		{"g", RDPFLG, 0, math.Inf(1), false, true},
+		{"gd", RDPFLGd, 0, math.Inf(1), false, false}, // inf: no bound
+		{"gd_relative", 0, 0, math.Inf(1), true, true},
+		{"warmup", RDPFLWarmup, 1, 1e6, true, false},
+		{"a", RDPFLA, 0, 1, true, true},
+		{"c", RDPFLC, 0, math.Inf(1), true, true},
+		{"tau0", RDPFLTau0, 0, math.Inf(1), true, true},
+	},
 	// spec/lightyear.md: tau = 0.6, g = 0.95, n_val = 128.
 	"lightyear": {
 		{"tau", LightyearTau, 0, 1, true, false},
@@ -91,18 +105,21 @@ func New(name string, p Params) (Strategy, error) {
 		return nil, fmt.Errorf("strategy: unknown name %q (valid: %s)", name, strings.Join(names, ", "))
 	}
 	usesWeighting := map[string]bool{"fedavg": true, "dpsgd": true, "gradient_tracking": true, "clipped_gossip": true, "fedprox": true, "ditto": true}
-	usesF := map[string]bool{"robust": true, "scclip": true, "clipped_gossip": true}
+	usesF := map[string]bool{"robust": true, "scclip": true, "clipped_gossip": true, "rdpfl": true}
 	if p.Weighting != Uniform && !usesWeighting[name] {
 		return nil, fmt.Errorf("strategy %s: weighting %s not used (only fedavg, dpsgd, gradient_tracking, clipped_gossip take a weighting)", name, p.Weighting)
 	}
-	if p.Rule != "" && name != "robust" {
-		return nil, fmt.Errorf("strategy %s: rule %q not used (only robust takes a rule)", name, p.Rule)
+	if p.Rule != "" && name != "robust" && name != "rdpfl" {
+		return nil, fmt.Errorf("strategy %s: rule %q not used (only robust and rdpfl take a rule)", name, p.Rule)
+	}
+	if (p.NoPrediction || p.NoClipping) && name != "rdpfl" {
+		return nil, fmt.Errorf("strategy %s: the prediction and clipping switches are rdpfl's", name)
 	}
 	if p.Score != "" && name != "lightyear" {
 		return nil, fmt.Errorf("strategy %s: score %q not used (only lightyear takes a score)", name, p.Score)
 	}
 	if p.F != nil && !usesF[name] {
-		return nil, fmt.Errorf("strategy %s: f not used (only robust, scclip, clipped_gossip take f)", name)
+		return nil, fmt.Errorf("strategy %s: f not used (only robust, scclip, clipped_gossip, rdpfl take f)", name)
 	}
 	f := 0
 	if name == "scclip" || name == "clipped_gossip" {
@@ -152,6 +169,26 @@ func New(name string, p Params) (Strategy, error) {
 		return &FedProx{FedAvg: FedAvg{Weighting: p.Weighting}, Mu: o["mu"]}, nil
 	case "ditto":
 		return &Ditto{FedAvg: FedAvg{Weighting: p.Weighting}, Lambda: o["lambda"]}, nil
+	case "rdpfl":
+		rule := p.Rule
+		if rule == "" {
+			rule = "trimmed_mean"
+		}
+		s, err := NewRDPFL(rule)
+		if err != nil {
+			return nil, err
+		}
+		if o["warmup"] != math.Trunc(o["warmup"]) {
+			return nil, fmt.Errorf("strategy rdpfl: warmup = %v, need a whole number of rounds", o["warmup"])
+		}
+		if p.F != nil && rule != "trimmed_mean" {
+			return nil, fmt.Errorf("strategy rdpfl: f is trimmed_mean's; rule %q takes none", rule)
+		}
+		s.F = p.F
+		s.Lambda, s.G, s.Gd, s.GdRelative = o["lambda"], o["g"], o["gd"], o["gd_relative"]
+		s.Warmup, s.A, s.C, s.Tau0 = int(o["warmup"]), o["a"], o["c"], o["tau0"]
+		s.NoPrediction, s.NoClipping = p.NoPrediction, p.NoClipping
+		return s, nil
 	case "lightyear":
 		score := cmp.Or(p.Score, ScoreNTK)
 		if !slices.Contains(ScoreKinds, score) {

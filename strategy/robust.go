@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/trellis-fl/trellis/aggregate"
+	"github.com/trellis-fl/trellis/vec"
 )
 
 // RobustRule aggregates the node's own trained model and its neighbors'
@@ -12,23 +13,55 @@ import (
 // node's own model at its id's position. When the rule reports how much
 // each input counted (aggregate.Selector), those are the weights returned;
 // otherwise each input counts 1/n.
+//
+// With Updates the nodes exchange their round's update w~ − w_start
+// instead (tag "update") and step from the start of the round by the
+// aggregated update: the server-style setting of the survey's attacks
+// (spec/robust-rules.md), where min-max and min-sum perturb updates.
 type RobustRule struct {
-	Rule aggregate.Rule
-	xs   [][]float32
-	out  []float32
+	Rule    aggregate.Rule
+	Updates bool
+	xs      [][]float32
+	out     []float32
+	upd     []float32
 }
 
-func (s *RobustRule) Name() string { return "robust/" + s.Rule.Name() }
+func (s *RobustRule) Name() string {
+	if s.Updates {
+		return "robust/" + s.Rule.Name() + "/updates"
+	}
+	return "robust/" + s.Rule.Name()
+}
 
-// Share sends the trained model to every out-neighbor.
+// Share sends the trained model (or, with Updates, the round's update) to
+// every out-neighbor.
 func (s *RobustRule) Share(v *View) []Outgoing {
+	if s.Updates {
+		return []Outgoing{{To: Broadcast, Tag: TagUpdate, Vector: s.update(v)}}
+	}
 	return []Outgoing{{To: Broadcast, Tag: TagModel, Vector: v.Model.Params()}}
 }
 
-// Combine applies the rule to own and received models.
+// update sets s.upd to the round's update w~ − w_start.
+func (s *RobustRule) update(v *View) []float32 {
+	w := v.Model.Params()
+	s.upd = grow(s.upd, len(w))
+	vec.Sub(s.upd, w, v.Start)
+	return s.upd
+}
+
+// Combine applies the rule to own and received models (or updates).
 func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	w := v.Model.Params()
-	got, err := withTag(in, TagModel, len(w))
+	tag := TagModel
+	if s.Updates {
+		tag = TagUpdate
+		if len(s.upd) != len(w) {
+			s.update(v)
+		}
+		w = s.upd
+	}
+	got, err := withTag(in, tag, len(w))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +85,11 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if err := s.Rule.Aggregate(out, s.xs); err != nil {
 		return nil, fmt.Errorf("%s over %d models: %w", s.Rule.Name(), len(s.xs), err)
 	}
-	copy(w, out)
+	if s.Updates {
+		vec.Add(v.Model.Params(), v.Start, out)
+	} else {
+		copy(w, out)
+	}
 	weights := make(map[int]float64, len(got))
 	var used []float64
 	if sel, ok := s.Rule.(aggregate.Selector); ok {

@@ -13,9 +13,11 @@ const Broadcast = -1
 
 // Tags distinguish vectors when a strategy sends more than one per round.
 const (
-	TagModel   = "model"   // model parameters after local training
-	TagStart   = "start"   // model parameters at the start of the round
-	TagTracker = "tracker" // gradient-tracking variable y
+	TagModel     = "model"     // model parameters after local training
+	TagStart     = "start"     // model parameters at the start of the round
+	TagTracker   = "tracker"   // gradient-tracking variable y
+	TagDirection = "direction" // R-DPFL's local direction u (an average gradient)
+	TagUpdate    = "update"    // a round's model update w~ − w_start
 )
 
 // View is what a strategy may know about its own node in a round. The node
@@ -38,6 +40,10 @@ type View struct {
 	Degree         int
 	// RNG is the strategy's own stream for (seed, node, round).
 	RNG *rand.Rand
+	// LR is the learning rate of this round's local training and Steps the
+	// optimizer steps it took (R-DPFL's eta and K).
+	LR    float64
+	Steps int
 	// BatchLoss, when set, returns the loss of the given parameters on one
 	// fixed batch of the node's local training data this round; filled by
 	// the node. Strategies that test peers' models on local data (UBAR)

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/trellis-fl/trellis/aggregate"
@@ -204,4 +205,31 @@ func TestFedProxAndDittoShapeLocalTraining(t *testing.T) {
 		t.Errorf("global model %v, want the average 2", dt.w)
 	}
 	near(t, "personal model", m.Params(), 1, 2, 3, 4)
+}
+
+// TestRobustRuleOnUpdates: with Updates the node sends w~ − w_start and
+// steps from w_start by the rule's aggregate of its own and the received
+// updates: start (1, 1, 1, 1), own update (0, 1, 2, 3), median with
+// (0, 0, 0, 1e6) and (2, 2, 9, 5) is (0, 1, 2, 5).
+func TestRobustRuleOnUpdates(t *testing.T) {
+	rule, err := aggregate.New("median", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyModel(t, 1, 2, 3, 4)
+	v := &View{ID: 3, Model: m, Start: []float32{1, 1, 1, 1}}
+	s := &RobustRule{Rule: rule, Updates: true}
+	out := s.Share(v)
+	if len(out) != 1 || out[0].Tag != TagUpdate || !slices.Equal(out[0].Vector, []float32{0, 1, 2, 3}) {
+		t.Fatalf("shared %+v, want the update (0, 1, 2, 3)", out)
+	}
+	in := []Incoming{
+		{From: 1, Tag: TagUpdate, Vector: []float32{0, 0, 0, 1e6}},
+		{From: 5, Tag: TagUpdate, Vector: []float32{2, 2, 9, 5}},
+		{From: 6, Tag: TagModel, Vector: []float32{9, 9, 9, 9}}, // another tag: ignored
+	}
+	if _, err := s.Combine(v, in); err != nil {
+		t.Fatal(err)
+	}
+	near(t, "start + median of updates", m.Params(), 1, 2, 3, 6)
 }

@@ -96,6 +96,12 @@ samples = 600
 hidden = [8]
 [sweep]
 seeds = [1, 2]
+[sweep.grid]
+"training.lr" = [0.01, 0.1]
+[sweep.variants.loc]
+"strategy.name" = "local"
+[sweep.variants.avg]
+"strategy.name" = "fedavg"
 `), 0o644)
 	var out, errb bytes.Buffer
 	if err := run([]string{"sweep", cfg, "-o", filepath.Join(dir, "out"), "--json"}, &out, &errb); err != nil {
@@ -106,6 +112,15 @@ seeds = [1, 2]
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out", "summary.csv")); err != nil {
 		t.Error(err)
+	}
+	// A paper-style table: lr by method, mean ± std over the two seeds.
+	out.Reset()
+	if err := run([]string{"report", filepath.Join(dir, "out"), "--rows", "training.lr", "--cols", "label", "--metric", "all_acc"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| training.lr |") || !strings.Contains(lines[0], "avg |") || !strings.Contains(lines[2], "±") {
+		t.Errorf("table:\n%s", out.String())
 	}
 }
 

@@ -49,11 +49,39 @@ func runCmd(o *options, name string) *cobra.Command {
 }
 
 func reportCmd(o *options) *cobra.Command {
-	return &cobra.Command{
+	var q experiment.PivotQuery
+	var where []string
+	cmd := &cobra.Command{
 		Use:   "report RUNDIR",
 		Short: "re-print the results table of a run, sweep or demo directory and re-draw its plots",
-		Args:  cobra.ExactArgs(1),
+		Long: `Re-print the results table of a run, sweep or demo directory and re-draw its plots.
+
+With --rows and --cols it prints one final metric as a paper-style table instead
+(mean ± std over seeds in each cell), e.g. attacks by method at λ = 1:
+
+  trellis report runs/rdpfl-table2 --rows adversary.attack --cols label \
+      --where strategy.options.lambda=1 --metric honest_local_acc`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if q.Rows != "" || q.Cols != "" {
+				if q.Rows == "" || q.Cols == "" {
+					return fmt.Errorf("a table needs both --rows and --cols")
+				}
+				q.Where = map[string]string{}
+				for _, w := range where {
+					k, v, ok := strings.Cut(w, "=")
+					if !ok {
+						return fmt.Errorf("--where %q: want KEY=VALUE", w)
+					}
+					q.Where[k] = v
+				}
+				md, err := experiment.Pivot(args[0], q)
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(o.stdout, md)
+				return nil
+			}
 			md, err := experiment.Report(args[0])
 			if err != nil {
 				return err
@@ -63,6 +91,13 @@ func reportCmd(o *options) *cobra.Command {
 			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&q.Rows, "rows", "", "swept key (or label) whose values make the table's rows")
+	f.StringVar(&q.Cols, "cols", "", "swept key (or label) whose values make the table's columns")
+	f.StringVar(&q.Metric, "metric", "honest_local_acc", "final metric in the cells")
+	f.StringArrayVar(&where, "where", nil, "KEY=VALUE: only runs with this swept value (repeatable)")
+	f.IntVar(&q.Decimals, "decimals", 4, "digits after the point")
+	return cmd
 }
 
 // loadConfigOrPreset reads a config file, or a built-in preset by name.
@@ -108,14 +143,40 @@ func presetsCmd(o *options) *cobra.Command {
 		Short: "list the built-in configs (run one with `trellis run NAME`)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			width := 0
+			for _, n := range configs.Names() {
+				width = max(width, len(n))
+			}
 			for _, n := range configs.Names() {
 				b, _ := configs.Read(n)
-				first := strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "# ")
-				fmt.Fprintf(o.stdout, "%-20s %s\n", n, first)
+				fmt.Fprintf(o.stdout, "%-*s  %s\n", width, n, presetSummary(string(b), 118-width))
 			}
 			return nil
 		},
 	}
+}
+
+// presetSummary is the first sentence of a preset's leading comment (its
+// first comment lines up to a period), cut to at most max runes.
+func presetSummary(text string, max int) string {
+	var words []string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "#  ") {
+			break
+		}
+		words = append(words, strings.Fields(line[2:])...)
+		if strings.HasSuffix(line, ".") || strings.HasSuffix(line, "?") {
+			break
+		}
+	}
+	s := []rune(strings.Join(words, " "))
+	if max < 20 {
+		max = 20
+	}
+	if len(s) > max {
+		return string(s[:max-1]) + "…"
+	}
+	return string(s)
 }
 
 func configCmd(o *options) *cobra.Command {

@@ -1,0 +1,136 @@
+package trust
+
+import (
+	"fmt"
+	"math"
+)
+
+// Config holds every parameter of the topology-trust layer. DefaultConfig
+// returns the values of spec/dmtt.md; the fields name the spec's symbols.
+type Config struct {
+	// Link reliability (spec "Per-node state"): p <- (1-Rho) p + Rho ack,
+	// starting at InitialReliability; a direct neighbor silent for Timeout
+	// rounds leaves N_dir.
+	Rho                float64 // ρ = 0.1
+	InitialReliability float64 // 0.5
+	Timeout            int     // 3 rounds
+
+	// Claim processing (Algorithm 2).
+	Xi           float64 // ξ = 0.5: witness weight ψ = T exp(-ξ hop)
+	TauAdd       float64 // τ_add = 0.6
+	MinWitnesses int     // m = 2 distinct first-hop witnesses
+	Epsilon      float64 // ε = 1e-9 in χ = S+ / (S+ + S- + ε)
+	// MaxAge is how many rounds old a claim may be and still be fresh: older
+	// claims are refused as stale and stop counting as witnesses. The spec is
+	// silent; the default H = 2 lets a claim forwarded H times, one round per
+	// hop, still arrive fresh (package doc, "Freshness").
+	MaxAge int
+	// MaxNeighbors bounds the neighbor list of a claim, as wire.Limits does:
+	// trust does work per listed edge. Default 4096, wire's default.
+	MaxNeighbors int
+
+	// Controlled forwarding (Algorithm 3) and the per-source rate limit.
+	TauFwd   float64 // τ_fwd = 0.3
+	Budget   int     // 2 claims per source per round
+	HopLimit int     // H = 2
+
+	// Source trust (Algorithm 4).
+	Lambda float64 // λ = 0.9 forgetting factor
+	Wd     float64 // 1: direct confirmations d
+	Wc     float64 // 0.5: corroborated claims c
+	Wf     float64 // 0.25: fresh, internally consistent claims f
+	Wx     float64 // 1: contradictions with direct observation x
+	Wq     float64 // 1: stale, replayed, invalid or over-budget claims q
+	Ws     float64 // 1: severe conflicts with the committed view z
+	Floor  float64 // 0.01: α and β never fall below it
+	Eta    float64 // η = 5 uncertainty penalty
+	TauU   float64 // τ_U = 0.3 uncertainty allowance
+
+	// Screening of direct neighbors (§IV-E step 2): reachable means
+	// p >= MinReliability and T_topo >= TauTrust.
+	MinReliability float64 // 0.1
+	TauTrust       float64 // τ_trust = 0.25
+}
+
+// DefaultConfig returns the parameters of spec/dmtt.md.
+func DefaultConfig() Config {
+	return Config{
+		Rho: 0.1, InitialReliability: 0.5, Timeout: 3,
+		Xi: 0.5, TauAdd: 0.6, MinWitnesses: 2, Epsilon: 1e-9, MaxAge: 2, MaxNeighbors: 4096,
+		TauFwd: 0.3, Budget: 2, HopLimit: 2,
+		Lambda: 0.9, Wd: 1, Wc: 0.5, Wf: 0.25, Wx: 1, Wq: 1, Ws: 1, Floor: 0.01,
+		Eta: 5, TauU: 0.3,
+		MinReliability: 0.1, TauTrust: 0.25,
+	}
+}
+
+// maxWitnesses is the most first-hop witnesses an edge can have: a claim is
+// its source's own neighbor list, so only the two endpoints speak of an edge
+// first-hand (package doc, "Witnesses").
+const maxWitnesses = 2
+
+// maxHop is the largest hop a claim body can carry (one byte).
+const maxHop = 255
+
+// Validate reports the first parameter outside its range, naming it, its
+// value and the allowed range.
+func (c Config) Validate() error {
+	type check struct {
+		name   string
+		v      float64
+		lo, hi float64
+		loOpen bool
+	}
+	checks := []check{
+		{"Rho", c.Rho, 0, 1, true},
+		{"InitialReliability", c.InitialReliability, 0, 1, false},
+		{"Xi", c.Xi, 0, math.MaxFloat64, false},
+		{"TauAdd", c.TauAdd, 0, 1, true},
+		{"Epsilon", c.Epsilon, 0, 1, true},
+		{"TauFwd", c.TauFwd, 0, 1, false},
+		{"Lambda", c.Lambda, 0, 1, true},
+		{"Wd", c.Wd, 0, math.MaxFloat64, false},
+		{"Wc", c.Wc, 0, math.MaxFloat64, false},
+		{"Wf", c.Wf, 0, math.MaxFloat64, false},
+		{"Wx", c.Wx, 0, math.MaxFloat64, false},
+		{"Wq", c.Wq, 0, math.MaxFloat64, false},
+		{"Ws", c.Ws, 0, math.MaxFloat64, false},
+		{"Floor", c.Floor, 0, math.MaxFloat64, true},
+		{"Eta", c.Eta, 0, math.MaxFloat64, false},
+		{"TauU", c.TauU, 0, 1, false},
+		{"MinReliability", c.MinReliability, 0, 1, false},
+		{"TauTrust", c.TauTrust, 0, 1, false},
+	}
+	for _, k := range checks {
+		bad := math.IsNaN(k.v) || k.v > k.hi || k.v < k.lo || (k.loOpen && k.v == k.lo)
+		if bad {
+			open := "["
+			if k.loOpen {
+				open = "("
+			}
+			return fmt.Errorf("trust: %s = %v, want a value in %s%v, %v]", k.name, k.v, open, k.lo, k.hi)
+		}
+	}
+	ints := []struct {
+		name   string
+		v      int
+		lo, hi int
+	}{
+		{"Timeout", c.Timeout, 1, math.MaxInt32},
+		{"MinWitnesses", c.MinWitnesses, 1, maxWitnesses},
+		{"MaxAge", c.MaxAge, 0, math.MaxInt32},
+		{"MaxNeighbors", c.MaxNeighbors, 0, 1 << 24},
+		{"Budget", c.Budget, 1, math.MaxInt32},
+		{"HopLimit", c.HopLimit, 0, maxHop},
+	}
+	for _, k := range ints {
+		if k.v < k.lo || k.v > k.hi {
+			why := ""
+			if k.name == "MinWitnesses" {
+				why = " (a claim is its source's neighbor list, so an edge has at most 2 first-hand witnesses: its endpoints)"
+			}
+			return fmt.Errorf("trust: %s = %d, want %d..%d%s", k.name, k.v, k.lo, k.hi, why)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,271 @@
+package trust
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// EndRound closes the round (Algorithm 1, lines 7–24): it updates link
+// reliability and N_dir, evaluates every edge the current claims speak of,
+// derives each source's evidence, updates source trust once per source with
+// new evidence, and selects the claims to forward.
+func (s *State) EndRound() (Report, error) {
+	if err := s.checkOpen("EndRound"); err != nil {
+		return Report{}, err
+	}
+	s.open = false
+	s.updateLinks()
+	rep := Report{Round: s.round}
+	rep.Accepted, rep.Added, rep.Removed = s.evaluate()
+	for _, id := range s.order {
+		p := s.peers[id]
+		s.observe(p)
+		if p.ev.Empty() {
+			continue
+		}
+		p.beta = p.beta.Update(p.ev, &s.cfg)
+		p.trust = p.beta.Trust(&s.cfg)
+		p.total = p.total.Add(p.ev)
+		rep.Updates = append(rep.Updates, Update{Peer: id, Evidence: p.ev, Trust: p.trust})
+	}
+	s.selectForwards()
+	return rep, nil
+}
+
+// updateLinks applies the reliability EMA to every peer a message was
+// expected from (a member of N_dir) or arrived from, and the timeout.
+func (s *State) updateLinks() {
+	for _, id := range s.order {
+		p := s.peers[id]
+		if !p.direct && !p.heard {
+			continue
+		}
+		p.reliability = Reliability(p.reliability, s.cfg.Rho, p.heard)
+		if p.heard {
+			p.direct, p.silent = true, 0
+			continue
+		}
+		p.silent++
+		if p.silent >= s.cfg.Timeout {
+			p.direct = false
+		}
+	}
+}
+
+// current reports whether p's latest claim still counts as a witness.
+func (s *State) current(p *peer) bool {
+	return p != nil && p.has && s.round-p.claim.Round <= uint64(s.cfg.MaxAge)
+}
+
+// lists reports whether claim c lists node j.
+func lists(nb []uint32, j uint32) bool {
+	_, ok := slices.BinarySearch(nb, j)
+	return ok
+}
+
+// pools gathers the witnesses of edge e (Eqs. 3–4). A claim is its source's
+// neighbor list, so the witnesses of e are its endpoints: one with a current
+// claim supports e if the claim lists the other endpoint, and opposes it
+// otherwise.
+func (s *State) pools(e Edge) Pools {
+	var p Pools
+	for _, w := range [2][2]uint32{{e.U, e.V}, {e.V, e.U}} {
+		q := s.peers[w[0]]
+		if !s.current(q) {
+			continue
+		}
+		psi := WitnessWeight(q.claimTrust, s.cfg.Xi, q.claim.Hop)
+		if lists(q.claim.Neighbors, w[1]) {
+			p.Support += psi
+			p.Supporters++
+		} else {
+			p.Oppose += psi
+			p.Opposers++
+		}
+	}
+	return p
+}
+
+// evaluate decides every candidate edge between two other nodes — those
+// listed by a current claim, and those already in the view — and rebuilds
+// the view. Edges at the node itself are known directly (N_dir) and are not
+// pooled. It returns the view's size and how many edges entered and left.
+func (s *State) evaluate() (accepted, added, removed int) {
+	var cand []Edge
+	for _, id := range s.order {
+		p := s.peers[id]
+		if !s.current(p) {
+			continue
+		}
+		for _, j := range p.claim.Neighbors {
+			if j != s.self {
+				cand = append(cand, MakeEdge(id, j))
+			}
+		}
+	}
+	cand = append(cand, s.view...)
+	slices.SortFunc(cand, compareEdges)
+	cand = slices.Compact(cand)
+
+	s.evals = s.evals[:0]
+	view := s.view[:0:0]
+	for _, e := range cand {
+		p := s.pools(e)
+		_, was := slices.BinarySearchFunc(s.view, e, compareEdges)
+		now := p.Decide(was, &s.cfg)
+		s.evals = append(s.evals, EdgeStatus{Edge: e, Pools: p, Confidence: p.Confidence(s.cfg.Epsilon), Accepted: now})
+		if now {
+			view = append(view, e)
+		}
+		switch {
+		case now && !was:
+			added++
+		case was && !now:
+			removed++
+		}
+	}
+	s.view = view
+	return len(view), added, removed
+}
+
+// status returns this round's evaluation of e.
+func (s *State) status(e Edge) (EdgeStatus, bool) {
+	i, ok := slices.BinarySearchFunc(s.evals, e, func(a EdgeStatus, e Edge) int { return compareEdges(a.Edge, e) })
+	if !ok {
+		return EdgeStatus{}, false
+	}
+	return s.evals[i], true
+}
+
+// observe adds to p.ev (which may already hold q events from Ingest) the
+// evidence of this round (Algorithm 4, line 1; package doc, "Evidence"):
+//
+//   - d / x: the self-inclusion check (§V-D). If p delivered a message this
+//     round and its current claim is for this round, the claim lists this
+//     node (d) or omits it (x). A claim listing this node although nothing
+//     arrived from p is no evidence: links may be asymmetric.
+//   - f, c, z: at most one each, from the source's current claim if it was
+//     accepted this round. z if it lists an edge rejected with
+//     χ < 1 - τ_add. Otherwise, if the claim drew no contradiction (x), it
+//     earns f for being fresh and consistent, and c if it lists an edge now
+//     in the trusted view whose other endpoint, trusted (T >= τ_trust),
+//     also attests it. A contradicted claim is neither consistent nor
+//     credibly corroborated; judging only the current claim keeps the
+//     evidence independent of the order in which copies and versions
+//     arrived, and gives a source nothing for sending more claims.
+func (s *State) observe(p *peer) {
+	if p.heard && p.has && p.claim.Round == s.round {
+		if lists(p.claim.Neighbors, s.self) {
+			p.ev.D++
+		} else {
+			p.ev.X++
+		}
+	}
+	if len(p.fresh) == 0 {
+		return
+	}
+	corroborated, severe := false, false
+	for _, j := range p.claim.Neighbors {
+		if j == s.self {
+			continue
+		}
+		st, _ := s.status(MakeEdge(p.id, j)) // every edge of a current claim is evaluated
+		if st.Accepted {
+			q := s.peers[j]
+			if s.current(q) && q.trust >= s.cfg.TauTrust && lists(q.claim.Neighbors, p.id) {
+				corroborated = true
+			}
+		} else if st.Pools.severe(&s.cfg) {
+			severe = true
+		}
+	}
+	if severe {
+		p.ev.Z++
+		return
+	}
+	if p.ev.X > 0 {
+		return
+	}
+	p.ev.F++
+	if corroborated {
+		p.ev.C++
+	}
+}
+
+// ForwardReason says whether a claim accepted this round is forwarded.
+type ForwardReason uint8
+
+const (
+	Forward     ForwardReason = iota
+	LowTrust                  // T_topo(source) < τ_fwd
+	BudgetSpent               // Budget claims of this source already forwarded this round
+	HopLimit                  // hop >= H: one more hop would exceed the limit
+
+	NumForwardReasons int = iota
+)
+
+func (r ForwardReason) String() string {
+	switch r {
+	case Forward:
+		return "forward"
+	case LowTrust:
+		return "low_trust"
+	case BudgetSpent:
+		return "budget_spent"
+	case HopLimit:
+		return "hop_limit"
+	}
+	return fmt.Sprintf("forward_reason(%d)", uint8(r))
+}
+
+// ForwardDecision is Algorithm 3 for a claim that already passed the
+// signature and freshness checks (Ingest): forward it only if its source's
+// trust is at least τ_fwd, fewer than Budget claims of that source were
+// forwarded this round (used), and its hop is below H.
+func ForwardDecision(hop uint8, trust float64, used int, c *Config) ForwardReason {
+	switch {
+	case trust < c.TauFwd:
+		return LowTrust
+	case used >= c.Budget:
+		return BudgetSpent
+	case int(hop) >= c.HopLimit:
+		return HopLimit
+	}
+	return Forward
+}
+
+// selectForwards applies ForwardDecision to the claims accepted this round,
+// sources in id order and each source's claims in version order, with the
+// source's trust after this round's update (Algorithm 1 forwards after
+// updating trust).
+func (s *State) selectForwards() {
+	s.forwards = s.forwards[:0]
+	for _, id := range s.order {
+		p := s.peers[id]
+		used := 0
+		for _, c := range p.fresh {
+			r := ForwardDecision(c.Hop, p.trust, used, &s.cfg)
+			if r != Forward {
+				s.stats.Refused[r]++
+				continue
+			}
+			c.Hop++
+			c.Neighbors = slices.Clone(c.Neighbors)
+			s.forwards = append(s.forwards, c)
+			s.stats.Forwarded++
+			used++
+		}
+	}
+}
+
+// Forwards returns the claims to forward to direct neighbors after this
+// round (hop already incremented), in source id order; nil while a round is
+// open. The caller owns the returned claims.
+func (s *State) Forwards() []wire.Claim {
+	if s.open {
+		return nil
+	}
+	return slices.Clone(s.forwards)
+}
