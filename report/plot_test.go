@@ -416,3 +416,25 @@ func TestPlotErrors(t *testing.T) {
 		t.Errorf("a failed Save left %q", got)
 	}
 }
+
+// TestSweepPositionsSpreadCrowdedValues: λ ∈ {0, 0.005, 0.01, 0.05, 0.5, 1}
+// crowd at 0, so they go at their ranks; evenly spread values stay put.
+func TestSweepPositionsSpreadCrowdedValues(t *testing.T) {
+	mk := func(vals ...string) []RunResult {
+		var rs []RunResult
+		for _, v := range vals {
+			rs = append(rs, RunResult{Params: map[string]string{"k": v}})
+		}
+		return rs
+	}
+	pos := sweepPositions(mk("0", "0.005", "0.01", "0.05", "0.5", "1"), "k")
+	for i, x := range []float64{0, 0.005, 0.01, 0.05, 0.5, 1} {
+		if pos(x) != float64(i) {
+			t.Errorf("crowded: %g at %g, want %d", x, pos(x), i)
+		}
+	}
+	pos = sweepPositions(mk("0", "0.2", "0.4"), "k")
+	if pos(0.2) != 0.2 || pos(0.4) != 0.4 {
+		t.Errorf("even values moved: 0.2 → %g, 0.4 → %g", pos(0.2), pos(0.4))
+	}
+}

@@ -39,6 +39,7 @@ func Sweep(runs []RunResult, key, metric string, fig Figure) (*Chart, error) {
 		return nil, err
 	}
 	ch := newChart(fig, metric+" vs "+key, key, metric)
+	pos := sweepPositions(sorted, key)
 
 	var xs []float64
 	for i, g := range groupByLabel(sorted) {
@@ -51,6 +52,7 @@ func Sweep(runs []RunResult, key, metric string, fig Figure) (*Chart, error) {
 		var errs plotter.YErrors
 		for _, pt := range pts {
 			xs = append(xs, pt.X)
+			pt.X = pos(pt.X)
 			if !pt.Stat.finite() {
 				continue
 			}
@@ -90,11 +92,41 @@ func Sweep(runs []RunResult, key, metric string, fig Figure) (*Chart, error) {
 	if xs = slices.Compact(xs); len(xs) <= maxSweepTicks {
 		ticks := make([]plot.Tick, len(xs))
 		for i, x := range xs {
-			ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)}
+			ticks[i] = plot.Tick{Value: pos(x), Label: strconv.FormatFloat(x, 'g', -1, 64)}
 		}
 		ch.Plot.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
 	return ch, nil
+}
+
+// sweepPositions returns where each swept value goes on the x axis: the
+// value itself, or, when the values crowd (the closest two are less than
+// 4 % of the span apart, as for λ ∈ {0, 0.005, 0.01, 0.05, 0.5, 1}), its
+// rank among them, so every point and tick label stays readable; the
+// ticks keep the values' labels.
+func sweepPositions(runs []RunResult, key string) func(float64) float64 {
+	var xs []float64
+	for _, r := range runs {
+		x, _ := strconv.ParseFloat(r.Params[key], 64)
+		xs = append(xs, x)
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	identity := func(x float64) float64 { return x }
+	if len(xs) < 3 || len(xs) > maxSweepTicks {
+		return identity
+	}
+	gap := math.Inf(1)
+	for i := 1; i < len(xs); i++ {
+		gap = min(gap, xs[i]-xs[i-1])
+	}
+	if gap >= 0.04*(xs[len(xs)-1]-xs[0]) {
+		return identity
+	}
+	return func(x float64) float64 {
+		i, _ := slices.BinarySearch(xs, x)
+		return float64(i)
+	}
 }
 
 // maxSweepTicks is the most swept values labelled one by one.
