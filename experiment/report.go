@@ -78,7 +78,7 @@ func Report(dir string) (string, error) {
 		name, title := "accuracy", "Honest accuracy"
 		for _, k := range keys {
 			name += "_" + safeName(k+"="+combo[k])
-			title += fmt.Sprintf(", %s = %s", k, combo[k])
+			title += fmt.Sprintf(", %s = %s", shortKey(k), combo[k])
 		}
 		ch, err := report.Curves(sel, curve, report.Figure{Title: title, XLabel: "round", YLabel: curve})
 		if err != nil {
@@ -90,7 +90,7 @@ func Report(dir string) (string, error) {
 	}
 	if len(keys) == 1 {
 		k := keys[0]
-		ch, err := report.Sweep(runs, k, "final_"+curve, report.Figure{Title: "Final honest accuracy vs " + k, XLabel: k, YLabel: "final_" + curve})
+		ch, err := report.Sweep(runs, k, "final_"+curve, report.Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: "final_" + curve})
 		if err == nil {
 			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+safeName(k)+".png"), filepath.Join(dir, "final-vs-"+safeName(k)+".svg")); err != nil {
 				return "", err
@@ -227,6 +227,15 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 		}
 	}
 	return runs, keys, nil
+}
+
+// shortKey is a swept key's last part ("lambda" for
+// "strategy.options.lambda"), short enough for a plot title.
+func shortKey(k string) string {
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		return k[i+1:]
+	}
+	return k
 }
 
 // fixedPerLabel reports whether key k has one value among the runs of each
