@@ -28,6 +28,7 @@ func TestConfigMistakes(t *testing.T) {
 		want       []string
 	}{
 		{"unknown key", "colour = 3", []string{`unknown key "colour"`}},
+		{"final_rounds beyond the evaluations", "rounds = 40\neval_every = 5\nfinal_rounds = 10", []string{"final_rounds = 10", "only 8 are evaluated"}},
 		{"typo of a key", "[training]\nlearning_rate = 0.1\nlrr = 0.2", []string{`"training.lrr"`, `did you mean "training.lr"`}},
 		{"typo of a table", "[modle]\nkind = \"mlp\"", []string{`"modle.kind"`, `did you mean "model.kind"`}},
 		{"wrong type", "rounds = \"ten\"", []string{"rounds", "line 1"}},
