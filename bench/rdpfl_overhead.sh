@@ -42,12 +42,12 @@ printf '%s\n[strategy]\nname = "rdpfl"\nrule = "median"\n' "$base" >"$out/full.t
 for v in fedavg plain full; do
   "$out/trellis" run "$out/$v.toml" -o "$out/run-$v" --quiet >/dev/null
 done
-cores=$(go env GOMAXPROCS 2>/dev/null || true)
 python3 - "$out" "$(nproc)" <<'PY'
-import json, sys, os
+import glob, json, sys, os
 out, cores = sys.argv[1], int(sys.argv[2])
 def load(v):
-    rows = [json.loads(l) for l in open(os.path.join(out, f"run-{v}", "timings.jsonl"))][1:]
+    path = glob.glob(os.path.join(out, f"run-{v}", "**", "timings.jsonl"), recursive=True)[0]
+    rows = [json.loads(l) for l in open(path)][1:]
     k = len(rows)
     return {m: sum(r[m] for r in rows) / k for m in ("round_seconds", "train_node_seconds", "combine_node_seconds")}
 t = {v: load(v) for v in ("fedavg", "plain", "full")}
