@@ -171,6 +171,10 @@ func (n *Node) Train(r int, hood Neighborhood) (nn.TrainResult, error) {
 	if err := n.Begin(r, hood); err != nil {
 		return nn.TrainResult{}, err
 	}
+	if h, ok := n.cfg.Model.Head().(*nn.Evidential); ok {
+		// The KL weight anneals by round (spec/dmtt.md, "Models").
+		h.Lambda = nn.AnnealedLambda(r, n.cfg.Rounds, nn.EvidentialLambdaMax)
+	}
 	tc := n.cfg.Train
 	if lt, ok := n.cfg.Strategy.(strategy.LocalTrainer); ok {
 		tc = lt.LocalTraining(n.view(), tc)
@@ -395,11 +399,21 @@ func (n *Node) Outbox() ([]*wire.Message, error) {
 		}
 		n.fwd = nil
 	}
+	var prev []float32 // the last vector copied, and its copy
+	var prevBuf []float32
 	for k, o := range n.cfg.Strategy.Share(n.view()) {
 		if k == len(n.sendBufs) {
 			n.sendBufs = append(n.sendBufs, nil)
 		}
-		n.sendBufs[k] = append(n.sendBufs[k][:0], o.Vector...)
+		var buf []float32
+		if len(o.Vector) > 0 && len(o.Vector) == len(prev) && &o.Vector[0] == &prev[0] {
+			// The same vector to another peer: share the copy (payloads
+			// are read-only once sent, like a broadcast's).
+			buf = prevBuf
+		} else {
+			n.sendBufs[k] = append(n.sendBufs[k][:0], o.Vector...)
+			buf, prev, prevBuf = n.sendBufs[k], o.Vector, n.sendBufs[k]
+		}
 		to := uint32(wire.Broadcast)
 		if o.To != strategy.Broadcast {
 			to = uint32(o.To)
@@ -407,7 +421,7 @@ func (n *Node) Outbox() ([]*wire.Message, error) {
 		n.seq++
 		m := &wire.Message{
 			Header:  wire.Header{Kind: wire.KindVector, From: uint32(n.cfg.ID), To: to, Round: uint64(n.round), Seq: n.seq},
-			Payload: wire.Payload{Tag: o.Tag, Data: n.sendBufs[k]},
+			Payload: wire.Payload{Tag: o.Tag, Data: buf},
 		}
 		if err := wire.Sign(m, n.cfg.Identity); err != nil {
 			return nil, fmt.Errorf("node %d: signing: %w", n.cfg.ID, err)

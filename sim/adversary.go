@@ -69,6 +69,9 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 	}
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range r.cfg.Byzantine {
+		// SameForAll: the one vector per tag every recipient gets, across
+		// all of b's messages (a strategy may send one message per peer).
+		shared := map[string][]float32{}
 		for _, m := range outbox[b] {
 			if m.Kind != wire.KindVector {
 				continue
@@ -81,11 +84,10 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 			if m.To != wire.Broadcast {
 				targets = []int{int(m.To)}
 			}
-			var shared []float32 // SameForAll: the one vector every recipient gets
 			for _, to := range targets {
 				var dst []float32
-				if shared != nil {
-					dst = append(dst, shared...) // each message owns its payload
+				if sh := shared[m.Payload.Tag]; sh != nil {
+					dst = sh // read-only from here on, like a broadcast payload
 				} else {
 					dst = make([]float32, len(m.Payload.Data))
 					rng := seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round), uint64(to))
@@ -96,7 +98,7 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 						return fmt.Errorf("attack %s by node %d: %w", r.cfg.Attack.Name(), b, err)
 					}
 					if r.cfg.SameForAll {
-						shared = dst
+						shared[m.Payload.Tag] = dst
 					}
 				}
 				c := &wire.Message{
