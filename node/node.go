@@ -146,7 +146,13 @@ func (n *Node) Begin(r int, hood Neighborhood) error {
 		return nil
 	}
 	if n.ts == nil {
-		ts, err := trust.New(n.cfg.Identity, n.cfg.Directory, ids32(hood.In), *n.cfg.Trust)
+		var first []uint32 // N_dir^0: the first round's neighbors, without the node
+		for _, j := range ids32(hood.In) {
+			if j != uint32(n.cfg.ID) {
+				first = append(first, j)
+			}
+		}
+		ts, err := trust.New(n.cfg.Identity, n.cfg.Directory, first, *n.cfg.Trust)
 		if err != nil {
 			return fmt.Errorf("node %d: %w", n.cfg.ID, err)
 		}
