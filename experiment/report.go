@@ -75,11 +75,7 @@ func Report(dir string) (string, error) {
 		if len(sel) == 0 {
 			continue
 		}
-		name, title := "accuracy", "Honest accuracy"
-		for _, k := range keys {
-			name += "_" + safeName(k+"="+combo[k])
-			title += fmt.Sprintf(", %s = %s", k, combo[k])
-		}
+		name, title := plotName("accuracy", "Honest accuracy", keys, combo)
 		ch, err := report.Curves(sel, curve, report.Figure{Title: title, XLabel: "round", YLabel: curve})
 		if err != nil {
 			return "", fmt.Errorf("plot %s: %w", name, err)
@@ -129,11 +125,7 @@ func trustPlots(dir string, runs []report.RunResult, combos []map[string]string,
 		if len(sel) == 0 {
 			continue
 		}
-		name, title := "trust", "Topology trust in neighbors (honest nodes' view)"
-		for _, k := range keys {
-			name += "_" + safeName(k+"="+combo[k])
-			title += fmt.Sprintf(", %s = %s", k, combo[k])
-		}
+		name, title := plotName("trust", "Topology trust in neighbors (honest nodes' view)", keys, combo)
 		ch, err := report.Curves(sel, "trust", report.Figure{Title: title, XLabel: "round", YLabel: "mean T_topo"})
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
@@ -143,6 +135,16 @@ func trustPlots(dir string, runs []report.RunResult, combos []map[string]string,
 		}
 	}
 	return nil
+}
+
+// plotName appends a combination of swept values to a plot's file name
+// and title.
+func plotName(name, title string, keys []string, combo map[string]string) (string, string) {
+	for _, k := range keys {
+		name += "_" + safeName(k+"="+combo[k])
+		title += fmt.Sprintf(", %s = %s", k, combo[k])
+	}
+	return name, title
 }
 
 func hasCurve(runs []report.RunResult, m string) bool {

@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
@@ -12,19 +11,8 @@ import (
 
 func newTrustNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory) *Node {
 	t.Helper()
-	m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
-	d := &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0}, y: []int{0, 1, 1, 0}}
 	tc := trust.DefaultConfig()
-	n, err := New(Config{ID: id, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, Strategy: strategy.Local{},
-		TrainData: d, Test: d, Identity: ids[id], Directory: dir, Seed: 1, Rounds: 3, Trust: &tc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return newTestNode(t, id, ids, dir, strategy.Local{}, func(c *Config) { c.Trust = &tc })
 }
 
 // TestClaimsFlowThroughTheNode: a node with a trust layer sends its signed

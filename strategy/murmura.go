@@ -41,18 +41,10 @@ func Evidence(o *agreement.Outputs) (acc, vacuity float64, ok bool) {
 	if o.N == 0 || o.Vacuity == nil {
 		return 0, 1, false
 	}
-	k := o.Classes
 	correct := 0
 	var vs float64
 	for i := range o.N {
-		p := o.Probs[i*k : (i+1)*k]
-		best := 0
-		for c, x := range p {
-			if x > p[best] {
-				best = c
-			}
-		}
-		if best == o.Labels[i] {
+		if o.Predicted(i) == o.Labels[i] {
 			correct++
 		}
 		vs += float64(o.Vacuity[i])
