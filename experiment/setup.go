@@ -72,6 +72,10 @@ type Setup struct {
 	// ByzantineIdle and Claims are sim.Config's.
 	ByzantineIdle bool
 	Claims        sim.ClaimAttack
+	// NoVerifyCache gives the nodes no shared verification cache (every
+	// node verifies every signature itself, as over a network); results
+	// are the same, only slower. For measurements.
+	NoVerifyCache bool
 }
 
 // Defaults fills the zero fields of s: a complete graph, local-only nodes,
@@ -171,7 +175,10 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 		byz = s.ByzantineIDs
 	}
 	flip, _ := s.Attack.(attack.DataAttack)
-	cache := wire.NewVerifyCache(0)
+	var cache *wire.VerifyCache
+	if !s.NoVerifyCache {
+		cache = wire.NewVerifyCache(0)
+	}
 	nodes := make([]*node.Node, s.Nodes)
 	for i := range nodes {
 		initSeed := seed.Derive(s.Seed, seed.Init)
