@@ -125,7 +125,7 @@ func trustPlots(dir string, runs []report.RunResult, combos []map[string]string,
 		if len(sel) == 0 {
 			continue
 		}
-		name, title := plotName("trust", "Topology trust in neighbors (honest nodes' view)", keys, combo)
+		name, title := plotName("trust", "Trust in neighbors", keys, combo)
 		ch, err := report.Curves(sel, "trust", report.Figure{Title: title, XLabel: "round", YLabel: "mean T_topo"})
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
