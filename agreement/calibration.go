@@ -25,14 +25,8 @@ func Calibrate(o *Outputs) (Calibration, error) {
 	var c Calibration
 	k := o.Classes
 	for i := range o.N {
-		p := o.Probs[i*k : (i+1)*k]
-		best := 0
-		for j, v := range p {
-			if v > p[best] {
-				best = j
-			}
-		}
-		pm := float64(p[best])
+		best := o.Predicted(i)
+		pm := float64(o.Probs[i*k+best])
 		b := int(math.Ceil(pm*Bins)) - 1
 		b = max(0, min(Bins-1, b))
 		cnt[b]++

@@ -32,3 +32,16 @@ func (o *Outputs) check(needFeatures, needLabels bool) error {
 	}
 	return nil
 }
+
+// Predicted returns the class of largest probability of sample i (the
+// first on ties).
+func (o *Outputs) Predicted(i int) int {
+	p := o.Probs[i*o.Classes : (i+1)*o.Classes]
+	best := 0
+	for j, v := range p {
+		if v > p[best] {
+			best = j
+		}
+	}
+	return best
+}

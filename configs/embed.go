@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:embed *.toml rdpfl/*.toml lightyear/*.toml
+//go:embed *.toml rdpfl/*.toml lightyear/*.toml dmtt/*.toml
 var files embed.FS
 
 // Names lists the presets, sorted.

@@ -38,6 +38,7 @@ type Config struct {
 	Topology   TopologyConfig   `toml:"topology"`
 	Adversary  AdversaryConfig  `toml:"adversary"`
 	Strategy   StrategyConfig   `toml:"strategy"`
+	Trust      TrustConfig      `toml:"trust"`
 	Evaluation EvaluationConfig `toml:"evaluation"`
 	Run        RunConfig        `toml:"run"`
 	Sweep      SweepConfig      `toml:"sweep"`
@@ -119,6 +120,37 @@ type AdversaryConfig struct {
 	// its neighbors each round (LIGHTYEAR's malfunctions) instead of one
 	// per recipient.
 	SameForAll bool `toml:"same_for_all"`
+	// Idle: Byzantine nodes neither train nor aggregate (spec/dmtt.md,
+	// "Attack"); they send their initial model as the attack crafts it.
+	Idle bool `toml:"idle"`
+	// Liar is the topology liar (nodes with a trust layer): "" (none),
+	// "omission" (claims only the Byzantine coalition) or "inflation"
+	// (its true neighbors plus the coalition).
+	Liar string `toml:"liar"`
+	// ClaimForgery, ClaimReplay and ClaimFlood add, every round, a claim
+	// forged in an honest neighbor's name, a replay of the previous
+	// round's claim, and three claims beyond the per-source budget.
+	ClaimForgery bool `toml:"claim_forgery"`
+	ClaimReplay  bool `toml:"claim_replay"`
+	ClaimFlood   bool `toml:"claim_flood"`
+}
+
+// TrustConfig is DMTT's topology-trust layer (package trust; spec/dmtt.md,
+// "Per-node state", "Topology claims"). It runs when strategy.name =
+// "dmtt" or enabled = true; τ_trust is dmtt's option tau_trust (0.25 for
+// other strategies). Every value has the spec's default.
+type TrustConfig struct {
+	Enabled  bool    `toml:"enabled"`
+	Rho      float64 `toml:"rho"`       // link-reliability EMA rate ρ
+	Timeout  int     `toml:"timeout"`   // rounds of silence before a neighbor is dropped
+	Xi       float64 `toml:"xi"`        // witness-weight decay per hop ξ
+	TauAdd   float64 `toml:"tau_add"`   // edge acceptance threshold τ_add
+	TauFwd   float64 `toml:"tau_fwd"`   // forwarding trust threshold τ_fwd
+	Budget   int     `toml:"budget"`    // claims per source per round
+	HopLimit int     `toml:"hop_limit"` // H
+	Lambda   float64 `toml:"lambda"`    // Beta forgetting factor λ
+	Eta      float64 `toml:"eta"`       // uncertainty penalty η
+	TauU     float64 `toml:"tau_u"`     // uncertainty allowance τ_U
 }
 
 // StrategyConfig is how honest nodes collaborate.
@@ -165,7 +197,8 @@ type StrategyConfig struct {
 
 // strategyOptionKeys are the option names strategies take, for key
 // suggestions and sweeps.
-var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0", "tau", "n_val"}
+var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0", "tau", "n_val",
+	"w_a", "tau_u", "penalize", "n_eval", "threshold", "momentum", "omega", "l1", "l2", "l3", "l4", "tau_trust", "b"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {
@@ -202,6 +235,7 @@ func DefaultConfig() Config {
 		Topology:   TopologyConfig{Kind: "complete", K: 5, P: 0.3, Beta: 0.1},
 		Adversary:  AdversaryConfig{Attack: "none", Sigma: 10, Scale: 10},
 		Strategy:   StrategyConfig{Name: "fedavg", Weighting: "uniform", Rule: "median"},
+		Trust:      defaultTrust(),
 		Evaluation: EvaluationConfig{GlobalTest: -1},
 	}
 }

@@ -241,12 +241,23 @@ func TestEveryStrategyRunsEndToEnd(t *testing.T) {
 		t.Skip("end-to-end runs")
 	}
 	for _, name := range strategy.Names() {
-		extra := "[strategy]\nname = \"" + name + "\"\n"
+		evidential := name == "murmura" || name == "dmtt"
+		parsed := name
+		if evidential {
+			parsed = "local" // tinyConfig's model is softmax; set below
+		}
+		extra := "[strategy]\nname = \"" + parsed + "\"\n"
 		if name == "robust" {
 			extra += "rule = \"median\"\n"
 		}
 		c := tinyConfig(t, "[adversary]\nfraction = 0.25\nattack = \"sign_flip\"\n"+extra)
 		c.Nodes, c.Rounds = 8, 2
+		if evidential {
+			c.Model.Head, c.Strategy.Name = "evidential", name
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		s, err := c.Setup(loadMNIST(t))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -69,6 +69,10 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		WireRoundTrip: c.Run.WireRoundTrip, Seed: c.Seed, Workers: c.Run.Workers,
 		InitPerNode: c.Init == "per_node",
 	}
+	if s.Trust, err = c.trustConfig(); err != nil {
+		return Setup{}, err
+	}
+	s.ByzantineIdle, s.Claims = c.Adversary.Idle, c.claimAttack()
 	name := c.Strategy.Name
 	if sp := c.Partition.Split; len(sp) == 3 {
 		s.Fractions = data.Fractions{Train: sp[0], Val: sp[1], Test: sp[2]}

@@ -15,7 +15,9 @@ type PivotQuery struct {
 	Rows, Cols string
 	// Metric is a final metric, with or without its "final_" prefix
 	// (honest_local_acc, honest_global_acc, all_acc, honest_loss,
-	// delta_max, mean_byz_weight).
+	// delta_max, mean_byz_weight; max_delta_max, the largest delta_max of
+	// any round; DMTT's trust_neighbor_honest, trust_neighbor_byzantine,
+	// ... of the runs that record them).
 	Metric   string
 	Where    map[string]string
 	Decimals int
@@ -39,18 +41,34 @@ func Pivot(dir string, q PivotQuery) (string, error) {
 	if len(runs) == 0 {
 		return "", fmt.Errorf("%s: no run has %v", dir, q.Where)
 	}
-	metric := q.Metric
-	if !strings.HasPrefix(metric, "final_") {
-		metric = "final_" + metric
+	// A metric some runs lack (DMTT's trust metrics) tabulates the runs
+	// that have it.
+	with := func(m string) []report.RunResult {
+		var out []report.RunResult
+		for _, r := range runs {
+			if _, ok := r.Final[m]; ok {
+				out = append(out, r)
+			}
+		}
+		return out
 	}
-	if _, ok := runs[0].Final[metric]; !ok {
+	metric := q.Metric
+	sel := with(metric)
+	if len(sel) == 0 && !strings.HasPrefix(metric, "final_") {
+		metric = "final_" + metric
+		sel = with(metric)
+	}
+	if len(sel) == 0 {
 		var have []string
-		for k := range runs[0].Final {
-			have = append(have, strings.TrimPrefix(k, "final_"))
+		for _, r := range runs {
+			for k := range r.Final {
+				have = append(have, strings.TrimPrefix(k, "final_"))
+			}
 		}
 		slices.Sort(have)
-		return "", fmt.Errorf("metric %q unknown (valid: %s)", q.Metric, strings.Join(have, ", "))
+		return "", fmt.Errorf("metric %q unknown (valid: %s)", q.Metric, strings.Join(slices.Compact(have), ", "))
 	}
+	runs = sel
 	var b strings.Builder
 	if err := report.WritePivot(&b, runs, q.Rows, q.Cols, metric, q.Decimals); err != nil {
 		return "", err

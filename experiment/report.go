@@ -75,11 +75,7 @@ func Report(dir string) (string, error) {
 		if len(sel) == 0 {
 			continue
 		}
-		name, title := "accuracy", "Honest accuracy"
-		for _, k := range keys {
-			name += "_" + safeName(k+"="+combo[k])
-			title += fmt.Sprintf(", %s = %s", shortKey(k), combo[k])
-		}
+		name, title := plotName("accuracy", "Honest accuracy", keys, combo)
 		ch, err := report.Curves(sel, curve, report.Figure{Title: title, XLabel: "round", YLabel: curve})
 		if err != nil {
 			return "", fmt.Errorf("plot %s: %w", name, err)
@@ -87,6 +83,9 @@ func Report(dir string) (string, error) {
 		if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
 			return "", err
 		}
+	}
+	if err := trustPlots(dir, runs, combos, keys); err != nil {
+		return "", err
 	}
 	if len(keys) == 1 {
 		k := keys[0]
@@ -98,6 +97,54 @@ func Report(dir string) (string, error) {
 		}
 	}
 	return md.String(), nil
+}
+
+// trustCurves are the per-round topology-trust diagnostics a run records
+// when its nodes run DMTT's trust layer (sim.TrustRound), as curves named
+// "trust_" + the field's JSON name; their final_ means are final metrics.
+var trustCurves = []string{"trust_neighbor_honest", "trust_neighbor_byzantine", "trust_all_honest",
+	"trust_all_byzantine", "trust_screened_honest", "trust_screened_byzantine", "trust_view_edges",
+	"trust_view_true_edges", "trust_true_edges", "trust_claim_bytes_per_node"}
+
+// trustPlots draws, per combination of the swept values, the mean
+// topology trust honest nodes hold in honest and in Byzantine neighbors
+// over rounds, for every run that records it (one curve pair per label).
+func trustPlots(dir string, runs []report.RunResult, combos []map[string]string, keys []string) error {
+	for _, combo := range combos {
+		var sel []report.RunResult
+		for _, r := range report.Filter(runs, combo) {
+			for _, side := range []string{"honest", "byzantine"} {
+				s, ok := r.Curves["trust_neighbor_"+side]
+				if !ok {
+					continue
+				}
+				sel = append(sel, report.RunResult{Label: r.Label + " · " + side + " neighbors", Params: r.Params, Seed: r.Seed,
+					Curves: map[string]report.Series{"trust": s}, Final: map[string]float64{}})
+			}
+		}
+		if len(sel) == 0 {
+			continue
+		}
+		name, title := plotName("trust", "Trust in neighbors", keys, combo)
+		ch, err := report.Curves(sel, "trust", report.Figure{Title: title, XLabel: "round", YLabel: "mean T_topo"})
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", name, err)
+		}
+		if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plotName appends a combination of swept values to a plot's file name
+// and title.
+func plotName(name, title string, keys []string, combo map[string]string) (string, string) {
+	for _, k := range keys {
+		name += "_" + safeName(k+"="+combo[k])
+		title += fmt.Sprintf(", %s = %s", shortKey(k), combo[k])
+	}
+	return name, title
 }
 
 func hasCurve(runs []report.RunResult, m string) bool {
@@ -275,10 +322,26 @@ func readRun(dir string, c Config) (report.RunResult, error) {
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			break // an interrupted run's last line; the complete ones count
 		}
+		round, _ := rec["round"].(float64)
+		if dm, ok := rec["delta_max"].(float64); ok {
+			r.Final["max_delta_max"] = max(r.Final["max_delta_max"], dm)
+		}
+		if tr, ok := rec["trust"].(map[string]any); ok {
+			// DMTT's topology-trust diagnostics (sim.TrustRound), every round.
+			for _, k := range trustCurves {
+				v, ok := tr[strings.TrimPrefix(k, "trust_")].(float64)
+				if !ok {
+					continue // no pair of that kind this round
+				}
+				s := r.Curves[k]
+				s.Rounds = append(s.Rounds, int(round))
+				s.Values = append(s.Values, v)
+				r.Curves[k] = s
+			}
+		}
 		if ev, _ := rec["evaluated"].(bool); !ev {
 			continue
 		}
-		round, _ := rec["round"].(float64)
 		for _, m := range curves {
 			v, _ := rec[m].(float64)
 			s := r.Curves[m]
@@ -297,6 +360,16 @@ func readRun(dir string, c Config) (report.RunResult, error) {
 			sum += v
 		}
 		r.Final["final_honest_local_acc_std"] = sum / float64(len(last))
+	}
+	for _, k := range trustCurves {
+		if s := r.Curves[k]; len(s.Values) > 0 {
+			last := s.Values[max(0, len(s.Values)-c.FinalRounds):]
+			var sum float64
+			for _, v := range last {
+				sum += v
+			}
+			r.Final["final_"+k] = sum / float64(len(last))
+		}
 	}
 	rows, err := ReadSummary(dir)
 	if err != nil {

@@ -74,6 +74,17 @@ func scoreReport(dir string) (string, error) {
 	if err != nil || len(groups) == 0 {
 		return "", err
 	}
+	// The table is LIGHTYEAR's agreement scores; other reporters (DMTT's
+	// s_model, trust, q) have their own metrics.
+	lightyear := false
+	for _, g := range groups {
+		for _, kind := range strategy.ScoreKinds {
+			lightyear = lightyear || g[kind] != nil
+		}
+	}
+	if !lightyear {
+		return "", nil
+	}
 	tau := strategy.LightyearTau
 	var md bytes.Buffer
 	fmt.Fprintf(&md, "\n## Agreement scores (benign vs malfunctioning senders)\n\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
+	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -64,6 +65,17 @@ type Setup struct {
 	Seed        uint64
 	Workers     int
 	Timings     func(sim.Timing)
+	// Trust, if set, gives every node DMTT's topology-trust layer
+	// (node.Config.Trust); the nodes share one signature-verification
+	// cache.
+	Trust *trust.Config
+	// ByzantineIdle and Claims are sim.Config's.
+	ByzantineIdle bool
+	Claims        sim.ClaimAttack
+	// NoVerifyCache gives the nodes no shared verification cache (every
+	// node verifies every signature itself, as over a network); results
+	// are the same, only slower. For measurements.
+	NoVerifyCache bool
 }
 
 // Defaults fills the zero fields of s: a complete graph, local-only nodes,
@@ -163,6 +175,10 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 		byz = s.ByzantineIDs
 	}
 	flip, _ := s.Attack.(attack.DataAttack)
+	var cache *wire.VerifyCache
+	if !s.NoVerifyCache {
+		cache = wire.NewVerifyCache(0)
+	}
 	nodes := make([]*node.Node, s.Nodes)
 	for i := range nodes {
 		initSeed := seed.Derive(s.Seed, seed.Init)
@@ -190,6 +206,12 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 			TrainData:    train,
 			Test:         data.NewBatcher(tt.Train, splits[i].Test, nil, shift[i]),
 			Identity:     ids[i], Directory: dir, Seed: s.Seed, Rounds: s.Rounds,
+			VerifyCache: cache,
+		}
+		if s.Trust != nil {
+			tc := *s.Trust
+			tc.Cache = cache
+			cfg.Trust = &tc
 		}
 		if len(splits[i].Val) > 0 {
 			cfg.Val = data.NewBatcher(tt.Train, splits[i].Val, nil, shift[i])
@@ -210,6 +232,7 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 		Graph: graph, Drops: drops, Byzantine: byz, Attack: s.Attack, SameForAll: s.SameForAll,
 		Identities: ids, WireRoundTrip: s.WireRoundTrip, Seed: s.Seed,
 		Workers: s.Workers, Timings: s.Timings,
+		ByzantineIdle: s.ByzantineIdle, Claims: s.Claims,
 	}, nodes, splits, nil
 }
 

@@ -154,6 +154,7 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	c.validateDMTT(bad, &errs)
 	if c.Evaluation.GlobalTest < -1 {
 		bad("evaluation.global_test", c.Evaluation.GlobalTest, "need ≥ −1 (−1: all, 0: none)")
 	}

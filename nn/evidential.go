@@ -18,6 +18,9 @@ type Evidential struct {
 	NoVariance bool
 }
 
+// EvidentialLambdaMax is λ_max of the KL annealing (spec/dmtt.md).
+const EvidentialLambdaMax = 0.1
+
 // AnnealedLambda is the spec's schedule λ_t = λ_max · min(1, t/T_anneal)
 // with t the 0-based round and T_anneal = rounds/2 (spec/dmtt.md).
 func AnnealedLambda(round, rounds int, lambdaMax float64) float64 {

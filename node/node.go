@@ -2,6 +2,7 @@ package node
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -38,6 +40,16 @@ type Config struct {
 	// Seed is the experiment seed; the node derives its streams from it.
 	Seed   uint64
 	Rounds int
+	// Trust, if not nil, runs DMTT's topology-trust layer with these
+	// parameters: every round the node broadcasts its signed claim (its
+	// in-neighbors of the round) and forwards the claims its layer selects,
+	// feeds what arrives to the layer, closes the layer's round before the
+	// strategy combines, and shows the strategy the result (View.Trust).
+	Trust *trust.Config
+	// VerifyCache, if set, is shared signature-verification memory for the
+	// validator and the trust layer (wire.VerifyCache); a simulator gives
+	// all its nodes one. Results never depend on it.
+	VerifyCache *wire.VerifyCache
 }
 
 // Neighborhood is what a node knows of the round's graph: whom it may hear
@@ -77,6 +89,11 @@ type Node struct {
 	// rng is the strategy's stream of the round, one for Share and Combine
 	// alike, so their draws continue each other rather than repeat.
 	rng *rand.Rand
+	// ts is the topology-trust layer (nil without Config.Trust), made at
+	// the first round from its neighborhood; fwd are the claims it chose to
+	// forward at the end of the previous round, sent with this round's.
+	ts  *trust.State
+	fwd []wire.Claim
 }
 
 // New checks the configuration and returns a node at round 0.
@@ -92,9 +109,14 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node %d: identity is for node %d", cfg.ID, cfg.Identity.ID())
 	}
 	v, err := wire.NewValidator(wire.ValidatorConfig{
-		Self: uint32(cfg.ID), Directory: cfg.Directory, PayloadLen: cfg.Model.NumParams()})
+		Self: uint32(cfg.ID), Directory: cfg.Directory, PayloadLen: cfg.Model.NumParams(), Cache: cfg.VerifyCache})
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
+	}
+	if cfg.Trust != nil {
+		if err := cfg.Trust.Validate(); err != nil {
+			return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
+		}
 	}
 	return &Node{cfg: cfg, validator: v, start: make([]float32, cfg.Model.NumParams())}, nil
 }
@@ -108,15 +130,57 @@ func (n *Node) Model() *nn.Model { return n.cfg.Model }
 // Strategy is the node's strategy.
 func (n *Node) Strategy() strategy.Strategy { return n.cfg.Strategy }
 
-// Train starts round r: it records the neighborhood, saves the start-of-
-// round parameters and runs local training.
-func (n *Node) Train(r int, hood Neighborhood) (nn.TrainResult, error) {
+// Begin starts round r without local training: it records the
+// neighborhood, saves the start-of-round parameters and opens the trust
+// layer's round. Train calls it; a driver calls it alone for a node that
+// does not train (a Byzantine node of spec/dmtt.md).
+func (n *Node) Begin(r int, hood Neighborhood) error {
 	n.round, n.hood = r, hood
 	n.inbox = n.inbox[:0]
 	n.seq = 0
+	n.trainRes = nn.TrainResult{}
 	n.validator.SetRound(uint64(r))
 	n.rng = seed.Stream(n.cfg.Seed, seed.Strategy, uint64(n.cfg.ID), uint64(r))
 	copy(n.start, n.cfg.Model.Params())
+	if n.cfg.Trust == nil {
+		return nil
+	}
+	if n.ts == nil {
+		var first []uint32 // N_dir^0: the first round's neighbors, without the node
+		for _, j := range ids32(hood.In) {
+			if j != uint32(n.cfg.ID) {
+				first = append(first, j)
+			}
+		}
+		ts, err := trust.New(n.cfg.Identity, n.cfg.Directory, first, *n.cfg.Trust)
+		if err != nil {
+			return fmt.Errorf("node %d: %w", n.cfg.ID, err)
+		}
+		n.ts = ts
+	}
+	if err := n.ts.BeginRound(uint64(r)); err != nil {
+		return fmt.Errorf("node %d: %w", n.cfg.ID, err)
+	}
+	return nil
+}
+
+func ids32(xs []int) []uint32 {
+	out := make([]uint32, len(xs))
+	for k, x := range xs {
+		out[k] = uint32(x)
+	}
+	return out
+}
+
+// Train starts round r (Begin) and runs local training.
+func (n *Node) Train(r int, hood Neighborhood) (nn.TrainResult, error) {
+	if err := n.Begin(r, hood); err != nil {
+		return nn.TrainResult{}, err
+	}
+	if h, ok := n.cfg.Model.Head().(*nn.Evidential); ok {
+		// The KL weight anneals by round (spec/dmtt.md, "Models").
+		h.Lambda = nn.AnnealedLambda(r, n.cfg.Rounds, nn.EvidentialLambdaMax)
+	}
 	tc := n.cfg.Train
 	if lt, ok := n.cfg.Strategy.(strategy.LocalTrainer); ok {
 		tc = lt.LocalTraining(n.view(), tc)
@@ -141,8 +205,46 @@ func (n *Node) view() *strategy.View {
 		BatchLoss: n.batchLoss,
 		TrainCopy: n.trainCopy,
 		Validate:  n.validate,
+		Trust:     n.trustView(),
 	}
 }
+
+// trustView is View.Trust: nil without a trust layer.
+func (n *Node) trustView() strategy.TopologyTrust {
+	if n.ts == nil {
+		return nil
+	}
+	return trustView{n.ts}
+}
+
+type trustView struct{ s *trust.State }
+
+func (t trustView) Trust(j int) float64 {
+	if j < 0 || int64(j) > int64(^uint32(0)) {
+		return 0
+	}
+	return t.s.Trust(uint32(j))
+}
+
+func (t trustView) Reliability(j int) float64 {
+	if j < 0 || int64(j) > int64(^uint32(0)) {
+		return 0
+	}
+	return t.s.Reliability(uint32(j))
+}
+
+func (t trustView) Screened() []int {
+	sc := t.s.Screened()
+	out := make([]int, len(sc))
+	for k, x := range sc {
+		out[k] = int(x)
+	}
+	return out
+}
+
+// Trust returns the node's topology-trust layer, nil without one (for
+// drivers' diagnostics; the node owns it).
+func (n *Node) Trust() *trust.State { return n.ts }
 
 // validate is View.Validate: the outputs of params on the first max
 // samples of the node's validation split, the node's model restored
@@ -283,11 +385,41 @@ func (b *oneBatch) Next(x []float32, y []int) int {
 // the node's next Outbox call.
 func (n *Node) Outbox() ([]*wire.Message, error) {
 	var out []*wire.Message
+	if n.ts != nil {
+		// The node's signed claim of this round's neighborhood, then the
+		// claims its layer chose to forward (spec/dmtt.md, Algorithms 1, 3).
+		own, err := n.ts.OwnClaim(ids32(n.hood.In))
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", n.cfg.ID, err)
+		}
+		for _, c := range append([]wire.Claim{own}, n.fwd...) {
+			n.seq++
+			m := &wire.Message{
+				Header: wire.Header{Kind: wire.KindClaim, From: uint32(n.cfg.ID), To: wire.Broadcast, Round: uint64(n.round), Seq: n.seq},
+				Claim:  c,
+			}
+			if err := wire.Sign(m, n.cfg.Identity); err != nil {
+				return nil, fmt.Errorf("node %d: signing: %w", n.cfg.ID, err)
+			}
+			out = append(out, m)
+		}
+		n.fwd = nil
+	}
+	var prev []float32 // the last vector copied, and its copy
+	var prevBuf []float32
 	for k, o := range n.cfg.Strategy.Share(n.view()) {
 		if k == len(n.sendBufs) {
 			n.sendBufs = append(n.sendBufs, nil)
 		}
-		n.sendBufs[k] = append(n.sendBufs[k][:0], o.Vector...)
+		var buf []float32
+		if len(o.Vector) > 0 && len(o.Vector) == len(prev) && &o.Vector[0] == &prev[0] {
+			// The same vector to another peer: share the copy (payloads
+			// are read-only once sent, like a broadcast's).
+			buf = prevBuf
+		} else {
+			n.sendBufs[k] = append(n.sendBufs[k][:0], o.Vector...)
+			buf, prev, prevBuf = n.sendBufs[k], o.Vector, n.sendBufs[k]
+		}
 		to := uint32(wire.Broadcast)
 		if o.To != strategy.Broadcast {
 			to = uint32(o.To)
@@ -295,7 +427,7 @@ func (n *Node) Outbox() ([]*wire.Message, error) {
 		n.seq++
 		m := &wire.Message{
 			Header:  wire.Header{Kind: wire.KindVector, From: uint32(n.cfg.ID), To: to, Round: uint64(n.round), Seq: n.seq},
-			Payload: wire.Payload{Tag: o.Tag, Data: n.sendBufs[k]},
+			Payload: wire.Payload{Tag: o.Tag, Data: buf},
 		}
 		if err := wire.Sign(m, n.cfg.Identity); err != nil {
 			return nil, fmt.Errorf("node %d: signing: %w", n.cfg.ID, err)
@@ -308,12 +440,35 @@ func (n *Node) Outbox() ([]*wire.Message, error) {
 // Deliver hands the node one message that arrived. A message that fails
 // validation is dropped and counted against its sender; the error says
 // why (drivers may log it; the node has already dealt with it).
+//
+// With a trust layer, every authenticated message is a sign of life of its
+// sender (trust.State.Heard), claims go to the layer (Ingest), and a claim
+// message the validator refused for content its sender signed is evidence
+// against it (ObserveRejected). A claim the layer refuses as evidence of
+// wrongdoing is returned as an error too; duplicates are not.
 func (n *Node) Deliver(m *wire.Message) error {
 	if err := n.validator.Check(m); err != nil {
+		var we *wire.Error
+		if n.ts != nil && m != nil && m.Kind == wire.KindClaim && errors.As(err, &we) {
+			n.ts.ObserveRejected(m.From, we.Reason)
+		}
 		return err
 	}
+	if n.ts != nil {
+		if err := n.ts.Heard(m.From); err != nil {
+			return err
+		}
+		if m.Kind == wire.KindClaim {
+			err := n.ts.Ingest(m.From, &m.Claim)
+			var rej *trust.Rejection
+			if errors.As(err, &rej) && !rej.Reason.Evidence() {
+				return nil
+			}
+			return err
+		}
+	}
 	if m.Kind != wire.KindVector {
-		return nil // claims are for the trust layer, which comes with DMTT
+		return nil // claims are for the trust layer
 	}
 	n.inbox = append(n.inbox, strategy.Incoming{From: int(m.From), Tag: m.Payload.Tag, Vector: m.Payload.Data})
 	return nil
@@ -322,6 +477,9 @@ func (n *Node) Deliver(m *wire.Message) error {
 // Combine runs the strategy on what arrived (sorted by sender, then tag)
 // and returns the weight it gave each sender.
 func (n *Node) Combine() (map[int]float64, error) {
+	if err := n.endTrustRound(); err != nil {
+		return nil, err
+	}
 	slices.SortStableFunc(n.inbox, func(a, b strategy.Incoming) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Tag, b.Tag))
 	})
@@ -331,6 +489,27 @@ func (n *Node) Combine() (map[int]float64, error) {
 	}
 	n.inbox = n.inbox[:0]
 	return w, nil
+}
+
+// Settle closes the round without combining: the node keeps its model and
+// drops what arrived (a driver's choice for nodes that do not learn, such
+// as spec/dmtt.md's Byzantine nodes); its trust layer still ends the round.
+func (n *Node) Settle() error {
+	n.inbox = n.inbox[:0]
+	return n.endTrustRound()
+}
+
+// endTrustRound closes the trust layer's round (before the strategy reads
+// it) and keeps the claims to forward next round.
+func (n *Node) endTrustRound() error {
+	if n.ts == nil {
+		return nil
+	}
+	if _, err := n.ts.EndRound(); err != nil {
+		return fmt.Errorf("node %d round %d: %w", n.cfg.ID, n.round, err)
+	}
+	n.fwd = n.ts.Forwards()
+	return nil
 }
 
 // Rejections returns what the validator refused, per sender.

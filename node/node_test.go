@@ -38,7 +38,7 @@ func (r *recorder) Combine(v *strategy.View, in []strategy.Incoming) (map[int]fl
 	return r.FedAvg.Combine(v, in)
 }
 
-func newTestNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy) *Node {
+func newTestNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy, opts ...func(*Config)) *Node {
 	t.Helper()
 	m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
 	if err != nil {
@@ -46,8 +46,12 @@ func newTestNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory
 	}
 	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
 	d := &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0}, y: []int{0, 1, 1, 0}}
-	n, err := New(Config{ID: id, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, Strategy: st,
-		TrainData: d, Test: d, Identity: ids[id], Directory: dir, Seed: 1, Rounds: 3})
+	cfg := Config{ID: id, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, Strategy: st,
+		TrainData: d, Test: d, Identity: ids[id], Directory: dir, Seed: 1, Rounds: 3}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

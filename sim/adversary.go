@@ -13,8 +13,33 @@ import (
 // per out-neighbor and tag. The view holds the honest payloads of the round
 // with the same tag, in sender-id order; it is built here, by the driver, so
 // no honest code ever sees it.
+//
+// Byzantine claims go through claimAdversary first; every message a
+// Byzantine node sends is then renumbered and signed with its key.
 func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Message) error {
-	if r.cfg.Attack == nil || len(r.cfg.Byzantine) == 0 {
+	if len(r.cfg.Byzantine) == 0 {
+		return nil
+	}
+	claims := make([][]*wire.Message, len(outbox))
+	for _, b := range r.cfg.Byzantine {
+		var err error
+		if claims[b], err = r.claimAdversary(round, g, b, outbox[b]); err != nil {
+			return err
+		}
+	}
+	if r.cfg.Attack == nil {
+		for _, b := range r.cfg.Byzantine {
+			var vecs []*wire.Message
+			for _, m := range outbox[b] {
+				if m.Kind == wire.KindVector {
+					c := *m
+					vecs = append(vecs, &c)
+				}
+			}
+			if err := r.sendAs(b, claims[b], vecs, outbox); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	honest := map[string][][]float32{}
@@ -44,7 +69,9 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 	}
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range r.cfg.Byzantine {
-		var seq uint64
+		// SameForAll: the one vector per tag every recipient gets, across
+		// all of b's messages (a strategy may send one message per peer).
+		shared := map[string][]float32{}
 		for _, m := range outbox[b] {
 			if m.Kind != wire.KindVector {
 				continue
@@ -57,11 +84,10 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 			if m.To != wire.Broadcast {
 				targets = []int{int(m.To)}
 			}
-			var shared []float32 // SameForAll: the one vector every recipient gets
 			for _, to := range targets {
 				var dst []float32
-				if shared != nil {
-					dst = append(dst, shared...) // each message owns its payload
+				if sh := shared[m.Payload.Tag]; sh != nil {
+					dst = sh // read-only from here on, like a broadcast payload
 				} else {
 					dst = make([]float32, len(m.Payload.Data))
 					rng := seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round), uint64(to))
@@ -72,23 +98,21 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 						return fmt.Errorf("attack %s by node %d: %w", r.cfg.Attack.Name(), b, err)
 					}
 					if r.cfg.SameForAll {
-						shared = dst
+						shared[m.Payload.Tag] = dst
 					}
 				}
-				seq++
 				c := &wire.Message{
-					Header:  wire.Header{Kind: wire.KindVector, From: uint32(b), To: uint32(to), Round: uint64(round), Seq: seq},
+					Header:  wire.Header{Kind: wire.KindVector, From: uint32(b), To: uint32(to), Round: uint64(round)},
 					Payload: wire.Payload{Tag: m.Payload.Tag, Data: dst},
-				}
-				if err := wire.Sign(c, r.cfg.Identities[b]); err != nil {
-					return err
 				}
 				crafted[b] = append(crafted[b], c)
 			}
 		}
 	}
 	for _, b := range r.cfg.Byzantine {
-		outbox[b] = crafted[b]
+		if err := r.sendAs(b, claims[b], crafted[b], outbox); err != nil {
+			return err
+		}
 	}
 	if attack.UsesPrevious(r.cfg.Attack) {
 		for _, v := range views {
@@ -96,5 +120,19 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 		}
 		r.prevViews = views
 	}
+	return nil
+}
+
+// sendAs makes Byzantine node b's outbox the claims, then the vectors,
+// numbered in that order and signed with b's key.
+func (r *runner) sendAs(b int, claims, vecs []*wire.Message, outbox [][]*wire.Message) error {
+	msgs := append(claims, vecs...)
+	for k, m := range msgs {
+		m.Seq = uint64(k + 1)
+		if err := wire.Sign(m, r.cfg.Identities[b]); err != nil {
+			return err
+		}
+	}
+	outbox[b] = msgs
 	return nil
 }

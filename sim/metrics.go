@@ -16,6 +16,8 @@ type NodeRound struct {
 	TrainLoss  float64 `json:"train_loss"`
 	Steps      int     `json:"steps"`
 	BytesSent  int     `json:"bytes_sent"`
+	// ClaimBytes is the part of BytesSent that carried topology claims.
+	ClaimBytes int `json:"claim_bytes,omitempty"`
 	// ByzWeight is the total weight the node's strategy gave Byzantine
 	// senders this round.
 	ByzWeight float64 `json:"byz_weight"`
@@ -51,6 +53,9 @@ type Round struct {
 	DeltaMax          float64 `json:"delta_max"`
 	MeanByzWeight     float64 `json:"mean_byz_weight"`
 	BytesSent         int     `json:"bytes_sent"`
+	// Trust is the topology-trust diagnostics of the round, when the
+	// nodes run a trust layer (DMTT).
+	Trust *TrustRound `json:"trust,omitempty"`
 }
 
 // Timing is the wall-clock record of a round, kept apart from Round because

@@ -47,6 +47,13 @@ type Config struct {
 	Workers int
 	// Timings, if set, receives each round's wall-clock timing.
 	Timings func(Timing)
+	// ByzantineIdle: Byzantine nodes neither train nor combine (spec/dmtt.md,
+	// "Attack": "Byzantine nodes do not train"); what they send is their
+	// initial model as the attack crafts it, plus their claims.
+	ByzantineIdle bool
+	// Claims is what Byzantine nodes do with topology claims (nodes with a
+	// trust layer only); the zero value sends them as the node made them.
+	Claims ClaimAttack
 }
 
 // ChooseByzantine picks k = max(1, round(n·fraction)) nodes from the seed
@@ -95,6 +102,9 @@ type runner struct {
 	// prevViews are last round's settled adversary views, by tag, for
 	// attacks that read history (attack.UsesPrevious).
 	prevViews map[string]*attack.View
+	// lastClaims are the Byzantine nodes' own claims of the previous
+	// round, for ClaimAttack.Replay.
+	lastClaims map[int]wire.Claim
 }
 
 func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
@@ -110,6 +120,9 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 		return nil, fmt.Errorf("sim: the graph must have one vertex per node (%d nodes)", n)
 	case len(cfg.Identities) != n:
 		return nil, fmt.Errorf("sim: %d identities for %d nodes", len(cfg.Identities), n)
+	}
+	if err := cfg.Claims.Validate(); err != nil {
+		return nil, err
 	}
 	byz := make([]bool, n)
 	for _, b := range cfg.Byzantine {
@@ -150,8 +163,13 @@ func (r *runner) round(round int) (*Round, error) {
 		for k, j := range in {
 			deg[k] = g.Degree(j)
 		}
-		res, err := r.nodes[i].Train(round, node.Neighborhood{In: in, InDegree: deg, Degree: g.Degree(i)})
-		rec.Nodes[i] = NodeRound{Node: i, Byzantine: r.byz[i], TrainLoss: res.MeanLoss, Steps: res.Steps}
+		hood := node.Neighborhood{In: in, InDegree: deg, Degree: g.Degree(i)}
+		rec.Nodes[i] = NodeRound{Node: i, Byzantine: r.byz[i]}
+		if r.byz[i] && r.cfg.ByzantineIdle {
+			return r.nodes[i].Begin(round, hood)
+		}
+		res, err := r.nodes[i].Train(round, hood)
+		rec.Nodes[i].TrainLoss, rec.Nodes[i].Steps = res.MeanLoss, res.Steps
 		return err
 	})
 	if err != nil {
@@ -185,8 +203,12 @@ func (r *runner) round(round int) (*Round, error) {
 				links = len(g.Out(j))
 			}
 			rec.Nodes[j].BytesSent += size * links
+			if m.Kind == wire.KindClaim {
+				rec.Nodes[j].ClaimBytes += size * links
+			}
 		}
 	}
+	before := r.trustStats()
 
 	// 5. Routing and validation, then combination, per receiver.
 	weights := make([]map[int]float64, n)
@@ -212,6 +234,9 @@ func (r *runner) round(round int) (*Round, error) {
 			}
 		}
 		rec.Nodes[i].Rejected = rejected
+		if r.byz[i] && r.cfg.ByzantineIdle {
+			return r.nodes[i].Settle()
+		}
 		var err error
 		tc := time.Now()
 		weights[i], err = r.nodes[i].Combine()
@@ -229,6 +254,7 @@ func (r *runner) round(round int) (*Round, error) {
 	for i, w := range weights {
 		rec.Nodes[i].ByzWeight = byzWeight(w, r.byz)
 	}
+	rec.Trust = r.trustRound(g, before, rec)
 
 	// 6. Evaluation.
 	if rec.Evaluated {

@@ -48,6 +48,10 @@ func TestNoModelSizedAllocationAfterFirstRound(t *testing.T) {
 				BatchLoss: func([]float32) (float64, error) { return 1, nil },
 				TrainCopy: func([]float32) (nn.TrainResult, error) { return nn.TrainResult{}, nil },
 				Validate:  fakeValidate}
+			if name == "murmura" || name == "dmtt" {
+				v.Validate = evidentialValidate
+				v.Trust = fakeTrust{t: map[int]float64{1: 0.9, 2: 0.9, 3: 0.9}, p: map[int]float64{1: 1, 2: 1, 3: 1}}
+			}
 			if lt, ok := s.(LocalTrainer); ok {
 				lt.LocalTraining(v, nn.TrainConfig{Epochs: 1})
 			}

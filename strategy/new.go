@@ -26,7 +26,10 @@ type Params struct {
 	// takes the spec default. Valid keys per strategy: balance gamma,
 	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
 	// block_at; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
-	// gd_relative, warmup, a, c, tau0; lightyear tau, g, n_val.
+	// gd_relative, warmup, a, c, tau0; lightyear tau, g, n_val; murmura
+	// w_a, tau_u, penalize, n_eval, threshold, momentum, gamma, kappa,
+	// omega; dmtt n_eval, w_a, tau_u, l1, l2, l3, l4, gamma, tau_trust,
+	// kappa, b, omega.
 	Options map[string]float64
 	// NoPrediction and NoClipping are rdpfl's ablations (RDPFL).
 	NoPrediction, NoClipping bool
@@ -39,7 +42,8 @@ type Params struct {
 func Names() []string { return slices.Clone(names) }
 
 var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
-	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "rdpfl", "lightyear"}
+	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "rdpfl", "lightyear",
+	"murmura", "dmtt"}
 
 // Training-side defaults; the spec names FedProx and Ditto without values,
 // so these are the middle of the grids their papers search
@@ -78,6 +82,33 @@ var options = map[string][]option{
 		{"tau", LightyearTau, 0, 1, true, false},
 		{"g", LightyearG, 0, 1, false, false},
 		{"n_val", LightyearNVal, 1, 1 << 20, true, false},
+	},
+	// spec/dmtt.md ("Models", "Learning step"); the authors' code where
+	// the spec is silent (murmura.go).
+	"murmura": {
+		{"w_a", MurmuraWA, 0, 1, true, false},
+		{"tau_u", MurmuraTauU, 0, 1, true, false},
+		{"penalize", 1, 0, 1, true, false},
+		{"n_eval", MurmuraNEval, 1, 1 << 20, true, false},
+		{"threshold", MurmuraThreshold, 0, 1, true, false},
+		{"momentum", MurmuraMomentum, 0, 1, true, false},
+		{"gamma", MurmuraGamma, 0, 1, true, false},
+		{"kappa", MurmuraKappa, 0, math.Inf(1), false, true},
+		{"omega", MurmuraSelfWeight, 0, 1, true, false},
+	},
+	"dmtt": {
+		{"n_eval", DMTTNEval, 1, 1 << 20, true, false},
+		{"w_a", MurmuraWA, 0, 1, true, false},
+		{"tau_u", MurmuraTauU, 0, 1, true, false},
+		{"l1", DMTTL1, 0, math.Inf(1), true, true},
+		{"l2", DMTTL2, 0, math.Inf(1), true, true},
+		{"l3", DMTTL3, 0, math.Inf(1), true, true},
+		{"l4", DMTTL4, 0, math.Inf(1), true, true},
+		{"gamma", DMTTGamma, 0, math.Inf(1), true, true},
+		{"tau_trust", DMTTTauTrust, 0, 1, true, false},
+		{"kappa", DMTTKappa, 0, math.Inf(1), false, true},
+		{"b", DMTTBudget, 1, 1 << 20, true, false},
+		{"omega", DMTTSelfWeight, 0, 1, true, false},
 	},
 	"afa": {
 		{"xi0", AFAXi0, 0, math.Inf(1), false, true},
@@ -199,6 +230,27 @@ func New(name string, p Params) (Strategy, error) {
 			return nil, fmt.Errorf("strategy lightyear: n_val = %v, want a whole number", nv)
 		}
 		return &Lightyear{Tau: o["tau"], G: o["g"], NVal: int(nv), Score: score}, nil
+	case "murmura":
+		for _, k := range []string{"n_eval", "penalize"} {
+			if o[k] != math.Trunc(o[k]) {
+				return nil, fmt.Errorf("strategy murmura: %s = %v, want a whole number", k, o[k])
+			}
+		}
+		m := NewMurmura()
+		m.WA, m.TauU, m.Penalize, m.NEval = o["w_a"], o["tau_u"], o["penalize"] == 1, int(o["n_eval"])
+		m.Threshold, m.Momentum, m.Gamma, m.Kappa, m.SelfWeight = o["threshold"], o["momentum"], o["gamma"], o["kappa"], o["omega"]
+		return m, nil
+	case "dmtt":
+		for _, k := range []string{"n_eval", "b"} {
+			if o[k] != math.Trunc(o[k]) {
+				return nil, fmt.Errorf("strategy dmtt: %s = %v, want a whole number", k, o[k])
+			}
+		}
+		d := NewDMTT()
+		d.NEval, d.WA, d.TauU = int(o["n_eval"]), o["w_a"], o["tau_u"]
+		d.L = [4]float64{o["l1"], o["l2"], o["l3"], o["l4"]}
+		d.Gamma, d.TauTrust, d.Kappa, d.Budget, d.SelfWeight = o["gamma"], o["tau_trust"], o["kappa"], int(o["b"]), o["omega"]
+		return d, nil
 	default: // "cfl"
 		return &CFL{}, nil
 	}

@@ -61,6 +61,23 @@ type View struct {
 	// filled by the node. LIGHTYEAR scores peers' models with it; it must
 	// not keep or modify params, and the node's model is left as it was.
 	Validate func(params []float32, n int, dst *agreement.Outputs) error
+	// Trust, when the node runs DMTT's topology-trust layer, answers what
+	// the node believes of its peers as topology reporters; nil otherwise.
+	// In Share it describes the previous round's end, in Combine this
+	// round's (the node closes the trust round before combining).
+	Trust TopologyTrust
+}
+
+// TopologyTrust is the part of a node's topology-trust layer (package trust)
+// a strategy may read (spec/dmtt.md, "Learning step").
+type TopologyTrust interface {
+	// Trust is T_topo of peer j (0 for an id outside the directory).
+	Trust(j int) float64
+	// Reliability is the link reliability p_ij.
+	Reliability(j int) float64
+	// Screened lists, in increasing order, the reachable topology-screened
+	// neighbors: direct neighbors with p_ij ≥ 0.1 and T_topo ≥ τ_trust.
+	Screened() []int
 }
 
 // PeerScore is an agreement score a strategy gave a sender's message in a

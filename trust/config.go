@@ -3,6 +3,8 @@ package trust
 import (
 	"fmt"
 	"math"
+
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // Config holds every parameter of the topology-trust layer. DefaultConfig
@@ -50,6 +52,11 @@ type Config struct {
 	// p >= MinReliability and T_topo >= TauTrust.
 	MinReliability float64 // 0.1
 	TauTrust       float64 // τ_trust = 0.25
+
+	// Cache, if set, answers claim-signature verifications already made
+	// (by this node or, in a simulator, by any node sharing it); results
+	// are the same without it (wire.VerifyCache).
+	Cache *wire.VerifyCache
 }
 
 // DefaultConfig returns the parameters of spec/dmtt.md.

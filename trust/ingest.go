@@ -75,7 +75,7 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 		if r, detail := s.checkNeighbors(c); r != Accepted {
 			return s.reject(r, from, detail)
 		}
-		if !wire.VerifyClaim(c, pub) {
+		if !s.cfg.Cache.VerifyClaim(c, pub) {
 			return s.reject(Forged, from, fmt.Sprintf("claim of node %d, version %d", c.Source, c.Version))
 		}
 		// From here the source provably signed c: record the version so a
@@ -97,7 +97,7 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 		if r, detail := s.checkNeighbors(c); r != Accepted {
 			return s.reject(r, from, detail)
 		}
-		if !wire.VerifyClaim(c, pub) {
+		if !s.cfg.Cache.VerifyClaim(c, pub) {
 			return s.reject(Forged, from, fmt.Sprintf("claim of node %d, version %d", c.Source, c.Version))
 		}
 		return s.reject(Equivocation, c.Source, fmt.Sprintf("two claims of node %d under version %d", c.Source, c.Version))

@@ -100,6 +100,11 @@ func Verify(m *Message, pub ed25519.PublicKey) bool {
 }
 
 func (d *digester) verify(m *Message, pub ed25519.PublicKey) bool {
+	return d.verifyCached(m, pub, nil)
+}
+
+// verifyCached is verify through a VerifyCache (nil: none).
+func (d *digester) verifyCached(m *Message, pub ed25519.PublicKey, c *VerifyCache) bool {
 	if len(pub) != ed25519.PublicKeySize { // ed25519 panics on other sizes
 		return false
 	}
@@ -107,7 +112,7 @@ func (d *digester) verify(m *Message, pub ed25519.PublicKey) bool {
 	if err != nil {
 		return false
 	}
-	return ed25519.VerifyWithOptions(pub, sum[:], m.Sig[:], messageOpts) == nil
+	return c.verify(pub, sum[:], m.Sig[:], messageOpts)
 }
 
 // claimSigned returns the bytes a claim's source signs: source, neighbor

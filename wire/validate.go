@@ -46,6 +46,10 @@ type ValidatorConfig struct {
 	// should always set it, since strategies index payloads by it.
 	PayloadLen int
 	Limits     Limits // zero fields take the defaults
+	// Cache, if set, answers repeated signature verifications (messages and
+	// claims) from earlier ones; a simulator shares one between all its
+	// nodes' validators. Results are the same with or without it.
+	Cache *VerifyCache
 }
 
 // maxUnknownTracked bounds how many ids outside the Directory get their own
@@ -69,6 +73,7 @@ type Validator struct {
 	unknown      int // entries in peers for ids outside dir
 	unattributed Counts
 	dig          *digester
+	cache        *VerifyCache
 }
 
 type peerState struct {
@@ -98,6 +103,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		lim:        cfg.Limits.withDefaults(),
 		peers:      make(map[uint32]*peerState),
 		dig:        newDigester(),
+		cache:      cfg.Cache,
 	}, nil
 }
 
@@ -194,7 +200,7 @@ func (v *Validator) check(m *Message) *Error {
 		return reject(FutureRound, fmt.Sprintf("round %d, current %d", m.Round, v.round))
 	}
 
-	if !v.dig.verify(m, pub) {
+	if !v.dig.verifyCached(m, pub, v.cache) {
 		return reject(BadSignature, fmt.Sprintf("from node %d", m.From))
 	}
 
@@ -249,7 +255,7 @@ func (v *Validator) checkClaim(from uint32, c *Claim) *Error {
 			}
 		}
 	}
-	if !VerifyClaim(c, pub) {
+	if !v.cache.VerifyClaim(c, pub) {
 		return reject(BadClaimSignature, fmt.Sprintf("claim of node %d", c.Source))
 	}
 	return nil

@@ -1,0 +1,68 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/trust"
+)
+
+// defaultTrust is the trust section's defaults: spec/dmtt.md's values.
+func defaultTrust() TrustConfig {
+	d := trust.DefaultConfig()
+	return TrustConfig{Rho: d.Rho, Timeout: d.Timeout, Xi: d.Xi, TauAdd: d.TauAdd, TauFwd: d.TauFwd,
+		Budget: d.Budget, HopLimit: d.HopLimit, Lambda: d.Lambda, Eta: d.Eta, TauU: d.TauU}
+}
+
+// trustOn reports whether the nodes run the topology-trust layer.
+func (c Config) trustOn() bool { return c.Trust.Enabled || c.Strategy.Name == "dmtt" }
+
+// trustConfig is the trust layer's configuration (nil when it is off).
+func (c Config) trustConfig() (*trust.Config, error) {
+	if !c.trustOn() {
+		return nil, nil
+	}
+	t := trust.DefaultConfig()
+	tc := c.Trust
+	t.Rho, t.Timeout, t.Xi, t.TauAdd, t.TauFwd = tc.Rho, tc.Timeout, tc.Xi, tc.TauAdd, tc.TauFwd
+	t.Budget, t.HopLimit, t.Lambda, t.Eta, t.TauU = tc.Budget, tc.HopLimit, tc.Lambda, tc.Eta, tc.TauU
+	if c.Strategy.Name == "dmtt" {
+		if v, ok := c.Strategy.Options["tau_trust"]; ok {
+			t.TauTrust = v // one τ_trust for the screen and the gate
+		}
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	return &t, nil
+}
+
+// claimAttack is the simulator's claim attack.
+func (c Config) claimAttack() sim.ClaimAttack {
+	a := c.Adversary
+	return sim.ClaimAttack{Liar: a.Liar, Forge: a.ClaimForgery, Replay: a.ClaimReplay, Flood: a.ClaimFlood}
+}
+
+// validateDMTT checks the keys of the trust layer, the claim attacks and
+// the evidential strategies, appending what is wrong.
+func (c Config) validateDMTT(bad func(key string, val any, allowed string), errs *[]error) {
+	switch c.Adversary.Liar {
+	case "", sim.LiarOmission, sim.LiarInflation:
+	default:
+		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), `want "", "omission" or "inflation"`)
+	}
+	if c.claimAttack().Active() && !c.trustOn() {
+		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), "topology-claim attacks (liar, claim_forgery, claim_replay, claim_flood) need the trust layer: strategy.name = \"dmtt\" or trust.enabled = true")
+	}
+	if _, err := c.trustConfig(); err != nil {
+		*errs = append(*errs, err)
+	}
+	if n := c.Strategy.Name; n == "dmtt" || n == "murmura" {
+		if c.Model.Head != "evidential" {
+			bad("model.head", fmt.Sprintf("%q", c.Model.Head), "strategy "+n+" scores peers by vacuity: needs \"evidential\"")
+		}
+		if sp := c.Partition.Split; len(sp) == 3 && sp[1] == 0 {
+			bad("partition.split", sp, "strategy "+n+" scores peers on the validation split: its fraction must be > 0")
+		}
+	}
+}
