@@ -10,9 +10,10 @@ import (
 )
 
 // TestSameForAllSendsOneVector: with SameForAll a Byzantine node's crafted
-// vector is the same for every recipient (LIGHTYEAR's malfunctions), each
-// message owning its payload; without it, a noisy attack draws per
-// recipient.
+// vector is the same for every recipient (LIGHTYEAR's malfunctions; like an
+// honest broadcast, one payload may serve every recipient, since receivers
+// never modify what they are delivered); without it, a noisy attack draws
+// per recipient.
 func TestSameForAllSendsOneVector(t *testing.T) {
 	g, err := topology.Complete(4)
 	if err != nil {
@@ -41,9 +42,6 @@ func TestSameForAllSendsOneVector(t *testing.T) {
 		equal := slices.Equal(sent[0].Payload.Data, sent[1].Payload.Data) && slices.Equal(sent[1].Payload.Data, sent[2].Payload.Data)
 		if equal != same {
 			t.Errorf("same_for_all %v: payloads %v, %v, %v", same, sent[0].Payload.Data, sent[1].Payload.Data, sent[2].Payload.Data)
-		}
-		if same && &sent[0].Payload.Data[0] == &sent[1].Payload.Data[0] {
-			t.Error("two messages share one payload buffer")
 		}
 	}
 }
