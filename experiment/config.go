@@ -46,7 +46,7 @@ type Config struct {
 
 // DataConfig names the dataset.
 type DataConfig struct {
-	Dataset string `toml:"dataset"` // mnist (embedded) | fashion_mnist | cifar10 | har | femnist
+	Dataset string `toml:"dataset"` // mnist (embedded) | fashion_mnist | cifar10 | har | femnist | pamap2 (no global test set)
 	Dir     string `toml:"dir"`     // where the files are; "" = the standard place
 	Samples int    `toml:"samples"` // use only the first N training samples (0 = all)
 }

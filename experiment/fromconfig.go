@@ -27,6 +27,11 @@ func (c Config) LoadData() (data.TrainTest, error) {
 		return data.LoadHAR(c.Data.Dir)
 	case "femnist":
 		return data.LoadFEMNIST(c.Data.Dir)
+	case "pamap2":
+		// PAMAP2 has no official test set: the nodes' local test splits
+		// are the test data, and there is no global test set.
+		d, err := data.LoadPAMAP2(c.Data.Dir, data.PAMAP2Options{})
+		return data.TrainTest{Train: d}, err
 	}
 	return data.TrainTest{}, fmt.Errorf("data.dataset = %q: want one of %v", c.Data.Dataset, datasets)
 }

@@ -14,7 +14,7 @@ import (
 
 // Names a config may use, per key.
 var (
-	datasets   = []string{"mnist", "fashion_mnist", "cifar10", "har", "femnist"}
+	datasets   = []string{"mnist", "fashion_mnist", "cifar10", "har", "femnist", "pamap2"}
 	partitions = []string{"iid", "dirichlet", "shards", "natural"}
 	heads      = []string{"softmax", "evidential"}
 	optimizers = []string{"sgd", "adam", "adamw"}
