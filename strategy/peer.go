@@ -186,6 +186,7 @@ func withOwn(buf *[][]float32, ids *[]int, id int, own []float32, xs []Incoming)
 	return self, b, from
 }
 
+// resize returns s with length n, reallocating only when it is too short.
 func resize[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)

@@ -118,7 +118,7 @@ func (s *RDPFL) Share(v *View) []Outgoing {
 
 // direction computes u from the start-of-round and trained parameters.
 func (s *RDPFL) direction(start, w []float32, lr float64, steps int) []float32 {
-	s.u = grow(s.u, len(w))
+	s.u = resize(s.u, len(w))
 	s.etaK = lr * float64(steps)
 	if s.etaK > 0 {
 		vec.Sub(s.u, start, w)
@@ -173,7 +173,7 @@ func (s *RDPFL) combine(r int, start, w []float32, in []Incoming) (map[int]float
 	}
 
 	// dbar^t = RobustAgg(U^t), into the buffer of dbar^{t−2}.
-	s.dbar2 = grow(s.dbar2, n)
+	s.dbar2 = resize(s.dbar2, n)
 	dbar := s.dbar2
 	weights, err := s.aggregate(dbar, got)
 	if err != nil {
@@ -287,7 +287,7 @@ func (s *RDPFL) update(startW, w []float32, d func(int) float64) {
 
 // remember keeps w^{t−1} as next round's w^{t−2}.
 func (s *RDPFL) remember(start []float32) {
-	s.wPrev2 = grow(s.wPrev2, len(start))
+	s.wPrev2 = resize(s.wPrev2, len(start))
 	copy(s.wPrev2, start)
 	s.haveW2 = true
 }
@@ -335,12 +335,4 @@ func (s *RDPFL) aggregate(dst []float32, got []Incoming) (map[int]float64, error
 		}
 	}
 	return weights, nil
-}
-
-// grow returns b with length n, reallocating only when it is too short.
-func grow(b []float32, n int) []float32 {
-	if cap(b) < n {
-		return make([]float32, n)
-	}
-	return b[:n]
 }

@@ -45,7 +45,7 @@ func (s *RobustRule) Share(v *View) []Outgoing {
 // update sets s.upd to the round's update w~ − w_start.
 func (s *RobustRule) update(v *View) []float32 {
 	w := v.Model.Params()
-	s.upd = grow(s.upd, len(w))
+	s.upd = resize(s.upd, len(w))
 	vec.Sub(s.upd, w, v.Start)
 	return s.upd
 }
