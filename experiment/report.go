@@ -20,8 +20,19 @@ import (
 // std over seeds) and the plots — honest accuracy vs round per strategy,
 // one figure per combination of the other swept values, and, when one
 // numeric key was swept besides the strategy, the final accuracy vs that
-// key — as PNG and SVG, and returns the Markdown table.
-func Report(dir string) (string, error) {
+// key — as PNG and SVG, and returns the Markdown table. The curves are of
+// honest_global_acc when the runs measured it, else honest_local_acc.
+func Report(dir string) (string, error) { return ReportCurve(dir, "") }
+
+// ReportCurve is Report with the accuracy curves of the plots chosen:
+// honest_local_acc (personalized accuracy, the headline of the
+// personalized methods) or honest_global_acc; "" picks as Report does.
+func ReportCurve(dir, curve string) (string, error) {
+	switch curve {
+	case "", "honest_local_acc", "honest_global_acc":
+	default:
+		return "", fmt.Errorf("curve %q: want honest_local_acc or honest_global_acc", curve)
+	}
 	runs, keys, err := collectRuns(dir)
 	if err != nil {
 		return "", err
@@ -51,7 +62,9 @@ func Report(dir string) (string, error) {
 	if err := writeAtomic(filepath.Join(dir, "results.md"), md.Bytes()); err != nil {
 		return "", err
 	}
-	curve := "honest_global_acc"
+	if curve == "" {
+		curve = "honest_global_acc"
+	}
 	if !hasCurve(runs, curve) {
 		curve = "honest_local_acc"
 	}

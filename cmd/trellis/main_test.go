@@ -118,6 +118,12 @@ seeds = [1, 2]
 	if err := run([]string{"report", filepath.Join(dir, "out"), "--rows", "training.lr", "--cols", "label", "--metric", "all_acc"}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
+	if err := run([]string{"report", filepath.Join(dir, "out"), "--curve", "honest_local_acc"}, &bytes.Buffer{}, &errb); err != nil {
+		t.Fatalf("--curve honest_local_acc: %v", err)
+	}
+	if err := run([]string{"report", filepath.Join(dir, "out"), "--curve", "loss"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+		t.Error("--curve loss accepted")
+	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| training.lr |") || !strings.Contains(lines[0], "avg |") || !strings.Contains(lines[2], "±") {
 		t.Errorf("table:\n%s", out.String())

@@ -51,6 +51,7 @@ func runCmd(o *options, name string) *cobra.Command {
 func reportCmd(o *options) *cobra.Command {
 	var q experiment.PivotQuery
 	var where []string
+	var curve string
 	cmd := &cobra.Command{
 		Use:   "report RUNDIR",
 		Short: "re-print the results table of a run, sweep or demo directory and re-draw its plots",
@@ -82,7 +83,7 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 				fmt.Fprint(o.stdout, md)
 				return nil
 			}
-			md, err := experiment.Report(args[0])
+			md, err := experiment.ReportCurve(args[0], curve)
 			if err != nil {
 				return err
 			}
@@ -97,6 +98,7 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 	f.StringVar(&q.Metric, "metric", "honest_local_acc", "final metric in the cells")
 	f.StringArrayVar(&where, "where", nil, "KEY=VALUE: only runs with this swept value (repeatable)")
 	f.IntVar(&q.Decimals, "decimals", 4, "digits after the point")
+	f.StringVar(&curve, "curve", "", "accuracy the plots draw: honest_local_acc or honest_global_acc (default: global when measured)")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ go build -o "$out/trellis" ./cmd/trellis
 t="$out/trellis"
 for p in table1-clean-lambda table2-attacks table3-ablation table4-lambda-attacks; do
   "$t" sweep "rdpfl/$p-quick" -o "$out/$p" --quiet >/dev/null
+  "$t" report "$out/$p" --curve honest_local_acc >/dev/null   # plots of personalized accuracy
 done
 for m in honest_local_acc honest_global_acc; do
   echo "## Table I ($m)"
