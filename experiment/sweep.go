@@ -98,24 +98,22 @@ func (c Config) expandOne(variant string, keys []string, combo map[string]any, s
 		params["variant"] = variant
 		parts = append(parts, safeName("variant="+variant))
 	}
+	for _, k := range keys {
+		if err := rc.set(k, combo[k]); err != nil {
+			return nil, err
+		}
+		params[k] = gridValue(combo[k])
+		parts = append(parts, safeName(k+"="+params[k]))
+	}
 	var runs []SweepRun
-	{
-		for _, k := range keys {
-			if err := rc.set(k, combo[k]); err != nil {
-				return nil, err
-			}
-			params[k] = gridValue(combo[k])
-			parts = append(parts, safeName(k+"="+params[k]))
+	for _, s := range seeds {
+		r := rc
+		r.Seed = s
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("sweep run %v seed %d: %w", params, s, err)
 		}
-		for _, s := range seeds {
-			r := rc
-			r.Seed = s
-			if err := r.Validate(); err != nil {
-				return nil, fmt.Errorf("sweep run %v seed %d: %w", params, s, err)
-			}
-			dir := filepath.Join(append(parts, fmt.Sprintf("seed-%d", s))...)
-			runs = append(runs, SweepRun{Params: params, Config: r, Dir: dir})
-		}
+		dir := filepath.Join(append(parts, fmt.Sprintf("seed-%d", s))...)
+		runs = append(runs, SweepRun{Params: params, Config: r, Dir: dir})
 	}
 	return runs, nil
 }
