@@ -9,6 +9,7 @@ import (
 
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 )
 
@@ -45,7 +46,7 @@ func (c Config) Validate() error {
 	}
 	if c.FinalRounds < 1 {
 		bad("final_rounds", c.FinalRounds, "need ≥ 1")
-	} else if n := evaluations(c.Rounds, c.EvalEvery); c.Rounds >= 1 && c.EvalEvery > 1 && c.FinalRounds > n {
+	} else if n := sim.Evaluations(c.Rounds, c.EvalEvery); c.Rounds >= 1 && c.EvalEvery > 1 && c.FinalRounds > n {
 		// final_rounds counts evaluated rounds, not rounds: more than there
 		// are would average the whole learning curve.
 		bad("final_rounds", c.FinalRounds, fmt.Sprintf("counts evaluated rounds; with rounds = %d and eval_every = %d only %d are evaluated", c.Rounds, c.EvalEvery, n))
@@ -199,17 +200,4 @@ func (c Config) attack() (attack.Attack, error) {
 	return attack.New(a.Attack, attack.Params{
 		Sigma: a.Sigma, Replace: a.Replace, Scale: a.Scale, Model: &spec, Percent: a.Percent,
 		Z: a.Z, Minus: a.Minus, Epsilon: a.Epsilon, Perturbation: a.Perturbation, GammaInit: a.GammaInit, B: a.B})
-}
-
-// evaluations is how many rounds the simulator evaluates: every
-// eval_every-th and the last (sim.Config.EvalEvery).
-func evaluations(rounds, every int) int {
-	if every <= 1 {
-		return rounds
-	}
-	n := rounds / every
-	if rounds%every != 0 {
-		n++
-	}
-	return n
 }

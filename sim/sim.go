@@ -148,6 +148,15 @@ func (r *runner) evaluated(round int) bool {
 	return k <= 1 || (round+1)%k == 0 || round == r.cfg.Rounds-1
 }
 
+// Evaluations is how many of rounds rounds the simulator evaluates with
+// Config.EvalEvery = every: every every-th round and the last.
+func Evaluations(rounds, every int) int {
+	if every <= 1 {
+		return rounds
+	}
+	return (rounds + every - 1) / every
+}
+
 func (r *runner) round(round int) (*Round, error) {
 	t0 := time.Now()
 	n := len(r.nodes)

@@ -79,3 +79,20 @@ func TestSummarizeHonestAggregates(t *testing.T) {
 		t.Errorf("bytes %d, want 25", r.BytesSent)
 	}
 }
+
+// TestEvaluationsCountsTheScheduledRounds: Evaluations agrees with the
+// rounds the runner marks evaluated.
+func TestEvaluationsCountsTheScheduledRounds(t *testing.T) {
+	for _, c := range [][2]int{{40, 5}, {41, 5}, {3, 1}, {7, 0}, {10, 20}} {
+		r := &runner{cfg: Config{Rounds: c[0], EvalEvery: c[1]}}
+		n := 0
+		for round := range c[0] {
+			if r.evaluated(round) {
+				n++
+			}
+		}
+		if got := Evaluations(c[0], c[1]); got != n {
+			t.Errorf("rounds %d, eval_every %d: Evaluations = %d, the runner evaluates %d", c[0], c[1], got, n)
+		}
+	}
+}

@@ -205,9 +205,6 @@ func (s *RDPFL) combine(r int, start, w []float32, in []Incoming) (map[int]float
 	gf := min(1, gd/(math.Sqrt(dt2)+rdpflEps))
 	s.stats = RDPFLRound{Beta: beta, Predicted: mode, DevNorm: devNorm, Tau: s.tau,
 		ClipFactor: cf, GdFactor: gf, DNorm: gf * math.Sqrt(dt2)}
-	if s.NoClipping {
-		s.stats.ClipFactor = 1
-	}
 	s.update(start, w, func(j int) float64 { return gf * p.tilde(j, cf, s.NoClipping) })
 
 	s.devNorm = devNorm
