@@ -27,3 +27,15 @@ func TestEveryPresetIsValid(t *testing.T) {
 		t.Error("unknown preset found")
 	}
 }
+
+func TestSummary(t *testing.T) {
+	if got := configs.Summary("minsum-check", 200); got != "Min-sum by 20 % of 10 nodes against FedAvg, trimmed mean and Multi-Krum (models and updates)." {
+		t.Errorf("summary %q", got)
+	}
+	if got := []rune(configs.Summary("quickstart", 25)); len(got) != 25 || got[24] != '…' {
+		t.Errorf("cut summary %q, want 25 runes ending in …", string(got))
+	}
+	if configs.Summary("nosuch", 80) != "" {
+		t.Error("an unknown preset has a summary")
+	}
+}

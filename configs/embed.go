@@ -32,3 +32,31 @@ func Read(name string) ([]byte, bool) {
 	b, err := files.ReadFile(name + ".toml")
 	return b, err == nil
 }
+
+// Summary is the first sentence of a preset's leading comment (its first
+// comment lines up to a period or question mark), cut to at most max
+// runes (at least 20); "" for an unknown preset.
+func Summary(name string, max int) string {
+	b, ok := Read(name)
+	if !ok {
+		return ""
+	}
+	var words []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "#  ") {
+			break
+		}
+		words = append(words, strings.Fields(line[2:])...)
+		if strings.HasSuffix(line, ".") || strings.HasSuffix(line, "?") {
+			break
+		}
+	}
+	s := []rune(strings.Join(words, " "))
+	if max < 20 {
+		max = 20
+	}
+	if len(s) > max {
+		return string(s[:max-1]) + "…"
+	}
+	return string(s)
+}

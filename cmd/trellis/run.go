@@ -150,35 +150,11 @@ func presetsCmd(o *options) *cobra.Command {
 				width = max(width, len(n))
 			}
 			for _, n := range configs.Names() {
-				b, _ := configs.Read(n)
-				fmt.Fprintf(o.stdout, "%-*s  %s\n", width, n, presetSummary(string(b), 118-width))
+				fmt.Fprintf(o.stdout, "%-*s  %s\n", width, n, configs.Summary(n, 118-width))
 			}
 			return nil
 		},
 	}
-}
-
-// presetSummary is the first sentence of a preset's leading comment (its
-// first comment lines up to a period), cut to at most max runes.
-func presetSummary(text string, max int) string {
-	var words []string
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "#  ") {
-			break
-		}
-		words = append(words, strings.Fields(line[2:])...)
-		if strings.HasSuffix(line, ".") || strings.HasSuffix(line, "?") {
-			break
-		}
-	}
-	s := []rune(strings.Join(words, " "))
-	if max < 20 {
-		max = 20
-	}
-	if len(s) > max {
-		return string(s[:max-1]) + "…"
-	}
-	return string(s)
 }
 
 func configCmd(o *options) *cobra.Command {
