@@ -50,6 +50,11 @@ func corpusMessages(t testing.TB) []corpusEntry {
 		{"claim_duplicate", cl(2, 2, []uint32{0, 0}, 0)},
 		{"claim_self", cl(2, 2, []uint32{2}, 0)},
 		{"claim_bad_hop", cl(1, 2, []uint32{0}, 0)},
+		{"masked_valid", maskedMsg(t, 1, []uint32{0, 1, 2, 3})},
+		{"key_valid", blobMsg(t, KindKey, 2, make([]byte, KeySize), "x25519")},
+		{"key_bad_length", blobMsg(t, KindKey, 2, make([]byte, KeySize-1), "")},
+		{"share_valid", blobMsg(t, KindShare, 3, []byte{1, 2, 3, 4, 5}, "seed")},
+		{"cipher_valid", blobMsg(t, KindCipher, 1, []byte{9, 9, 9}, "")},
 	}
 }
 

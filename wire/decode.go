@@ -40,13 +40,28 @@ func DecodeLimited(b []byte, m *Message, lim Limits) error {
 		return reject(Malformed, fmt.Sprintf("header declares a %d-byte body, message has %d bytes", bodyLen, len(b)))
 	}
 	body := b[HeaderSize : HeaderSize+int(bodyLen)]
+	// The bodies of the other kinds are emptied (their buffers kept).
+	if h.Kind != KindVector {
+		m.Payload.Data = m.Payload.Data[:0]
+	}
+	if h.Kind != KindClaim {
+		m.Claim.Neighbors = m.Claim.Neighbors[:0]
+	}
+	if h.Kind != KindMasked {
+		m.Masked.Data = m.Masked.Data[:0]
+	}
+	if !isBlob(h.Kind) {
+		m.Blob.Data = m.Blob.Data[:0]
+	}
 	switch h.Kind {
 	case KindVector:
 		err = decodeVector(body, &m.Payload, &lim)
-		m.Claim.Neighbors = m.Claim.Neighbors[:0]
 	case KindClaim:
 		err = decodeClaim(body, &m.Claim, &lim)
-		m.Payload.Data = m.Payload.Data[:0]
+	case KindMasked:
+		err = decodeMasked(body, &m.Masked, &lim)
+	default: // KindKey, KindShare, KindCipher (decodeHeader refused the rest)
+		err = decodeBlob(body, &m.Blob, &lim)
 	}
 	if err != nil {
 		return err
@@ -71,7 +86,7 @@ func decodeHeader(b []byte) (Header, uint32, error) {
 		Round: binary.LittleEndian.Uint64(b[12:]),
 		Seq:   binary.LittleEndian.Uint64(b[20:]),
 	}
-	if h.Kind != KindVector && h.Kind != KindClaim {
+	if !h.Kind.Known() {
 		return h, 0, reject(UnknownKind, fmt.Sprintf("kind code %d", b[1]))
 	}
 	if b[2] != 0 || b[3] != 0 {

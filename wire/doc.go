@@ -7,8 +7,12 @@
 // A Message is a Header (kind, sender, recipient, round, sequence), one body
 // and the sender's signature. Kind 1 is a float32 vector (a model, direction
 // or gradient, with an optional tag naming it); kind 2 is a DMTT topology
-// claim (spec/dmtt.md, Algorithms 1–3). Kind codes 0 and 3–255 are refused
-// by this version, leaving room for later kinds.
+// claim (spec/dmtt.md, Algorithms 1–3). Kinds 3–6 are the privacy layers'
+// (spec/privacy.md): 3 a masked integer vector (secure aggregation's masked
+// input), 4 advertised public keys, 5 secret shares, 6 ciphertexts; each
+// has its own size limit and content rule (kinds.go), and the layer that
+// owns the kind checks what the bytes mean. Kind codes 0 and 7–255 are
+// refused by this version, leaving room for later kinds.
 //
 // # Format (version 1)
 //
@@ -18,7 +22,7 @@
 //
 //	offset  size  field
 //	     0     1  format version (1)
-//	     1     1  kind (1 vector, 2 claim)
+//	     1     1  kind (1 vector, 2 claim, 3 masked, 4 key, 5 share, 6 cipher)
 //	     2     2  flags, zero in version 1 (room for e.g. compression)
 //	     4     4  from: sender node id
 //	     8     4  to: recipient node id, 0xFFFFFFFF = Broadcast
@@ -47,6 +51,17 @@
 //	  25     3  reserved, zero
 //	  28    4k  neighbor ids, strictly increasing
 //	28+4k   64  source's Ed25519 claim signature
+//
+// Masked and blob bodies (kinds 3–6) share the vector's framing: a count,
+// the tag and its padding, then n uint32 values (masked) or n bytes
+// zero-padded to a multiple of 4 (key, share, cipher). A key advertisement
+// holds whole 32-byte keys (X25519); shares and ciphertexts are not empty.
+//
+//	    0     4  n: number of values (masked) or bytes (blob)
+//	    4     1  T: tag length (≤ 255)
+//	    5     T  tag bytes
+//	  5+T     P  zero padding, P = (-(5+T)) mod 4
+//	5+T+P    4n  uint32 values (masked), or n bytes + zero padding to 4 (blob)
 //
 // # Signatures
 //

@@ -38,6 +38,22 @@ func bodySize(m *Message) (int, *Error) {
 			return 0, reject(Oversize, fmt.Sprintf("%d neighbors, format allows %d", len(m.Claim.Neighbors), maxEncodableNeighbors))
 		}
 		return claimBodySize(len(m.Claim.Neighbors)), nil
+	case KindMasked:
+		if len(m.Masked.Tag) > MaxTagLen {
+			return 0, reject(Oversize, fmt.Sprintf("tag of %d bytes, format allows %d", len(m.Masked.Tag), MaxTagLen))
+		}
+		if len(m.Masked.Data) > maxEncodableFloats {
+			return 0, reject(Oversize, fmt.Sprintf("%d masked values, format allows %d", len(m.Masked.Data), maxEncodableFloats))
+		}
+		return maskedBodySize(len(m.Masked.Tag), len(m.Masked.Data)), nil
+	case KindKey, KindShare, KindCipher:
+		if len(m.Blob.Tag) > MaxTagLen {
+			return 0, reject(Oversize, fmt.Sprintf("tag of %d bytes, format allows %d", len(m.Blob.Tag), MaxTagLen))
+		}
+		if uint64(len(m.Blob.Data)) > maxEncodableBlob {
+			return 0, reject(Oversize, fmt.Sprintf("%d bytes, format allows %d", len(m.Blob.Data), uint64(maxEncodableBlob)))
+		}
+		return blobBodySize(len(m.Blob.Tag), len(m.Blob.Data)), nil
 	}
 	return 0, reject(UnknownKind, fmt.Sprintf("kind code %d", m.Kind))
 }
@@ -110,6 +126,12 @@ func encodeBody(b []byte, m *Message) {
 		b[24] = c.Hop
 		b[25], b[26], b[27] = 0, 0, 0
 		copy(b[claimNeighbors+4*len(c.Neighbors):], c.Sig[:])
+	case KindMasked:
+		off := putArrayPrefix(b, len(m.Masked.Data), m.Masked.Tag)
+		putUint32s(b[off:], m.Masked.Data)
+	case KindKey, KindShare, KindCipher:
+		off := putArrayPrefix(b, len(m.Blob.Data), m.Blob.Tag)
+		putBlob(b[off:], m.Blob.Data)
 	}
 }
 

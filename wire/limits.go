@@ -21,6 +21,9 @@ type Limits struct {
 	MaxNeighbors int
 	// MaxTagBytes bounds a payload tag. Default 32; at most MaxTagLen.
 	MaxTagBytes int
+	// MaxBlobBytes bounds the bytes of a key, share or ciphertext message.
+	// Default 4·MaxFloats (as many bytes as the largest vector; 64 MiB).
+	MaxBlobBytes int
 	// MaxMessageBytes bounds the encoded size. Default: the largest vector
 	// message the other limits allow.
 	MaxMessageBytes int
@@ -42,12 +45,16 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxTagBytes == 0 {
 		l.MaxTagBytes = 32
 	}
+	if l.MaxBlobBytes == 0 && l.MaxFloats > 0 {
+		l.MaxBlobBytes = int(min(4*uint64(l.MaxFloats), uint64(maxEncodableBlob), uint64(math.MaxInt)))
+	}
 	if l.MaxMessageBytes == 0 && l.MaxFloats > 0 && l.MaxFloats <= maxEncodableFloats &&
 		l.MaxTagBytes > 0 && l.MaxTagBytes <= MaxTagLen {
 		// In uint64, capped at the largest int, for 32-bit platforms.
 		v := uint64(HeaderSize+SignatureSize+vectorBodySize(l.MaxTagBytes, 0)) + 4*uint64(l.MaxFloats)
 		c := uint64(HeaderSize+SignatureSize+claimFixed) + 4*uint64(max(l.MaxNeighbors, 0))
-		l.MaxMessageBytes = int(min(max(v, c), uint64(math.MaxInt)))
+		bl := uint64(HeaderSize+SignatureSize+arrayPrefixSize(l.MaxTagBytes)) + pad4(uint64(max(l.MaxBlobBytes, 0)))
+		l.MaxMessageBytes = int(min(max(v, c, bl), uint64(math.MaxInt)))
 	}
 	return l
 }
@@ -55,7 +62,7 @@ func (l Limits) withDefaults() Limits {
 // Validate reports a limit that is negative or beyond what the format can
 // encode. Zero fields are valid (they mean the default).
 func (l Limits) Validate() error {
-	if l.MaxFloats < 0 || l.MaxNeighbors < 0 || l.MaxTagBytes < 0 || l.MaxMessageBytes < 0 {
+	if l.MaxFloats < 0 || l.MaxNeighbors < 0 || l.MaxTagBytes < 0 || l.MaxMessageBytes < 0 || l.MaxBlobBytes < 0 {
 		return errors.New("wire: negative limit")
 	}
 	if l.MaxFloats > maxEncodableFloats {
@@ -63,6 +70,9 @@ func (l Limits) Validate() error {
 	}
 	if l.MaxTagBytes > MaxTagLen {
 		return fmt.Errorf("wire: MaxTagBytes %d above the format's %d", l.MaxTagBytes, MaxTagLen)
+	}
+	if uint64(l.MaxBlobBytes) > maxEncodableBlob {
+		return fmt.Errorf("wire: MaxBlobBytes %d above the format's %d", l.MaxBlobBytes, uint64(maxEncodableBlob))
 	}
 	if l.MaxNeighbors > maxEncodableNeighbors {
 		return fmt.Errorf("wire: MaxNeighbors %d above the format's %d", l.MaxNeighbors, maxEncodableNeighbors)

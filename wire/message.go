@@ -8,25 +8,34 @@ import (
 
 // Kind says what a message's body holds. The code is one byte on the wire;
 // 0 is never valid (so a zeroed buffer cannot pass as a message) and codes
-// 3–255 are reserved: a decoder rejects them as UnknownKind, so a later kind
-// (secure-aggregation shares, ciphertexts, ...) is refused cleanly by an older
-// peer instead of being misread.
+// 7–255 are reserved: a decoder rejects them as UnknownKind, so a later kind
+// is refused cleanly by an older peer instead of being misread.
 type Kind uint8
 
 const (
 	KindVector Kind = 1 // a float32 vector: a model, a direction, a gradient
 	KindClaim  Kind = 2 // a signed DMTT topology claim (spec/dmtt.md, Algorithms 1–3)
+	// The privacy layers' kinds (spec/privacy.md). Their bodies are
+	// framed here, with size and content rules per kind (kinds.go); what
+	// the bytes mean is the owning layer's business.
+	KindMasked Kind = 3 // a masked integer vector: secure aggregation's masked input
+	KindKey    Kind = 4 // key agreement: the public keys a node advertises
+	KindShare  Kind = 5 // secret shares (Shamir shares of mask seeds) for one recipient
+	KindCipher Kind = 6 // ciphertexts of homomorphic encryption
 )
 
+var kindNames = map[Kind]string{KindVector: "vector", KindClaim: "claim", KindMasked: "masked",
+	KindKey: "key", KindShare: "share", KindCipher: "cipher"}
+
 func (k Kind) String() string {
-	switch k {
-	case KindVector:
-		return "vector"
-	case KindClaim:
-		return "claim"
+	if s, ok := kindNames[k]; ok {
+		return s
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
+
+// Known reports whether this version of the format speaks kind k.
+func (k Kind) Known() bool { return k >= KindVector && k <= KindCipher }
 
 const (
 	// FormatVersion is the first byte of every encoded message. It lives only
@@ -80,13 +89,30 @@ type Claim struct {
 	Sig       [SignatureSize]byte // by Source; see SignClaim
 }
 
+// Masked is the body of a KindMasked message: integers modulo 2^32 (a
+// fixed-point encoding plus masks), one per model parameter.
+type Masked struct {
+	Tag  string
+	Data []uint32
+}
+
+// Blob is the body of KindKey, KindShare and KindCipher messages: bytes
+// whose layout the layer that owns the kind defines.
+type Blob struct {
+	Tag  string
+	Data []byte
+}
+
 // Message is one unit a node sends to another. Only the body field matching
-// Kind is meaningful: Payload for KindVector, Claim for KindClaim. Sig is the
+// Kind is meaningful: Payload for KindVector, Claim for KindClaim, Masked
+// for KindMasked, Blob for KindKey, KindShare and KindCipher. Sig is the
 // sender's signature over everything else (see Sign); for a forwarded claim it
 // is the forwarder's, while Claim.Sig stays the source's.
 type Message struct {
 	Header
 	Payload Payload
 	Claim   Claim
+	Masked  Masked
+	Blob    Blob
 	Sig     [SignatureSize]byte
 }

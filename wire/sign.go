@@ -53,6 +53,27 @@ func (d *digester) digest(m *Message) ([sha256.Size]byte, error) {
 			d.h.Write(b)
 			xs = xs[n:]
 		}
+	} else if m.Kind == KindMasked {
+		b := d.scratch[:HeaderSize+arrayPrefixSize(len(m.Masked.Tag))]
+		putHeader(b, &m.Header, body)
+		putArrayPrefix(b[HeaderSize:], len(m.Masked.Data), m.Masked.Tag)
+		d.h.Write(b)
+		chunk := cap(d.scratch) / 4
+		for xs := m.Masked.Data; len(xs) > 0; {
+			n := min(len(xs), chunk)
+			b := d.scratch[:4*n]
+			putUint32s(b, xs[:n])
+			d.h.Write(b)
+			xs = xs[n:]
+		}
+	} else if isBlob(m.Kind) {
+		b := d.scratch[:HeaderSize+arrayPrefixSize(len(m.Blob.Tag))]
+		putHeader(b, &m.Header, body)
+		putArrayPrefix(b[HeaderSize:], len(m.Blob.Data), m.Blob.Tag)
+		d.h.Write(b)
+		d.h.Write(m.Blob.Data)
+		var zero [3]byte
+		d.h.Write(zero[:pad4(uint64(len(m.Blob.Data)))-uint64(len(m.Blob.Data))])
 	} else {
 		// Claims are small: encode whole, reusing (and keeping) the buffer.
 		b, err := AppendEncode(d.scratch[:0], m)

@@ -180,6 +180,20 @@ func (v *Validator) check(m *Message) *Error {
 		if len(m.Claim.Neighbors) > v.lim.MaxNeighbors {
 			return reject(Oversize, fmt.Sprintf("%d neighbors, limit %d", len(m.Claim.Neighbors), v.lim.MaxNeighbors))
 		}
+	case KindMasked:
+		if len(m.Masked.Data) > v.lim.MaxFloats {
+			return reject(Oversize, fmt.Sprintf("%d masked values, limit %d", len(m.Masked.Data), v.lim.MaxFloats))
+		}
+		if len(m.Masked.Tag) > v.lim.MaxTagBytes {
+			return reject(Oversize, fmt.Sprintf("tag of %d bytes, limit %d", len(m.Masked.Tag), v.lim.MaxTagBytes))
+		}
+	case KindKey, KindShare, KindCipher:
+		if len(m.Blob.Data) > v.lim.MaxBlobBytes {
+			return reject(Oversize, fmt.Sprintf("%d bytes, limit %d", len(m.Blob.Data), v.lim.MaxBlobBytes))
+		}
+		if len(m.Blob.Tag) > v.lim.MaxTagBytes {
+			return reject(Oversize, fmt.Sprintf("tag of %d bytes, limit %d", len(m.Blob.Tag), v.lim.MaxTagBytes))
+		}
 	}
 	if size > v.lim.MaxMessageBytes {
 		return reject(Oversize, fmt.Sprintf("%d bytes, limit %d", size, v.lim.MaxMessageBytes))
@@ -213,10 +227,13 @@ func (v *Validator) check(m *Message) *Error {
 	}
 	p.seqRound, p.lastSeq, p.hasSeq = m.Round, m.Seq, true
 
-	if m.Kind == KindVector {
+	switch m.Kind {
+	case KindVector:
 		return v.checkVector(&m.Payload)
+	case KindClaim:
+		return v.checkClaim(m.From, &m.Claim)
 	}
-	return v.checkClaim(m.From, &m.Claim)
+	return v.checkContent(m)
 }
 
 func (v *Validator) checkVector(p *Payload) *Error {
