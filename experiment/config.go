@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/trellis-fl/trellis/strategy"
 )
 
 // Config is an experiment as a TOML file describes it. Every field has a
@@ -184,21 +185,14 @@ type StrategyConfig struct {
 	// adaptive deviation clip off for the paper's ablation (absent: on).
 	Prediction *bool `toml:"prediction,omitempty"`
 	Clipping   *bool `toml:"clipping,omitempty"`
-	// Options are the real-valued parameters by name (balance: gamma,
-	// kappa, alpha; ubar: rho, alpha; afa: xi0, delta_xi, alpha0, beta0,
-	// block_at; fedprox: mu; ditto: lambda; rdpfl: lambda, g, gd,
-	// gd_relative, warmup, a, c, tau0; lightyear: tau, g, n_val); absent
-	// ones take the defaults.
+	// Options are the strategy's real-valued parameters by name; absent
+	// ones take the defaults. Each strategy's keys, defaults and ranges
+	// are declared once, in package strategy (strategy.OptionNames).
 	Options map[string]float64 `toml:"options,omitempty"`
 	// Score is lightyear's agreement score: ntk | calibration | cosine
 	// ("" = ntk).
 	Score string `toml:"score"`
 }
-
-// strategyOptionKeys are the option names strategies take, for key
-// suggestions and sweeps.
-var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0", "tau", "n_val",
-	"w_a", "tau_u", "penalize", "n_eval", "threshold", "momentum", "omega", "l1", "l2", "l3", "l4", "tau_trust", "b"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {
@@ -310,12 +304,13 @@ func configKeys() []string {
 	d := DefaultConfig()
 	d.Sweep = SweepConfig{Seeds: []uint64{1}}
 	flat := flatten(d)
-	keys := make([]string, 0, len(flat)+len(strategyOptionKeys)+3)
+	optionKeys := strategy.AllOptionNames()
+	keys := make([]string, 0, len(flat)+len(optionKeys)+8)
 	for k := range flat {
 		keys = append(keys, k)
 	}
 	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "strategy.exchange", "label")
-	for _, k := range strategyOptionKeys {
+	for _, k := range optionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}
 	slices.Sort(keys)
@@ -382,4 +377,11 @@ func Defaults() string {
 # "strategy.name" = ["fedavg", "robust"]
 `)
 	return buf.String()
+}
+
+// Flatten maps every dotted key of c but the sweep to its value as text
+// ("strategy.rule" → "median"): how reports tell runs apart.
+func Flatten(c Config) map[string]string {
+	c.Sweep = SweepConfig{}
+	return flatten(c)
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"testing"
 
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/trust"
@@ -36,7 +37,7 @@ func BenchmarkClaimsRound100(b *testing.B) {
 			round := 0
 			b.ResetTimer()
 			b.StopTimer()
-			err = sim.Run(b.Context(), cfg, built.Nodes, sim.SinkFunc(func(*sim.Round) error {
+			err = sim.Run(b.Context(), cfg, built.Nodes, metrics.SinkFunc(func(*metrics.Round) error {
 				round++
 				if round == 3 {
 					b.StartTimer() // after 3 warm-up rounds, forwards in flight

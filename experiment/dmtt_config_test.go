@@ -1,13 +1,11 @@
 package experiment
 
 import (
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/configs"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/sim"
 )
 
@@ -70,8 +68,8 @@ func TestDMTTQuickPresetRunsShort(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", rc.Label(), err)
 		}
-		var final *sim.Round
-		if err := s.Run(t.Context(), sim.SinkFunc(func(r *sim.Round) error { final = r; return nil })); err != nil {
+		var final *metrics.Round
+		if err := s.Run(t.Context(), metrics.SinkFunc(func(r *metrics.Round) error { final = r; return nil })); err != nil {
 			t.Fatalf("%s: %v", rc.Label(), err)
 		}
 		labels[rc.Label()] = true
@@ -81,57 +79,5 @@ func TestDMTTQuickPresetRunsShort(t *testing.T) {
 	}
 	if len(labels) != 8 {
 		t.Errorf("ran %d methods, want 8: %v", len(labels), labels)
-	}
-}
-
-// TestTrustMetricsReachTheReport: a sweep of DMTT and local-only writes
-// trust curves for DMTT only; the report plots them and --metric
-// tabulates them for the runs that have them.
-func TestTrustMetricsReachTheReport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end runs")
-	}
-	c := tinyConfig(t, `
-[topology]
-kind = "mobility"
-[adversary]
-attack = "gaussian"
-[sweep.grid]
-"adversary.fraction" = [0.25, 0.5]
-[sweep.variants.dmtt]
-"strategy.name" = "dmtt"
-[sweep.variants.local]
-"strategy.name" = "local"
-"adversary.liar" = ""
-`)
-	c.Nodes, c.Rounds = 8, 2
-	// tinyConfig's [model] is softmax: the evidential head and DMTT go in
-	// after parsing.
-	c.Model.Head, c.Strategy.Name, c.Adversary.Liar = "evidential", "dmtt", "omission"
-	out := t.TempDir()
-	if _, err := RunSweep(t.Context(), c, out, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Report(out); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(out, "trust_"+safeName("adversary.fraction=0.25")+".png")); err != nil {
-		t.Errorf("no trust plot: %v", err)
-	}
-	q := PivotQuery{Rows: "label", Cols: "adversary.fraction", Decimals: 2}
-	for _, c := range []struct {
-		metric  string
-		methods []string
-	}{{"trust_neighbor_honest", []string{"dmtt"}}, {"max_delta_max", []string{"dmtt", "local"}}} {
-		q.Metric = c.metric
-		tab, err := Pivot(out, q)
-		if err != nil {
-			t.Fatalf("%s: %v", c.metric, err)
-		}
-		for _, m := range []string{"dmtt", "local"} {
-			if strings.Contains(tab, "| "+m+" ") != slices.Contains(c.methods, m) {
-				t.Errorf("%s table, row %s: want rows %v:\n%s", c.metric, m, c.methods, tab)
-			}
-		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
@@ -35,10 +36,10 @@ func dmttSetup(t testing.TB, n, rounds int, byz float64, claims sim.ClaimAttack,
 	}
 }
 
-func runSetup(t *testing.T, s Setup) []*sim.Round {
+func runSetup(t *testing.T, s Setup) []*metrics.Round {
 	t.Helper()
-	var rounds []*sim.Round
-	if err := s.Run(t.Context(), sim.SinkFunc(func(r *sim.Round) error { rounds = append(rounds, r); return nil })); err != nil {
+	var rounds []*metrics.Round
+	if err := s.Run(t.Context(), metrics.SinkFunc(func(r *metrics.Round) error { rounds = append(rounds, r); return nil })); err != nil {
 		t.Fatal(err)
 	}
 	return rounds

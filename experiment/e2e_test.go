@@ -10,7 +10,7 @@ import (
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/attack"
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 )
@@ -55,7 +55,7 @@ func TestScienceSanity(t *testing.T) {
 	// 0.1 the three attackers' shards hold whole classes that no honest
 	// node has, which costs any defense those classes, attack or not.
 	med = last(setup{strategy: median, alpha: 1}.run(t))
-	attacked := func(mk func() strategy.Strategy) *sim.Round {
+	attacked := func(mk func() strategy.Strategy) *metrics.Round {
 		return last(setup{strategy: mk, alpha: 1, byzantine: 0.3, attack: gaussian(t, 10)}.run(t))
 	}
 	avgA, medA, localA := attacked(fedavg), attacked(median), attacked(func() strategy.Strategy { return strategy.Local{} })
@@ -72,7 +72,7 @@ func TestScienceSanity(t *testing.T) {
 	}
 }
 
-func metricsJSON(t *testing.T, rs []*sim.Round) string {
+func metricsJSON(t *testing.T, rs []*metrics.Round) string {
 	b, err := json.Marshal(rs)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestNonFinitePayloadsNeverReachStrategies(t *testing.T) {
 func TestCancelKeepsFinishedRounds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var got int
-	err := setup{rounds: 5, pool: 1000}.runCtx(t, ctx, sim.SinkFunc(func(r *sim.Round) error {
+	err := setup{rounds: 5, pool: 1000}.runCtx(t, ctx, metrics.SinkFunc(func(r *metrics.Round) error {
 		got++
 		if r.Round == 1 {
 			cancel()
@@ -262,8 +262,8 @@ func TestEveryStrategyRunsEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		var final *sim.Round
-		if err := s.Run(context.Background(), sim.SinkFunc(func(r *sim.Round) error { final = r; return nil })); err != nil {
+		var final *metrics.Round
+		if err := s.Run(context.Background(), metrics.SinkFunc(func(r *metrics.Round) error { final = r; return nil })); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		t.Logf("%-18s honest global accuracy %.3f, delta_max %.2f", name, final.HonestGlobalAcc, final.DeltaMax)

@@ -7,8 +7,8 @@ import (
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
-	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 )
@@ -30,7 +30,7 @@ func Example() {
 		Strategy:  func() strategy.Strategy { return &strategy.FedAvg{Weighting: strategy.MetropolisHastings} },
 		Byzantine: 0.3, Attack: atk,
 	}
-	err := x.Run(ctx, sim.SinkFunc(func(r *sim.Round) error {
+	err := x.Run(ctx, metrics.SinkFunc(func(r *metrics.Round) error {
 		fmt.Println(r.Round, r.HonestGlobalAcc, r.DeltaMax) // every node's record is in r.Nodes
 		return nil
 	}))

@@ -6,7 +6,9 @@ import (
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 )
@@ -187,4 +189,22 @@ func (c Config) graph(n int, seed uint64) (topology.Dynamic, error) {
 		return m, nil
 	}
 	return nil, fmt.Errorf("topology.kind = %q: want one of %v", t.Kind, topologies)
+}
+
+// BuildNode builds node i of the experiment c describes, as one node
+// process of a deployment does: it loads the data and derives the same
+// split, graph and adversary as the simulation (all from the seed), takes
+// the node's key and its peers' from keys, and its randomness from random
+// (nil: seeded, as in simulation).
+func (c Config) BuildNode(i int, keys KeySource, random seed.Source) (*node.Node, error) {
+	tt, err := c.LoadData()
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.Setup(tt)
+	if err != nil {
+		return nil, err
+	}
+	s.Random = random
+	return s.BuildNode(i, keys)
 }

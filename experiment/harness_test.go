@@ -7,8 +7,8 @@ import (
 
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
-	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 )
@@ -76,18 +76,18 @@ func (s setup) experiment(t testing.TB) Setup {
 }
 
 // run runs the experiment and returns every round.
-func (s setup) run(t testing.TB) []*sim.Round {
+func (s setup) run(t testing.TB) []*metrics.Round {
 	t.Helper()
-	var rounds []*sim.Round
-	if err := s.runCtx(t, context.Background(), sim.SinkFunc(func(r *sim.Round) error { rounds = append(rounds, r); return nil })); err != nil {
+	var rounds []*metrics.Round
+	if err := s.runCtx(t, context.Background(), metrics.SinkFunc(func(r *metrics.Round) error { rounds = append(rounds, r); return nil })); err != nil {
 		t.Fatal(err)
 	}
 	return rounds
 }
 
-func (s setup) runCtx(t testing.TB, ctx context.Context, sink sim.Sink) error {
+func (s setup) runCtx(t testing.TB, ctx context.Context, sink metrics.Sink) error {
 	t.Helper()
 	return s.experiment(t).Run(ctx, sink)
 }
 
-func last(rs []*sim.Round) *sim.Round { return rs[len(rs)-1] }
+func last(rs []*metrics.Round) *metrics.Round { return rs[len(rs)-1] }

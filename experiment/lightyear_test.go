@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/metrics"
 )
 
 // TestLightyearRunIsDeterministicAndRecordsScores runs LIGHTYEAR against
@@ -40,8 +40,8 @@ n_val = 16
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rs []*sim.Round
-		if err := s.Run(context.Background(), sim.SinkFunc(func(r *sim.Round) error { rs = append(rs, r); return nil })); err != nil {
+		var rs []*metrics.Round
+		if err := s.Run(context.Background(), metrics.SinkFunc(func(r *metrics.Round) error { rs = append(rs, r); return nil })); err != nil {
 			t.Fatal(err)
 		}
 		got := metricsJSON(t, rs)

@@ -11,13 +11,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/metrics"
 )
 
 // Files of a run directory.
@@ -45,11 +48,16 @@ type Manifest struct {
 	Start      time.Time `json:"start"`
 	End        time.Time `json:"end,omitzero"`
 	Rounds     int       `json:"rounds_finished"`
+	// Randomness says where the nodes' random streams came from: "seeded"
+	// (from the seed: reproducible, so DP noise, masks and keys are not
+	// private), "crypto" or "mixed" (seed.Describe).
+	Randomness string `json:"randomness"`
 }
 
 func newManifest(c Config) Manifest {
 	m := Manifest{Name: c.Name, Seed: c.Seed, GoVersion: runtime.Version(), GOOS: runtime.GOOS,
-		GOARCH: runtime.GOARCH, CPU: cpuName(), GOMAXPROCS: runtime.GOMAXPROCS(0), Start: time.Now().UTC()}
+		GOARCH: runtime.GOARCH, CPU: cpuName(), GOMAXPROCS: runtime.GOMAXPROCS(0), Start: time.Now().UTC(),
+		Randomness: seed.Describe(seed.Seeded(c.Seed)) + " (simulation: not private)"}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		m.Module, m.Version = bi.Main.Path, bi.Main.Version
 		for _, s := range bi.Settings {
@@ -113,7 +121,7 @@ func (f Final) values() []float64 {
 
 // Progress is told after every round, with the round's aggregates (its
 // Nodes are not kept).
-type Progress func(r *sim.Round, rounds int)
+type Progress func(r *metrics.Round, rounds int)
 
 // RunToDir runs one config into dir (created if needed): config, manifest,
 // per-node metrics, round aggregates and timings as rounds finish, and the
@@ -143,72 +151,117 @@ func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Fin
 		return Final{}, err
 	}
 	// The streams are rewritten from scratch: a run restarts from round 0.
-	metrics, err := newLines(filepath.Join(dir, MetricsFile))
+	sink, err := newRunSink(dir, c, &man, progress)
 	if err != nil {
 		return Final{}, err
 	}
-	defer metrics.close()
-	rounds, err := newLines(filepath.Join(dir, RoundsFile))
-	if err != nil {
-		return Final{}, err
+	defer sink.close()
+	s.Timings = sink.timing
+	// The run directory takes every record, in order, on a goroutine of its
+	// own: the next round starts while the last one is written.
+	out := metrics.NewFanout()
+	out.Add(sink, metrics.Every, 0)
+	runErr := s.Run(ctx, out)
+	if err := out.Close(); err != nil && runErr == nil {
+		runErr = err
 	}
-	defer rounds.close()
-	timings, err := newLines(filepath.Join(dir, TimingsFile))
-	if err != nil {
-		return Final{}, err
-	}
-	defer timings.close()
-	var werr error
-	s.Timings = func(t sim.Timing) {
-		if err := timings.write(t); err != nil && werr == nil {
-			werr = err
-		}
-	}
-	var evaluated []*sim.Round
-	runErr := s.Run(ctx, sim.SinkFunc(func(r *sim.Round) error {
-		for _, n := range r.Nodes {
-			if err := metrics.write(struct {
-				Round int `json:"round"`
-				sim.NodeRound
-			}{r.Round, n}); err != nil {
-				return err
-			}
-		}
-		agg := *r
-		agg.Nodes = nil
-		if err := rounds.write(&agg); err != nil {
-			return err
-		}
-		if err := metrics.flush(); err != nil {
-			return err
-		}
-		if err := rounds.flush(); err != nil {
-			return err
-		}
-		if err := timings.flush(); err != nil {
-			return err
-		}
-		if werr != nil {
-			return werr
-		}
-		if r.Evaluated {
-			evaluated = append(evaluated, &agg)
-		}
-		man.Rounds = r.Round + 1
-		if progress != nil {
-			progress(&agg, c.Rounds)
-		}
-		return nil
-	}))
 	man.End = time.Now().UTC()
 	if err := writeManifest(dir, man); err != nil && runErr == nil {
 		runErr = err
 	}
-	fin := finalOf(evaluated, c.FinalRounds, man.Rounds)
+	fin := finalOf(sink.evaluated, c.FinalRounds, man.Rounds)
 	if runErr != nil {
 		return fin, runErr
 	}
 	return fin, writeSummary(filepath.Join(dir, SummaryFile), nil, []summaryRow{{c: c, f: fin}})
+}
+
+// runSink writes a run's records into its directory: per-node metrics and
+// round aggregates as each round arrives, timings as the simulator reports
+// them (from its own goroutine, hence the lock), and it keeps the
+// evaluated rounds' aggregates for the final metrics.
+type runSink struct {
+	c                        Config
+	man                      *Manifest
+	progress                 Progress
+	perNode, rounds, timings *lines
+	mu                       sync.Mutex
+	timingErr                error
+	evaluated                []*metrics.Round
+}
+
+func newRunSink(dir string, c Config, man *Manifest, progress Progress) (*runSink, error) {
+	s := &runSink{c: c, man: man, progress: progress}
+	var err error
+	if s.perNode, err = newLines(filepath.Join(dir, MetricsFile)); err != nil {
+		return nil, err
+	}
+	if s.rounds, err = newLines(filepath.Join(dir, RoundsFile)); err != nil {
+		s.perNode.close()
+		return nil, err
+	}
+	if s.timings, err = newLines(filepath.Join(dir, TimingsFile)); err != nil {
+		s.perNode.close()
+		s.rounds.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *runSink) timing(t metrics.Timing) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.timings.write(t); err != nil && s.timingErr == nil {
+		s.timingErr = err
+	}
+}
+
+// Round implements metrics.Sink.
+func (s *runSink) Round(r *metrics.Round) error {
+	for _, n := range r.Nodes {
+		if err := s.perNode.write(struct {
+			Round int `json:"round"`
+			metrics.NodeRound
+		}{r.Round, n}); err != nil {
+			return err
+		}
+	}
+	agg := *r
+	agg.Nodes = nil
+	if err := s.rounds.write(&agg); err != nil {
+		return err
+	}
+	if err := s.perNode.flush(); err != nil {
+		return err
+	}
+	if err := s.rounds.flush(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	err := s.timings.flush()
+	if s.timingErr != nil {
+		err = s.timingErr
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if r.Evaluated {
+		s.evaluated = append(s.evaluated, &agg)
+	}
+	s.man.Rounds = r.Round + 1
+	if s.progress != nil {
+		s.progress(&agg, s.c.Rounds)
+	}
+	return nil
+}
+
+func (s *runSink) close() {
+	s.perNode.close()
+	s.rounds.close()
+	s.mu.Lock()
+	s.timings.close()
+	s.mu.Unlock()
 }
 
 func writeManifest(dir string, m Manifest) error {
@@ -219,7 +272,7 @@ func writeManifest(dir string, m Manifest) error {
 	return writeAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
 }
 
-func finalOf(evaluated []*sim.Round, k, rounds int) Final {
+func finalOf(evaluated []*metrics.Round, k, rounds int) Final {
 	f := Final{Rounds: rounds}
 	if len(evaluated) == 0 {
 		return f
@@ -313,3 +366,6 @@ func ReadSummary(dir string) ([]map[string]string, error) {
 	}
 	return out, nil
 }
+
+// FinalColumns are the final metrics of summary.csv, in column order.
+func FinalColumns() []string { return slices.Clone(finalColumns) }

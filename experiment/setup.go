@@ -8,6 +8,7 @@ import (
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/sim"
@@ -64,7 +65,7 @@ type Setup struct {
 	InitPerNode bool
 	Seed        uint64
 	Workers     int
-	Timings     func(sim.Timing)
+	Timings     func(metrics.Timing)
 	// Trust, if set, gives every node DMTT's topology-trust layer
 	// (node.Config.Trust); the nodes share one signature-verification
 	// cache.
@@ -76,6 +77,9 @@ type Setup struct {
 	// node verifies every signature itself, as over a network); results
 	// are the same, only slower. For measurements.
 	NoVerifyCache bool
+	// Random is the nodes' randomness (node.Config.Random); nil: every
+	// stream from the seed.
+	Random seed.Source
 }
 
 // Defaults fills the zero fields of s: a complete graph, local-only nodes,
@@ -120,22 +124,71 @@ type Built struct {
 	Splits []data.ClientSplit
 }
 
-// Build creates the nodes and the simulator configuration.
+// Build creates the nodes and the simulator configuration, the nodes'
+// keys derived from the seed.
 func (s Setup) Build() (*Built, error) {
-	cfg, nodes, splits, err := s.build()
+	p, err := s.plan()
 	if err != nil {
 		return nil, err
 	}
-	return &Built{Config: cfg, Nodes: nodes, Splits: splits}, nil
+	keys := NewSeedKeys(p.s.Seed, p.s.Nodes)
+	if !p.s.NoVerifyCache {
+		p.cache = wire.NewVerifyCache(0)
+	}
+	nodes := make([]*node.Node, p.s.Nodes)
+	for i := range nodes {
+		if nodes[i], err = p.node(i, keys); err != nil {
+			return nil, err
+		}
+	}
+	drops, err := topology.NewDrops(p.s.Drop, p.s.Seed)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{
+		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.globalIdx != nil,
+		Graph: p.graph, Drops: drops, Byzantine: p.byz, Attack: p.s.Attack, SameForAll: p.s.SameForAll,
+		Identities: keys.ids, WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
+		Workers: p.s.Workers, Timings: p.s.Timings,
+		ByzantineIdle: p.s.ByzantineIdle, Claims: p.s.Claims,
+	}
+	return &Built{Config: cfg, Nodes: nodes, Splits: p.splits}, nil
 }
 
-func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
+// BuildNode creates node i alone, with its key from keys: what one node
+// process of a deployment does. The data split, graph and adversary are
+// the same as Build's (all derived from the seed), so node i here is node
+// i of the simulation.
+func (s Setup) BuildNode(i int, keys KeySource) (*node.Node, error) {
+	p, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= p.s.Nodes {
+		return nil, fmt.Errorf("experiment: node %d outside [0, %d)", i, p.s.Nodes)
+	}
+	return p.node(i, keys)
+}
+
+// plan is what every node of an experiment is built from.
+type plan struct {
+	s         Setup
+	splits    []data.ClientSplit
+	shift     []data.Transform
+	graph     topology.Dynamic
+	globalIdx []int32
+	byz       []int
+	flip      attack.DataAttack
+	cache     *wire.VerifyCache
+}
+
+func (s Setup) plan() (*plan, error) {
 	s = s.Defaults()
 	if s.Data.Train == nil {
-		return sim.Config{}, nil, nil, fmt.Errorf("experiment: no dataset")
+		return nil, fmt.Errorf("experiment: no dataset")
 	}
 	if s.Nodes < 1 {
-		return sim.Config{}, nil, nil, fmt.Errorf("experiment: nodes = %d, need ≥ 1", s.Nodes)
+		return nil, fmt.Errorf("experiment: nodes = %d, need ≥ 1", s.Nodes)
 	}
 	tt := s.Data
 	pc := s.Partition
@@ -145,95 +198,84 @@ func (s Setup) build() (sim.Config, []*node.Node, []data.ClientSplit, error) {
 	}
 	part, err := data.NewPartition(tt.Train, pc)
 	if err != nil {
-		return sim.Config{}, nil, nil, err
+		return nil, err
 	}
-	splits, err := data.SplitClients(tt.Train, part, s.Fractions, s.Seed)
-	if err != nil {
-		return sim.Config{}, nil, nil, err
+	p := &plan{s: s}
+	if p.splits, err = data.SplitClients(tt.Train, part, s.Fractions, s.Seed); err != nil {
+		return nil, err
 	}
-	shift, err := data.FeatureShift(tt.Train.Shape, s.Nodes, s.Shift)
-	if err != nil {
-		return sim.Config{}, nil, nil, err
+	if p.shift, err = data.FeatureShift(tt.Train.Shape, s.Nodes, s.Shift); err != nil {
+		return nil, err
 	}
-	graph, err := s.Graph(s.Nodes, s.Seed)
-	if err != nil {
-		return sim.Config{}, nil, nil, err
+	if p.graph, err = s.Graph(s.Nodes, s.Seed); err != nil {
+		return nil, err
 	}
-	ids, dir := wire.SimIdentities(s.Seed, s.Nodes)
-	var globalIdx []int32
 	switch {
 	case s.GlobalTest < 0 && tt.Test != nil:
-		globalIdx = tt.Test.All()
+		p.globalIdx = tt.Test.All()
 	case s.GlobalTest > 0 && tt.Test != nil:
-		globalIdx = tt.Test.All()[:min(s.GlobalTest, tt.Test.Len())]
+		p.globalIdx = tt.Test.All()[:min(s.GlobalTest, tt.Test.Len())]
 	}
-	byz, err := sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed)
-	if err != nil {
-		return sim.Config{}, nil, nil, err
+	if p.byz, err = sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed); err != nil {
+		return nil, err
 	}
 	if len(s.ByzantineIDs) > 0 {
-		byz = s.ByzantineIDs
+		p.byz = s.ByzantineIDs
 	}
-	flip, _ := s.Attack.(attack.DataAttack)
-	var cache *wire.VerifyCache
-	if !s.NoVerifyCache {
-		cache = wire.NewVerifyCache(0)
-	}
-	nodes := make([]*node.Node, s.Nodes)
-	for i := range nodes {
-		initSeed := seed.Derive(s.Seed, seed.Init)
-		if s.InitPerNode {
-			initSeed = seed.Derive(s.Seed, seed.Init, uint64(i))
-		}
-		m, err := nn.Build(s.Model, initSeed, nn.Options{Batch: s.Batch})
-		if err != nil {
-			return sim.Config{}, nil, nil, err
-		}
-		opt, err := nn.NewOptimizer(s.Optimizer, m.NumParams())
-		if err != nil {
-			return sim.Config{}, nil, nil, err
-		}
-		var train nn.Batches = data.NewBatcher(tt.Train, splits[i].Train, seed.Stream(s.Seed, seed.Train, uint64(i)), shift[i])
-		if flip != nil && slices.Contains(byz, i) {
-			// A data attack poisons the attacker's own training labels
-			// (attack.DataAttack); the node then runs the honest code.
-			train = &flippedLabels{Batches: train, flip: flip, classes: tt.Train.NumClasses()}
-		}
-		optSpec, params := s.Optimizer, m.NumParams()
-		cfg := node.Config{
-			ID: i, Model: m, Optimizer: opt, Train: s.Local, Strategy: s.Strategy(),
-			NewOptimizer: func() (nn.Optimizer, error) { return nn.NewOptimizer(optSpec, params) },
-			TrainData:    train,
-			Test:         data.NewBatcher(tt.Train, splits[i].Test, nil, shift[i]),
-			Identity:     ids[i], Directory: dir, Seed: s.Seed, Rounds: s.Rounds,
-			VerifyCache: cache,
-		}
-		if s.Trust != nil {
-			tc := *s.Trust
-			tc.Cache = cache
-			cfg.Trust = &tc
-		}
-		if len(splits[i].Val) > 0 {
-			cfg.Val = data.NewBatcher(tt.Train, splits[i].Val, nil, shift[i])
-		}
-		if globalIdx != nil {
-			cfg.GlobalTest = data.NewBatcher(tt.Test, globalIdx, nil, nil)
-		}
-		if nodes[i], err = node.New(cfg); err != nil {
-			return sim.Config{}, nil, nil, err
-		}
-	}
-	drops, err := topology.NewDrops(s.Drop, s.Seed)
+	p.flip, _ = s.Attack.(attack.DataAttack)
+	return p, nil
+}
+
+// node builds node i.
+func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
+	s, tt := p.s, p.s.Data
+	id, err := keys.Identity(i)
 	if err != nil {
-		return sim.Config{}, nil, nil, err
+		return nil, err
 	}
-	return sim.Config{
-		Rounds: s.Rounds, EvalEvery: s.EvalEvery, Global: globalIdx != nil,
-		Graph: graph, Drops: drops, Byzantine: byz, Attack: s.Attack, SameForAll: s.SameForAll,
-		Identities: ids, WireRoundTrip: s.WireRoundTrip, Seed: s.Seed,
-		Workers: s.Workers, Timings: s.Timings,
-		ByzantineIdle: s.ByzantineIdle, Claims: s.Claims,
-	}, nodes, splits, nil
+	dir, err := keys.Directory()
+	if err != nil {
+		return nil, err
+	}
+	initSeed := seed.Derive(s.Seed, seed.Init)
+	if s.InitPerNode {
+		initSeed = seed.Derive(s.Seed, seed.Init, uint64(i))
+	}
+	m, err := nn.Build(s.Model, initSeed, nn.Options{Batch: s.Batch})
+	if err != nil {
+		return nil, err
+	}
+	opt, err := nn.NewOptimizer(s.Optimizer, m.NumParams())
+	if err != nil {
+		return nil, err
+	}
+	var train nn.Batches = data.NewBatcher(tt.Train, p.splits[i].Train, seed.Stream(s.Seed, seed.Train, uint64(i)), p.shift[i])
+	if p.flip != nil && slices.Contains(p.byz, i) {
+		// A data attack poisons the attacker's own training labels
+		// (attack.DataAttack); the node then runs the honest code.
+		train = &flippedLabels{Batches: train, flip: p.flip, classes: tt.Train.NumClasses()}
+	}
+	optSpec, params := s.Optimizer, m.NumParams()
+	cfg := node.Config{
+		ID: i, Model: m, Optimizer: opt, Train: s.Local, Strategy: s.Strategy(),
+		NewOptimizer: func() (nn.Optimizer, error) { return nn.NewOptimizer(optSpec, params) },
+		TrainData:    train,
+		Test:         data.NewBatcher(tt.Train, p.splits[i].Test, nil, p.shift[i]),
+		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
+		VerifyCache: p.cache,
+	}
+	if s.Trust != nil {
+		tc := *s.Trust
+		tc.Cache = p.cache
+		cfg.Trust = &tc
+	}
+	if len(p.splits[i].Val) > 0 {
+		cfg.Val = data.NewBatcher(tt.Train, p.splits[i].Val, nil, p.shift[i])
+	}
+	if p.globalIdx != nil {
+		cfg.GlobalTest = data.NewBatcher(tt.Test, p.globalIdx, nil, nil)
+	}
+	return node.New(cfg)
 }
 
 // flippedLabels replaces every label a batch source yields by the data
@@ -253,7 +295,7 @@ func (f *flippedLabels) Next(x []float32, y []int) int {
 }
 
 // Run builds the experiment and runs it into sink.
-func (s Setup) Run(ctx context.Context, sink sim.Sink) error {
+func (s Setup) Run(ctx context.Context, sink metrics.Sink) error {
 	b, err := s.Build()
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/metrics"
 )
 
 // RunSideBySide runs several configs with the same number of rounds at
@@ -13,7 +13,7 @@ import (
 // runs' round aggregates in config order. Each run is reproducible on its
 // own, so running them together changes no metric. The first error (in
 // config order) is returned after all runs stop.
-func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(round int, rs []*sim.Round)) ([]Final, error) {
+func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(round int, rs []*metrics.Round)) ([]Final, error) {
 	if len(cfgs) != len(dirs) || len(cfgs) == 0 {
 		return nil, fmt.Errorf("side by side: %d configs for %d directories", len(cfgs), len(dirs))
 	}
@@ -25,7 +25,7 @@ func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(r
 	}
 	type report struct {
 		k     int
-		r     *sim.Round
+		r     *metrics.Round
 		fin   Final
 		err   error
 		final bool
@@ -33,11 +33,11 @@ func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(r
 	ch := make(chan report)
 	for k, c := range cfgs {
 		go func() {
-			fin, err := RunToDir(ctx, c, dirs[k], func(r *sim.Round, _ int) { ch <- report{k: k, r: r} })
+			fin, err := RunToDir(ctx, c, dirs[k], func(r *metrics.Round, _ int) { ch <- report{k: k, r: r} })
 			ch <- report{k: k, fin: fin, err: err, final: true}
 		}()
 	}
-	byRound := make([][]*sim.Round, rounds)
+	byRound := make([][]*metrics.Round, rounds)
 	got := make([]int, rounds)
 	fins := make([]Final, len(cfgs))
 	errs := make([]error, len(cfgs))
@@ -50,7 +50,7 @@ func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(r
 			continue
 		}
 		if byRound[rep.r.Round] == nil {
-			byRound[rep.r.Round] = make([]*sim.Round, len(cfgs))
+			byRound[rep.r.Round] = make([]*metrics.Round, len(cfgs))
 		}
 		byRound[rep.r.Round][rep.k] = rep.r
 		got[rep.r.Round]++

@@ -12,7 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/metrics"
 )
 
 // SweepRun is one run of a sweep: its swept values, its seed and its
@@ -201,7 +201,7 @@ func RunSweep(ctx context.Context, c Config, out string, progress SweepProgress)
 			rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
 			continue
 		}
-		fin, err := RunToDir(ctx, r.Config, dir, func(rd *sim.Round, rounds int) {
+		fin, err := RunToDir(ctx, r.Config, dir, func(rd *metrics.Round, rounds int) {
 			if progress != nil {
 				progress(i, len(runs), r, rd.Round+1, rounds)
 			}
@@ -233,3 +233,7 @@ func readFinal(dir string) (Final, bool) {
 	return Final{HonestLocalAcc: vals[0], HonestGlobalAcc: vals[1], AllAcc: vals[2], HonestLoss: vals[3],
 		DeltaMax: vals[4], MeanByzWeight: vals[5], Rounds: int(vals[6])}, true
 }
+
+// SafeName is s made safe as a file name (what sweep directories and
+// plots are named by).
+func SafeName(s string) string { return safeName(s) }

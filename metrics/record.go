@@ -1,4 +1,4 @@
-package sim
+package metrics
 
 import "math"
 
@@ -24,8 +24,8 @@ type NodeRound struct {
 	// Rejected counts messages the node's validator refused this round.
 	Rejected int `json:"rejected"`
 	// Scores are the agreement scores the node's strategy gave each
-	// sender this round, when it reports them (strategy.ScoreReporter:
-	// LIGHTYEAR), with whether the sender was Byzantine.
+	// sender this round, when it reports them (LIGHTYEAR), with whether
+	// the sender was Byzantine.
 	Scores []Score `json:"scores,omitempty"`
 }
 
@@ -64,27 +64,18 @@ type Timing struct {
 	Round        int     `json:"round"`
 	Seconds      float64 `json:"round_seconds"`
 	TrainSeconds float64 `json:"train_seconds"`
-	// CombineNodeSeconds is the time spent in the nodes' Combine (the
-	// strategy's aggregation), summed over nodes: compare it with
+	// CombineNodeSeconds is the time spent closing the nodes' rounds
+	// (node.End: the layers' end, the strategy's aggregation and, in
+	// evaluated rounds, the evaluation), summed over nodes: compare it with
 	// TrainNodeSeconds, the same sum for local training, rather than with
 	// the wall-clock phases, which run nodes in parallel.
 	CombineNodeSeconds float64 `json:"combine_node_seconds"`
 	TrainNodeSeconds   float64 `json:"train_node_seconds"`
 }
 
-// Sink receives each round's metrics, in round order, from one goroutine.
-type Sink interface {
-	Round(r *Round) error
-}
-
-// SinkFunc adapts a function to Sink.
-type SinkFunc func(r *Round) error
-
-// Round implements Sink.
-func (f SinkFunc) Round(r *Round) error { return f(r) }
-
-// summarize fills the round's aggregates from its node records.
-func (r *Round) summarize() {
+// Summarize fills the round's aggregates from its node records (Trust
+// excepted: see SummarizeTrust).
+func (r *Round) Summarize() {
 	var hn, an int
 	var hAcc, hAcc2, hGlob, aAcc, hLoss, aLoss, byzSum float64
 	for _, n := range r.Nodes {

@@ -1,9 +1,4 @@
-package sim
-
-import (
-	"github.com/trellis-fl/trellis/topology"
-	"github.com/trellis-fl/trellis/trust"
-)
+package metrics
 
 // TrustRound is the topology-trust diagnostics of a round (spec/dmtt.md,
 // "Learning step" item 7), over the honest nodes that run a trust layer,
@@ -17,8 +12,8 @@ type TrustRound struct {
 	AllHonest         *float64 `json:"all_honest,omitempty"`
 	AllByzantine      *float64 `json:"all_byzantine,omitempty"`
 	// ScreenedByzantine is the fraction of (honest node, Byzantine current
-	// neighbor) pairs in which the neighbor passes the topology screen
-	// (trust.State.Screened); ScreenedHonest likewise for honest neighbors.
+	// neighbor) pairs in which the neighbor passes the topology screen;
+	// ScreenedHonest likewise for honest neighbors.
 	ScreenedHonest    *float64 `json:"screened_honest,omitempty"`
 	ScreenedByzantine *float64 `json:"screened_byzantine,omitempty"`
 	// Trusted views, mean per honest node: edges in the view, how many of
@@ -27,7 +22,7 @@ type TrustRound struct {
 	ViewTrueEdges float64 `json:"view_true_edges"`
 	TrueEdges     int     `json:"true_edges"`
 	// Claims honest nodes took into their pools this round, and refused as
-	// evidence against someone, by reason (trust.Reason).
+	// evidence against someone, by reason.
 	ClaimsAccepted uint64            `json:"claims_accepted"`
 	ClaimsRejected map[string]uint64 `json:"claims_rejected,omitempty"`
 	// ClaimBytesPerNode is the mean bytes of claims a node sent (one
@@ -35,15 +30,33 @@ type TrustRound struct {
 	ClaimBytesPerNode float64 `json:"claim_bytes_per_node"`
 }
 
-// trustStats snapshots every node's trust counters (zero without a layer).
-func (r *runner) trustStats() []trust.Stats {
-	out := make([]trust.Stats, len(r.nodes))
-	for i, nd := range r.nodes {
-		if ts := nd.Trust(); ts != nil {
-			out[i] = ts.Stats()
-		}
+// NodeTrust is one node's topology-trust state at the end of a round, as
+// the node reports it (node.TrustReport).
+type NodeTrust struct {
+	// Trust is T_topo by peer id (0 past the end).
+	Trust    []float64
+	Screened []int
+	// Edges is the node's trusted view of the graph.
+	Edges [][2]int
+	// ClaimsAccepted and ClaimsRejected (evidence reasons only) count this
+	// round's claims.
+	ClaimsAccepted uint64
+	ClaimsRejected map[string]uint64
+}
+
+func (t *NodeTrust) trust(j int) float64 {
+	if j < 0 || j >= len(t.Trust) {
+		return 0
 	}
-	return out
+	return t.Trust[j]
+}
+
+// Graph is what the trust summary needs of the round's true graph
+// (*topology.Graph has it).
+type Graph interface {
+	In(i int) []int
+	HasEdge(u, v int) bool
+	NumEdges() int
 }
 
 type mean struct {
@@ -60,29 +73,32 @@ func (m *mean) ptr() *float64 {
 	return &v
 }
 
-// trustRound computes the round's diagnostics in node-id order, or nil
-// when no honest node runs a trust layer.
-func (r *runner) trustRound(g *topology.Graph, before []trust.Stats, rec *Round) *TrustRound {
+// SummarizeTrust computes a round's trust diagnostics in node-id order from
+// each node's report (nil for a node without a trust layer), the ground
+// truth and the round's graph, into r.Trust, unless no honest node runs a
+// trust layer (leaving Trust nil). Call it with the node records filled
+// in (it reads their ClaimBytes).
+func (r *Round) SummarizeTrust(g Graph, nodes []*NodeTrust) {
 	tr := &TrustRound{TrueEdges: g.NumEdges()}
 	var nh, nb, ah, ab, sh, sb mean
+	byz := func(j int) bool { return j >= 0 && j < len(r.Nodes) && r.Nodes[j].Byzantine }
 	honest := 0
-	for i, nd := range r.nodes {
-		ts := nd.Trust()
-		if ts == nil || r.byz[i] {
+	for i, ts := range nodes {
+		if ts == nil || byz(i) {
 			continue
 		}
 		honest++
-		screened := map[uint32]bool{}
-		for _, j := range ts.Screened() {
+		screened := map[int]bool{}
+		for _, j := range ts.Screened {
 			screened[j] = true
 		}
 		for _, j := range g.In(i) {
-			t := ts.Trust(uint32(j))
+			t := ts.trust(j)
 			s := 0.0
-			if screened[uint32(j)] {
+			if screened[j] {
 				s = 1
 			}
-			if r.byz[j] {
+			if byz(j) {
 				nb.add(t)
 				sb.add(s)
 			} else {
@@ -90,37 +106,34 @@ func (r *runner) trustRound(g *topology.Graph, before []trust.Stats, rec *Round)
 				sh.add(s)
 			}
 		}
-		for j := range r.nodes {
+		for j := range nodes {
 			if j == i {
 				continue
 			}
-			if r.byz[j] {
-				ab.add(ts.Trust(uint32(j)))
+			if byz(j) {
+				ab.add(ts.trust(j))
 			} else {
-				ah.add(ts.Trust(uint32(j)))
+				ah.add(ts.trust(j))
 			}
 		}
-		edges := ts.Edges()
-		tr.ViewEdges += float64(len(edges))
-		for _, e := range edges {
-			if int(e.U) < len(r.nodes) && int(e.V) < len(r.nodes) && g.HasEdge(int(e.U), int(e.V)) {
+		tr.ViewEdges += float64(len(ts.Edges))
+		for _, e := range ts.Edges {
+			if e[0] < len(nodes) && e[1] < len(nodes) && g.HasEdge(e[0], e[1]) {
 				tr.ViewTrueEdges++
 			}
 		}
-		st := ts.Stats()
-		tr.ClaimsAccepted += st.Accepted - before[i].Accepted
-		for reason, c := range st.Rejected {
-			d := c - before[i].Rejected[reason]
-			if d > 0 && trust.Reason(reason).Evidence() {
+		tr.ClaimsAccepted += ts.ClaimsAccepted
+		for reason, c := range ts.ClaimsRejected {
+			if c > 0 {
 				if tr.ClaimsRejected == nil {
 					tr.ClaimsRejected = map[string]uint64{}
 				}
-				tr.ClaimsRejected[trust.Reason(reason).String()] += d
+				tr.ClaimsRejected[reason] += c
 			}
 		}
 	}
 	if honest == 0 {
-		return nil
+		return
 	}
 	tr.NeighborHonest, tr.NeighborByzantine = nh.ptr(), nb.ptr()
 	tr.AllHonest, tr.AllByzantine = ah.ptr(), ab.ptr()
@@ -128,9 +141,9 @@ func (r *runner) trustRound(g *topology.Graph, before []trust.Stats, rec *Round)
 	tr.ViewEdges /= float64(honest)
 	tr.ViewTrueEdges /= float64(honest)
 	var cb int
-	for _, n := range rec.Nodes {
+	for _, n := range r.Nodes {
 		cb += n.ClaimBytes
 	}
-	tr.ClaimBytesPerNode = float64(cb) / float64(len(rec.Nodes))
-	return tr
+	tr.ClaimBytesPerNode = float64(cb) / float64(len(r.Nodes))
+	r.Trust = tr
 }

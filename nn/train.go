@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -38,7 +39,14 @@ type TrainConfig struct {
 	// (FedProx, Ditto); ProxRef must then have the model's parameter count.
 	ProxMu  float64
 	ProxRef []float32
+	// Stop, if not nil, ends training between batches once it is closed
+	// (a context's Done): Train then returns ErrStopped with what it did.
+	Stop <-chan struct{}
 }
+
+// ErrStopped is Train's error when TrainConfig.Stop closed before the
+// steps were done; the model keeps the steps taken.
+var ErrStopped = errors.New("train: stopped")
 
 // TrainResult reports what a training call did.
 type TrainResult struct {
@@ -78,6 +86,16 @@ func (m *Model) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Ran
 	var lossSum float64
 	src.Reset()
 	for res.Steps < total {
+		if cfg.Stop != nil {
+			select {
+			case <-cfg.Stop:
+				if res.Samples > 0 {
+					res.MeanLoss = lossSum / float64(res.Samples)
+				}
+				return res, ErrStopped
+			default:
+			}
+		}
 		b := src.Next(x, y)
 		if b == 0 {
 			src.Reset()

@@ -58,20 +58,48 @@ func newTestNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory
 	return n
 }
 
+// begin opens round r on every node with hood and trains it.
+func begin(t *testing.T, r int, hood Neighborhood, nodes ...*Node) {
+	t.Helper()
+	for _, x := range nodes {
+		if err := x.Begin(r, hood); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.Train(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// outbox is the node's single exchange phase.
+func outbox(t *testing.T, n *Node) []*wire.Message {
+	t.Helper()
+	out, more, err := n.Outbox()
+	if err != nil || more {
+		t.Fatalf("outbox: more %v, %v", more, err)
+	}
+	return out
+}
+
+func end(t *testing.T, n *Node, o EndOptions) Ready {
+	t.Helper()
+	rd, err := n.End(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rd
+}
+
 func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 3)
 	rec := &recorder{}
 	n := newTestNode(t, 0, ids, dir, rec)
 	peer := newTestNode(t, 1, ids, dir, &strategy.FedAvg{})
 	hood := Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}
-	for _, x := range []*Node{n, peer} {
-		if _, err := x.Train(1, hood); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := peer.Outbox()
-	if err != nil || len(out) != 1 || out[0].To != wire.Broadcast {
-		t.Fatalf("outbox: %v %v", out, err)
+	begin(t, 1, hood, n, peer)
+	out := outbox(t, peer)
+	if len(out) != 1 || out[0].To != wire.Broadcast {
+		t.Fatalf("outbox: %v", out)
 	}
 	good := out[0]
 	seq := uint64(10)
@@ -100,23 +128,36 @@ func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
 	// The valid message goes first: the validator consumes a sequence
 	// number with every correctly signed message, even one whose content
 	// it then refuses.
-	if err := n.Deliver(good); err != nil {
+	if err := n.Step(good); err != nil {
 		t.Fatalf("valid message refused: %v", err)
 	}
 	for i, m := range rejects {
-		if err := n.Deliver(m); err == nil {
+		if err := n.Step(m); err == nil {
 			t.Errorf("bad message %d accepted", i)
 		}
 	}
-	if _, err := n.Combine(); err != nil {
-		t.Fatal(err)
-	}
+	outbox(t, n)
+	rd := end(t, n, EndOptions{})
 	if len(rec.seen) != 1 || rec.seen[0].From != 1 {
 		t.Fatalf("strategy saw %d messages, want only the valid one", len(rec.seen))
 	}
-	c := n.Rejections(1)
-	if c.Accepted != 1 || c.Total() < 5 {
-		t.Errorf("counts for sender 1: %+v", c)
+	if rd.Rejected != len(rejects) {
+		t.Errorf("Ready.Rejected = %d, want %d", rd.Rejected, len(rejects))
+	}
+	want := map[Rejection]bool{
+		{1, "non_finite", 2}: true, {1, "wrong_length", 1}: true, {1, "bad_signature", 1}: true,
+		{1, "stale_round", 1}: true, {1, "wrong_recipient", 1}: true, {9, "unknown_sender", 1}: true,
+	}
+	if len(rd.Rejections) != len(want) {
+		t.Fatalf("rejections %+v, want %v", rd.Rejections, want)
+	}
+	for _, r := range rd.Rejections {
+		if !want[r] {
+			t.Errorf("rejection %+v not expected (want %v)", r, want)
+		}
+	}
+	if rd.Weights[1] != 0.5 || !rd.Combined || !rd.Trained || rd.Train.Steps != 1 || rd.Eval != nil {
+		t.Errorf("ready %+v: want FedAvg's weight 1/2 for node 1, trained one step, no evaluation", rd)
 	}
 }
 
@@ -141,9 +182,9 @@ func TestTrainingIsReproducible(t *testing.T) {
 	for range 2 {
 		n := newTestNode(t, 0, ids, dir, strategy.Local{})
 		for r := range 3 {
-			if _, err := n.Train(r, Neighborhood{}); err != nil {
-				t.Fatal(err)
-			}
+			begin(t, r, Neighborhood{}, n)
+			outbox(t, n)
+			end(t, n, EndOptions{})
 		}
 		if first == nil {
 			first = append([]float32(nil), n.Model().Params()...)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/trellis-fl/trellis/strategy"
@@ -22,29 +23,37 @@ func TestClaimsFlowThroughTheNode(t *testing.T) {
 	ids, dir := wire.SimIdentities(3, 3)
 	a, b := newTrustNode(t, 0, ids, dir), newTrustNode(t, 1, ids, dir)
 	hood := Neighborhood{In: []int{0, 1, 2}}
-	for _, n := range []*Node{a, b} {
-		if _, err := n.Train(0, hood); err != nil {
-			t.Fatal(err)
-		}
+	begin(t, 0, hood, a, b)
+	if _, ok := a.layers[0].(*TrustLayer); !ok || len(a.layers) != 1 {
+		t.Fatalf("layers %v: want the trust layer alone", a.layers)
 	}
-	out, err := b.Outbox()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := outbox(t, b)
 	if len(out) != 1 || out[0].Kind != wire.KindClaim || out[0].Claim.Source != 1 || len(out[0].Claim.Neighbors) != 2 {
 		t.Fatalf("outbox %+v, want b's claim of {0, 2}", out)
 	}
-	if err := a.Deliver(out[0]); err != nil {
+	if err := a.Step(out[0]); err != nil {
 		t.Fatal(err)
 	}
-	if st := a.Trust().Stats(); st.Accepted != 1 {
-		t.Errorf("a accepted %d claims, want 1", st.Accepted)
+	outbox(t, a)
+	rd := end(t, a, EndOptions{})
+	tr := rd.Trust
+	if tr == nil || tr.ClaimsAccepted != 1 {
+		t.Fatalf("trust report %+v: want one claim accepted", tr)
 	}
-	if _, err := a.Combine(); err != nil {
-		t.Fatal(err)
-	}
-	if ev := a.Trust().Peer(1).Evidence; ev.D != 1 {
+	ts := a.layers[0].(*TrustLayer).ts
+	if ev := ts.Peer(1).Evidence; ev.D != 1 {
 		t.Errorf("b's claim lists a and b delivered: evidence %+v, want d = 1", ev)
+	}
+	// The report is the layer's state: trust per peer, the screen, the view.
+	if len(tr.Trust) != 3 || tr.Trust[0] != 0 || tr.Trust[1] != ts.Trust(1) || tr.Trust[2] != ts.Trust(2) {
+		t.Errorf("reported trust %v, state %v %v", tr.Trust, ts.Trust(1), ts.Trust(2))
+	}
+	var screened []int
+	for _, j := range ts.Screened() {
+		screened = append(screened, int(j))
+	}
+	if !slices.Equal(tr.Screened, screened) || len(tr.Edges) != len(ts.Edges()) {
+		t.Errorf("reported screen %v edges %v, state %v %v", tr.Screened, tr.Edges, screened, ts.Edges())
 	}
 }
 
@@ -56,9 +65,8 @@ func TestMalformedClaimsNeverPanic(t *testing.T) {
 	n := newTrustNode(t, 0, ids, dir)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 3 {
-		if _, err := n.Train(round, Neighborhood{In: []int{1, 2, 3}}); err != nil {
-			t.Fatal(err)
-		}
+		begin(t, round, Neighborhood{In: []int{1, 2, 3}}, n)
+		outbox(t, n)
 		for k := range 300 {
 			from := 1 + rng.IntN(3)
 			c := wire.Claim{Source: uint32(rng.IntN(6)), Round: uint64(rng.IntN(5)), Version: uint64(rng.IntN(4)),
@@ -74,16 +82,14 @@ func TestMalformedClaimsNeverPanic(t *testing.T) {
 			if rng.IntN(4) > 0 {
 				_ = wire.Sign(m, ids[from])
 			}
-			_ = n.Deliver(m) // must not panic
+			_ = n.Step(m) // must not panic
 		}
-		if err := n.Deliver(nil); err == nil {
+		if err := n.Step(nil); err == nil {
 			t.Error("nil message accepted")
 		}
-		if _, err := n.Combine(); err != nil {
-			t.Fatal(err)
-		}
+		end(t, n, EndOptions{})
 	}
-	if st := n.Trust().Stats(); st.Rejected[trust.Forged] == 0 || st.Rejected[trust.Malformed] == 0 {
+	if st := n.layers[0].(*TrustLayer).ts.Stats(); st.Rejected[trust.Forged] == 0 || st.Rejected[trust.Malformed] == 0 {
 		t.Errorf("stats %+v: want forged and malformed claims refused", st)
 	}
 }

@@ -1,7 +1,8 @@
 // Package sim is the deterministic in-process driver of the round protocol:
 // it runs N node state machines for R rounds on a worker pool, routes their
 // messages along each round's graph, applies message drops and the
-// adversary, and streams per-node, per-round metrics to a sink.
+// adversary, and streams per-node, per-round metrics (package metrics) to a
+// sink.
 //
 // Determinism (DESIGN.md): every node's work in a phase depends only on its
 // own state and on inputs fixed before the phase, results are stored by
@@ -20,9 +21,13 @@
 //     same tag, in sender-id order. Config.SameForAll instead crafts one
 //     vector per message from the stream for (seed, sender, round) and sends
 //     it to every recipient (LIGHTYEAR's malfunctions).
-//   - A strategy that reports agreement scores (strategy.ScoreReporter) has
-//     them copied into its node's record with whether each sender was
-//     Byzantine, which only the driver knows.
+//   - The driver reads a node only through the node.Ready its End returns;
+//     agreement scores (LIGHTYEAR) and trust state (DMTT) are copied into
+//     the metrics records with whether each peer was Byzantine, which only
+//     the driver knows.
+//   - A round has as many exchange phases as the nodes' layers need; the
+//     adversary rewrites each phase's Byzantine messages, and a phase
+//     closes when every message routed in it was delivered.
 //   - Traffic (bytes_sent) counts the encoded size of every message a node
 //     puts on a link, dropped or not.
 //   - delta_max is max over honest nodes of the weight they gave Byzantine

@@ -10,8 +10,8 @@ import (
 
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
-	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -46,7 +46,7 @@ type Config struct {
 	// GOMAXPROCS).
 	Workers int
 	// Timings, if set, receives each round's wall-clock timing.
-	Timings func(Timing)
+	Timings func(metrics.Timing)
 	// ByzantineIdle: Byzantine nodes neither train nor combine (spec/dmtt.md,
 	// "Attack": "Byzantine nodes do not train"); what they send is their
 	// initial model as the attack crafts it, plus their claims.
@@ -74,11 +74,14 @@ func ChooseByzantine(n int, fraction float64, s uint64) ([]int, error) {
 // Run drives the nodes (indexed by id) for cfg.Rounds rounds, sending each
 // round's record to sink. It stops between rounds when ctx is cancelled,
 // returning ctx's error; the rounds already sent to the sink are complete.
-func Run(ctx context.Context, cfg Config, nodes []*node.Node, sink Sink) error {
+// The nodes are driven through their round interface alone (Begin, Train,
+// Outbox, Step, End) and read through the Ready values End returns.
+func Run(ctx context.Context, cfg Config, nodes []*node.Node, sink metrics.Sink) error {
 	r, err := newRunner(cfg, nodes)
 	if err != nil {
 		return err
 	}
+	r.ctx = context.WithoutCancel(ctx) // a round, once begun, finishes
 	for round := 0; round < cfg.Rounds; round++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -95,6 +98,7 @@ func Run(ctx context.Context, cfg Config, nodes []*node.Node, sink Sink) error {
 }
 
 type runner struct {
+	ctx     context.Context
 	cfg     Config
 	nodes   []*node.Node
 	byz     []bool
@@ -157,14 +161,15 @@ func Evaluations(rounds, every int) int {
 	return (rounds + every - 1) / every
 }
 
-func (r *runner) round(round int) (*Round, error) {
+func (r *runner) round(round int) (*metrics.Round, error) {
 	t0 := time.Now()
 	n := len(r.nodes)
 	g := r.cfg.Graph.At(round)
-	rec := &Round{Round: round, Evaluated: r.evaluated(round), Nodes: make([]NodeRound, n)}
+	rec := &metrics.Round{Round: round, Evaluated: r.evaluated(round), Nodes: make([]metrics.NodeRound, n)}
 	trainDur, combineDur := make([]time.Duration, n), make([]time.Duration, n)
+	idle := func(i int) bool { return r.byz[i] && r.cfg.ByzantineIdle }
 
-	// 1. Local training.
+	// 1. Begin and local training (idle Byzantine nodes do not train).
 	err := forEach(n, r.workers, func(i int) error {
 		defer func(t time.Time) { trainDur[i] = time.Since(t) }(time.Now())
 		in := g.In(i)
@@ -173,12 +178,11 @@ func (r *runner) round(round int) (*Round, error) {
 			deg[k] = g.Degree(j)
 		}
 		hood := node.Neighborhood{In: in, InDegree: deg, Degree: g.Degree(i)}
-		rec.Nodes[i] = NodeRound{Node: i, Byzantine: r.byz[i]}
-		if r.byz[i] && r.cfg.ByzantineIdle {
-			return r.nodes[i].Begin(round, hood)
+		rec.Nodes[i] = metrics.NodeRound{Node: i, Byzantine: r.byz[i]}
+		if err := r.nodes[i].Begin(round, hood); err != nil || idle(i) {
+			return err
 		}
-		res, err := r.nodes[i].Train(round, hood)
-		rec.Nodes[i].TrainLoss, rec.Nodes[i].Steps = res.MeanLoss, res.Steps
+		_, err := r.nodes[i].Train(r.ctx)
 		return err
 	})
 	if err != nil {
@@ -186,26 +190,88 @@ func (r *runner) round(round int) (*Round, error) {
 	}
 	trainSecs := time.Since(t0).Seconds()
 
-	// 2. Share.
-	outbox := make([][]*wire.Message, n)
-	if err := forEach(n, r.workers, func(i int) (err error) {
-		outbox[i], err = r.nodes[i].Outbox()
-		return err
-	}); err != nil {
-		return nil, err
+	// 2. The exchange phases: every node's outbox, the adversary's
+	// replacements, traffic, delivery along the round's graph.
+	ready := make([]node.Ready, n)
+	for phase := 0; ; phase++ {
+		outbox := make([][]*wire.Message, n)
+		more := make([]bool, n)
+		if err := forEach(n, r.workers, func(i int) (err error) {
+			outbox[i], more[i], err = r.nodes[i].Outbox()
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		if err := r.adversary(round, g, outbox); err != nil {
+			return nil, err
+		}
+		if err := traffic(g, outbox, rec); err != nil {
+			return nil, err
+		}
+		// All nodes run the same layers, so they agree on the phases.
+		last := !slices.Contains(more, true)
+		if err := forEach(n, r.workers, func(i int) error {
+			if err := r.deliver(round, phase, g, i, outbox); err != nil {
+				return err
+			}
+			if !last {
+				return nil
+			}
+			tc := time.Now()
+			var err error
+			ready[i], err = r.nodes[i].End(node.EndOptions{Keep: idle(i), Evaluate: rec.Evaluated, Global: r.cfg.Global})
+			combineDur[i] = time.Since(tc)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		if last {
+			break
+		}
 	}
 
-	// 3. The adversary replaces its nodes' messages, per recipient.
-	if err := r.adversary(round, g, outbox); err != nil {
-		return nil, err
+	// 3. The records: the nodes' Ready values with the ground truth.
+	trust := make([]*metrics.NodeTrust, n)
+	for i, rd := range ready {
+		nr := &rec.Nodes[i]
+		nr.TrainLoss, nr.Steps = rd.Train.MeanLoss, rd.Train.Steps
+		nr.Rejected = rd.Rejected
+		nr.ByzWeight = byzWeight(rd.Weights, r.byz)
+		for _, s := range rd.Scores {
+			byz := s.From >= 0 && s.From < n && r.byz[s.From]
+			nr.Scores = append(nr.Scores, metrics.Score{From: s.From, Byzantine: byz, Kind: s.Kind, Value: s.Value})
+		}
+		if ev := rd.Eval; ev != nil {
+			nr.Evaluated = true
+			nr.LocalAcc, nr.LocalLoss = ev.Local.Accuracy, ev.Local.Loss
+			nr.GlobalAcc, nr.GlobalLoss = ev.Global.Accuracy, ev.Global.Loss
+		}
+		if t := rd.Trust; t != nil {
+			trust[i] = &metrics.NodeTrust{Trust: t.Trust, Screened: t.Screened, Edges: t.Edges,
+				ClaimsAccepted: t.ClaimsAccepted, ClaimsRejected: t.ClaimsRejected}
+		}
 	}
+	rec.SummarizeTrust(g, trust)
+	rec.Summarize()
+	if r.cfg.Timings != nil {
+		t := metrics.Timing{Round: round, Seconds: time.Since(t0).Seconds(), TrainSeconds: trainSecs}
+		for i := range n {
+			t.TrainNodeSeconds += trainDur[i].Seconds()
+			t.CombineNodeSeconds += combineDur[i].Seconds()
+		}
+		r.cfg.Timings(t)
+	}
+	return rec, nil
+}
 
-	// 4. Traffic, per sender, in a fixed order.
+// traffic adds each sender's bytes of the phase, in a fixed order: the
+// encoded size of every message once per link it is put on, dropped or not.
+func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) error {
 	for j, msgs := range outbox {
 		for _, m := range msgs {
 			size, err := wire.EncodedSize(m)
 			if err != nil {
-				return nil, fmt.Errorf("node %d: %w", j, err)
+				return fmt.Errorf("node %d: %w", j, err)
 			}
 			links := 1
 			if m.To == wire.Broadcast {
@@ -217,77 +283,32 @@ func (r *runner) round(round int) (*Round, error) {
 			}
 		}
 	}
-	before := r.trustStats()
+	return nil
+}
 
-	// 5. Routing and validation, then combination, per receiver.
-	weights := make([]map[int]float64, n)
-	if err := forEach(n, r.workers, func(i int) error {
-		rejected := 0
-		for _, j := range g.In(i) {
-			if r.cfg.Drops.Dropped(round, j, i) {
+// deliver routes the phase's messages addressed to node i along its
+// in-links, in sender order (each sender's in the order sent), applying
+// the link drops. A refused message is the node's business (its Ready
+// counts it).
+func (r *runner) deliver(round, phase int, g *topology.Graph, i int, outbox [][]*wire.Message) error {
+	for _, j := range g.In(i) {
+		if r.cfg.Drops.Dropped(round, j, i) {
+			continue
+		}
+		for _, m := range outbox[j] {
+			if m.To != wire.Broadcast && m.To != uint32(i) {
 				continue
 			}
-			for _, m := range outbox[j] {
-				if m.To != wire.Broadcast && m.To != uint32(i) {
-					continue
-				}
-				if r.cfg.WireRoundTrip {
-					var err error
-					if m, err = roundTrip(m); err != nil {
-						return fmt.Errorf("wire round trip %d → %d: %w", j, i, err)
-					}
-				}
-				if r.nodes[i].Deliver(m) != nil {
-					rejected++
+			if r.cfg.WireRoundTrip {
+				var err error
+				if m, err = roundTrip(m); err != nil {
+					return fmt.Errorf("wire round trip %d → %d: %w", j, i, err)
 				}
 			}
-		}
-		rec.Nodes[i].Rejected = rejected
-		if r.byz[i] && r.cfg.ByzantineIdle {
-			return r.nodes[i].Settle()
-		}
-		var err error
-		tc := time.Now()
-		weights[i], err = r.nodes[i].Combine()
-		combineDur[i] = time.Since(tc)
-		if sr, ok := r.nodes[i].Strategy().(strategy.ScoreReporter); ok && err == nil {
-			for _, s := range sr.Scores() {
-				byz := s.From >= 0 && s.From < n && r.byz[s.From]
-				rec.Nodes[i].Scores = append(rec.Nodes[i].Scores, Score{From: s.From, Byzantine: byz, Kind: s.Kind, Value: s.Value})
-			}
-		}
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	for i, w := range weights {
-		rec.Nodes[i].ByzWeight = byzWeight(w, r.byz)
-	}
-	rec.Trust = r.trustRound(g, before, rec)
-
-	// 6. Evaluation.
-	if rec.Evaluated {
-		if err := forEach(n, r.workers, func(i int) error {
-			ev, err := r.nodes[i].Evaluate(r.cfg.Global)
-			nr := &rec.Nodes[i]
-			nr.Evaluated = true
-			nr.LocalAcc, nr.LocalLoss = ev.Local.Accuracy, ev.Local.Loss
-			nr.GlobalAcc, nr.GlobalLoss = ev.Global.Accuracy, ev.Global.Loss
-			return err
-		}); err != nil {
-			return nil, err
+			_ = r.nodes[i].Step(m)
 		}
 	}
-	rec.summarize()
-	if r.cfg.Timings != nil {
-		t := Timing{Round: round, Seconds: time.Since(t0).Seconds(), TrainSeconds: trainSecs}
-		for i := range n {
-			t.TrainNodeSeconds += trainDur[i].Seconds()
-			t.CombineNodeSeconds += combineDur[i].Seconds()
-		}
-		r.cfg.Timings(t)
-	}
-	return rec, nil
+	return nil
 }
 
 // byzWeight sums the weights given to Byzantine senders in sender-id order,

@@ -23,13 +23,9 @@ type Params struct {
 	// (robust 0, scclip 1 as in the spec, clipped_gossip 1).
 	F *int
 	// Options holds the real-valued parameters by name; an absent key
-	// takes the spec default. Valid keys per strategy: balance gamma,
-	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
-	// block_at; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
-	// gd_relative, warmup, a, c, tau0; lightyear tau, g, n_val; murmura
-	// w_a, tau_u, penalize, n_eval, threshold, momentum, gamma, kappa,
-	// omega; dmtt n_eval, w_a, tau_u, l1, l2, l3, l4, gamma, tau_trust,
-	// kappa, b, omega.
+	// takes the spec default. The valid keys of each strategy, their
+	// defaults and ranges are declared once, in the options table below
+	// (OptionNames lists them).
 	Options map[string]float64
 	// NoPrediction and NoClipping are rdpfl's ablations (RDPFL).
 	NoPrediction, NoClipping bool
@@ -117,6 +113,28 @@ var options = map[string][]option{
 		{"beta0", AFAPrior, 0, math.Inf(1), false, true},
 		{"block_at", AFABlockAt, 0, 1, false, true},
 	},
+}
+
+// OptionNames returns the options strategy name takes, in the order of its
+// table (none for a strategy without options or an unknown name).
+func OptionNames(name string) []string {
+	var out []string
+	for _, o := range options[name] {
+		out = append(out, o.name)
+	}
+	return out
+}
+
+// AllOptionNames returns every option name some strategy takes, sorted.
+func AllOptionNames() []string {
+	var out []string
+	for _, opts := range options {
+		for _, o := range opts {
+			out = append(out, o.name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // option is a named real parameter with its default and its range from lo

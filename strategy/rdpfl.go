@@ -41,6 +41,20 @@ var RDPFLRules = []string{"mean", "median", "trimmed_mean", "geometric_median"}
 // and the last deviation norm; plus the buffer u is sent from. The
 // prediction dhat and the clipped direction d are never stored: they are
 // recomputed coordinate by coordinate in the passes that need them.
+//
+// Choices recorded (spec/rdpfl.md): R-DPFL uses the descent form
+// w ← w_prev − g·ηK·(u + λd) the spec fixes (the paper's Algorithm 1
+// ascends); η is the optimizer's learning rate and K the steps local
+// training took (View.LR, View.Steps). Round t of the spec is
+// View.Round + 1. With no neighbor direction d = 0 and dbar's history,
+// the threshold and the last deviation stay as they were; w_{t−2} is
+// still advanced. The prediction uses dbar^{t−1} whenever fewer than two
+// past aggregates exist, even after the warm-up. trimmed_mean's f
+// defaults to ⌊(|U|−1)/2⌋ and is always capped so that 2f < |U|. The
+// weights reported are each sender's share in dbar (the rule's
+// Selector weights), not in the final model. With g = 1 the update is
+// computed as w~ − ηKλd, so λ = 0 leaves the locally trained model bit
+// for bit.
 type RDPFL struct {
 	// Rule is the robust neighborhood rule: one of RDPFLRules.
 	Rule string

@@ -15,7 +15,7 @@ import (
 
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/strategy"
 )
 
@@ -64,7 +64,7 @@ func run() error {
 		}
 		var n, clipped, gd, bb int
 		var cfSum float64
-		err = s.Run(context.Background(), sim.SinkFunc(func(rd *sim.Round) error {
+		err = s.Run(context.Background(), metrics.SinkFunc(func(rd *metrics.Round) error {
 			for i, st := range made {
 				if rd.Nodes[i].Byzantine {
 					continue

@@ -21,6 +21,7 @@ import (
 
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
@@ -73,7 +74,7 @@ func run(n, rounds int, export string, s uint64) error {
 			return topology.Static(g), err
 		},
 		Strategy: func() strategy.Strategy { return &strategy.FedAvg{} },
-		Timings:  func(tm sim.Timing) { times = append(times, tm.Seconds) },
+		Timings:  func(tm metrics.Timing) { times = append(times, tm.Seconds) },
 	}
 	b, err := x.Build()
 	if err != nil {
@@ -85,7 +86,7 @@ func run(n, rounds int, export string, s uint64) error {
 		}
 	}
 	fmt.Printf("%d nodes, MLP 784-256-128-10, Dirichlet 0.5, 5-regular graph, GOMAXPROCS %d\n", n, runtime.GOMAXPROCS(0))
-	err = sim.Run(context.Background(), b.Config, b.Nodes, sim.SinkFunc(func(r *sim.Round) error {
+	err = sim.Run(context.Background(), b.Config, b.Nodes, metrics.SinkFunc(func(r *metrics.Round) error {
 		fmt.Printf("round %d: %.3f s (honest local accuracy %.3f)\n", r.Round, times[len(times)-1], r.HonestLocalAcc)
 		return nil
 	}))

@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/experiment"
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/report"
 )
 
 // demoStrategies are the demo's columns. On a 5-regular graph a node
@@ -93,7 +94,7 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 	for k, c := range cfgs {
 		dirs[k] = filepath.Join(out, dirName(c.Label()))
 	}
-	fins, err := experiment.RunSideBySide(cmd.Context(), cfgs, dirs, func(round int, rs []*sim.Round) {
+	fins, err := experiment.RunSideBySide(cmd.Context(), cfgs, dirs, func(round int, rs []*metrics.Round) {
 		if o.json {
 			return
 		}
@@ -106,7 +107,7 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if _, err := experiment.Report(out); err != nil {
+	if _, err := report.Results(out); err != nil {
 		return fmt.Errorf("demo: report: %w", err)
 	}
 	if o.json {

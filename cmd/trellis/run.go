@@ -12,6 +12,7 @@ import (
 
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/report"
 )
 
 func runCmd(o *options, name string) *cobra.Command {
@@ -49,7 +50,7 @@ func runCmd(o *options, name string) *cobra.Command {
 }
 
 func reportCmd(o *options) *cobra.Command {
-	var q experiment.PivotQuery
+	var q report.PivotQuery
 	var where []string
 	var curve string
 	cmd := &cobra.Command{
@@ -76,14 +77,14 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 					}
 					q.Where[k] = v
 				}
-				md, err := experiment.Pivot(args[0], q)
+				md, err := report.PivotDir(args[0], q)
 				if err != nil {
 					return err
 				}
 				fmt.Fprint(o.stdout, md)
 				return nil
 			}
-			md, err := experiment.ReportCurve(args[0], curve)
+			md, err := report.ResultsCurve(args[0], curve)
 			if err != nil {
 				return err
 			}
@@ -115,7 +116,7 @@ func loadConfigOrPreset(arg string) (experiment.Config, error) {
 
 func printSweep(o *options, out string, res *experiment.SweepResult) error {
 	if o.json {
-		if _, err := experiment.Report(out); err != nil {
+		if _, err := report.Results(out); err != nil {
 			return err
 		}
 		type row struct {
@@ -130,7 +131,7 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 		}
 		return jsonOut(o.stdout, rows)
 	}
-	md, err := experiment.Report(out)
+	md, err := report.Results(out)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ const (
 	Byzantine uint64 = 5 // who is Byzantine
 	Drop      uint64 = 6 // message drops
 	Identity  uint64 = 7 // node keys
+	Noise     uint64 = 8 // differential-privacy noise
+	Mask      uint64 = 9 // secure-aggregation masks and key agreement
 )
 
 // Mix is SplitMix64's finalizer: a bijective hash with full avalanche.

@@ -1,11 +1,9 @@
-package experiment
+package report
 
 import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/trellis-fl/trellis/report"
 )
 
 // PivotQuery is one table of a paper: a final metric with a row per value
@@ -23,8 +21,8 @@ type PivotQuery struct {
 	Decimals int
 }
 
-// Pivot tabulates the finished runs under dir as q asks, in Markdown.
-func Pivot(dir string, q PivotQuery) (string, error) {
+// PivotDir tabulates the finished runs under dir as q asks, in Markdown.
+func PivotDir(dir string, q PivotQuery) (string, error) {
 	runs, keys, err := collectRuns(dir)
 	if err != nil {
 		return "", err
@@ -37,14 +35,14 @@ func Pivot(dir string, q PivotQuery) (string, error) {
 			return "", fmt.Errorf("where %s: not a swept key of %s (swept: %s)", k, dir, strings.Join(keys, ", "))
 		}
 	}
-	runs = report.Filter(runs, q.Where)
+	runs = Filter(runs, q.Where)
 	if len(runs) == 0 {
 		return "", fmt.Errorf("%s: no run has %v", dir, q.Where)
 	}
 	// A metric some runs lack (DMTT's trust metrics) tabulates the runs
 	// that have it.
-	with := func(m string) []report.RunResult {
-		var out []report.RunResult
+	with := func(m string) []RunResult {
+		var out []RunResult
 		for _, r := range runs {
 			if _, ok := r.Final[m]; ok {
 				out = append(out, r)
@@ -70,7 +68,7 @@ func Pivot(dir string, q PivotQuery) (string, error) {
 	}
 	runs = sel
 	var b strings.Builder
-	if err := report.WritePivot(&b, runs, q.Rows, q.Cols, metric, q.Decimals); err != nil {
+	if err := WritePivot(&b, runs, q.Rows, q.Cols, metric, q.Decimals); err != nil {
 		return "", err
 	}
 	return b.String(), nil

@@ -1,4 +1,4 @@
-package experiment
+package report
 
 import (
 	"bufio"
@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/trellis-fl/trellis/report"
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/strategy"
 )
 
@@ -19,12 +19,12 @@ import (
 type scoreSample struct{ benign, byz []float64 }
 
 // collectScores reads the agreement scores of every finished run under dir
-// (sim.NodeRound.Scores in metrics.jsonl), as given by honest receivers in
+// (metrics.NodeRound.Scores in metrics.jsonl), as given by honest receivers in
 // every round, grouped by the run's attack and then by score kind.
 func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
 	out := map[string]map[string]*scoreSample{}
-	err := eachRun(dir, MetricsFile, func(p string, c Config) error {
-		f, err := os.Open(filepath.Join(p, MetricsFile))
+	err := eachRun(dir, experiment.MetricsFile, func(p string, c experiment.Config) error {
+		f, err := os.Open(filepath.Join(p, experiment.MetricsFile))
 		if err != nil {
 			return err
 		}
@@ -35,7 +35,7 @@ func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
 			if !bytes.Contains(sc.Bytes(), []byte(`"scores"`)) {
 				continue
 			}
-			var n sim.NodeRound
+			var n metrics.NodeRound
 			if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.Byzantine {
 				continue // an interrupted run's last line, or a Byzantine receiver
 			}
@@ -114,12 +114,12 @@ func scoreReport(dir string) (string, error) {
 			fmt.Fprintf(&md, "| %s | %s | %d | %s | %s | %d | %s | %s | %s | %s |\n", atk, kind,
 				len(s.benign), meanCell(s.benign), frac(keep, len(s.benign)),
 				len(s.byz), meanCell(s.byz), frac(rej, len(s.byz)), frac(keep+rej, len(s.benign)+len(s.byz)), balanced)
-			ch, err := report.Histograms([]report.HistGroup{{Label: "benign", Values: s.benign}, {Label: "malfunctioning", Values: s.byz}},
-				20, 0, 1, tau, report.Figure{Title: fmt.Sprintf("%s score, attack %s", kind, atk), XLabel: kind + " agreement A"})
+			ch, err := Histograms([]HistGroup{{Label: "benign", Values: s.benign}, {Label: "malfunctioning", Values: s.byz}},
+				20, 0, 1, tau, Figure{Title: fmt.Sprintf("%s score, attack %s", kind, atk), XLabel: kind + " agreement A"})
 			if err != nil {
 				return "", err
 			}
-			name := "scores_" + safeName(atk) + "_" + kind
+			name := "scores_" + experiment.SafeName(atk) + "_" + kind
 			if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
 				return "", err
 			}

@@ -1,33 +1,33 @@
-package experiment
+package report
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/trellis-fl/trellis/report"
+	"github.com/trellis-fl/trellis/experiment"
 )
 
-// Report reads every finished run under dir (a run directory, a sweep, or
+// Results reads every finished run under dir (a run directory, a sweep, or
 // the demo's directory of runs), writes results.md (final metrics, mean ±
 // std over seeds) and the plots — honest accuracy vs round per strategy,
 // one figure per combination of the other swept values, and, when one
 // numeric key was swept besides the strategy, the final accuracy vs that
 // key — as PNG and SVG, and returns the Markdown table. The curves are of
 // honest_global_acc when the runs measured it, else honest_local_acc.
-func Report(dir string) (string, error) { return ReportCurve(dir, "") }
+func Results(dir string) (string, error) { return ResultsCurve(dir, "") }
 
-// ReportCurve is Report with the accuracy curves of the plots chosen:
+// ResultsCurve is Results with the accuracy curves of the plots chosen:
 // honest_local_acc (personalized accuracy, the headline of the
-// personalized methods) or honest_global_acc; "" picks as Report does.
-func ReportCurve(dir, curve string) (string, error) {
+// personalized methods) or honest_global_acc; "" picks as Results does.
+func ResultsCurve(dir, curve string) (string, error) {
 	switch curve {
 	case "", "honest_local_acc", "honest_global_acc":
 	default:
@@ -38,11 +38,11 @@ func ReportCurve(dir, curve string) (string, error) {
 		return "", err
 	}
 	if len(runs) == 0 {
-		return "", fmt.Errorf("%s: no finished runs (directories with %s, %s and %s)", dir, ConfigFile, RoundsFile, SummaryFile)
+		return "", fmt.Errorf("%s: no finished runs (directories with %s, %s and %s)", dir, experiment.ConfigFile, experiment.RoundsFile, experiment.SummaryFile)
 	}
 	metrics := []string{"final_honest_global_acc", "final_honest_local_acc", "final_honest_local_acc_std", "final_delta_max"}
 	var md bytes.Buffer
-	if err := report.WriteMarkdown(&md, runs, metrics, 4); err != nil {
+	if err := WriteMarkdown(&md, runs, metrics, 4); err != nil {
 		return "", err
 	}
 	if len(keys) == 1 {
@@ -50,7 +50,7 @@ func ReportCurve(dir, curve string) (string, error) {
 		// malfunctioning clients): the honest accuracy per label and value,
 		// ± its spread across honest nodes.
 		fmt.Fprintf(&md, "\nfinal_honest_local_acc ± final_honest_local_acc_std (the spread across honest nodes), mean over seeds:\n\n")
-		if err := report.WriteSpreadPivot(&md, runs, keys[0], "final_honest_local_acc", "final_honest_local_acc_std", 4); err != nil {
+		if err := WriteSpreadPivot(&md, runs, keys[0], "final_honest_local_acc", "final_honest_local_acc_std", 4); err != nil {
 			return "", err
 		}
 	}
@@ -59,7 +59,7 @@ func ReportCurve(dir, curve string) (string, error) {
 		return "", err
 	}
 	md.WriteString(scores)
-	if err := writeAtomic(filepath.Join(dir, "results.md"), md.Bytes()); err != nil {
+	if err := WriteFile(filepath.Join(dir, "results.md"), func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
 		return "", err
 	}
 	if curve == "" {
@@ -73,7 +73,7 @@ func ReportCurve(dir, curve string) (string, error) {
 	for _, k := range keys {
 		var next []map[string]string
 		for _, base := range combos {
-			for _, v := range report.Values(runs, k) {
+			for _, v := range Values(runs, k) {
 				m := map[string]string{k: v}
 				for bk, bv := range base {
 					m[bk] = bv
@@ -84,12 +84,12 @@ func ReportCurve(dir, curve string) (string, error) {
 		combos = next
 	}
 	for _, combo := range combos {
-		sel := report.Filter(runs, combo)
+		sel := Filter(runs, combo)
 		if len(sel) == 0 {
 			continue
 		}
 		name, title := plotName("accuracy", "Honest accuracy", keys, combo)
-		ch, err := report.Curves(sel, curve, report.Figure{Title: title, XLabel: "round", YLabel: curve})
+		ch, err := Curves(sel, curve, Figure{Title: title, XLabel: "round", YLabel: curve})
 		if err != nil {
 			return "", fmt.Errorf("plot %s: %w", name, err)
 		}
@@ -102,9 +102,9 @@ func ReportCurve(dir, curve string) (string, error) {
 	}
 	if len(keys) == 1 {
 		k := keys[0]
-		ch, err := report.Sweep(runs, k, "final_"+curve, report.Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: "final_" + curve})
+		ch, err := Sweep(runs, k, "final_"+curve, Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: "final_" + curve})
 		if err == nil {
-			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+safeName(k)+".png"), filepath.Join(dir, "final-vs-"+safeName(k)+".svg")); err != nil {
+			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".png"), filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".svg")); err != nil {
 				return "", err
 			}
 		}
@@ -113,7 +113,7 @@ func ReportCurve(dir, curve string) (string, error) {
 }
 
 // trustCurves are the per-round topology-trust diagnostics a run records
-// when its nodes run DMTT's trust layer (sim.TrustRound), as curves named
+// when its nodes run DMTT's trust layer (metrics.TrustRound), as curves named
 // "trust_" + the field's JSON name; their final_ means are final metrics.
 var trustCurves = []string{"trust_neighbor_honest", "trust_neighbor_byzantine", "trust_all_honest",
 	"trust_all_byzantine", "trust_screened_honest", "trust_screened_byzantine", "trust_view_edges",
@@ -122,24 +122,24 @@ var trustCurves = []string{"trust_neighbor_honest", "trust_neighbor_byzantine", 
 // trustPlots draws, per combination of the swept values, the mean
 // topology trust honest nodes hold in honest and in Byzantine neighbors
 // over rounds, for every run that records it (one curve pair per label).
-func trustPlots(dir string, runs []report.RunResult, combos []map[string]string, keys []string) error {
+func trustPlots(dir string, runs []RunResult, combos []map[string]string, keys []string) error {
 	for _, combo := range combos {
-		var sel []report.RunResult
-		for _, r := range report.Filter(runs, combo) {
+		var sel []RunResult
+		for _, r := range Filter(runs, combo) {
 			for _, side := range []string{"honest", "byzantine"} {
 				s, ok := r.Curves["trust_neighbor_"+side]
 				if !ok {
 					continue
 				}
-				sel = append(sel, report.RunResult{Label: r.Label + " · " + side + " neighbors", Params: r.Params, Seed: r.Seed,
-					Curves: map[string]report.Series{"trust": s}, Final: map[string]float64{}})
+				sel = append(sel, RunResult{Label: r.Label + " · " + side + " neighbors", Params: r.Params, Seed: r.Seed,
+					Curves: map[string]Series{"trust": s}, Final: map[string]float64{}})
 			}
 		}
 		if len(sel) == 0 {
 			continue
 		}
 		name, title := plotName("trust", "Trust in neighbors", keys, combo)
-		ch, err := report.Curves(sel, "trust", report.Figure{Title: title, XLabel: "round", YLabel: "mean T_topo"})
+		ch, err := Curves(sel, "trust", Figure{Title: title, XLabel: "round", YLabel: "mean T_topo"})
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
 		}
@@ -154,13 +154,13 @@ func trustPlots(dir string, runs []report.RunResult, combos []map[string]string,
 // and title.
 func plotName(name, title string, keys []string, combo map[string]string) (string, string) {
 	for _, k := range keys {
-		name += "_" + safeName(k+"="+combo[k])
+		name += "_" + experiment.SafeName(k+"="+combo[k])
 		title += fmt.Sprintf(", %s = %s", shortKey(k), combo[k])
 	}
 	return name, title
 }
 
-func hasCurve(runs []report.RunResult, m string) bool {
+func hasCurve(runs []RunResult, m string) bool {
 	for _, r := range runs {
 		s, ok := r.Curves[m]
 		if !ok {
@@ -175,63 +175,20 @@ func hasCurve(runs []report.RunResult, m string) bool {
 	return false
 }
 
-// strategyKeys are the keys that make a run's label rather than a sweep
-// point.
-// (strategy.options.* and strategy.score are part of the label too).
-var strategyKeys = []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score"}
-
-// Label names a run's strategy as plots and tables show it: its explicit
-// label (sweep variants) if it has one, else the name (or robust's rule),
-// then its score and options in brackets when set.
-func (c Config) Label() string {
-	if c.RunLabel != "" {
-		return c.RunLabel
-	}
-	var extra []string
-	if c.Strategy.Score != "" {
-		extra = append(extra, c.Strategy.Score)
-	}
-	for _, k := range slices.Sorted(maps.Keys(c.Strategy.Options)) {
-		extra = append(extra, fmt.Sprintf("%s=%g", k, c.Strategy.Options[k]))
-	}
-	if len(extra) == 0 {
-		return c.baseLabel()
-	}
-	return c.baseLabel() + "[" + strings.Join(extra, ",") + "]"
-}
-
-func (c Config) baseLabel() string {
-	switch c.Strategy.Name {
-	case "robust":
-		if c.Strategy.F != nil && *c.Strategy.F > 0 {
-			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, *c.Strategy.F)
-		}
-		return c.Strategy.Rule
-	case "fedavg", "dpsgd", "gradient_tracking", "clipped_gossip":
-		if c.Strategy.Weighting == "mh" {
-			return c.Strategy.Name + "(mh)"
-		}
-	}
-	if c.Strategy.F != nil && (c.Strategy.Name == "scclip" || c.Strategy.Name == "clipped_gossip") {
-		return fmt.Sprintf("%s(f=%d)", c.Strategy.Name, *c.Strategy.F)
-	}
-	return c.Strategy.Name
-}
-
 // eachRun calls fn with the directory and config of every finished run
 // under dir (a directory holding the config, the summary and file) in walk
 // order.
-func eachRun(dir, file string, fn func(p string, c Config) error) error {
+func eachRun(dir, file string, fn func(p string, c experiment.Config) error) error {
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		for _, f := range []string{ConfigFile, file, SummaryFile} {
+		for _, f := range []string{experiment.ConfigFile, file, experiment.SummaryFile} {
 			if _, err := os.Stat(filepath.Join(p, f)); err != nil {
 				return nil
 			}
 		}
-		c, err := LoadConfig(filepath.Join(p, ConfigFile))
+		c, err := experiment.LoadConfig(filepath.Join(p, experiment.ConfigFile))
 		if err != nil {
 			return err
 		}
@@ -241,10 +198,10 @@ func eachRun(dir, file string, fn func(p string, c Config) error) error {
 
 // collectRuns finds the finished runs under dir and the swept keys (other
 // than the strategy's) that tell them apart.
-func collectRuns(dir string) ([]report.RunResult, []string, error) {
-	var runs []report.RunResult
-	var cfgs []Config
-	err := eachRun(dir, RoundsFile, func(p string, c Config) error {
+func collectRuns(dir string) ([]RunResult, []string, error) {
+	var runs []RunResult
+	var cfgs []experiment.Config
+	err := eachRun(dir, experiment.RoundsFile, func(p string, c experiment.Config) error {
 		r, err := readRun(p, c)
 		if err != nil {
 			return err
@@ -259,14 +216,14 @@ func collectRuns(dir string) ([]report.RunResult, []string, error) {
 	// seed, the name and the strategy's.
 	values := make([]map[string]string, len(cfgs))
 	for i, c := range cfgs {
-		values[i] = flatConfig(c)
+		values[i] = experiment.Flatten(c)
 	}
 	// With explicit labels (sweep variants), a key that is constant within
 	// each label is part of the method, not a sweep point.
-	labeled := slices.ContainsFunc(cfgs, func(c Config) bool { return c.RunLabel != "" })
+	labeled := slices.ContainsFunc(cfgs, func(c experiment.Config) bool { return c.RunLabel != "" })
 	var keys []string
 	for k, v := range values[0] {
-		if k == "seed" || k == "name" || k == "label" || slices.Contains(strategyKeys, k) || strings.HasPrefix(k, "run.") {
+		if k == "seed" || k == "name" || k == "label" || slices.Contains(experiment.LabelKeys(), k) || strings.HasPrefix(k, "run.") {
 			continue
 		}
 		// Without explicit labels a strategy's options are in its label.
@@ -300,7 +257,7 @@ func shortKey(k string) string {
 
 // fixedPerLabel reports whether key k has one value among the runs of each
 // label.
-func fixedPerLabel(runs []report.RunResult, values []map[string]string, k string) bool {
+func fixedPerLabel(runs []RunResult, values []map[string]string, k string) bool {
 	seen := map[string]string{}
 	for i, r := range runs {
 		if v, ok := seen[r.Label]; ok && v != values[i][k] {
@@ -311,18 +268,11 @@ func fixedPerLabel(runs []report.RunResult, values []map[string]string, k string
 	return true
 }
 
-// flatConfig maps every dotted key of a run's config but the sweep to its
-// value as text.
-func flatConfig(c Config) map[string]string {
-	c.Sweep = SweepConfig{}
-	return flatten(c)
-}
-
 // readRun loads one run's curves (evaluated rounds) and final metrics.
-func readRun(dir string, c Config) (report.RunResult, error) {
-	r := report.RunResult{Label: c.Label(), Params: map[string]string{}, Seed: c.Seed,
-		Curves: map[string]report.Series{}, Final: map[string]float64{}}
-	f, err := os.Open(filepath.Join(dir, RoundsFile))
+func readRun(dir string, c experiment.Config) (RunResult, error) {
+	r := RunResult{Label: c.Label(), Params: map[string]string{}, Seed: c.Seed,
+		Curves: map[string]Series{}, Final: map[string]float64{}}
+	f, err := os.Open(filepath.Join(dir, experiment.RoundsFile))
 	if err != nil {
 		return r, err
 	}
@@ -340,7 +290,7 @@ func readRun(dir string, c Config) (report.RunResult, error) {
 			r.Final["max_delta_max"] = max(r.Final["max_delta_max"], dm)
 		}
 		if tr, ok := rec["trust"].(map[string]any); ok {
-			// DMTT's topology-trust diagnostics (sim.TrustRound), every round.
+			// DMTT's topology-trust diagnostics (metrics.TrustRound), every round.
 			for _, k := range trustCurves {
 				v, ok := tr[strings.TrimPrefix(k, "trust_")].(float64)
 				if !ok {
@@ -384,12 +334,12 @@ func readRun(dir string, c Config) (report.RunResult, error) {
 			r.Final["final_"+k] = sum / float64(len(last))
 		}
 	}
-	rows, err := ReadSummary(dir)
+	rows, err := experiment.ReadSummary(dir)
 	if err != nil {
 		return r, err
 	}
 	if len(rows) == 1 {
-		for _, k := range finalColumns {
+		for _, k := range experiment.FinalColumns() {
 			if v, err := strconv.ParseFloat(rows[0][k], 64); err == nil && strings.HasPrefix(k, "final_") {
 				r.Final[k] = v
 			}

@@ -1,0 +1,52 @@
+package experiment
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// LabelKeys are the keys that make a run's label rather than a sweep point
+// (strategy.options.* and strategy.score are part of the label too).
+func LabelKeys() []string {
+	return []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score"}
+}
+
+// Label names a run's strategy as plots and tables show it: its explicit
+// label (sweep variants) if it has one, else the name (or robust's rule),
+// then its score and options in brackets when set.
+func (c Config) Label() string {
+	if c.RunLabel != "" {
+		return c.RunLabel
+	}
+	var extra []string
+	if c.Strategy.Score != "" {
+		extra = append(extra, c.Strategy.Score)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Strategy.Options)) {
+		extra = append(extra, fmt.Sprintf("%s=%g", k, c.Strategy.Options[k]))
+	}
+	if len(extra) == 0 {
+		return c.baseLabel()
+	}
+	return c.baseLabel() + "[" + strings.Join(extra, ",") + "]"
+}
+
+func (c Config) baseLabel() string {
+	switch c.Strategy.Name {
+	case "robust":
+		if c.Strategy.F != nil && *c.Strategy.F > 0 {
+			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, *c.Strategy.F)
+		}
+		return c.Strategy.Rule
+	case "fedavg", "dpsgd", "gradient_tracking", "clipped_gossip":
+		if c.Strategy.Weighting == "mh" {
+			return c.Strategy.Name + "(mh)"
+		}
+	}
+	if c.Strategy.F != nil && (c.Strategy.Name == "scclip" || c.Strategy.Name == "clipped_gossip") {
+		return fmt.Sprintf("%s(f=%d)", c.Strategy.Name, *c.Strategy.F)
+	}
+	return c.Strategy.Name
+}

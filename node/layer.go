@@ -1,0 +1,75 @@
+package node
+
+import (
+	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// Layer is a protocol addition that is not a strategy (DESIGN.md, "The
+// node's round interface"): DMTT's topology trust (TrustLayer), and later
+// DP noise with its accountant and secure aggregation's masks. The node
+// calls its layers in a fixed order (Config.Trust first, then
+// Config.Layers), at fixed points of the round:
+//
+//	Begin(r, hood)                      when round r opens
+//	Outbox(p)                           at every exchange phase p < Phases()
+//	Observe(m, err) for every message   after the validator (err its verdict)
+//	Handle(m) for messages of its kinds after Observe, when both accepted
+//	End(rd)                             when the round closes, before the strategy combines
+//	See(v)                              whenever the strategy is shown a View
+//
+// A Layer is owned by one node and called from one goroutine.
+type Layer interface {
+	// Name names the layer in errors and records.
+	Name() string
+	// Begin opens round r with the round's neighborhood.
+	Begin(r int, hood Neighborhood) error
+	// Phases is how many exchange phases the layer needs (at least 1);
+	// the node runs the most any layer needs.
+	Phases() int
+	// Outbox returns the layer's messages of exchange phase p: kind, To
+	// and body set; the node fills in sender, round and sequence number
+	// and signs them.
+	Outbox(p int) ([]*wire.Message, error)
+	// Observe is told of every message of the open round after the
+	// validator judged it (verr nil: accepted). For an accepted message an
+	// error is the layer's refusal of it (a *Refusal for evidence against
+	// the sender): the message goes no further and is counted rejected.
+	Observe(m *wire.Message, verr error) error
+	// Owns reports whether messages of kind k are the layer's: they go to
+	// Handle, never to the strategy.
+	Owns(k wire.Kind) bool
+	// Handle takes an accepted message of a kind the layer owns; an error
+	// is a refusal, as for Observe.
+	Handle(m *wire.Message) error
+	// End closes the layer's round before the strategy combines and adds
+	// the layer's diagnostics to the round's Ready.
+	End(rd *Ready) error
+	// See adds what the layer shows the strategy (View.Trust, ...).
+	See(v *strategy.View)
+}
+
+// Releaser is a Layer that changes what the strategy releases before it is
+// signed: node-level DP clips and noises the released vector once per
+// round, whoever it goes to; secure aggregation replaces it by a masked
+// integer vector. The releasers of a node agree on one release phase (the
+// largest any names) in which the strategy's vectors go out.
+type Releaser interface {
+	Layer
+	// ReleasePhase is the exchange phase of the strategy's vectors.
+	ReleasePhase() int
+	// Release may rewrite the round's outgoing vector messages (unsigned;
+	// their payloads are the node's own copies, which it may change in
+	// place) or replace them with messages of its own kinds.
+	Release(out []*wire.Message) ([]*wire.Message, error)
+}
+
+// Refusal is a layer's refusal of a message, with the reason under which
+// the round's records count it (e.g. "claim_equivocation").
+type Refusal struct {
+	Reason string
+	Err    error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
