@@ -1,13 +1,42 @@
-// Package node is the per-node state machine of the round protocol: local
-// training → share → receive → combine → evaluate. It does no I/O, keeps no
-// clock and never learns who is Byzantine: a driver (the simulator, later
-// the network runtime) hands it its neighborhood and the messages that
-// arrived, and takes the messages it wants sent.
+// Package node is the per-node state machine of the round protocol. It
+// does no I/O, keeps no clock and never learns who is Byzantine: a driver
+// (the simulator, the network runtime) tells it what happened and takes
+// what it wants done, through five calls (modelled on etcd raft's RawNode):
 //
-// Every message passes the wire Validator (recipient, known sender, round,
-// signature, length, finiteness) before the strategy sees it; rejections
-// are counted per sender. Incoming vectors are read-only for strategies:
-// a broadcast message is shared by all its recipients.
+//	Begin(r, hood)   round r opens with its neighbourhood
+//	Train(ctx)       local training, optional, cancellable between batches
+//	Outbox()         opens the next exchange phase: the signed messages to send, and whether another phase follows
+//	Step(m)          any time: a message that arrived
+//	End(opts)        closes the round: layers end, the strategy combines, evaluation when asked; returns Ready
+//
+// Calls out of order return an error naming the call expected. Ready is the
+// round's whole output: weights the strategy gave each sender, its
+// agreement scores, the layers' diagnostics (Ready.Trust), the round's
+// rejections by sender and reason, the evaluation; a driver reads nothing
+// else.
+//
+// Messages. Step validates a message of the open round (wire.Validator:
+// recipient, known sender, round, signature, replay, length, finiteness)
+// before any layer or strategy sees it; a message of a later round waits
+// in arrival order (so each sender's order, which replay protection needs,
+// is kept), at most two rounds ahead and within per-sender bounds, and is
+// validated when its round begins; one of a past round, or of the open
+// round once End was called, is dropped. Every refusal is counted against
+// its sender in the round's Ready. The node takes the messages it is
+// handed; incoming vectors are read-only for strategies (a broadcast
+// message is shared by all its recipients).
+//
+// Layers. Protocol additions that are not a strategy implement Layer:
+// DMTT's topology trust (TrustLayer) is the first; DP noise and secure
+// aggregation's masks (spec/privacy.md) are to follow. Layers take part in
+// every step of the round in a fixed order, own message kinds (claims,
+// masked vectors, keys, shares, ciphertexts), may need several exchange
+// phases, and a Releaser may transform what the strategy releases before
+// it is signed. The strategy sees their results through strategy.View.
+//
+// Randomness comes from an injected seed.Source, per purpose: derived from
+// the experiment seed in simulation (bit-reproducible), crypto/rand for
+// the private purposes in deployment.
 //
 // Strategies may evaluate parameter vectors on the node's own data through
 // the hooks the node puts in strategy.View: BatchLoss (one training batch),
