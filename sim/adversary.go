@@ -114,7 +114,9 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 			return err
 		}
 	}
-	if attack.UsesPrevious(r.cfg.Attack) {
+	if attack.UsesPrevious(r.cfg.Attack) && len(views) > 0 {
+		// Only a phase that carried vectors is the round's history (a
+		// layer's key or share phase is not).
 		for _, v := range views {
 			v.Settle()
 		}

@@ -193,7 +193,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	// 2. The exchange phases: every node's outbox, the adversary's
 	// replacements, traffic, delivery along the round's graph.
 	ready := make([]node.Ready, n)
-	for phase := 0; ; phase++ {
+	for {
 		outbox := make([][]*wire.Message, n)
 		more := make([]bool, n)
 		if err := forEach(n, r.workers, func(i int) (err error) {
@@ -211,7 +211,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		// All nodes run the same layers, so they agree on the phases.
 		last := !slices.Contains(more, true)
 		if err := forEach(n, r.workers, func(i int) error {
-			if err := r.deliver(round, phase, g, i, outbox); err != nil {
+			if err := r.deliver(round, g, i, outbox); err != nil {
 				return err
 			}
 			if !last {
@@ -290,7 +290,7 @@ func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) er
 // in-links, in sender order (each sender's in the order sent), applying
 // the link drops. A refused message is the node's business (its Ready
 // counts it).
-func (r *runner) deliver(round, phase int, g *topology.Graph, i int, outbox [][]*wire.Message) error {
+func (r *runner) deliver(round int, g *topology.Graph, i int, outbox [][]*wire.Message) error {
 	for _, j := range g.In(i) {
 		if r.cfg.Drops.Dropped(round, j, i) {
 			continue
