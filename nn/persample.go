@@ -42,6 +42,12 @@ type NoiseSource interface {
 	ExpFloat64() float64
 }
 
+// bulkNormal is a NoiseSource that adds sd·N(0, 1) to a whole vector at
+// once (privacy.Stream does).
+type bulkNormal interface {
+	AddNormal(dst []float32, sd float32)
+}
+
 // DPSampling says how DP-SGD forms its batches, which decides how the
 // steps may be accounted.
 type DPSampling int
@@ -285,9 +291,13 @@ func (d *DPSGD) finish(denom float64, opt Optimizer, cfg TrainConfig) error {
 	inv := float32(1 / denom)
 	if sd := float32(d.cfg.Multiplier * d.cfg.Clip / denom); sd > 0 {
 		// The noise draw is most of what DP-SGD adds to a step (one
-		// normal per parameter); a concrete *rand.Rand is called
-		// directly rather than through the interface.
-		if r, ok := d.noise.(*rand.Rand); ok {
+		// normal per parameter): a source with a bulk AddNormal
+		// (privacy.Stream) draws them in one call; a concrete *rand.Rand
+		// is called directly rather than through the interface.
+		if b, ok := d.noise.(bulkNormal); ok {
+			vec.Scale(inv, m.grads)
+			b.AddNormal(m.grads, sd)
+		} else if r, ok := d.noise.(*rand.Rand); ok {
 			for i, g := range m.grads {
 				m.grads[i] = g*inv + sd*float32(r.NormFloat64())
 			}

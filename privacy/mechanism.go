@@ -64,8 +64,12 @@ func (g *Gaussian) Release(v []float32, src Source) (Released, error) {
 	norm := vec.Norm(v)
 	clipped := ClipL2(v, g.clip)
 	sd := g.z * g.clip
-	for i := range v {
-		v[i] += float32(sd * src.NormFloat64())
+	if b, ok := src.(interface{ AddNormal([]float32, float32) }); ok {
+		b.AddNormal(v, float32(sd))
+	} else {
+		for i := range v {
+			v[i] += float32(sd * src.NormFloat64())
+		}
 	}
 	return Released{Norm: norm, Clipped: clipped, Scale: sd, Event: g.ev}, nil
 }

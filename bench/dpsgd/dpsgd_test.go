@@ -1,0 +1,100 @@
+// Package dpsgd benchmarks a DP-SGD training step (nn.DPSGD with the
+// privacy package's noise sources) against the plain step of the same
+// model and batch: issue 16, acceptance item 3 (within 2×, no allocation).
+//
+//	go test ./bench/dpsgd -run XXX -bench . -benchtime 2s
+package dpsgd
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/privacy"
+)
+
+type setting struct {
+	name  string
+	spec  nn.Spec
+	batch int
+}
+
+var settings = []setting{
+	{"mlp/batch32", nn.Spec{Kind: "mlp", Input: []int{784}, Hidden: []int{256, 128}, Classes: 10}, 32},
+	{"mlp/batch256", nn.Spec{Kind: "mlp", Input: []int{784}, Hidden: []int{256, 128}, Classes: 10}, 256},
+	{"lenet5/batch64", nn.Spec{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10}, 64},
+}
+
+func setup(b *testing.B, s setting) (*nn.Model, nn.Optimizer, []float32, []int) {
+	m, err := nn.Build(s.spec, 1, nn.Options{Batch: s.batch})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	x, y := make([]float32, s.batch*m.InputSize()), make([]int, s.batch)
+	for i := range x {
+		x[i] = r.Float32()
+	}
+	for i := range y {
+		y[i] = r.IntN(s.spec.Classes)
+	}
+	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{Name: "sgd", LR: 0.01, Momentum: 0.9}, m.NumParams())
+	return m, opt, x, y
+}
+
+func BenchmarkStep(b *testing.B) {
+	for _, s := range settings {
+		b.Run(s.name+"/plain", func(b *testing.B) {
+			m, opt, x, y := setup(b, s)
+			defer m.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := m.Step(x, y, s.batch, opt, nn.TrainConfig{}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, src := range []struct {
+			name string
+			new  func() nn.NoiseSource
+		}{
+			{"dp-seeded", func() nn.NoiseSource { return privacy.NewSeededSource(1, 2) }},
+			{"dp-crypto", func() nn.NoiseSource { return privacy.NewCryptoSource() }},
+		} {
+			b.Run(s.name+"/"+src.name, func(b *testing.B) {
+				m, opt, x, y := setup(b, s)
+				defer m.Close()
+				d, err := nn.NewDPSGD(m, nn.DPConfig{Clip: 1, Multiplier: 1.1}, src.new())
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if _, err := d.Step(x, y, s.batch, opt, nn.TrainConfig{}, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestStepDoesNotAllocate: zero allocations per DP-SGD step with either
+// noise source.
+func TestStepDoesNotAllocate(t *testing.T) {
+	for _, src := range []nn.NoiseSource{privacy.NewSeededSource(1, 2), privacy.NewCryptoSource()} {
+		m, err := nn.Build(settings[0].spec, 1, nn.Options{Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := make([]float32, 8*784), make([]int, 8)
+		opt, _ := nn.NewOptimizer(nn.OptimizerSpec{Name: "sgd", LR: 0.01}, m.NumParams())
+		d, _ := nn.NewDPSGD(m, nn.DPConfig{Clip: 1, Multiplier: 1}, src)
+		if a := testing.AllocsPerRun(10, func() { _, _ = d.Step(x, y, 8, opt, nn.TrainConfig{}, nil) }); a != 0 {
+			t.Errorf("%T: %v allocations per step", src, a)
+		}
+		m.Close()
+	}
+}
