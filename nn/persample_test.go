@@ -41,8 +41,13 @@ func dpCases(t *testing.T) []*Model {
 		{Kind: "logreg", Input: []int{12}, Classes: 3},
 		{Kind: "mlp", Input: []int{20}, Hidden: []int{16, 8}, Classes: 4},
 		{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10},
+		{Kind: "mlp", Input: []int{9}, Hidden: []int{7}, Classes: 3, Head: "evidential"},
 	} {
-		ms = append(ms, mustBuild(t, s, uint64(i)+3, Options{Batch: 6}))
+		m := mustBuild(t, s, uint64(i)+3, Options{Batch: 6})
+		if e, ok := m.head.(*Evidential); ok {
+			e.Lambda = 0.4 // the annealed KL term is per sample too
+		}
+		ms = append(ms, m)
 	}
 	return ms
 }
