@@ -232,3 +232,35 @@ func TestReleaseDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeLevelRoundsDoNotAllocate is the node layer's round: release,
+// compose, convert — with the σ that `trellis privacy --target-eps 1
+// --steps 100` gives, so 100 rounds end at ε ≤ 1.
+func TestNodeLevelRoundsDoNotAllocate(t *testing.T) {
+	z, err := Calibrate(1, 1e-5, 100, Unamplified(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := NewGaussian(1, z)
+	acct, _ := NewAccountant(nil)
+	src := NewSeededSource(3, 3)
+	update := make([]float32, 4096)
+	var eps float64
+	allocs := testing.AllocsPerRun(99, func() {
+		for i := range update {
+			update[i] = 0.01
+		}
+		rel, err := g.Release(update, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acct.Compose(rel.Event, 1); err != nil {
+			t.Fatal(err)
+		}
+		eps, _, _ = acct.Epsilon(1e-5)
+	})
+	// AllocsPerRun runs the function once more than asked, to warm up.
+	if allocs != 0 || acct.Steps() != 100 || eps > 1 || eps < 0.999 {
+		t.Errorf("%v allocations per round; after %d rounds ε = %v (σ = %v)", allocs, acct.Steps(), eps, z)
+	}
+}
