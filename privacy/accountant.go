@@ -105,6 +105,11 @@ type Accountant struct {
 	orders []float64
 	rdp    []float64
 	steps  int
+	// last and lastRDP cache the per-occurrence RDP of the last event
+	// composed: a node composes the same event every round, and the
+	// subsampled Gaussian's series cost ~0.3 ms over the default grid.
+	last    Event
+	lastRDP []float64
 }
 
 // NewAccountant returns an accountant over orders (nil: DefaultOrders).
@@ -123,7 +128,7 @@ func NewAccountant(orders []float64) (*Accountant, error) {
 	}
 	o := slices.Clone(orders)
 	slices.Sort(o)
-	return &Accountant{orders: o, rdp: make([]float64, len(o))}, nil
+	return &Accountant{orders: o, rdp: make([]float64, len(o)), lastRDP: make([]float64, len(o))}, nil
 }
 
 // Compose adds count occurrences of e.
@@ -137,8 +142,14 @@ func (a *Accountant) Compose(e Event, count int) error {
 	if count == 0 {
 		return nil
 	}
-	for i, al := range a.orders {
-		a.rdp[i] += float64(count) * e.RDP(al)
+	if a.last == nil || a.last != e {
+		for i, al := range a.orders {
+			a.lastRDP[i] = e.RDP(al)
+		}
+		a.last = e
+	}
+	for i, r := range a.lastRDP {
+		a.rdp[i] += float64(count) * r
 	}
 	a.steps += count
 	return nil

@@ -228,3 +228,23 @@ func TestAccountantErrors(t *testing.T) {
 		t.Errorf("nothing composed: ε = %v", e)
 	}
 }
+
+// TestComposeCacheIsExact: composing the same event in pieces, or
+// interleaved with another, gives the RDP of composing it at once.
+func TestComposeCacheIsExact(t *testing.T) {
+	e1, e2 := GaussianEvent{1.1, Poisson(0.01)}, GaussianEvent{2, Unamplified()}
+	a, _ := NewAccountant(nil)
+	b, _ := NewAccountant(nil)
+	for range 10 {
+		a.Compose(e1, 3)
+		a.Compose(e2, 1)
+	}
+	b.Compose(e1, 30)
+	b.Compose(e2, 10)
+	ra, rb := a.RDP(), b.RDP()
+	for i := range ra {
+		if math.Abs(ra[i]-rb[i]) > 1e-12*rb[i] {
+			t.Fatalf("order %v: %v vs %v", a.Orders()[i], ra[i], rb[i])
+		}
+	}
+}

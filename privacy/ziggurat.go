@@ -113,6 +113,11 @@ func (s *Stream) word() uint64 {
 	return w
 }
 
+// Private reports whether the stream's noise is secret: true for
+// NewCryptoSource, false for a seeded stream (a run using one is marked
+// "not private" in its manifest).
+func (s *Stream) Private() bool { return s.crypto }
+
 // Uint64 is a uniformly random 64-bit word (so a Stream can also drive a
 // math/rand/v2 Rand).
 func (s *Stream) Uint64() uint64 { return s.word() }

@@ -84,8 +84,12 @@ func TestStreamExpLaw(t *testing.T) {
 	}
 }
 
-// TestStreamDrivesRand: a Stream is a rand.Source too.
+// TestStreamDrivesRand: a Stream is a rand.Source too, and says whether
+// it is private.
 func TestStreamDrivesRand(t *testing.T) {
+	if NewSeededSource(1, 1).Private() || !NewCryptoSource().Private() {
+		t.Error("Private() wrong")
+	}
 	r := rand.New(NewSeededSource(1, 1))
 	if v := r.Float64(); v < 0 || v >= 1 {
 		t.Error(v)
