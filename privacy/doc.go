@@ -4,7 +4,9 @@
 //
 // # Node-level DP: what a node.Layer calls
 //
-// A node layer owns one Mechanism (NewGaussian(clip, z)), one Source
+// NodeDP bundles what follows: NewNodeDP(clip, z, delta, src), then per
+// round Release(update) and Epsilon(); DefaultDelta(n) is the spec's δ.
+// Spelled out, a node layer owns one Mechanism (NewGaussian(clip, z)), one Source
 // (NewSeededSource from the experiment seed in simulation — such a run is
 // "not private" — or NewCryptoSource in deployment) and one Accountant
 // (NewAccountant(nil): the order grid of spec/privacy.md). Once per round,
