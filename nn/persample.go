@@ -478,7 +478,8 @@ func (d *DPSGD) convClipped(p *pass, c *conv2d, dc *dpConv, dy []float32, cs []f
 
 // binomial draws Binomial(n, q) by counting the successes of n Bernoulli(q)
 // trials through their geometric gaps: the gap before the next success is
-// ⌊E / −log(1−q)⌋ failures for E ~ Exp(1) (Devroye 1986, X.4.3), so a draw
+// ⌊E / −log(1−q)⌋ failures for E ~ Exp(1) (the waiting-time method;
+// Devroye 1986, "Non-Uniform Random Variate Generation", Ch. X), so a draw
 // costs O(nq), not O(n).
 func binomial(r NoiseSource, n int, q float64) int {
 	if q >= 1 {

@@ -75,7 +75,7 @@ type LaplaceEvent struct {
 	Epsilon float64
 }
 
-// RDP implements Event (Mironov 2017, Prop. 6).
+// RDP implements Event (Mironov 2017, Table II).
 func (e LaplaceEvent) RDP(alpha float64) float64 { return laplaceRDP(e.Epsilon, alpha) }
 
 func (e LaplaceEvent) validate() error {

@@ -32,8 +32,9 @@ type Released struct {
 // Gaussian is the Gaussian mechanism of spec/privacy.md: clip to L2 norm C,
 // add N(0, (zC)² I). Its L2 sensitivity is C under add/remove adjacency (a
 // contribution is present, with norm ≤ C, or absent), so one release is
-// (α, α/(2z²))-RDP (Mironov 2017, Prop. 7). Under replace adjacency (two
-// arbitrary clipped vectors, distance ≤ 2C) account it with multiplier z/2.
+// (α, α/(2z²))-RDP (Mironov 2017, "Rényi Differential Privacy", Table II).
+// Under replace adjacency (two arbitrary clipped vectors, distance ≤ 2C)
+// account it with multiplier z/2.
 type Gaussian struct {
 	clip, z float64
 	ev      Event // boxed once, so Release does not allocate

@@ -39,7 +39,8 @@ func sgmRDP(q, sigma, alpha float64) float64 {
 	case math.IsInf(alpha, 1):
 		return math.Inf(1)
 	case q == 1:
-		// The Gaussian mechanism itself: α/(2σ²) (Mironov 2017, Prop. 7).
+		// The Gaussian mechanism itself: α/(2σ²) (Mironov 2017, "Rényi
+		// Differential Privacy", Table II).
 		return alpha / (2 * sigma * sigma)
 	}
 	var la float64
@@ -152,7 +153,7 @@ func logErfc(x float64) float64 {
 }
 
 // laplaceRDP is the RDP at order alpha > 1 of the Laplace mechanism with
-// privacy eps (scale = sensitivity/eps): Mironov 2017, Prop. 6,
+// privacy eps (scale = sensitivity/eps): Mironov 2017, Table II,
 //
 //	RDP(α) = 1/(α−1) · log( α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε} ),
 //

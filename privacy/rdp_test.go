@@ -6,8 +6,9 @@ import (
 )
 
 // TestGaussianClosedForm: without amplification one Gaussian release has
-// RDP α/(2z²) (Mironov 2017, Prop. 7), composition multiplies by the count,
-// and the conversion is the Balle et al. (2020) formula evaluated by hand.
+// RDP α/(2z²) (Mironov 2017, "Rényi Differential Privacy", Table II),
+// composition multiplies by the count, and the conversion is the Balle et
+// al. (2020) formula evaluated by hand.
 func TestGaussianClosedForm(t *testing.T) {
 	for _, z := range []float64{0.5, 1, 3.7} {
 		for _, a := range DefaultOrders() {
@@ -108,8 +109,8 @@ func TestLargeOrdersStayFinite(t *testing.T) {
 }
 
 func TestLaplaceRDP(t *testing.T) {
-	// Mironov 2017, Table II: RDP(α) → ε as α → ∞ and → ε − ... as α → 1
-	// the KL divergence of two Laplace laws, ε + e^{−ε} − 1.
+	// Mironov 2017, Table II: RDP(α) tends to ε as α → ∞, and as α → 1 to
+	// the KL divergence of the two Laplace laws, ε + e^{−ε} − 1.
 	eps := 0.7
 	if got, want := laplaceRDP(eps, 1+1e-7), eps+math.Exp(-eps)-1; math.Abs(got-want) > 1e-6 {
 		t.Errorf("α→1: %v, KL %v", got, want)
