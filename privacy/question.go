@@ -20,6 +20,11 @@ type Question struct {
 	NotPoisson bool
 	// Steps is the number of releases (DP-SGD steps or rounds).
 	Steps int
+	// Records, Batch and Epochs, when all set, replace Q and Steps the way
+	// TF-Privacy's compute_dp_sgd_privacy does: q = Batch/Records (the
+	// expected batch of Poisson sampling), Steps = ⌈Epochs·Records/Batch⌉.
+	Records, Batch int
+	Epochs         float64
 	// Delta is the δ of the (ε, δ) statement, in (0, 1).
 	Delta float64
 	// TargetEps, when positive, asks for the noise multiplier instead.
@@ -51,6 +56,19 @@ func (q Question) sampling() Sampling {
 	return Poisson(q.Q)
 }
 
+// resolve turns Records, Batch and Epochs into Q and Steps.
+func (q Question) resolve() (Question, error) {
+	if q.Records == 0 && q.Batch == 0 && q.Epochs == 0 {
+		return q, nil
+	}
+	if q.Records < 1 || q.Batch < 1 || q.Batch > q.Records || !(q.Epochs > 0) || math.IsInf(q.Epochs, 0) {
+		return q, fmt.Errorf("privacy: records = %d, batch = %d, epochs = %v: need 1 ≤ batch ≤ records and epochs > 0", q.Records, q.Batch, q.Epochs)
+	}
+	q.Q = float64(q.Batch) / float64(q.Records)
+	q.Steps = int(math.Ceil(q.Epochs * float64(q.Records) / float64(q.Batch)))
+	return q, nil
+}
+
 func (q Question) validate() error {
 	var errs []string
 	if !(q.Q > 0 && q.Q <= 1) {
@@ -78,6 +96,10 @@ func (q Question) validate() error {
 
 // Answer solves the question.
 func (q Question) Answer() (Answer, error) {
+	q, err := q.resolve()
+	if err != nil {
+		return Answer{}, err
+	}
 	if err := q.validate(); err != nil {
 		return Answer{}, err
 	}

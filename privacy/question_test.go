@@ -26,6 +26,11 @@ func TestQuestionAnswer(t *testing.T) {
 	if relErr(b.Sigma, 1.3) > 1e-5 || !b.Calibrated || b.Epsilon > q.TargetEps {
 		t.Errorf("calibration answer %+v", b)
 	}
+	// The same point in TF-Privacy's terms (n, batch, epochs).
+	e, err := Question{Sigma: 1.3, Records: 60000, Batch: 150, Epochs: 15, Delta: 1e-5, Orders: tfOrders()}.Answer()
+	if err != nil || e.Steps != 6000 || e.Epsilon != a.Epsilon {
+		t.Errorf("records/batch/epochs: %+v, %v", e, err)
+	}
 	// Not Poisson: no amplification, whatever q says.
 	c, _ := Question{Sigma: 1.3, Q: 0.0025, NotPoisson: true, Steps: 6000, Delta: 1e-5}.Answer()
 	d, _ := Question{Sigma: 1.3, Q: 1, Steps: 6000, Delta: 1e-5}.Answer()
@@ -42,6 +47,8 @@ func TestQuestionErrors(t *testing.T) {
 		{Sigma: 0, Q: 0.1, Steps: 1, Delta: 1e-5},
 		{Sigma: 1, TargetEps: 1, Q: 0.1, Steps: 1, Delta: 1e-5},
 		{TargetEps: -1, Q: 0.1, Steps: 1, Delta: 1e-5},
+		{Sigma: 1, Records: 10, Batch: 20, Epochs: 1, Delta: 1e-5},
+		{Sigma: 1, Records: 10, Batch: 2, Delta: 1e-5},
 	} {
 		if _, err := q.Answer(); err == nil {
 			t.Errorf("%+v accepted", q)

@@ -20,6 +20,7 @@ func privacyCmd(o *options) *cobra.Command {
 
   trellis privacy --sigma 1.1 --q 0.004267 --steps 14063 --delta 1e-5   ε of DP-SGD on MNIST
   trellis privacy --target-eps 1 --q 1 --steps 100 --delta 1e-5         σ for ε = 1 after 100 rounds
+  trellis privacy --sigma 1.3 --n 60000 --batch 150 --epochs 15          as TF-Privacy's compute_dp_sgd_privacy
 
 --q is the Poisson sampling rate; 1 (the default) is a release every step
 from all the data, as node-level DP each round. --not-poisson charges q = 1
@@ -44,5 +45,8 @@ whatever --q says, for batches that were not Poisson-sampled.`,
 	f.IntVar(&q.Steps, "steps", 0, "number of steps (DP-SGD iterations, or rounds of node-level release)")
 	f.Float64Var(&q.Delta, "delta", 1e-5, "δ of the (ε, δ) guarantee, in (0, 1)")
 	f.Float64Var(&q.TargetEps, "target-eps", 0, "solve for the smallest noise multiplier reaching this ε instead")
+	f.IntVar(&q.Records, "n", 0, "with --batch and --epochs, instead of --q and --steps: number of training records (q = batch/n, steps = ⌈epochs·n/batch⌉)")
+	f.IntVar(&q.Batch, "batch", 0, "with --n and --epochs: expected batch size")
+	f.Float64Var(&q.Epochs, "epochs", 0, "with --n and --batch: passes over the data")
 	return c
 }
