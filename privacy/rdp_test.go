@@ -74,6 +74,11 @@ var rdpReference = [][4]float64{
 	{0.05, 0.6, 9.5, 9.846273081066826},
 	{0.001, 0.3, 3.75, 11.413667043885386},
 	{0.3, 5.0, 1.25, 0.0022767934888108243},
+	// Large orders: integer sums of up to 257 terms, and one fractional.
+	{0.01, 2.0, 64.0, 3.321746408681009},
+	{0.004, 1.1, 128.0, 47.32762499538944},
+	{0.1, 4.0, 256.0, 5.688386243917866},
+	{0.01, 0.8, 40.5, 26.918868227024863},
 }
 
 func TestSubsampledGaussianMatchesNumericalIntegration(t *testing.T) {

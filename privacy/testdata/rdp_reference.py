@@ -60,6 +60,8 @@ if __name__ == "__main__":
         # with large terms:
         (0.5, 0.5, 9.75), (0.9, 1.0, 5.5), (0.99, 0.3, 2.5), (0.2, 0.4, 7.25),
         (0.05, 0.6, 9.5), (0.001, 0.3, 3.75), (0.3, 5.0, 1.25),
+        # Large orders (integer sums of up to 257 terms, and one fractional):
+        (0.01, 2.0, 64.0), (0.004, 1.1, 128.0), (0.1, 4.0, 256.0), (0.01, 0.8, 40.5),
     ]
     for q, s, a in cases:
         print(f"{{{q!r}, {s!r}, {a!r}, {rdp(q, s, a)!r}}},")
