@@ -349,3 +349,25 @@ func BenchmarkDPSGDStep(b *testing.B) {
 		b.Run(c.name+"/dp", func(b *testing.B) { benchDP(b, c.s, c.batch) })
 	}
 }
+
+// TestDPSGDBitIdenticalAcrossThreads: DESIGN.md's determinism rule holds
+// for DP-SGD too (same seed, 1 or 2 matrix threads, same parameters).
+func TestDPSGDBitIdenticalAcrossThreads(t *testing.T) {
+	var runs [][]float32
+	for _, th := range []int{1, 2} {
+		m := mustBuild(t, Spec{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10}, 1, Options{Batch: 8, Threads: th})
+		ps := newPermSource(blobs(40, 10, 784, 6), 2)
+		d, _ := NewDPSGD(m, DPConfig{Clip: 0.5, Multiplier: 1, Sampling: PoissonBatches, Rate: 0.15}, rand.New(rand.NewPCG(9, 9)))
+		opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.1, Momentum: 0.9}, m.NumParams())
+		if _, err := d.Train(ps, opt, TrainConfig{Steps: 4}, nil); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, append([]float32(nil), m.Params()...))
+		m.Close()
+	}
+	for i := range runs[0] {
+		if math.Float32bits(runs[0][i]) != math.Float32bits(runs[1][i]) {
+			t.Fatalf("parameter %d: %v with 1 thread, %v with 2", i, runs[0][i], runs[1][i])
+		}
+	}
+}
