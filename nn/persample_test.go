@@ -371,3 +371,63 @@ func TestDPSGDBitIdenticalAcrossThreads(t *testing.T) {
 		}
 	}
 }
+
+// recordingSource is a permSource that remembers which records each pass
+// has yielded.
+type recordingSource struct {
+	*permSource
+	seen []int
+}
+
+func (s *recordingSource) Reset() { s.permSource.Reset(); s.seen = s.seen[:0] }
+func (s *recordingSource) Next(x []float32, y []int) int {
+	from := s.pos
+	n := s.permSource.Next(x, y)
+	s.seen = append(s.seen, s.order[from:from+n]...)
+	return n
+}
+
+// TestPoissonStepIsPoissonSampling: over many steps each record enters with
+// probability q, two records enter together with probability q² (as with
+// independent inclusions), and the batch size has the binomial variance.
+func TestPoissonStepIsPoissonSampling(t *testing.T) {
+	const N, q, steps = 40, 0.2, 3000
+	m := mustBuild(t, Spec{Kind: "logreg", Input: []int{3}, Classes: 2}, 1, Options{Batch: 8})
+	src := &recordingSource{permSource: newPermSource(blobs(N, 2, 3, 1), 5)}
+	d, _ := NewDPSGD(m, DPConfig{Clip: 1, Multiplier: 1, Sampling: PoissonBatches, Rate: q}, rand.New(rand.NewPCG(6, 6)))
+	opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.01}, m.NumParams())
+	count := make([]float64, N)
+	var pairs, bs, bs2 float64
+	for range steps {
+		_, b, err := d.PoissonStep(src, opt, TrainConfig{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b != len(src.seen) {
+			t.Fatalf("step reported %d samples, the source yielded %d", b, len(src.seen))
+		}
+		in := make([]bool, N)
+		for _, i := range src.seen {
+			count[i]++
+			in[i] = true
+		}
+		if in[0] && in[1] {
+			pairs++
+		}
+		bs += float64(b)
+		bs2 += float64(b * b)
+	}
+	sd := math.Sqrt(steps * q * (1 - q))
+	for i, c := range count {
+		if math.Abs(c-steps*q) > 5*sd {
+			t.Errorf("record %d entered %v of %d steps, want %v ± %.0f", i, c, steps, steps*q, sd)
+		}
+	}
+	if p := pairs / steps; math.Abs(p-q*q) > 5*math.Sqrt(q*q*(1-q*q)/steps) {
+		t.Errorf("records 0 and 1 entered together in %.4f of the steps, want q² = %.4f", p, q*q)
+	}
+	mean := bs / steps
+	if v := bs2/steps - mean*mean; math.Abs(mean-N*q) > 0.3 || math.Abs(v/(N*q*(1-q))-1) > 0.12 {
+		t.Errorf("batch size mean %v (want %v), variance %v (want %v)", mean, N*q, v, N*q*(1-q))
+	}
+}
