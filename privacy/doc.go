@@ -1,0 +1,52 @@
+// Package privacy holds differential privacy for what a node releases: the
+// Gaussian and Laplace mechanisms with clipping and their noise sources, the
+// Rényi DP accountant with its calibration, and the membership-inference audit.
+//
+// # Node-level DP: what a node.Layer calls
+//
+// NodeDP bundles what follows: NewNodeDP(clip, z, delta, src), then per
+// round Release(update) and Epsilon(); DefaultDelta(n) is the spec's δ.
+// Spelled out, a node layer owns one Mechanism (NewGaussian(clip, z)), one Source
+// (NewSeededSource from the experiment seed in simulation — such a run is
+// "not private" — or NewCryptoSource in deployment) and one Accountant
+// (NewAccountant(nil): the order grid of spec/privacy.md). Once per round,
+// on the update the node is about to release — the same noisy vector goes
+// to every neighbour, one release per round however many receive it:
+//
+//	rel, err := mech.Release(update, src) // clip in place, add noise
+//	err = acct.Compose(rel.Event, 1)      // one more release
+//	eps, _, err := acct.Epsilon(delta)    // the node's ε so far
+//
+// A node.Layer wraps exactly this: its hook between local training and the
+// strategy's Share calls Release on the round's update (the change from the
+// model the round started with; a strategy that shares models then shares
+// start + noisy update, so the clip bounds what the data contributed), and
+// its end-of-round hook puts Epsilon into Ready.Privacy (Released.Norm and
+// Clipped are worth a metric too).
+// The Event of a node-level release claims no amplification (the node
+// releases every round from all of its data). Mechanisms and the accountant
+// allocate nothing per round.
+//
+// # Sample-level DP (DP-SGD)
+//
+// nn.DPSGD clips per-sample gradients and adds noise every local step; a
+// Stream from this package is its noise source (bulk AddNormal). The layer
+// accounts the round's steps with
+// Compose(GaussianEvent{Multiplier: z, Sampling: Poisson(q)}, steps) for
+// nn.PoissonBatches, or Sampling: Unamplified() for shuffled fixed batches
+// (spec/privacy.md: amplification only when the sampling is really random).
+//
+// # Accounting and calibration
+//
+// RDP of the (Poisson-subsampled) Gaussian mechanism by Mironov, Talwar and
+// Zhang (2019), integer and fractional orders in log space; the Laplace
+// mechanism's RDP (Mironov 2017); composition by addition per order; the
+// (ε, δ) conversion of Balle et al. (2020). Calibrate and Question answer
+// "which σ gives ε after T steps" (trellis privacy).
+//
+// # Audit
+//
+// LossThresholdAudit turns member and non-member losses of a released model
+// into AUC, TPR at 1 % FPR and an ε lower bound with confidence 1 − α,
+// which must never exceed the accountant's ε.
+package privacy

@@ -1,0 +1,83 @@
+package privacy
+
+import (
+	"fmt"
+	"math"
+)
+
+// NodeDP is everything node-level DP keeps for one node: the Gaussian
+// mechanism its round updates go through, the noise source, the accountant
+// and the δ at which its ε is reported. A node.Layer holds one and calls
+// Release once per round on the update it is about to send and Epsilon
+// when the round ends. Not safe for concurrent use.
+type NodeDP struct {
+	mech  *Gaussian
+	src   Source
+	acct  *Accountant
+	delta float64
+}
+
+// NewNodeDP checks the settings (clip > 0, noise multiplier > 0, δ in
+// (0, 1), a source) and returns the node's DP state over the spec's order
+// grid. Errors name the setting, its value and the allowed range.
+func NewNodeDP(clip, multiplier, delta float64, src Source) (*NodeDP, error) {
+	g, err := NewGaussian(clip, multiplier)
+	if err != nil {
+		return nil, err
+	}
+	if !(delta > 0 && delta < 1) {
+		return nil, fmt.Errorf("node-level DP: delta = %v, allowed range (0, 1)", delta)
+	}
+	if src == nil {
+		return nil, fmt.Errorf("node-level DP: no noise source")
+	}
+	acct, err := NewAccountant(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &NodeDP{mech: g, src: src, acct: acct, delta: delta}, nil
+}
+
+// Release clips update in place to the clip norm, adds the noise and
+// charges one release (no amplification: the node releases every round
+// from all of its data).
+func (n *NodeDP) Release(update []float32) (Released, error) {
+	rel, err := n.mech.Release(update, n.src)
+	if err != nil {
+		return rel, err
+	}
+	return rel, n.acct.Compose(rel.Event, 1)
+}
+
+// Epsilon is the node's ε at its δ after the releases so far (0 before
+// the first).
+func (n *NodeDP) Epsilon() float64 {
+	eps, _, err := n.acct.Epsilon(n.delta)
+	if err != nil {
+		// δ was checked at construction and RDP values are never NaN or
+		// negative; report no guarantee rather than a wrong one.
+		return math.Inf(1)
+	}
+	return eps
+}
+
+// Delta is the δ the node's ε is reported at.
+func (n *NodeDP) Delta() float64 { return n.delta }
+
+// Releases is the number of releases charged.
+func (n *NodeDP) Releases() int { return n.acct.Steps() }
+
+// Accountant is the node's accountant, for charging other releases (e.g.
+// the DP-SGD steps of sample-level DP with GaussianEvent{z, Poisson(q)}).
+func (n *NodeDP) Accountant() *Accountant { return n.acct }
+
+// DefaultDelta is the spec's default δ for a node holding n records:
+// 1/n rounded down to a power of ten (n = 600 → 1e-3, n = 60000 → 1e-5),
+// and at most 0.1 so that it is a valid δ even for n = 1.
+func DefaultDelta(n int) float64 {
+	k := 0
+	for p := 1; p < n; p *= 10 {
+		k++
+	}
+	return math.Pow(10, -float64(max(k, 1)))
+}
