@@ -89,7 +89,7 @@ func TestCenterpointRoundingNeverShallower(t *testing.T) {
 	// Random sets, some with tiny deep regions: a returned point has the
 	// promised depth exactly.
 	r := rand.New(rand.NewPCG(75, 75))
-	refused := 0
+	refused, byN := 0, map[int]int{}
 	for trial := range 300 {
 		n := 3 + trial%10
 		xs := make([][]float32, n)
@@ -104,11 +104,12 @@ func TestCenterpointRoundingNeverShallower(t *testing.T) {
 		err := c.Aggregate(dst, xs)
 		if err != nil {
 			refused++
+			byN[n]++
 			continue
 		}
 		if d, need := exactDepthOracle(xs, [2]float32{dst[0], dst[1]}), (n+2)/3; d < need {
 			t.Fatalf("trial %d, n = %d: returned %v of exact depth %d < %d", trial, n, dst, d, need)
 		}
 	}
-	t.Logf("refused %d of 300 (no float32 point of the depth found)", refused)
+	t.Logf("refused %d of 300 (no float32 point of the depth found), by n: %v", refused, byN)
 }
