@@ -19,7 +19,7 @@ func allRules(n int) []Rule {
 // NewWith.
 var ruleNames = []string{
 	"mean", "median", "trimmed_mean", "krum", "multi_krum", "geometric_median",
-	"centered_clipping", "bulyan", "msr", "nnm+krum", "arc+median",
+	"centered_clipping", "bulyan", "msr", "ios", "rtc", "nnm+krum", "arc+median",
 	"clip+trimmed_mean", "bucketing+median", "nnm+bucketing+geometric_median",
 }
 
