@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/vec"
@@ -13,6 +14,13 @@ import (
 // node's own model at its id's position. When the rule reports how much
 // each input counted (aggregate.Selector), those are the weights returned;
 // otherwise each input counts 1/n.
+//
+// The rules msr, ios and rtc (alone or behind pre-aggregators; AroundOwn)
+// run as aggregate.Centered, with the node's own model (or update) as the
+// reference and only the neighbors' as inputs: their decentralized form in
+// the survey (W-MSR around the node's own value, §4.4) and in their papers.
+// The weights are then the neighbors' shares, summing to 1 minus what the
+// own vector kept.
 //
 // With Updates the nodes exchange their round's update w~ − w_start
 // instead (tag "update") and step from the start of the round by the
@@ -65,6 +73,9 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	if AroundOwn(s.Rule.Name()) {
+		return s.around(v, w, got)
+	}
 	s.xs = s.xs[:0]
 	from := make([]int, 0, len(got)+1)
 	ownAdded := false
@@ -103,6 +114,54 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 			weights[id] = used[k]
 		} else {
 			weights[id] = 1 / float64(len(from))
+		}
+	}
+	return weights, nil
+}
+
+// AroundOwn reports whether robust runs the rule named rule around the
+// node's own vector (RobustRule): msr, ios and rtc, alone or behind
+// pre-aggregators.
+func AroundOwn(rule string) bool {
+	last := rule[strings.LastIndex(rule, "+")+1:]
+	return last == "msr" || last == "ios" || last == "rtc"
+}
+
+// around is Combine for a Centered rule: own is the reference.
+func (s *RobustRule) around(v *View, own []float32, got []Incoming) (map[int]float64, error) {
+	c, ok := s.Rule.(aggregate.Centered)
+	if !ok {
+		return nil, fmt.Errorf("%s has no own-vector form", s.Rule.Name())
+	}
+	if len(got) == 0 {
+		return map[int]float64{}, nil // nothing arrived: keep the own vector
+	}
+	s.xs = s.xs[:0]
+	for _, m := range got {
+		s.xs = append(s.xs, m.Vector)
+	}
+	if cap(s.out) < len(own) {
+		s.out = make([]float32, len(own))
+	}
+	out := s.out[:len(own)]
+	if err := c.AggregateAround(out, own, s.xs); err != nil {
+		return nil, fmt.Errorf("%s around the own vector over %d neighbors: %w", s.Rule.Name(), len(s.xs), err)
+	}
+	if s.Updates {
+		vec.Add(v.Model.Params(), v.Start, out)
+	} else {
+		copy(own, out)
+	}
+	weights := make(map[int]float64, len(got))
+	var used []float64
+	if sel, ok := s.Rule.(aggregate.Selector); ok {
+		used = sel.Weights()
+	}
+	for k, m := range got {
+		if used != nil {
+			weights[m.From] = used[k]
+		} else {
+			weights[m.From] = 1 / float64(len(got)+1)
 		}
 	}
 	return weights, nil
