@@ -73,12 +73,13 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if AroundOwn(s.Rule.Name()) {
-		return s.around(v, w, got)
+	around := AroundOwn(s.Rule.Name())
+	if around && len(got) == 0 {
+		return map[int]float64{}, nil // nothing arrived: keep the own vector
 	}
 	s.xs = s.xs[:0]
 	from := make([]int, 0, len(got)+1)
-	ownAdded := false
+	ownAdded := around // around the own vector, it is no input
 	for _, m := range got {
 		if !ownAdded && m.From > v.ID {
 			s.xs, from = append(s.xs, w), append(from, v.ID)
@@ -93,7 +94,15 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 		s.out = make([]float32, len(w))
 	}
 	out := s.out[:len(w)]
-	if err := s.Rule.Aggregate(out, s.xs); err != nil {
+	if around {
+		c, ok := s.Rule.(aggregate.Centered)
+		if !ok {
+			return nil, fmt.Errorf("%s has no own-vector form", s.Rule.Name())
+		}
+		if err := c.AggregateAround(out, w, s.xs); err != nil {
+			return nil, fmt.Errorf("%s around the own vector over %d neighbors: %w", s.Rule.Name(), len(s.xs), err)
+		}
+	} else if err := s.Rule.Aggregate(out, s.xs); err != nil {
 		return nil, fmt.Errorf("%s over %d models: %w", s.Rule.Name(), len(s.xs), err)
 	}
 	if s.Updates {
@@ -110,9 +119,12 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 		if id == v.ID {
 			continue
 		}
-		if used != nil {
+		switch {
+		case used != nil:
 			weights[id] = used[k]
-		} else {
+		case around:
+			weights[id] = 1 / float64(len(from)+1)
+		default:
 			weights[id] = 1 / float64(len(from))
 		}
 	}
@@ -125,44 +137,4 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 func AroundOwn(rule string) bool {
 	last := rule[strings.LastIndex(rule, "+")+1:]
 	return last == "msr" || last == "ios" || last == "rtc"
-}
-
-// around is Combine for a Centered rule: own is the reference.
-func (s *RobustRule) around(v *View, own []float32, got []Incoming) (map[int]float64, error) {
-	c, ok := s.Rule.(aggregate.Centered)
-	if !ok {
-		return nil, fmt.Errorf("%s has no own-vector form", s.Rule.Name())
-	}
-	if len(got) == 0 {
-		return map[int]float64{}, nil // nothing arrived: keep the own vector
-	}
-	s.xs = s.xs[:0]
-	for _, m := range got {
-		s.xs = append(s.xs, m.Vector)
-	}
-	if cap(s.out) < len(own) {
-		s.out = make([]float32, len(own))
-	}
-	out := s.out[:len(own)]
-	if err := c.AggregateAround(out, own, s.xs); err != nil {
-		return nil, fmt.Errorf("%s around the own vector over %d neighbors: %w", s.Rule.Name(), len(s.xs), err)
-	}
-	if s.Updates {
-		vec.Add(v.Model.Params(), v.Start, out)
-	} else {
-		copy(own, out)
-	}
-	weights := make(map[int]float64, len(got))
-	var used []float64
-	if sel, ok := s.Rule.(aggregate.Selector); ok {
-		used = sel.Weights()
-	}
-	for k, m := range got {
-		if used != nil {
-			weights[m.From] = used[k]
-		} else {
-			weights[m.From] = 1 / float64(len(got)+1)
-		}
-	}
-	return weights, nil
 }
