@@ -187,7 +187,8 @@ type StrategyConfig struct {
 	// Options are the real-valued parameters by name (balance: gamma,
 	// kappa, alpha; ubar: rho, alpha; afa: xi0, delta_xi, alpha0, beta0,
 	// block_at; fedprox: mu; ditto: lambda; rdpfl: lambda, g, gd,
-	// gd_relative, warmup, a, c, tau0; lightyear: tau, g, n_val); absent
+	// gd_relative, warmup, a, c, tau0; lightyear: tau, g, n_val; robust:
+	// f_fraction, f_expected); absent
 	// ones take the defaults.
 	Options map[string]float64 `toml:"options,omitempty"`
 	// Score is lightyear's agreement score: ntk | calibration | cosine
@@ -198,7 +199,8 @@ type StrategyConfig struct {
 // strategyOptionKeys are the option names strategies take, for key
 // suggestions and sweeps.
 var strategyOptionKeys = []string{"gamma", "kappa", "alpha", "rho", "xi0", "delta_xi", "alpha0", "beta0", "block_at", "mu", "lambda", "g", "gd", "gd_relative", "warmup", "a", "c", "tau0", "tau", "n_val",
-	"w_a", "tau_u", "penalize", "n_eval", "threshold", "momentum", "omega", "l1", "l2", "l3", "l4", "tau_trust", "b"}
+	"w_a", "tau_u", "penalize", "n_eval", "threshold", "momentum", "omega", "l1", "l2", "l3", "l4", "tau_trust", "b",
+	"f_fraction", "f_expected"}
 
 // EvaluationConfig says what is measured.
 type EvaluationConfig struct {

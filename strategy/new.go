@@ -25,7 +25,7 @@ type Params struct {
 	// Options holds the real-valued parameters by name; an absent key
 	// takes the spec default. Valid keys per strategy: balance gamma,
 	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
-	// block_at; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
+	// block_at; robust f_fraction, f_expected; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
 	// gd_relative, warmup, a, c, tau0; lightyear tau, g, n_val; murmura
 	// w_a, tau_u, penalize, n_eval, threshold, momentum, gamma, kappa,
 	// omega; dmtt n_eval, w_a, tau_u, l1, l2, l3, l4, gamma, tau_trust,
@@ -110,6 +110,14 @@ var options = map[string][]option{
 		{"b", DMTTBudget, 1, 1 << 20, true, false},
 		{"omega", DMTTSelfWeight, 0, 1, true, false},
 	},
+	// robust's f from the neighborhood (RobustRule.FFraction): f_fraction
+	// is the fraction; f_expected = 1 makes it the run's Byzantine fraction,
+	// which the caller that knows the run fills in (experiment): the DMTT
+	// paper's "expected number of Byzantine neighbours".
+	"robust": {
+		{"f_fraction", 0, 0, 1, true, false},
+		{"f_expected", 0, 0, 1, true, false},
+	},
 	"afa": {
 		{"xi0", AFAXi0, 0, math.Inf(1), false, true},
 		{"delta_xi", AFADeltaXi, 0, math.Inf(1), true, true},
@@ -183,7 +191,10 @@ func New(name string, p Params) (Strategy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("strategy robust: %w", err)
 		}
-		return &RobustRule{Rule: r}, nil
+		if err := checkFFraction(p, o); err != nil {
+			return nil, err
+		}
+		return &RobustRule{Rule: r, FFraction: o["f_fraction"]}, nil
 	case "balance":
 		return &BALANCE{Gamma: o["gamma"], Kappa: o["kappa"], Alpha: o["alpha"]}, nil
 	case "ubar":
@@ -254,6 +265,27 @@ func New(name string, p Params) (Strategy, error) {
 	default: // "cfl"
 		return &CFL{}, nil
 	}
+}
+
+// checkFFraction checks robust's f_fraction and f_expected against its rule
+// and f.
+func checkFFraction(p Params, o map[string]float64) error {
+	if o["f_fraction"] == 0 && o["f_expected"] == 0 {
+		return nil
+	}
+	if p.Rule != "krum" && p.Rule != "multi_krum" {
+		return fmt.Errorf("strategy robust: f_fraction and f_expected set f per round for krum and multi_krum, not for rule %q", p.Rule)
+	}
+	if p.F != nil {
+		return fmt.Errorf("strategy robust: f = %d and f_fraction/f_expected both set f; give one", *p.F)
+	}
+	if e := o["f_expected"]; e != 0 && e != 1 {
+		return fmt.Errorf("strategy robust: f_expected = %v, want 0 or 1", e)
+	}
+	if o["f_fraction"] != 0 && o["f_expected"] != 0 {
+		return fmt.Errorf("strategy robust: f_fraction = %v and f_expected = 1 both give the fraction; give one", o["f_fraction"])
+	}
+	return nil
 }
 
 // resolve checks opts against the strategy's option list and fills in the

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/trellis-fl/trellis/aggregate"
@@ -29,9 +30,16 @@ import (
 type RobustRule struct {
 	Rule    aggregate.Rule
 	Updates bool
-	xs      [][]float32
-	out     []float32
-	upd     []float32
+	// FFraction, when positive, sets the f of a krum or multi_krum Rule at
+	// every Combine to the expected number of faulty neighbors,
+	// round(FFraction·k) for the k neighbors heard, capped at the largest
+	// f the rule allows, floor((n − 3)/2) for n = k + 1 inputs (n > 2f +
+	// 2): the DMTT paper's Multi-Krum baseline, with FFraction the
+	// Byzantine fraction (options f_fraction, f_expected).
+	FFraction float64
+	xs        [][]float32
+	out       []float32
+	upd       []float32
 }
 
 func (s *RobustRule) Name() string {
@@ -89,6 +97,16 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	}
 	if !ownAdded {
 		s.xs, from = append(s.xs, w), append(from, v.ID)
+	}
+	if s.FFraction > 0 {
+		k := len(got)
+		f := max(0, min(int(math.Round(s.FFraction*float64(k))), (k+1-3)/2))
+		switch r := s.Rule.(type) {
+		case *aggregate.Krum:
+			r.F = f
+		case *aggregate.MultiKrum:
+			r.F = f
+		}
 	}
 	if cap(s.out) < len(w) {
 		s.out = make([]float32, len(w))

@@ -268,3 +268,31 @@ func TestRobustMSRAroundOwnValue(t *testing.T) {
 		t.Error("AroundOwn")
 	}
 }
+
+// f from the neighborhood: round(φ·k) for k neighbors, capped where
+// Multi-Krum's n > 2f + 2 stops holding.
+func TestRobustFFraction(t *testing.T) {
+	for _, c := range []struct {
+		phi  float64
+		want int
+	}{{0.2, 2}, {0.8, 3}} {
+		s, err := New("robust", Params{Rule: "multi_krum", Options: map[string]float64{"f_fraction": c.phi}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tinyModel(t, 0, 0, 0, 0)
+		var in []Incoming
+		for j := range 9 { // k = 9 neighbors, n = 10 inputs: f <= 3
+			in = append(in, Incoming{From: j + 1, Tag: TagModel, Vector: []float32{float32(j), 1, 2, 3}})
+		}
+		if _, err := s.Combine(&View{ID: 0, Model: m}, in); err != nil {
+			t.Fatal(err)
+		}
+		if f := s.(*RobustRule).Rule.(*aggregate.MultiKrum).F; f != c.want {
+			t.Errorf("φ = %v: f = %d, want %d", c.phi, f, c.want)
+		}
+	}
+	if _, err := New("robust", Params{Rule: "median", Options: map[string]float64{"f_fraction": 0.3}}); err == nil {
+		t.Error("f_fraction with median: no error")
+	}
+}
