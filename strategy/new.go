@@ -25,7 +25,7 @@ type Params struct {
 	// Options holds the real-valued parameters by name; an absent key
 	// takes the spec default. Valid keys per strategy: balance gamma,
 	// kappa, alpha; ubar rho, alpha; afa xi0, delta_xi, alpha0, beta0,
-	// block_at; robust f_fraction, f_expected; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
+	// block_at; robust f_fraction, f_expected; admm rho; fedprox mu; ditto lambda; rdpfl lambda, g, gd,
 	// gd_relative, warmup, a, c, tau0; lightyear tau, g, n_val; murmura
 	// w_a, tau_u, penalize, n_eval, threshold, momentum, gamma, kappa,
 	// omega; dmtt n_eval, w_a, tau_u, l1, l2, l3, l4, gamma, tau_trust,
@@ -41,7 +41,7 @@ type Params struct {
 // Names returns the strategy names New accepts.
 func Names() []string { return slices.Clone(names) }
 
-var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
+var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "admm", "robust",
 	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "rdpfl", "lightyear",
 	"murmura", "dmtt"}
 
@@ -66,6 +66,7 @@ var options = map[string][]option{
 		{"alpha", UBARAlpha, 0, 1, true, false},
 	},
 	"fedprox": {{"mu", FedProxMu, 0, math.Inf(1), true, true}},
+	"admm":    {{"rho", ADMMRho, 0, math.Inf(1), false, true}},
 	"ditto":   {{"lambda", DittoLambda, 0, math.Inf(1), true, true}},
 	"rdpfl": {
 		{"lambda", RDPFLLambda, 0, math.Inf(1), true, true},
@@ -183,6 +184,8 @@ func New(name string, p Params) (Strategy, error) {
 		return &DPSGD{Weighting: p.Weighting}, nil
 	case "gradient_tracking":
 		return &GradientTracking{Weighting: p.Weighting}, nil
+	case "admm":
+		return &ADMM{Rho: o["rho"]}, nil
 	case "robust":
 		if p.Rule == "" {
 			return nil, fmt.Errorf("strategy robust: rule missing (valid: %s)", strings.Join(aggregate.Names(), ", "))
