@@ -381,3 +381,14 @@ func TestHugeF(t *testing.T) {
 		}
 	}
 }
+
+// centerpoint is refused as a config rule, with the reason, so that a
+// config on a model fails at validation (issue 20).
+func TestNewRefusesCenterpoint(t *testing.T) {
+	for _, name := range []string{"centerpoint", "nnm+centerpoint"} {
+		_, err := NewWith(name, Params{})
+		if err == nil || !strings.Contains(err.Error(), "d <= 2") {
+			t.Errorf("NewWith(%q): %v, want a refusal naming d <= 2", name, err)
+		}
+	}
+}
