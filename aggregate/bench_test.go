@@ -64,3 +64,39 @@ func BenchmarkRules(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKrumClustered is Krum on n = 100 inputs of d = 1,000,000 whose
+// differences vanish in the first Gram product (even coordinates 1000 in
+// every input, odd ones of order 1e-3: the metamorphic tests'
+// "huge-and-tiny" family): the cost of the centered second product that
+// recovers their distances (issue 20).
+func BenchmarkKrumClustered(b *testing.B) {
+	const n, d = 100, 1000000
+	r := rand.New(rand.NewPCG(3, 4))
+	xs := make([][]float32, n)
+	for i := range xs {
+		xs[i] = make([]float32, d)
+		for j := range xs[i] {
+			if j%2 == 0 {
+				xs[i][j] = 1000
+			} else {
+				xs[i][j] = float32(1e-3 * r.NormFloat64())
+			}
+		}
+	}
+	dst := make([]float32, d)
+	for _, t := range []int{1, runtime.GOMAXPROCS(0)} {
+		k := &Krum{F: 9, Threads: t}
+		b.Run(fmt.Sprintf("threads=%d", t), func(b *testing.B) {
+			if err := k.Aggregate(dst, xs); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := k.Aggregate(dst, xs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(k.ks.g.direct), "direct-pairs")
+		})
+	}
+}

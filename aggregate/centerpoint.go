@@ -1,15 +1,17 @@
 package aggregate
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 )
 
 // Centerpoint returns a point of Tukey depth at least ceil(n/(d+1)) for
 // d <= 2 ("centerpoint" in spec/robust-rules.md, optional there). The
 // Tukey depth of p is the least number of inputs in a closed half-plane
-// containing p; a centerpoint always exists.
+// containing p; a centerpoint always exists in exact arithmetic.
 //
 //   - d = 1: the median (Median, with its weights).
 //   - d = 2: the first candidate, in this order, whose depth is at least
@@ -17,24 +19,31 @@ import (
 //     inputs, the lexicographically smallest qualifying one (weight 1);
 //     for n <= CenterpointSearch, the intersections of lines through two
 //     pairs of distinct inputs, enumerated in lexicographic order of the
-//     inputs (weight 1/4 to each of the four inputs). The deepest point of
-//     a planar set is a vertex of that arrangement, so the search succeeds
-//     in exact arithmetic. An intersection's depth is evaluated at the
-//     float64 point and the float32 rounding of it is returned: when the
-//     deep region is a single point (four inputs in convex position: the
-//     crossing of the diagonals), no float32 point may reach the depth, and
-//     the output is then within rounding of one that does. Directions from
-//     the candidate that agree within 1e-12 rad count as the same (so the
-//     inputs on a line through a computed intersection are seen as on
-//     it). If no candidate qualifies (n above the search bound, or
-//     rounding in a degenerate configuration) it is an error, never a
-//     shallower point.
-//   - d > 2 or d = 0: an error.
+//     inputs (weight 1/4 to each of the four inputs), each rounded to
+//     float32 and, failing that, its eight float32 neighbors; last, the
+//     float32 rounding of the mean of all the intersections found deep
+//     (an interior point of the deep region when it has an interior;
+//     weight spread over their inputs). The deepest point of a planar set
+//     is a vertex of that arrangement, so in exact arithmetic the search
+//     finds the deep region.
+//   - d > 2 or d = 0: an error (ErrLength). For models there is no
+//     usable centerpoint: with n <= d + 1 inputs in general position the
+//     promised depth ceil(n/(d+1)) is 1, which every input has, and
+//     Clarkson et al.'s iterated Radon points need groups of d + 2 inputs.
+//     So NewWith refuses "centerpoint" (a config on real models fails at
+//     validation, not at round 0); the type serves planar data only.
+//
+// The depth of the returned float32 point is always checked exactly
+// (orientation signs in float64 with an error bound, in big.Float when the
+// bound is not met; issue 20): it is never shallower than promised. Rounding
+// can make the promise impossible: when the deep region is a single point
+// that is not a float32 pair (four inputs in convex position: the
+// crossing of the diagonals), no float32 point reaches the depth, and the
+// rule returns an error wrapping ErrNoCenterpoint, as it does when n is
+// above the search bound and no median or input qualifies.
 //
 // Every candidate set and order is a function of the multiset of inputs, so
-// the output is bit-identical under any permutation of them. The depth is
-// computed exactly for the inputs' float32 coordinates up to float64
-// rounding of angles (atan2).
+// the output is bit-identical under any permutation of them.
 type Centerpoint struct {
 	s   screen
 	med Median
@@ -44,6 +53,10 @@ type Centerpoint struct {
 	ang []float64
 	crt []float64
 }
+
+// ErrNoCenterpoint is wrapped by Centerpoint when it finds no float32
+// point of the promised depth.
+var ErrNoCenterpoint = errors.New("no float32 point of the promised depth")
 
 // CenterpointSearch bounds n for the line-intersection search of the d = 2
 // centerpoint: O(n^4) candidates, O(n log n) each.
@@ -80,7 +93,7 @@ func (c *Centerpoint) Aggregate(dst []float32, xs [][]float32) error {
 
 	// The coordinate-wise median.
 	c.med.run(dst, xs)
-	if c.depth(float64(dst[0]), float64(dst[1])) >= need {
+	if c.deep32(dst[0], dst[1], need) {
 		copy(c.w, c.med.c.weights())
 		c.s.done()
 		return nil
@@ -92,7 +105,7 @@ func (c *Centerpoint) Aggregate(dst []float32, xs [][]float32) error {
 	}
 	slices.SortStableFunc(c.ord, func(a, b int) int { return compareVec(xs[a], xs[b]) })
 	for _, i := range c.ord {
-		if c.depth(c.pts[i][0], c.pts[i][1]) >= need {
+		if c.deep32(xs[i][0], xs[i][1], need) {
 			copy(dst, xs[i])
 			c.w[i] = 1
 			c.s.done()
@@ -102,10 +115,13 @@ func (c *Centerpoint) Aggregate(dst []float32, xs [][]float32) error {
 	// Intersections of lines through pairs of distinct inputs.
 	if n > CenterpointSearch {
 		c.s.fail()
-		return fmt.Errorf("centerpoint: no median or input has depth >= %d and n = %d is above the line-intersection search bound %d", need, n, CenterpointSearch)
+		return fmt.Errorf("centerpoint: %w: no median or input has depth >= %d and n = %d is above the line-intersection search bound %d", ErrNoCenterpoint, need, n, CenterpointSearch)
 	}
 	o := c.ord
 	distinct := func(a, b int) bool { return c.pts[o[a]] != c.pts[o[b]] }
+	var sx, sy float64 // the deep intersections' sum, for the last candidate
+	deep := 0
+	clear(c.w)
 	for a := 0; a < n; a++ {
 		for b := a + 1; b < n; b++ {
 			if !distinct(a, b) {
@@ -117,11 +133,17 @@ func (c *Centerpoint) Aggregate(dst []float32, xs [][]float32) error {
 						continue
 					}
 					px, py, ok := intersect(c.pts[o[a]], c.pts[o[b]], c.pts[o[e]], c.pts[o[f]])
-					if !ok {
+					if !ok || c.depth(px, py) < need {
 						continue
 					}
-					if c.depth(px, py) >= need {
-						dst[0], dst[1] = float32(px), float32(py)
+					sx, sy = sx+px, sy+py
+					deep++
+					for _, k := range []int{a, b, e, f} {
+						c.w[o[k]] += 0.25
+					}
+					if q, ok := c.round32(px, py, need); ok {
+						dst[0], dst[1] = q[0], q[1]
+						clear(c.w)
 						for _, k := range []int{a, b, e, f} {
 							c.w[o[k]] += 0.25
 						}
@@ -132,8 +154,48 @@ func (c *Centerpoint) Aggregate(dst []float32, xs [][]float32) error {
 			}
 		}
 	}
+	if deep > 0 {
+		if q, ok := c.round32(sx/float64(deep), sy/float64(deep), need); ok {
+			dst[0], dst[1] = q[0], q[1]
+			for i := range c.w {
+				c.w[i] /= float64(deep)
+			}
+			c.s.done()
+			return nil
+		}
+	}
 	c.s.fail()
-	return fmt.Errorf("centerpoint: no candidate of depth >= %d found among n = %d inputs (float rounding of a degenerate configuration)", need, n)
+	return fmt.Errorf("centerpoint: %w: depth >= %d among n = %d inputs (%d intersections of that depth, none with a float32 point of it nearby: the deep region is too thin for float32)", ErrNoCenterpoint, need, n, deep)
+}
+
+// round32 returns the float32 rounding of (x, y), or one of its eight
+// float32 neighbors, whose exact depth is at least need.
+func (c *Centerpoint) round32(x, y float64, need int) ([2]float32, bool) {
+	x32, y32 := float32(x), float32(y)
+	up, down := float32(math.Inf(1)), float32(math.Inf(-1))
+	for _, qx := range []float32{x32, math.Nextafter32(x32, down), math.Nextafter32(x32, up)} {
+		for _, qy := range []float32{y32, math.Nextafter32(y32, down), math.Nextafter32(y32, up)} {
+			if c.deep32(qx, qy, need) {
+				return [2]float32{qx, qy}, true
+			}
+		}
+	}
+	return [2]float32{}, false
+}
+
+// deep32 reports whether the float32 point (px, py) has depth at least
+// need, the fast depth first (it rules out most candidates) and then the
+// exact one: a candidate is returned only on the exact count.
+func (c *Centerpoint) deep32(px, py float32, need int) bool {
+	if math.IsInf(float64(px), 0) || math.IsInf(float64(py), 0) {
+		return false
+	}
+	// The fast depth may err by the points it sees as collinear; give it a
+	// margin of those and let the exact count decide.
+	if c.depth(float64(px), float64(py))+2 < need {
+		return false
+	}
+	return exactDepth(c.pts, px, py) >= need
 }
 
 // Weights implements Selector (see the type's doc).
@@ -226,4 +288,90 @@ func (c *Centerpoint) depth(px, py float64) int {
 		best = min(best, hi-lo)
 	}
 	return coincident + best
+}
+
+// exactDepth is the Tukey depth of the float32 point (px, py) among pts
+// (float32 coordinates held in float64), counted exactly: with v_i = q_i −
+// p, the half-planes whose boundary passes through p just either side of
+// the line through v_i hold the points strictly on one side (L_i or R_i)
+// and those on the line on one of its two rays (same_i, v_i's own, or
+// opp_i), so depth = coincident + min_i(min(L_i, R_i) + min(same_i,
+// opp_i)); n when every point is p. O(n²) orientation tests.
+func exactDepth(pts [][2]float64, px, py float32) int {
+	p := [2]float64{float64(px), float64(py)}
+	coincident := 0
+	best := len(pts)
+	for _, qi := range pts {
+		if qi == p {
+			coincident++
+		}
+	}
+	for _, qi := range pts {
+		if qi == p {
+			continue
+		}
+		var left, right, same, opp int
+		for _, qj := range pts {
+			if qj == p {
+				continue
+			}
+			switch orient(p, qi, qj) {
+			case 1:
+				left++
+			case -1:
+				right++
+			default:
+				// Collinear with p: the same ray when the differences'
+				// signs agree (their signs are exact in float64).
+				if sign(qi[0]-p[0]) == sign(qj[0]-p[0]) && sign(qi[1]-p[1]) == sign(qj[1]-p[1]) {
+					same++
+				} else {
+					opp++
+				}
+			}
+		}
+		best = min(best, min(left, right)+min(same, opp))
+	}
+	if coincident == len(pts) {
+		return coincident
+	}
+	return coincident + best
+}
+
+func sign(v float64) int {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
+// orient is the sign of (a − p) × (b − p) for float32 coordinates held in
+// float64: evaluated in float64 with a bound on its rounding error (each
+// difference and product rounded once, relative 2^-53 each: well under
+// 1e-14 of |l| + |r|), and in exact big.Float arithmetic when the result
+// is within the bound. Differences and products of float32 values never
+// underflow in float64, so a zero product is exact.
+func orient(p, a, b [2]float64) int {
+	dax, day := a[0]-p[0], a[1]-p[1]
+	dbx, dby := b[0]-p[0], b[1]-p[1]
+	l, r := dax*dby, day*dbx
+	det := l - r
+	if bound := 1e-14 * (math.Abs(l) + math.Abs(r)); det > bound {
+		return 1
+	} else if det < -bound {
+		return -1
+	} else if l == 0 && r == 0 {
+		return 0
+	}
+	// float32 values span 2^-149 to 2^128: differences fit in 300 bits,
+	// their products in 600.
+	const prec = 1024
+	f := func(v float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(v) }
+	sub := func(x, y float64) *big.Float { return new(big.Float).SetPrec(prec).Sub(f(x), f(y)) }
+	mul := func(x, y *big.Float) *big.Float { return new(big.Float).SetPrec(prec).Mul(x, y) }
+	e := new(big.Float).SetPrec(prec).Sub(mul(sub(a[0], p[0]), sub(b[1], p[1])), mul(sub(a[1], p[1]), sub(b[0], p[0])))
+	return e.Sign()
 }

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -69,9 +70,14 @@ func TestCenterpoint(t *testing.T) {
 			}
 		}
 		c := &Centerpoint{}
-		got := run(t, c, xs)
-		slack := 1e-6 * (1 + math.Hypot(float64(got[0]), float64(got[1])))
-		if d := tukeyDepth(xs, [2]float64{float64(got[0]), float64(got[1])}, slack); d < (n+2)/3 {
+		got := make([]float32, 2)
+		if err := c.Aggregate(got, xs); errors.Is(err, ErrNoCenterpoint) {
+			phases["refused"]++ // no float32 point of the depth (see TestCenterpointRoundingNeverShallower)
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if d := tukeyDepth(xs, [2]float64{float64(got[0]), float64(got[1])}, 0); d < (n+2)/3 {
 			t.Fatalf("trial %d, n=%d: %v has depth %d < %d", trial, n, got, d, (n+2)/3)
 		}
 		w := c.Weights()

@@ -6,13 +6,17 @@
 // # Rules and names
 //
 // mean, median, trimmed_mean, krum, multi_krum, geometric_median,
-// centered_clipping, bulyan, msr and centerpoint are Rules (Names); the
+// centered_clipping, bulyan, msr, ios (iterative outlier scissor) and rtc
+// (remove-then-clip) are Rules (Names); the
 // pre-aggregators bucketing, nnm, clip and arc (PreNames) compose in front
 // of any rule through Chain ("nnm+krum"). New(name, f) and NewWith(name,
 // Params) build them from config names and parameters, rejecting unknown
 // names and parameters that are out of range or do not apply.
-// CenteredClipping and MSR are also Centered: AggregateAround uses the
-// node's own vector as the start or reference.
+// CenteredClipping, MSR, IOS and RTC are also Centered: AggregateAround
+// uses the node's own vector as the start or reference. Centerpoint (the
+// Tukey-depth centerpoint, d <= 2) is a type but not a config name:
+// NewWith refuses "centerpoint" with the reason (it has no usable form on
+// models).
 //
 // # Choices
 //

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/vec"
 )
 
 // gram computes the pairwise squared distances of n inputs from their Gram
@@ -24,11 +25,12 @@ import (
 // underflowing. The error of G_ij is then about 2^-24·√256·Σ_chunks
 // ||x_i,c||·||x_j,c|| at worst and far less on average, so a squared
 // distance carries an absolute error of order 1e-7·(||x_i||² + ||x_j||²)
-// (measured: up to 3e-7): it is exact for identical inputs (their products
+// (measured: up to 3e-7 on random inputs, 1e-6 on the clustered ones of
+// the metamorphic tests): it is exact for identical inputs (their products
 // are the same operations), but it would resolve coarsely the distances
 // between inputs much closer together than to the origin, as torch.cdist
 // does (float32 throughout) — and models of honest nodes are exactly that.
-// So when some pair's squared distance is below 1e-3 of G_ii + G_jj, the
+// So when some pair's squared distance is below 1e-2 of G_ii + G_jj, the
 // product is taken a second time on the inputs minus a center c, y_i = x_i
 // − c (distances do not change), and the error becomes of order
 // 1e-7·(||y_i||² + ||y_j||²), relative to the spread of the inputs instead
@@ -38,6 +40,23 @@ import (
 // Random or widely spread inputs take one product; clustered ones two.
 // Rounding can make G_ii + G_jj − 2·G_ij slightly negative; it is clamped
 // at 0.
+//
+// Cancellation can be total: when the inputs differ only far below the
+// float32 rounding of their products (near-identical models, or small
+// changing coordinates interleaved with large fixed ones), every pair's
+// G_ii + G_jj − 2·G_ij comes out exactly 0, no pair looks "small but
+// positive", and every Krum score would tie (issue 20). So a pair whose
+// computed distance is 0 although its inputs differ also calls for the
+// centered product. After the last product, every pair still below
+// recenterRatio of its G_ii + G_jj (0 included) whose inputs differ is
+// recomputed directly, Σ (x_ik − x_jk)² in float64 (vec.SqDist): then
+// every squared distance is within about 1e-4 of its value relative to
+// itself, and 0 exactly when the inputs are identical. Direct pairs cost
+// O(d) each and arise only in such clustered configurations (random
+// inputs take none; the near-identical ones of the tests none or a few).
+// Whether inputs differ is decided by comparing contents, identical
+// inputs merged (union-find) so that at most n − 1 comparisons find them
+// equal.
 //
 // Determinism. Each element of a GEMM product is computed the same way
 // wherever it sits (package gemm), so G_ij depends on x_i and x_j alone, not
@@ -51,8 +70,10 @@ type gram struct {
 	ws    []gramWorker
 	n     int
 	// recentered reports whether the last run took the second, centered
-	// product.
+	// product; direct counts the pairs it recomputed directly.
 	recentered bool
+	direct     int
+	same       ranker // identical inputs found so far (union-find)
 	rk         ranker
 	order      []int
 	medd       []float64
@@ -65,9 +86,10 @@ type gram struct {
 }
 
 // recenterRatio is the squared distance, relative to G_ii + G_jj, below
-// which a pair's distance is recomputed around a center (where the first
-// product's error would exceed about 3e-4 of it).
-const recenterRatio = 1e-3
+// which a pair's distance is recomputed, around a center after the first
+// product and directly after the last (where the product's error, up to
+// about 1e-6 of G_ii + G_jj, would exceed 1e-4 of it).
+const recenterRatio = 1e-2
 
 // gramChunk is the coordinates multiplied per GEMM call: one k block of the
 // GEMM kernels, hence one float32 accumulator per element.
@@ -118,13 +140,60 @@ func (g *gram) run(xs [][]float32, threads int) {
 			ws.sc = make([]float64, n)
 		}
 	}
-	g.xs, g.center, g.recentered = xs, nil, false
+	g.xs, g.center, g.recentered, g.direct = xs, nil, false, 0
+	g.same.reset(n)
 	g.product(t)
 	if c := g.cancels(); c >= 0 {
 		g.center, g.recentered = xs[c], true
 		g.product(t)
 	}
+	g.resolve()
 	g.xs, g.center = nil, nil
+}
+
+// lost reports whether pair (i, j) of the last product lost its distance
+// to cancellation: below recenterRatio of G_ii + G_jj, and not two
+// identical inputs.
+func (g *gram) lost(i, j int) bool {
+	n := len(g.xs)
+	G := g.parts[:n*n]
+	v := g.d2[i*n+j]
+	if v >= recenterRatio*(G[i*n+i]+G[j*n+j]) && v > 0 {
+		return false
+	}
+	return !g.identical(i, j)
+}
+
+// identical reports whether inputs i and j are equal bit for bit up to
+// the sign of zeros (which does not change a distance), merging them in
+// g.same when they are.
+func (g *gram) identical(i, j int) bool {
+	ri, rj := g.same.root(i), g.same.root(j)
+	if ri == rj {
+		return true
+	}
+	x, y := g.xs[i], g.xs[j]
+	for k, v := range x {
+		if v != y[k] {
+			return false
+		}
+	}
+	g.same.parent[max(ri, rj)] = min(ri, rj)
+	return true
+}
+
+// resolve recomputes directly every pair the last product lost.
+func (g *gram) resolve() {
+	n := len(g.xs)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if g.lost(i, j) {
+				v := vec.SqDist(g.xs[i], g.xs[j])
+				g.d2[i*n+j], g.d2[j*n+i] = v, v
+				g.direct++
+			}
+		}
+	}
 }
 
 // product runs the Gram product of the current rows and sets g.d2.
@@ -157,11 +226,10 @@ func (g *gram) product(t int) {
 // lost a pair's distance to cancellation (see the type's doc), or -1.
 func (g *gram) cancels() int {
 	n := len(g.xs)
-	G := g.parts[:n*n]
 	found := false
 	for i := 0; i < n && !found; i++ {
 		for j := i + 1; j < n; j++ {
-			if v := g.d2[i*n+j]; v > 0 && v < recenterRatio*(G[i*n+i]+G[j*n+j]) {
+			if g.lost(i, j) {
 				found = true
 				break
 			}

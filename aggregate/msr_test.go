@@ -46,3 +46,41 @@ func TestMSRHandComputed(t *testing.T) {
 		t.Errorf("two coordinates: %v (%v), want [1 12.5]", got2, err)
 	}
 }
+
+// Asymmetric counts: more values on one side of the reference than the
+// other, so exchanging the above and below trimming counts changes the
+// result (a mutation no other case catches).
+func TestMSRAsymmetricCounts(t *testing.T) {
+	got := make([]float32, 1)
+	cases := []struct {
+		own  float32
+		f    int
+		xs   []float32
+		want float32
+	}{
+		// Three above 0, none below, f = 1: drop 3 only; (1 + 2 + 0)/3.
+		{0, 1, []float32{3, 1, 2}, 1},
+		// Three below 10, one above, f = 2: drop 1 and 2 below, 11 above;
+		// (3 + 10)/2.
+		{10, 2, []float32{11, 2, 1, 3}, 6.5},
+		// One below, three above 5, f = 2: drop 4 (all below) and 9, 8;
+		// (6 + 5)/2.
+		{5, 2, []float32{9, 4, 6, 8}, 5.5},
+	}
+	for _, c := range cases {
+		xs := make([][]float32, len(c.xs))
+		for i, v := range c.xs {
+			xs[i] = []float32{v}
+		}
+		if err := (&MSR{F: c.f}).AggregateAround(got, []float32{c.own}, xs); err != nil || got[0] != c.want {
+			t.Errorf("around %v, f = %d, %v: %v (%v), want %v", c.own, c.f, c.xs, got[0], err, c.want)
+		}
+	}
+	// As a Rule the reference is the median, 1 of {0, 1, 1, 1, 5, 6, 7}:
+	// one value below it, three above; f = 2 drops 0, 7 and 6, and keeps
+	// 1, 1, 1, 5 with the reference: 9/5.
+	xs := [][]float32{{6}, {1}, {0}, {7}, {1}, {5}, {1}}
+	if got := run(t, &MSR{F: 2}, xs); got[0] != float32(1.8) {
+		t.Errorf("rule: %v, want 1.8", got[0])
+	}
+}

@@ -10,7 +10,7 @@ import (
 // names lists the rules New accepts, in the order of spec/robust-rules.md.
 var names = []string{
 	"mean", "median", "trimmed_mean", "krum", "multi_krum", "geometric_median",
-	"centered_clipping", "bulyan", "msr", "centerpoint",
+	"centered_clipping", "bulyan", "msr", "ios", "rtc",
 }
 
 // preNames lists the pre-aggregators NewWith accepts in front of a rule.
@@ -30,12 +30,12 @@ func PreNames() []string { return slices.Clone(preNames) }
 // an f ignore it).
 type Params struct {
 	// F is the number of faulty inputs to tolerate: trimmed_mean, krum,
-	// multi_krum, bulyan, msr, centered_clipping (adaptive radius), and the
-	// nnm and arc pre-aggregators.
+	// multi_krum, bulyan, msr, ios, rtc, centered_clipping (adaptive
+	// radius), and the nnm and arc pre-aggregators.
 	F int
 	// M is the number of inputs multi_krum averages; 0 means n − F.
 	M int
-	// Tau is centered_clipping's radius; 0 means adaptive.
+	// Tau is centered_clipping's and rtc's radius; 0 means adaptive.
 	Tau float64
 	// Iterations is centered_clipping's M (0: 3) or geometric_median's
 	// largest number of updates (0: 100).
@@ -94,8 +94,10 @@ func NewWith(name string, p Params) (Rule, error) {
 		rule = &Bulyan{F: p.F, Threads: p.Threads}
 	case "msr":
 		rule = &MSR{F: p.F, Threads: p.Threads}
-	case "centerpoint":
-		rule = &Centerpoint{}
+	case "ios":
+		rule = &IOS{F: p.F}
+	case "rtc":
+		rule = &RTC{F: p.F, Tau: p.Tau}
 	}
 	if len(pres) == 0 {
 		return rule, nil
@@ -122,6 +124,9 @@ func NewWith(name string, p Params) (Rule, error) {
 
 // check validates the names and the parameters for them.
 func (p Params) check(name, rule string, pres []string) error {
+	if rule == "centerpoint" {
+		return fmt.Errorf("aggregate %q: centerpoint is not available as a rule on models: the Tukey-depth centerpoint is implemented for d <= 2 only, and for n <= d + 1 inputs its promised depth ceil(n/(d+1)) is 1, which any input has (see aggregate.Centerpoint; valid rules: %s)", name, strings.Join(names, ", "))
+	}
 	if !slices.Contains(names, rule) {
 		if slices.Contains(preNames, rule) {
 			return fmt.Errorf("aggregate %q: %s is a pre-aggregator and must be followed by a rule, as in %s+median (rules: %s)", name, rule, rule, strings.Join(names, ", "))
@@ -149,7 +154,7 @@ func (p Params) check(name, rule string, pres []string) error {
 	params := []param{
 		{"f", p.F != 0, p.F < 0, p.F, "[0, ∞)", nil},
 		{"m", p.M != 0, p.M < 0, p.M, "[1, n] (0: n − f)", []string{"multi_krum"}},
-		{"tau", p.Tau != 0, !(p.Tau >= 0) || !finite(p.Tau), p.Tau, "(0, ∞) (0: adaptive)", []string{"centered_clipping"}},
+		{"tau", p.Tau != 0, !(p.Tau >= 0) || !finite(p.Tau), p.Tau, "(0, ∞) (0: adaptive)", []string{"centered_clipping", "rtc"}},
 		{"iterations", p.Iterations != 0, p.Iterations < 0, p.Iterations, "[1, ∞) (0: default)", []string{"centered_clipping", "geometric_median"}},
 		{"from_previous", p.FromPrevious, false, p.FromPrevious, "true or false", []string{"centered_clipping"}},
 		{"bucket", p.Bucket != 0, p.Bucket < 0, p.Bucket, "[1, ∞) (0: 2)", []string{"bucketing"}},

@@ -75,7 +75,7 @@ func (c *Chain) AggregateAround(dst, own []float32, xs [][]float32) error {
 	cr, ok := c.Rule.(Centered)
 	if !ok {
 		c.s.fail()
-		return fmt.Errorf("%s: %s has no own-vector form (centered rules: centered_clipping, msr)", c.Name(), c.Rule.Name())
+		return fmt.Errorf("%s: %s has no own-vector form (centered rules: centered_clipping, msr, ios, rtc)", c.Name(), c.Rule.Name())
 	}
 	ys, err := c.pre(dst, xs)
 	if err != nil {

@@ -119,7 +119,8 @@ func TestTranslationEquivariance(t *testing.T) {
 		}
 	}
 	// Centered rules move with their own vector.
-	for _, mk := range []func() Centered{func() Centered { return &CenteredClipping{Tau: 1.5} }, func() Centered { return &MSR{F: 2} }} {
+	for _, mk := range []func() Centered{func() Centered { return &CenteredClipping{Tau: 1.5} }, func() Centered { return &MSR{F: 2} },
+		func() Centered { return &IOS{F: 2} }, func() Centered { return &RTC{F: 2} }} {
 		a, b := make([]float32, d), make([]float32, d)
 		if err := mk().AggregateAround(a, xs[0], xs[1:]); err != nil {
 			t.Fatal(err)

@@ -19,7 +19,7 @@ func allRules(n int) []Rule {
 // NewWith.
 var ruleNames = []string{
 	"mean", "median", "trimmed_mean", "krum", "multi_krum", "geometric_median",
-	"centered_clipping", "bulyan", "msr", "nnm+krum", "arc+median",
+	"centered_clipping", "bulyan", "msr", "ios", "rtc", "nnm+krum", "arc+median",
 	"clip+trimmed_mean", "bucketing+median", "nnm+bucketing+geometric_median",
 }
 
@@ -378,6 +378,17 @@ func TestHugeF(t *testing.T) {
 	for _, r := range []Rule{&TrimmedMean{F: math.MaxInt / 2}, &Krum{F: math.MaxInt / 2}, &MultiKrum{F: math.MaxInt/2 + 1}, &Bulyan{F: math.MaxInt / 4}, &Bulyan{F: math.MaxInt/4 + 1}} {
 		if err := r.Aggregate(make([]float32, 1), xs); !errors.Is(err, ErrTooFewInputs) {
 			t.Errorf("%s with f = %v: err = %v", r.Name(), r, err)
+		}
+	}
+}
+
+// centerpoint is refused as a config rule, with the reason, so that a
+// config on a model fails at validation (issue 20).
+func TestNewRefusesCenterpoint(t *testing.T) {
+	for _, name := range []string{"centerpoint", "nnm+centerpoint"} {
+		_, err := NewWith(name, Params{})
+		if err == nil || !strings.Contains(err.Error(), "d <= 2") {
+			t.Errorf("NewWith(%q): %v, want a refusal naming d <= 2", name, err)
 		}
 	}
 }

@@ -32,6 +32,11 @@ type View struct {
 	// Attackers is m of alie's z_max: how many of those senders are
 	// Byzantine (colluding; all run the same attack).
 	Attackers int
+	// Tag is the payload tag of Honest ("model", "update", ...), set by the
+	// driver: fang_trim reads from it whether the payloads are models (the
+	// direction is their change since Previous) or already changes. ""
+	// means changes (updates).
+	Tag string
 	// Previous is the same tag's View of the previous round, for attacks
 	// that use history (adaptive); nil in the first round. The driver
 	// Settles it, so only its statistics remain, not its payloads.

@@ -6,18 +6,24 @@ import (
 )
 
 // FangTrim is Fang et al.'s attack on the trimmed mean (USENIX Security
-// 2020, full knowledge; spec: "fang_trim"). Per coordinate j, with
-// s_j = sign(μ_j) the direction the honest payloads move that coordinate
-// and max_j, min_j the extremes of the honest values, it sends a value
-// drawn uniformly beyond the honest extreme on the side opposite to s_j:
+// 2020, full knowledge; spec: "fang_trim"). Per coordinate j, with s_j
+// the direction the honest nodes move that coordinate and max_j, min_j the
+// extremes of the honest values, it sends a value drawn uniformly beyond
+// the honest extreme on the side opposite to s_j:
 //
 //	s_j < 0: [max_j, b·max_j] if max_j > 0, else [max_j, max_j/b]
 //	s_j > 0: [min_j/b, min_j] if min_j > 0, else [b·min_j, min_j]
 //
-// (b = 2). The spec leaves s_j = 0 open; such a coordinate is sent as μ_j,
-// since there is no direction to push against. It assumes full knowledge of
-// the honest payloads of the round (View.Honest) and ignores the attacker's
-// own.
+// (b = 2). Fang et al. attack the direction of change, so s_j is the sign
+// of the honest mean's change, whatever is exchanged (issue 20): for
+// update payloads (View.Tag other than "model") the sign of their mean
+// μ_j; for model payloads (Tag "model", the default exchange) the sign of
+// μ_j − μ'_j, μ' the previous round's honest mean (View.Previous, as
+// adaptive reads it). Without a previous round there is no change to read,
+// and s_j = 0. The spec leaves s_j = 0 open; such a coordinate is sent as
+// μ_j, since there is no direction to push against. It assumes full
+// knowledge of the honest payloads of the round and ignores the
+// attacker's own.
 //
 // Craft draws one rng.Float64 per coordinate, in coordinate order (for
 // s_j = 0 too), and sends lo + u·(hi − lo) computed in float64.
@@ -59,19 +65,30 @@ func (a FangTrim) Craft(dst []float32, v *View, honest []float32, _, _ int, rng 
 		return fmt.Errorf("attack fang_trim: needs a random stream, got nil")
 	}
 	mu := momentsOf(v, g).mean
+	var prev []float64 // nil: the payloads are changes
+	if v.Tag == "model" {
+		prev = mu // no previous round: no change, s = 0
+		if p := v.Previous; p != nil && p.settled != nil && len(p.settled.mean) == len(mu) {
+			prev = p.settled.mean
+		}
+	}
 	lo32, hi32 := extremesOf(v, g)
 	b := a.b()
 	for j := range dst {
 		u := rng.Float64()
+		s := mu[j]
+		if prev != nil {
+			s -= prev[j]
+		}
 		var lo, hi float64
 		switch mx, mn := float64(hi32[j]), float64(lo32[j]); {
-		case mu[j] < 0 && mx > 0:
+		case s < 0 && mx > 0:
 			lo, hi = mx, b*mx
-		case mu[j] < 0:
+		case s < 0:
 			lo, hi = mx, mx/b
-		case mu[j] > 0 && mn > 0:
+		case s > 0 && mn > 0:
 			lo, hi = mn/b, mn
-		case mu[j] > 0:
+		case s > 0:
 			lo, hi = b*mn, mn
 		default:
 			lo, hi = mu[j], mu[j]
@@ -80,3 +97,7 @@ func (a FangTrim) Craft(dst []float32, v *View, honest []float32, _, _ int, rng 
 	}
 	return nil
 }
+
+// usesPrevious tells the driver to keep the previous round's View: the
+// direction of model payloads is their change.
+func (FangTrim) usesPrevious() bool { return true }

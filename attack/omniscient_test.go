@@ -640,3 +640,40 @@ func TestAdaptivePredictsFromThePreviousRound(t *testing.T) {
 		t.Fatal("a negative e must be rejected")
 	}
 }
+
+// With model payloads fang_trim pushes against the change of the honest
+// mean, not its sign: previous mean (10, −10), current honest models
+// {(11, −12), (13, −14)} with mean (12, −13): coordinate 0 grew (s > 0:
+// [min/b, min] = [5.5, 11]), coordinate 1 fell (s < 0, max −12 < 0:
+// [max, max/b] = [−12, −6]); then a positive coordinate that fell, where
+// the sign of μ (the old rule, right for update payloads) points the
+// wrong way. Without a previous round nothing moved: μ is sent.
+func TestFangTrimModelDirection(t *testing.T) {
+	prev := &View{Tag: "model", Honest: [][]float32{{10, -10}, {10, -10}}}
+	prev.Settle()
+	cur := [][]float32{{11, -12}, {13, -14}}
+	got := craft(t, FangTrim{}, &View{Tag: "model", Honest: cur, Previous: prev}, make([]float32, 2), stream(3))
+	r := stream(3)
+	if u := r.Float64(); got[0] != float32(5.5+u*5.5) {
+		t.Errorf("coordinate 0: %v, want in [5.5, 11] at u = %v", got[0], u)
+	}
+	if u := r.Float64(); got[1] != float32(-12+u*6) {
+		t.Errorf("coordinate 1: %v, want in [-12, -6] at u = %v", got[1], u)
+	}
+	// Models whose mean fell where it is positive: previous (20, 0),
+	// current mean (12, −13): s_0 < 0 now, max 13 > 0: [13, 26].
+	prev = &View{Tag: "model", Honest: [][]float32{{20, 0}}}
+	prev.Settle()
+	got = craft(t, FangTrim{}, &View{Tag: "model", Honest: cur, Previous: prev}, make([]float32, 2), stream(4))
+	if u := stream(4).Float64(); got[0] != float32(13+u*13) {
+		t.Errorf("falling positive coordinate: %v, want in [13, 26] at u = %v", got[0], u)
+	}
+	// The first round with models: μ.
+	got = craft(t, FangTrim{}, &View{Tag: "model", Honest: cur}, make([]float32, 2), stream(5))
+	if got[0] != 12 || got[1] != -13 {
+		t.Errorf("first round: %v, want μ = [12 -13]", got)
+	}
+	if !UsesPrevious(FangTrim{}) {
+		t.Error("fang_trim must ask for the previous round's view")
+	}
+}

@@ -87,7 +87,11 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 	s.Strategy = func() strategy.Strategy {
 		if name == "robust" {
 			r, _ := c.rule() // checked by strategyParams
-			return &strategy.RobustRule{Rule: r, Updates: c.Strategy.Exchange == "update"}
+			rr := &strategy.RobustRule{Rule: r, Updates: c.Strategy.Exchange == "update", FFraction: c.Strategy.Options["f_fraction"]}
+			if c.Strategy.Options["f_expected"] == 1 { // f from the run's Byzantine fraction (issue 20)
+				rr.FFraction = c.Adversary.Fraction
+			}
+			return rr
 		}
 		st, _ := strategy.New(name, params) // checked by strategyParams
 		return st

@@ -4,21 +4,16 @@ import (
 	"log"
 	"os"
 
-	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/resilience"
 )
 
-// What `trellis bench rules` does: every rule under the standard attacks,
-// written as Markdown.
+// What `trellis bench rules` does: every rule and chain under the standard
+// attacks, written as Markdown.
 func ExampleTable() {
 	cfg := resilience.DefaultConfig()
-	var rules []aggregate.Rule
-	for _, name := range aggregate.Names() {
-		r, err := aggregate.New(name, cfg.F)
-		if err != nil {
-			log.Fatal(err)
-		}
-		rules = append(rules, r)
+	rules, err := resilience.StandardRules(cfg)
+	if err != nil {
+		log.Fatal(err)
 	}
 	attacks, err := resilience.StandardAttacks(cfg)
 	if err != nil {

@@ -65,7 +65,7 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 	}
 	views := map[string]*attack.View{}
 	for tag, h := range honest {
-		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag], Previous: r.prevViews[tag]}
+		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag], Previous: r.prevViews[tag], Tag: tag}
 	}
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range r.cfg.Byzantine {
@@ -78,7 +78,7 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 			}
 			view := views[m.Payload.Tag]
 			if view == nil { // no honest node sent this tag
-				view = &attack.View{Round: round, Attackers: attackers[m.Payload.Tag]}
+				view = &attack.View{Round: round, Attackers: attackers[m.Payload.Tag], Tag: m.Payload.Tag}
 			}
 			targets := g.Out(b)
 			if m.To != wire.Broadcast {

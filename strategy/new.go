@@ -37,7 +37,7 @@ type Params struct {
 // Names returns the strategy names New accepts.
 func Names() []string { return slices.Clone(names) }
 
-var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "robust",
+var names = []string{"local", "fedavg", "dpsgd", "gradient_tracking", "admm", "robust",
 	"balance", "ubar", "scclip", "clipped_gossip", "afa", "asmr", "cfl", "fedprox", "ditto", "rdpfl", "lightyear",
 	"murmura", "dmtt"}
 
@@ -62,6 +62,7 @@ var options = map[string][]option{
 		{"alpha", UBARAlpha, 0, 1, true, false},
 	},
 	"fedprox": {{"mu", FedProxMu, 0, math.Inf(1), true, true}},
+	"admm":    {{"rho", ADMMRho, 0, math.Inf(1), false, true}},
 	"ditto":   {{"lambda", DittoLambda, 0, math.Inf(1), true, true}},
 	"rdpfl": {
 		{"lambda", RDPFLLambda, 0, math.Inf(1), true, true},
@@ -105,6 +106,14 @@ var options = map[string][]option{
 		{"kappa", DMTTKappa, 0, math.Inf(1), false, true},
 		{"b", DMTTBudget, 1, 1 << 20, true, false},
 		{"omega", DMTTSelfWeight, 0, 1, true, false},
+	},
+	// robust's f from the neighborhood (RobustRule.FFraction): f_fraction
+	// is the fraction; f_expected = 1 makes it the run's Byzantine fraction,
+	// which the caller that knows the run fills in (experiment): the DMTT
+	// paper's "expected number of Byzantine neighbours".
+	"robust": {
+		{"f_fraction", 0, 0, 1, true, false},
+		{"f_expected", 0, 0, 1, true, false},
 	},
 	"afa": {
 		{"xi0", AFAXi0, 0, math.Inf(1), false, true},
@@ -193,6 +202,8 @@ func New(name string, p Params) (Strategy, error) {
 		return &DPSGD{Weighting: p.Weighting}, nil
 	case "gradient_tracking":
 		return &GradientTracking{Weighting: p.Weighting}, nil
+	case "admm":
+		return &ADMM{Rho: o["rho"]}, nil
 	case "robust":
 		if p.Rule == "" {
 			return nil, fmt.Errorf("strategy robust: rule missing (valid: %s)", strings.Join(aggregate.Names(), ", "))
@@ -201,7 +212,10 @@ func New(name string, p Params) (Strategy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("strategy robust: %w", err)
 		}
-		return &RobustRule{Rule: r}, nil
+		if err := checkFFraction(p, o); err != nil {
+			return nil, err
+		}
+		return &RobustRule{Rule: r, FFraction: o["f_fraction"]}, nil
 	case "balance":
 		return &BALANCE{Gamma: o["gamma"], Kappa: o["kappa"], Alpha: o["alpha"]}, nil
 	case "ubar":
@@ -272,6 +286,27 @@ func New(name string, p Params) (Strategy, error) {
 	default: // "cfl"
 		return &CFL{}, nil
 	}
+}
+
+// checkFFraction checks robust's f_fraction and f_expected against its rule
+// and f.
+func checkFFraction(p Params, o map[string]float64) error {
+	if o["f_fraction"] == 0 && o["f_expected"] == 0 {
+		return nil
+	}
+	if p.Rule != "krum" && p.Rule != "multi_krum" {
+		return fmt.Errorf("strategy robust: f_fraction and f_expected set f per round for krum and multi_krum, not for rule %q", p.Rule)
+	}
+	if p.F != nil {
+		return fmt.Errorf("strategy robust: f = %d and f_fraction/f_expected both set f; give one", *p.F)
+	}
+	if e := o["f_expected"]; e != 0 && e != 1 {
+		return fmt.Errorf("strategy robust: f_expected = %v, want 0 or 1", e)
+	}
+	if o["f_fraction"] != 0 && o["f_expected"] != 0 {
+		return fmt.Errorf("strategy robust: f_fraction = %v and f_expected = 1 both give the fraction; give one", o["f_fraction"])
+	}
+	return nil
 }
 
 // resolve checks opts against the strategy's option list and fills in the

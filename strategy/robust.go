@@ -2,6 +2,8 @@ package strategy
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/vec"
@@ -14,6 +16,13 @@ import (
 // each input counted (aggregate.Selector), those are the weights returned;
 // otherwise each input counts 1/n.
 //
+// The rules msr, ios and rtc (alone or behind pre-aggregators; AroundOwn)
+// run as aggregate.Centered, with the node's own model (or update) as the
+// reference and only the neighbors' as inputs: their decentralized form in
+// the survey (W-MSR around the node's own value, §4.4) and in their papers.
+// The weights are then the neighbors' shares, summing to 1 minus what the
+// own vector kept.
+//
 // With Updates the nodes exchange their round's update w~ − w_start
 // instead (tag "update") and step from the start of the round by the
 // aggregated update: the server-style setting of the survey's attacks
@@ -21,9 +30,16 @@ import (
 type RobustRule struct {
 	Rule    aggregate.Rule
 	Updates bool
-	xs      [][]float32
-	out     []float32
-	upd     []float32
+	// FFraction, when positive, sets the f of a krum or multi_krum Rule at
+	// every Combine to the expected number of faulty neighbors,
+	// round(FFraction·k) for the k neighbors heard, capped at the largest
+	// f the rule allows, floor((n − 3)/2) for n = k + 1 inputs (n > 2f +
+	// 2): the DMTT paper's Multi-Krum baseline, with FFraction the
+	// Byzantine fraction (options f_fraction, f_expected).
+	FFraction float64
+	xs        [][]float32
+	out       []float32
+	upd       []float32
 }
 
 func (s *RobustRule) Name() string {
@@ -65,9 +81,13 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	around := AroundOwn(s.Rule.Name())
+	if around && len(got) == 0 {
+		return map[int]float64{}, nil // nothing arrived: keep the own vector
+	}
 	s.xs = s.xs[:0]
 	from := make([]int, 0, len(got)+1)
-	ownAdded := false
+	ownAdded := around // around the own vector, it is no input
 	for _, m := range got {
 		if !ownAdded && m.From > v.ID {
 			s.xs, from = append(s.xs, w), append(from, v.ID)
@@ -78,11 +98,29 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if !ownAdded {
 		s.xs, from = append(s.xs, w), append(from, v.ID)
 	}
+	if s.FFraction > 0 {
+		k := len(got)
+		f := max(0, min(int(math.Round(s.FFraction*float64(k))), (k+1-3)/2))
+		switch r := s.Rule.(type) {
+		case *aggregate.Krum:
+			r.F = f
+		case *aggregate.MultiKrum:
+			r.F = f
+		}
+	}
 	if cap(s.out) < len(w) {
 		s.out = make([]float32, len(w))
 	}
 	out := s.out[:len(w)]
-	if err := s.Rule.Aggregate(out, s.xs); err != nil {
+	if around {
+		c, ok := s.Rule.(aggregate.Centered)
+		if !ok {
+			return nil, fmt.Errorf("%s has no own-vector form", s.Rule.Name())
+		}
+		if err := c.AggregateAround(out, w, s.xs); err != nil {
+			return nil, fmt.Errorf("%s around the own vector over %d neighbors: %w", s.Rule.Name(), len(s.xs), err)
+		}
+	} else if err := s.Rule.Aggregate(out, s.xs); err != nil {
 		return nil, fmt.Errorf("%s over %d models: %w", s.Rule.Name(), len(s.xs), err)
 	}
 	if s.Updates {
@@ -99,11 +137,22 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 		if id == v.ID {
 			continue
 		}
-		if used != nil {
+		switch {
+		case used != nil:
 			weights[id] = used[k]
-		} else {
+		case around:
+			weights[id] = 1 / float64(len(from)+1)
+		default:
 			weights[id] = 1 / float64(len(from))
 		}
 	}
 	return weights, nil
+}
+
+// AroundOwn reports whether robust runs the rule named rule around the
+// node's own vector (RobustRule): msr, ios and rtc, alone or behind
+// pre-aggregators.
+func AroundOwn(rule string) bool {
+	last := rule[strings.LastIndex(rule, "+")+1:]
+	return last == "msr" || last == "ios" || last == "rtc"
 }

@@ -233,3 +233,66 @@ func TestRobustRuleOnUpdates(t *testing.T) {
 	}
 	near(t, "start + median of updates", m.Params(), 1, 2, 3, 6)
 }
+
+// W-MSR (survey §4.4): robust with msr runs around the node's own value,
+// per coordinate. Own (0, 10), f = 1, neighbors (3, 11), (1, 2), (2, 3):
+// coordinate 0 has three values above 0, drop 3: (1 + 2 + 0)/3 = 1;
+// coordinate 1 has one above 10 and two below, drop 11 and 2: (3 + 10)/2;
+// coordinates 2 and 3 are 0 everywhere.
+// As a plain Rule (the median as reference) it would give other values.
+func TestRobustMSRAroundOwnValue(t *testing.T) {
+	one := 1
+	s, err := New("robust", Params{Rule: "msr", F: &one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyModel(t, 0, 10, 0, 0)
+	in := []Incoming{
+		{From: 1, Tag: TagModel, Vector: []float32{3, 11, 0, 0}},
+		{From: 2, Tag: TagModel, Vector: []float32{1, 2, 0, 0}},
+		{From: 4, Tag: TagModel, Vector: []float32{2, 3, 0, 0}},
+	}
+	w, err := s.Combine(&View{ID: 3, Model: m}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "W-MSR around own", m.Params(), 1, 6.5, 0, 0)
+	// Weights: each input's share of the 13 values averaged (3, 2, 4 and 4
+	// per coordinate, the reference included): input 1 is dropped in the
+	// first two coordinates (3, then 11): 2/13; input 2 in coordinate 1:
+	// 3/13; input 4 in none: 4/13.
+	if math.Abs(w[1]-2.0/13) > 1e-12 || math.Abs(w[2]-3.0/13) > 1e-12 || math.Abs(w[4]-4.0/13) > 1e-12 {
+		t.Errorf("weights %v, want 2/13, 3/13, 4/13", w)
+	}
+	if !AroundOwn("nnm+rtc") || AroundOwn("median") {
+		t.Error("AroundOwn")
+	}
+}
+
+// f from the neighborhood: round(φ·k) for k neighbors, capped where
+// Multi-Krum's n > 2f + 2 stops holding.
+func TestRobustFFraction(t *testing.T) {
+	for _, c := range []struct {
+		phi  float64
+		want int
+	}{{0.2, 2}, {0.8, 3}} {
+		s, err := New("robust", Params{Rule: "multi_krum", Options: map[string]float64{"f_fraction": c.phi}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tinyModel(t, 0, 0, 0, 0)
+		var in []Incoming
+		for j := range 9 { // k = 9 neighbors, n = 10 inputs: f <= 3
+			in = append(in, Incoming{From: j + 1, Tag: TagModel, Vector: []float32{float32(j), 1, 2, 3}})
+		}
+		if _, err := s.Combine(&View{ID: 0, Model: m}, in); err != nil {
+			t.Fatal(err)
+		}
+		if f := s.(*RobustRule).Rule.(*aggregate.MultiKrum).F; f != c.want {
+			t.Errorf("φ = %v: f = %d, want %d", c.phi, f, c.want)
+		}
+	}
+	if _, err := New("robust", Params{Rule: "median", Options: map[string]float64{"f_fraction": 0.3}}); err == nil {
+		t.Error("f_fraction with median: no error")
+	}
+}

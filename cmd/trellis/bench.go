@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/resilience"
 )
 
@@ -17,19 +16,15 @@ func benchCmd(o *options) *cobra.Command {
 	cfg := resilience.DefaultConfig()
 	rules := &cobra.Command{
 		Use:   "rules",
-		Short: "κ̂-robustness and distance to the honest mean of every rule under every attack, on synthetic honest sets",
+		Short: "κ̂-robustness and distance to the honest mean of every rule and chain under every attack, on synthetic honest sets",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			var rs []aggregate.Rule
-			for _, name := range aggregate.Names() {
-				r, err := aggregate.New(name, cfg.F)
-				if err != nil {
-					return fmt.Errorf("rule %s: %w", name, err)
-				}
-				rs = append(rs, r)
+			rs, err := resilience.StandardRules(cfg)
+			if err != nil {
+				return err
 			}
 			attacks, err := resilience.StandardAttacks(cfg)
 			if err != nil {

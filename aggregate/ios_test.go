@@ -1,0 +1,78 @@
+package aggregate
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func scalars(vs ...float32) [][]float32 {
+	xs := make([][]float32, len(vs))
+	for i, v := range vs {
+		xs[i] = []float32{v}
+	}
+	return xs
+}
+
+func TestIOSHandComputed(t *testing.T) {
+	// {0, 1, 2, 10}, f = 1: the mean 3.25 is farthest from 10, which goes;
+	// the mean of {0, 1, 2} is 1.
+	xs := scalars(10, 0, 2, 1)
+	o := &IOS{F: 1}
+	if got := run(t, o, xs); got[0] != 1 {
+		t.Errorf("f = 1: %v, want 1", got[0])
+	}
+	if w, want := o.Weights(), []float64{0, 1.0 / 3, 1.0 / 3, 1.0 / 3}; !slices.Equal(w, want) {
+		t.Errorf("f = 1 weights %v, want %v", w, want)
+	}
+	// f = 2: then 0 and 2 are both 1 from the mean 1; the later in content
+	// order (2) goes: the mean of {0, 1}.
+	if got := run(t, &IOS{F: 2}, xs); got[0] != 0.5 {
+		t.Errorf("f = 2: %v, want 0.5", got[0])
+	}
+	// Around own 1 with {0, 2, 10}: the mean of {1, 0, 2, 10} is 3.25, 10
+	// goes, the own vector stays: (1 + 0 + 2)/3.
+	got := make([]float32, 1)
+	o = &IOS{F: 1}
+	if err := o.AggregateAround(got, []float32{1}, scalars(0, 2, 10)); err != nil || got[0] != 1 {
+		t.Errorf("around: %v (%v), want 1", got[0], err)
+	}
+	if w := o.Weights(); math.Abs(sum(w)-2.0/3) > 1e-15 || w[2] != 0 {
+		t.Errorf("around weights %v, want 1/3, 1/3, 0 (own keeps 1/3)", w)
+	}
+	// The own vector is never discarded, even when it is the outlier:
+	// own 100, {0, 1, 2}, f = 1: of the inputs, 0 is farthest from the
+	// mean 25.75 and goes; (100 + 1 + 2)/3.
+	if err := (&IOS{F: 1}).AggregateAround(got, []float32{100}, scalars(0, 1, 2)); err != nil || got[0] != float32(103.0/3) {
+		t.Errorf("own outlier: %v (%v), want 103/3", got[0], err)
+	}
+	if err := (&IOS{F: 4}).Aggregate(got, scalars(1, 2, 3, 4)); err == nil {
+		t.Error("f = n: no error")
+	}
+}
+
+func TestRTCHandComputed(t *testing.T) {
+	// Own 0, {1, −2, 4, 100}, f = 1: 100 goes; τ is the median kept
+	// distance 2, so 4 is clipped to 2: 0 + (1 − 2 + 2)/4.
+	got := make([]float32, 1)
+	c := &RTC{F: 1}
+	if err := c.AggregateAround(got, []float32{0}, scalars(1, -2, 4, 100)); err != nil || got[0] != 0.25 {
+		t.Errorf("scalars: %v (%v), want 0.25", got[0], err)
+	}
+	if w, want := c.Weights(), []float64{0.25, 0.25, 0.125, 0}; !slices.Equal(w, want) {
+		t.Errorf("weights %v, want %v", w, want)
+	}
+	// Vectors, τ = 2: own (0, 0); (10, 0) at 10 goes; (0, 1) at 1 stays;
+	// (3, 4) at 5 is clipped to (1.2, 1.6): ((0, 1) + (1.2, 1.6))/3.
+	got2 := make([]float32, 2)
+	if err := (&RTC{F: 1, Tau: 2}).AggregateAround(got2, []float32{0, 0}, [][]float32{{3, 4}, {0, 1}, {10, 0}}); err != nil ||
+		got2[0] != float32(1.2/3) || got2[1] != float32(2.6/3) {
+		t.Errorf("vectors: %v (%v), want [0.4 0.8667]", got2, err)
+	}
+	// As a Rule the reference is the median, 2 of {1, 2, 3, 50, −40}: −40
+	// and 50 are the two farthest (f = 2); the kept distances 0, 1, 1 give
+	// τ = 1 and nothing is clipped: 2 + (0 − 1 + 1)/4 = 2.
+	if got := run(t, &RTC{F: 2}, scalars(1, 2, 3, 50, -40)); got[0] != 2 {
+		t.Errorf("rule: %v, want 2", got[0])
+	}
+}
