@@ -1,0 +1,266 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+const twoNodes = `
+name = "hostile"
+nodes = 2
+rounds = 3
+seed = 11
+[data]
+samples = 600
+[model]
+kind = "logreg"
+[strategy]
+name = "fedavg"
+[evaluation]
+global_test = 0
+`
+
+// testCluster is a node 0 run in-process (RunNode) with the test playing
+// node 1 and the monitor.
+type testCluster struct {
+	peers   *Peers
+	keys    *experiment.SeedKeys
+	self    *wire.Identity // node 1's key, which the test holds
+	markers chan Marker    // node 0's markers to node 1
+	vectors chan *wire.Message
+	records chan *Record
+	done    chan error
+}
+
+func startNode0(t *testing.T, text string) *testCluster {
+	t.Helper()
+	c, err := experiment.ParseConfig([]byte(text), "test config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, err := c.LoadData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Setup(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := os.MkdirTemp("", "tc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sock) })
+	tc := &testCluster{peers: IPCEndpoints(sock, 2), keys: experiment.NewSeedKeys(c.Seed, 2),
+		markers: make(chan Marker, 64), vectors: make(chan *wire.Message, 64), records: make(chan *Record, 64), done: make(chan error, 1)}
+	tc.self, _ = tc.keys.Identity(1)
+	dir, _ := tc.keys.Directory()
+	mon, err := Listen(tc.peers.Monitor, maxRecordBytes, 8, func(b []byte) {
+		if r, err := decodeRecord(b, dir); err == nil {
+			tc.records <- r
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mon.Close() })
+	me, err := Listen(tc.peers.Endpoint(1), 1<<26, 8, func(b []byte) {
+		if len(b) > 0 && b[0] == controlByte {
+			if mk, err := decodeMarker(b, dir); err == nil {
+				tc.markers <- mk
+			}
+			return
+		}
+		var m wire.Message
+		if wire.Decode(b, &m) == nil && m.Kind == wire.KindVector {
+			tc.vectors <- &m
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { me.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		tc.done <- RunNode(ctx, NodeConfig{ID: 0, Setup: s, Keys: tc.keys, Peers: tc.peers,
+			Timing: Timing{Mode: Lockstep, PhaseTimeout: time.Minute}})
+	}()
+	return tc
+}
+
+// hangGuard fails the test if ch yields nothing for a long time: a stall
+// is the failure looked for, not slowness.
+func hangGuard[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no %s after 2 minutes: the node stalled", what)
+	}
+	var zero T
+	return zero
+}
+
+// rawPush connects to endpoint and completes the PUSH handshake.
+func rawPush(t *testing.T, endpoint string) net.Conn {
+	t.Helper()
+	network, addr, _ := splitEndpoint(endpoint)
+	c, err := net.Dial(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handshake(c, "PUSH", "PULL"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func writeFrame(c net.Conn, flags byte, b []byte) {
+	h := []byte{flags | flagLong}
+	h = binary.BigEndian.AppendUint64(h, uint64(len(b)))
+	_, _ = c.Write(append(h, b...))
+}
+
+// TestHostileSender: a peer that sends garbage before and after the
+// handshake, multi-part messages, an oversized frame header, forged,
+// replayed, far-future and past-round messages, and replayed markers
+// neither crashes nor stalls the node: it finishes every round with the
+// honest peer's messages used, and the record counts what was refused.
+func TestHostileSender(t *testing.T) {
+	tc := startNode0(t, twoNodes)
+	node0 := tc.peers.Endpoint(0)
+
+	// Garbage instead of a greeting, once the node listens.
+	network, addr, _ := splitEndpoint(node0)
+	var g net.Conn
+	for deadline := time.Now().Add(2 * time.Minute); g == nil; {
+		var err error
+		if g, err = net.Dial(network, addr); err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("node 0 does not listen: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	junk := make([]byte, 200)
+	_, _ = rand.Read(junk)
+	junk[0] = 0 // not a greeting's first byte
+	_, _ = g.Write(junk)
+	g.Close()
+	// Garbage frames, a multi-part message, then a frame announcing 1 TiB.
+	c := rawPush(t, node0)
+	junk = junk[:100]
+	writeFrame(c, 0, junk)
+	writeFrame(c, 0, append([]byte{wire.FormatVersion}, junk...))
+	writeFrame(c, 0, []byte{controlByte, markerType, 1, 2, 3})
+	writeFrame(c, flagMore, junk[:10])
+	writeFrame(c, 0, junk[:10])
+	_, _ = c.Write(binary.BigEndian.AppendUint64([]byte{flagLong}, 1<<40))
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("the node kept reading after a 1 TiB frame header")
+	}
+	c.Close()
+
+	// The honest part of node 1, over a PUSH socket, with forged,
+	// replayed and wrong-round messages mixed in.
+	p, err := Dial(node0, 1024, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(time.Second)
+	other := wire.NewIdentity(999, 1) // not node 1's key
+	send := func(m *wire.Message, id *wire.Identity) []byte {
+		if err := wire.Sign(m, id); err != nil {
+			t.Fatal(err)
+		}
+		b, err := wire.AppendEncode(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Send(b)
+		return b
+	}
+	var oldMarker []byte
+	for r := 0; ; r++ {
+		// Node 0's vector of round r tells the payload's tag and length.
+		v := hangGuard(t, tc.vectors, "vector from node 0")
+		if v.Round != uint64(r) {
+			t.Fatalf("node 0 sent round %d, want %d", v.Round, r)
+		}
+		mk := hangGuard(t, tc.markers, "phase marker from node 0")
+		data := make([]float32, len(v.Payload.Data))
+		for k := range data {
+			data[k] = 0.01
+		}
+		m := &wire.Message{Header: wire.Header{Kind: wire.KindVector, From: 1, To: wire.Broadcast, Round: uint64(r), Seq: 1},
+			Payload: wire.Payload{Tag: v.Payload.Tag, Data: data}}
+		genuine := send(m, tc.self)
+		p.Send(genuine) // an exact replay
+		forged := *m
+		forged.Seq = 2
+		send(&forged, other)
+		early := *m
+		early.Round = 1 << 40
+		send(&early, tc.self)
+		if r > 0 {
+			past := *m
+			past.Round, past.Seq = uint64(r-1), 9
+			send(&past, tc.self)
+			p.Send(oldMarker) // a replayed marker of the previous round
+		}
+		b, err := encodeMarker(Marker{From: 1, To: 0, Round: uint64(r), Phase: mk.Phase, Count: 1, Last: mk.Last}, tc.self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Send(b)
+		oldMarker = b
+		if r == 2 {
+			break
+		}
+	}
+	if err := hangGuard(t, tc.done, "end of node 0's run"); err != nil {
+		t.Fatalf("RunNode: %v", err)
+	}
+	refused := map[string]int{}
+	late := 0
+	for r := 0; r < 3; r++ {
+		rec := hangGuard(t, tc.records, "record")
+		if rec.Round != r || rec.Done {
+			t.Fatalf("record %d: round %d (done %v)", r, rec.Round, rec.Done)
+		}
+		if w := rec.Ready.Weights[1]; !(w > 0) {
+			t.Errorf("round %d: weight of the honest peer %v, want > 0 (its message was used)", r, w)
+		}
+		if len(rec.Missing) > 0 {
+			t.Errorf("round %d: markers missing from %v", r, rec.Missing)
+		}
+		for k, v := range rec.Refused {
+			refused[k] += v
+		}
+		late += rec.Late
+	}
+	if rec := hangGuard(t, tc.records, "last record"); rec.Done {
+		for k, v := range rec.Refused {
+			refused[k] += v
+		}
+	}
+	for _, reason := range []string{RefusedGarbage, RefusedSignature, RefusedDuplicate, RefusedEarly, RefusedMarker, "oversized", "handshake"} {
+		if refused[reason] == 0 {
+			t.Errorf("no %q refusal counted (counted: %v)", reason, refused)
+		}
+	}
+	if late == 0 {
+		t.Errorf("no late message counted")
+	}
+}
