@@ -3,13 +3,17 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
 )
 
@@ -172,5 +176,126 @@ func TestLaunchRefusesOmniscientAttack(t *testing.T) {
 	out, err := exec.Command(bin, "launch", cfgPath, "-o", filepath.Join(dir, "out"), "-q").CombinedOutput()
 	if err == nil || !bytes.Contains(out, []byte("omniscient")) || !bytes.Contains(out, []byte("alie")) {
 		t.Fatalf("launch with alie: err %v, output %q; want a refusal naming the attack and the omniscient view", err, out)
+	}
+}
+
+// TestWallclockSurvivesKilledNode: in wall-clock mode (Δ = 2 s), node 3
+// is killed with SIGKILL after round 0 was written and node 2 gets SIGTERM
+// a round later; node 2 stops cleanly after its current round (exit 0),
+// nodes 0 and 1 finish every round, and the monitor writes every round,
+// marking the missing nodes' records.
+func TestWallclockSurvivesKilledNode(t *testing.T) {
+	bin := trellisBinary(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "cfg.toml")
+	text := `
+name = "wallclock"
+nodes = 4
+rounds = 6
+seed = 3
+[data]
+samples = 800
+[model]
+kind = "logreg"
+[strategy]
+name = "fedavg"
+[evaluation]
+global_test = 0
+`
+	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock, err := os.MkdirTemp("", "wc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	peers := cluster.IPCEndpoints(sock, 4)
+	peersPath := filepath.Join(dir, cluster.PeersFile)
+	if err := peers.Write(peersPath); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	epoch := time.Now().Add(8 * time.Second).Format(time.RFC3339Nano)
+	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", "wallclock", "-q"}
+	start := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_, _ = cmd.Process.Wait()
+			}
+			if t.Failed() {
+				t.Logf("%v:\n%s", args[:3], buf.String())
+			}
+		})
+		return cmd
+	}
+	mon := start(append([]string{"monitor", "-o", out, "--gap", "4s"}, common...)...)
+	var nodes []*exec.Cmd
+	for i := range 4 {
+		nodes = append(nodes, start(append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s"}, common...)...))
+	}
+	waitRounds := func(n int) {
+		deadline := time.Now().Add(3 * time.Minute) // a hang guard
+		for time.Now().Before(deadline) {
+			b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+			if bytes.Count(b, []byte("\n")) >= n {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("fewer than %d rounds written", n)
+	}
+	waitRounds(1)
+	_ = nodes[3].Process.Signal(syscall.SIGKILL)
+	waitRounds(2)
+	_ = nodes[2].Process.Signal(syscall.SIGTERM)
+	for i, n := range nodes {
+		err := n.Wait()
+		if i < 3 && err != nil {
+			t.Errorf("node %d: %v", i, err)
+		}
+	}
+	if err := mon.Wait(); err != nil {
+		t.Fatalf("monitor: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, experiment.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		Round, Node int
+		Missing     bool
+	}
+	missing := map[int]int{}
+	lines := 0
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var x line
+		if err := json.Unmarshal(l, &x); err != nil {
+			t.Fatal(err)
+		}
+		lines++
+		if x.Missing {
+			missing[x.Node]++
+		}
+	}
+	if lines != 6*4 {
+		t.Errorf("%d records, want 24 (6 rounds × 4 nodes)", lines)
+	}
+	if missing[0] > 0 || missing[1] > 0 {
+		t.Errorf("records of the surviving nodes missing: %v", missing)
+	}
+	if missing[3] == 0 || missing[2] == 0 {
+		t.Errorf("the stopped nodes' later rounds are not marked missing: %v", missing)
+	}
+	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err != nil {
+		t.Errorf("no summary: %v", err)
 	}
 }
