@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"net"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,7 +33,8 @@ global_test = 0
 // node 1 and the monitor.
 type testCluster struct {
 	peers   *Peers
-	keys    *experiment.SeedKeys
+	keyDir  string // with key files: where they are
+	keys    experiment.KeySource
 	self    *wire.Identity // node 1's key, which the test holds
 	markers chan Marker    // node 0's markers to node 1
 	vectors chan *wire.Message
@@ -40,7 +42,10 @@ type testCluster struct {
 	done    chan error
 }
 
-func startNode0(t *testing.T, text string) *testCluster {
+// startNode0 starts node 0; with keyFiles the keys are fresh key files
+// (else derived from the seed), and with listen1 the test binds node 1's
+// endpoint itself.
+func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster {
 	t.Helper()
 	c, err := experiment.ParseConfig([]byte(text), "test config")
 	if err != nil {
@@ -61,7 +66,18 @@ func startNode0(t *testing.T, text string) *testCluster {
 	t.Cleanup(func() { os.RemoveAll(sock) })
 	tc := &testCluster{peers: IPCEndpoints(sock, 2), keys: experiment.NewSeedKeys(c.Seed, 2),
 		markers: make(chan Marker, 64), vectors: make(chan *wire.Message, 64), records: make(chan *Record, 64), done: make(chan error, 1)}
-	tc.self, _ = tc.keys.Identity(1)
+	node0Keys := tc.keys
+	if keyFiles {
+		tc.keyDir = t.TempDir()
+		if err := WriteKeys(tc.keyDir, tc.peers, rand.Reader); err != nil {
+			t.Fatal(err)
+		}
+		tc.keys = Keys{Peers: tc.peers, PrivatePath: filepath.Join(tc.keyDir, experiment.NodeKeyFile(1))}
+		node0Keys = Keys{Peers: tc.peers, PrivatePath: filepath.Join(tc.keyDir, experiment.NodeKeyFile(0))}
+	}
+	if tc.self, err = tc.keys.Identity(1); err != nil {
+		t.Fatal(err)
+	}
 	dir, _ := tc.keys.Directory()
 	mon, err := Listen(tc.peers.Monitor, maxRecordBytes, 8, func(b []byte) {
 		if r, err := decodeRecord(b, dir); err == nil {
@@ -72,6 +88,15 @@ func startNode0(t *testing.T, text string) *testCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mon.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		tc.done <- RunNode(ctx, NodeConfig{ID: 0, Setup: s, Keys: node0Keys, Peers: tc.peers,
+			Timing: Timing{Mode: Lockstep, PhaseTimeout: time.Minute}})
+	}()
+	if !listen1 {
+		return tc
+	}
 	me, err := Listen(tc.peers.Endpoint(1), 1<<26, 8, func(b []byte) {
 		if len(b) > 0 && b[0] == controlByte {
 			if mk, err := decodeMarker(b, dir); err == nil {
@@ -88,12 +113,6 @@ func startNode0(t *testing.T, text string) *testCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { me.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() {
-		tc.done <- RunNode(ctx, NodeConfig{ID: 0, Setup: s, Keys: tc.keys, Peers: tc.peers,
-			Timing: Timing{Mode: Lockstep, PhaseTimeout: time.Minute}})
-	}()
 	return tc
 }
 
@@ -137,7 +156,7 @@ func writeFrame(c net.Conn, flags byte, b []byte) {
 // neither crashes nor stalls the node: it finishes every round with the
 // honest peer's messages used, and the record counts what was refused.
 func TestHostileSender(t *testing.T) {
-	tc := startNode0(t, twoNodes)
+	tc := startNode0(t, twoNodes, false, true)
 	node0 := tc.peers.Endpoint(0)
 
 	// Garbage instead of a greeting, once the node listens.
