@@ -28,8 +28,13 @@ const (
 	maxRecordBytes = 64 << 20
 )
 
+// leavePhase in a marker's phase says that its sender takes part in no
+// round from Round on (a graceful stop): its peers stop waiting for it.
+const leavePhase = ^uint32(0)
+
 // Marker says that From sent To Count messages in phase Phase of round
-// Round, and whether it was the round's last phase.
+// Round, and whether it was the round's last phase (or, with Phase =
+// leavePhase, that From takes part in no round from Round on).
 type Marker struct {
 	From, To uint32
 	Round    uint64

@@ -31,7 +31,11 @@ type slot struct {
 // messages after its marker for phase p of round r belong to phase p+1;
 // its connection keeps them in order).
 type sender struct {
-	marked   bool
+	// left is set when the sender said it takes part in no round from
+	// leftAt on (a graceful stop): no phase of those rounds waits for it.
+	left   bool
+	leftAt uint64
+	marked    bool
 	mark     slot
 	msgs     map[slot][]*wire.Message
 	markers  map[slot]bool
@@ -174,6 +178,14 @@ func (in *inbox) handleMarker(frame []byte) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if mk.Phase == leavePhase && int(mk.From) < len(in.senders) && mk.To == in.me {
+		s := in.senders[mk.From]
+		if !s.left || mk.Round < s.leftAt {
+			s.left, s.leftAt = true, mk.Round
+		}
+		in.notify()
+		return
+	}
 	sl := slot{mk.Round, mk.Phase}
 	if int(mk.From) >= len(in.senders) || mk.To != in.me || mk.Round < in.round || mk.Round > in.round+2 {
 		in.refused[RefusedMarker]++
@@ -213,17 +225,22 @@ func (in *inbox) open(r uint64) {
 	}
 }
 
-// missing lists the senders in from whose marker for sl has not arrived.
-func (in *inbox) missing(from []int, sl slot) []int {
+// missing lists the senders in from whose marker for sl has not arrived:
+// those still awaited, and those that left before sl's round.
+func (in *inbox) missing(from []int, sl slot) (awaited, gone []int) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	var out []int
 	for _, j := range from {
-		if j >= 0 && j < len(in.senders) && !in.senders[j].markers[sl] {
-			out = append(out, j)
+		if j < 0 || j >= len(in.senders) || in.senders[j].markers[sl] {
+			continue
+		}
+		if s := in.senders[j]; s.left && sl.round >= s.leftAt {
+			gone = append(gone, j)
+		} else {
+			awaited = append(awaited, j)
 		}
 	}
-	return out
+	return awaited, gone
 }
 
 // take removes and returns the messages of phase sl: first those of the

@@ -211,7 +211,8 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		bad = append(bad, fmt.Errorf("%s: %w", who, err))
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted; the finished rounds are in %s: %w", lc.Out, errors.Join(append(bad, ctx.Err())...))
+		// The processes' exit statuses say they were stopped: expected.
+		return fmt.Errorf("interrupted; the finished rounds are in %s", lc.Out)
 	}
 	return errors.Join(bad...)
 }

@@ -37,6 +37,10 @@ type MonitorConfig struct {
 	Log      *slog.Logger
 }
 
+// stopWait is how long a stopped monitor waits for the nodes to finish
+// their current round (the launch kills what still runs after a minute).
+const stopWait = 45 * time.Second
+
 // pending is a round whose records are arriving.
 type pending struct {
 	ready   []node.Ready
@@ -96,7 +100,11 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	// A stop (ctx) lets the nodes finish their current round: the monitor
+	// takes records until every node is done, for at most stopWait, and
+	// writes only the rounds complete by then.
 	var runErr error
+	ctxDone, stopTimer := ctx.Done(), (<-chan time.Time)(nil)
 loop:
 	for m.next < s.Rounds && m.ndone < s.Nodes {
 		select {
@@ -106,14 +114,19 @@ loop:
 				break loop
 			}
 		case <-tick.C:
-		case <-ctx.Done():
-			runErr = ctx.Err()
+		case <-ctxDone:
+			ctxDone, stopTimer = nil, time.After(stopWait)
+		case <-stopTimer:
 			break loop
 		}
 		if err := m.flush(cfg.Gap, false); err != nil {
 			runErr = err
 			break
 		}
+	}
+	stopping := ctxDone == nil
+	if stopping && runErr == nil {
+		runErr = ctx.Err()
 	}
 	// Every round is written: give the nodes a moment to say they are done
 	// (their last frames then leave their queues without waiting for a
@@ -129,11 +142,12 @@ loop:
 		}
 	}
 	if runErr == nil && m.next < s.Rounds {
-		// Every node is done (some stopped early): write what arrived.
+		// Every node is done, some early (stopped on their own): write
+		// what arrived, the missing records marked.
 		if err := m.flush(0, true); err != nil {
 			runErr = err
 		}
-		if runErr == nil && m.next < s.Rounds {
+		if runErr == nil {
 			runErr = fmt.Errorf("the nodes stopped after %d of %d rounds", m.next, s.Rounds)
 		}
 	}
@@ -178,18 +192,16 @@ func (m *monitor) add(rec *Record) error {
 	return nil
 }
 
-// flush writes the rounds that are complete, in order; with gap > 0 a
-// round that waited gap, and with all every round that has a record.
+// flush writes the rounds that are complete, in order; with gap > 0 also
+// a round that waited gap, and with all every round up to the first that
+// has no record.
 func (m *monitor) flush(gap time.Duration, all bool) error {
 	for m.next < m.s.Rounds {
 		p := m.pend[m.next]
 		switch {
 		case p != nil && p.n == m.s.Nodes:
 		case p != nil && gap > 0 && time.Since(p.first) > gap:
-		case all:
-			if p == nil {
-				p = &pending{ready: make([]node.Ready, m.s.Nodes), got: make([]bool, m.s.Nodes), records: make([]*Record, m.s.Nodes)}
-			}
+		case all && p != nil:
 		default:
 			return nil
 		}

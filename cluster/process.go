@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/trellis-fl/trellis/experiment"
@@ -111,6 +112,7 @@ const (
 	queueFrames = 4096
 	queueBytes  = 512 << 20
 	linger      = 10 * time.Second
+	peerLinger  = 2 * time.Second
 )
 
 // RunNode runs node cfg.ID for the experiment's rounds: it binds its
@@ -126,6 +128,8 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 	}
 	defer d.close()
 	rounds := d.s.Rounds
+	last := -1
+	defer func() { d.leave(last) }()
 	for r := 0; r < rounds; r++ {
 		if ctx.Err() != nil {
 			d.log.Info("stopping after the current round", "round", r)
@@ -147,8 +151,23 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 		if err := d.push(rec); err != nil {
 			return err
 		}
+		last = r
 	}
 	return d.push(&Record{Node: d.id, Round: -1, Done: true})
+}
+
+// leave tells every peer that this node takes part in no round after
+// last, so that none waits for it (the graph may make any peer a
+// neighbour later).
+func (d *driver) leave(last int) {
+	for j, p := range d.peers {
+		if p == nil {
+			continue
+		}
+		if mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(j), Round: uint64(last + 1), Phase: leavePhase}, d.ident); err == nil {
+			p.Send(mk)
+		}
+	}
 }
 
 func newDriver(cfg NodeConfig) (*driver, error) {
@@ -230,15 +249,19 @@ func Byzantine(s experiment.Setup) ([]int, error) {
 	return sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed)
 }
 
+// close sends what is queued (a peer that is gone gets peerLinger, the
+// monitor linger), all connections at once, and unbinds.
 func (d *driver) close() {
+	var wg sync.WaitGroup
 	for _, p := range d.peers {
 		if p != nil {
-			p.Close(linger)
+			wg.Go(func() { p.Close(peerLinger) })
 		}
 	}
 	if d.mon != nil {
-		d.mon.Close(linger)
+		wg.Go(func() { d.mon.Close(linger) })
 	}
+	wg.Wait()
 	if d.ln != nil {
 		d.ln.Close()
 	}
@@ -333,8 +356,7 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			}
 		}
 		sl := slot{uint64(r), uint32(phase)}
-		missing := d.wait(in, sl, deadline)
-		rec.Missing = append(rec.Missing, missing...)
+		rec.Missing = append(rec.Missing, d.wait(in, sl, deadline)...)
 		msgs, late := d.in.take(in, sl)
 		rec.Late += len(late)
 		for _, m := range late {
@@ -396,21 +418,21 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 	return nil
 }
 
-// wait waits until every in-neighbour's marker for sl arrived, or the
-// deadline; it returns those still missing.
+// wait waits until every in-neighbour's marker for sl arrived (or the
+// neighbour left), or the deadline; it returns those missing.
 func (d *driver) wait(from []int, sl slot, deadline time.Time) []int {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
-		missing := d.in.missing(from, sl)
-		if len(missing) == 0 {
-			return nil
+		awaited, gone := d.in.missing(from, sl)
+		if len(awaited) == 0 {
+			return gone
 		}
 		select {
 		case <-d.in.wake:
 		case <-timer.C:
-			d.log.Warn("phase closed without every marker", "round", sl.round, "phase", sl.phase, "missing", missing)
-			return missing
+			d.log.Warn("phase closed without every marker", "round", sl.round, "phase", sl.phase, "missing", awaited)
+			return append(awaited, gone...)
 		}
 	}
 }

@@ -299,3 +299,84 @@ global_test = 0
 		t.Errorf("no summary: %v", err)
 	}
 }
+
+// TestLaunchStopsOnInterrupt: Ctrl-C (SIGINT) to `trellis launch` stops
+// every process after its current round; the launch returns once they
+// all exited, and the run directory holds every finished round whole (and
+// no summary: the run did not finish).
+func TestLaunchStopsOnInterrupt(t *testing.T) {
+	bin := trellisBinary(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "cfg.toml")
+	text := `
+name = "interrupted"
+nodes = 3
+rounds = 100000
+seed = 5
+[data]
+samples = 600
+[model]
+kind = "logreg"
+[strategy]
+name = "fedavg"
+[evaluation]
+global_test = 0
+`
+	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	cmd := exec.Command(bin, "launch", cfgPath, "-o", out, "-q")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_, _ = cmd.Process.Wait()
+		}
+	}()
+	deadline := time.Now().Add(3 * time.Minute) // a hang guard
+	for {
+		b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+		if bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no round written:\n%s", buf.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !bytes.Contains(buf.Bytes(), []byte("interrupted")) {
+			t.Errorf("launch after SIGINT: err %v, output %q; want an error saying it was interrupted", err, buf.String())
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("launch did not stop after SIGINT:\n%s", buf.String())
+	}
+	b, err := os.ReadFile(filepath.Join(out, experiment.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	rounds, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+	nr := bytes.Count(rounds, []byte("\n"))
+	if len(lines) != 3*nr || nr >= 100000 {
+		t.Errorf("%d node records for %d rounds, want 3 per round and not every round", len(lines), nr)
+	}
+	for _, l := range lines {
+		var x struct{ Missing bool }
+		if err := json.Unmarshal(l, &x); err != nil || x.Missing {
+			t.Errorf("record %q: %v (missing %v); want whole rounds only", l, err, x.Missing)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err == nil {
+		t.Error("an interrupted run has a summary")
+	}
+}

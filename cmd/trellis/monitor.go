@@ -48,7 +48,8 @@ func monitorCmd(o *options) *cobra.Command {
 				out = filepath.Join("runs", c.Name)
 			}
 			bar := newProgress(o.stderr, o.quiet)
-			fin, err := cluster.RunMonitor(stopContext(cmd.Context()), cluster.MonitorConfig{
+			ctx := stopContext(cmd.Context())
+			fin, err := cluster.RunMonitor(ctx, cluster.MonitorConfig{
 				Config: c, Setup: s, Endpoint: peers.Monitor, Directory: dir, Dir: out,
 				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap,
 				Progress: func(r *metrics.Round, rounds int) {
@@ -56,6 +57,9 @@ func monitorCmd(o *options) *cobra.Command {
 				},
 			})
 			bar.done()
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("interrupted; the %d finished rounds are in %s", fin.Rounds, out)
+			}
 			if err != nil {
 				return err
 			}
