@@ -33,9 +33,9 @@ type slot struct {
 type sender struct {
 	// left is set when the sender said it takes part in no round from
 	// leftAt on (a graceful stop): no phase of those rounds waits for it.
-	left   bool
-	leftAt uint64
-	marked    bool
+	left     bool
+	leftAt   uint64
+	marked   bool
 	mark     slot
 	msgs     map[slot][]*wire.Message
 	markers  map[slot]bool

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,23 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return "building trellis: " + e.err.Error() + "\n" + e.out }
+
+// writeConfig writes a config into a fresh directory.
+func writeConfig(t *testing.T, text string) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "cfg.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path
+}
+
+// logregFedAvg is a small FedAvg config on the complete graph.
+func logregFedAvg(name string, nodes, rounds, seed, samples int) string {
+	return fmt.Sprintf("name = %q\nnodes = %d\nrounds = %d\nseed = %d\n[data]\nsamples = %d\n[model]\nkind = \"logreg\"\n"+
+		"[strategy]\nname = \"fedavg\"\n[evaluation]\nglobal_test = 0\n", name, nodes, rounds, seed, samples)
+}
 
 // small configs: FedAvg on a 2-regular graph, and DMTT on the mobility
 // graph under the Gaussian attack (one draw per node and round for all its
@@ -122,11 +140,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 	bin := trellisBinary(t)
 	for _, tc := range []struct{ name, text string }{{"fedavg", fedavgConfig}, {"dmtt", dmttConfig}} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfgPath := filepath.Join(dir, "cfg.toml")
-			if err := os.WriteFile(cfgPath, []byte(tc.text), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			dir, cfgPath := writeConfig(t, tc.text)
 			c, err := experiment.LoadConfig(cfgPath)
 			if err != nil {
 				t.Fatal(err)
@@ -167,12 +181,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 // before starting any.
 func TestLaunchRefusesOmniscientAttack(t *testing.T) {
 	bin := trellisBinary(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "cfg.toml")
-	text := fedavgConfig + "[adversary]\nfraction = 0.25\nattack = \"alie\"\n"
-	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, cfgPath := writeConfig(t, fedavgConfig+"[adversary]\nfraction = 0.25\nattack = \"alie\"\n")
 	out, err := exec.Command(bin, "launch", cfgPath, "-o", filepath.Join(dir, "out"), "-q").CombinedOutput()
 	if err == nil || !bytes.Contains(out, []byte("omniscient")) || !bytes.Contains(out, []byte("alie")) {
 		t.Fatalf("launch with alie: err %v, output %q; want a refusal naming the attack and the omniscient view", err, out)
@@ -186,25 +195,7 @@ func TestLaunchRefusesOmniscientAttack(t *testing.T) {
 // marking the missing nodes' records.
 func TestWallclockSurvivesKilledNode(t *testing.T) {
 	bin := trellisBinary(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "cfg.toml")
-	text := `
-name = "wallclock"
-nodes = 4
-rounds = 6
-seed = 3
-[data]
-samples = 800
-[model]
-kind = "logreg"
-[strategy]
-name = "fedavg"
-[evaluation]
-global_test = 0
-`
-	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, cfgPath := writeConfig(t, logregFedAvg("wallclock", 4, 6, 3, 800))
 	sock, err := os.MkdirTemp("", "wc-")
 	if err != nil {
 		t.Fatal(err)
@@ -306,25 +297,7 @@ global_test = 0
 // no summary: the run did not finish).
 func TestLaunchStopsOnInterrupt(t *testing.T) {
 	bin := trellisBinary(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "cfg.toml")
-	text := `
-name = "interrupted"
-nodes = 3
-rounds = 100000
-seed = 5
-[data]
-samples = 600
-[model]
-kind = "logreg"
-[strategy]
-name = "fedavg"
-[evaluation]
-global_test = 0
-`
-	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, cfgPath := writeConfig(t, logregFedAvg("interrupted", 3, 100000, 5, 600))
 	out := filepath.Join(dir, "run")
 	cmd := exec.Command(bin, "launch", cfgPath, "-o", out, "-q")
 	var buf bytes.Buffer
