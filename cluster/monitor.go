@@ -47,6 +47,7 @@ type pending struct {
 	got     []bool
 	n       int
 	first   time.Time
+	last    time.Time // the last record's arrival
 	records []*Record
 }
 
@@ -97,7 +98,7 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 	if err != nil {
 		return experiment.Final{}, err
 	}
-	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log}
+	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log, prev: time.Now()}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// A stop (ctx) lets the nodes finish their current round: the monitor
@@ -164,6 +165,9 @@ type monitor struct {
 	done  []bool
 	ndone int
 	log   *slog.Logger
+	// prev is when the previous round's last record arrived (the
+	// monitor's start for round 0).
+	prev time.Time
 }
 
 func (m *monitor) add(rec *Record) error {
@@ -189,6 +193,7 @@ func (m *monitor) add(rec *Record) error {
 	}
 	p.got[rec.Node], p.ready[rec.Node], p.records[rec.Node] = true, rec.Ready, rec
 	p.n++
+	p.last = time.Now()
 	return nil
 }
 
@@ -214,16 +219,22 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 	return nil
 }
 
-// write builds round r's record as the simulator does and writes it.
+// write builds round r's record as the simulator does and writes it. Its
+// timing's round_seconds is the time from the last record of the previous
+// round to the last of this one (from the monitor's start for round 0,
+// which so includes the nodes' start-up): the period at which the cluster
+// finishes rounds.
 func (m *monitor) write(r int, p *pending) error {
 	n := m.s.Nodes
 	rec := &metrics.Round{Round: r, Evaluated: sim.Evaluated(r, m.s.Rounds, m.s.EvalEvery), Nodes: make([]metrics.NodeRound, n)}
-	t := metrics.Timing{Round: r}
+	t := metrics.Timing{Round: r, Seconds: max(p.last.Sub(m.prev), 0).Seconds()}
+	if !p.last.IsZero() {
+		m.prev = p.last
+	}
 	for i := range n {
 		rec.Nodes[i] = metrics.NodeRound{Node: i, Byzantine: m.byz[i], Missing: !p.got[i]}
 		if x := p.records[i]; x != nil {
 			rec.Nodes[i].BytesSent, rec.Nodes[i].ClaimBytes = x.BytesSent, x.ClaimBytes
-			t.Seconds = max(t.Seconds, x.RoundSeconds)
 			t.TrainSeconds = max(t.TrainSeconds, x.TrainSeconds)
 			t.TrainNodeSeconds += x.TrainSeconds
 		}

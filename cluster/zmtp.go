@@ -267,7 +267,6 @@ func (l *Listener) serve(c net.Conn) {
 		l.Stats.Handshakes.Add(1)
 		return
 	}
-	var buf bytes.Buffer
 	multipart := false
 	for {
 		flags, size, err := readFrameHeader(c)
@@ -278,12 +277,12 @@ func (l *Listener) serve(c net.Conn) {
 			l.Stats.Oversized.Add(1)
 			return
 		}
-		// The body must come in time, and the buffer grows only as bytes
+		// The body must come in time, and its buffer grows only as bytes
 		// arrive: a peer that announces a large frame and sends nothing
 		// holds no memory.
 		_ = c.SetReadDeadline(time.Now().Add(minFrameTime + time.Duration(size>>20)*time.Second))
-		buf.Reset()
-		if _, err := io.CopyN(&buf, c, int64(size)); err != nil {
+		body, err := readBody(c, int(size))
+		if err != nil {
 			return
 		}
 		_ = c.SetReadDeadline(time.Time{})
@@ -297,12 +296,26 @@ func (l *Listener) serve(c net.Conn) {
 			l.Stats.Multipart.Add(1)
 		default:
 			l.Stats.Frames.Add(1)
-			l.handle(bytes.Clone(buf.Bytes()))
-		}
-		if buf.Cap() > 1<<20 {
-			buf = bytes.Buffer{} // do not keep a large buffer per idle peer
+			l.handle(body)
 		}
 	}
+}
+
+// readBody reads an n-byte frame body into a buffer that starts at 1 MiB
+// at most and doubles as bytes arrive.
+func readBody(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, 1<<20))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, min(cap(buf), n-len(buf)))...)[:len(buf)]
+		}
+		k, err := r.Read(buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+k]
+		if err != nil && len(buf) < n {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // Close unbinds the socket, closes its connections and waits for their
