@@ -88,6 +88,7 @@
 //
 // Record, 'R' (node → monitor):
 //
+//	offset  size  field
 //	     0     1  0xC1
 //	     1     1  'R'
 //	     2     4  node
