@@ -38,12 +38,13 @@ func BenchmarkTransfer1M(b *testing.B) {
 			}
 			var got atomic.Int64
 			in := newInbox(0, 2, dir, wire.DefaultLimits(), 1<<40)
-			handle := func([]byte) { got.Add(1) }
+			handle := func([]byte) bool { got.Add(1); return true }
 			if mode == "validated" {
-				handle = func(f []byte) {
-					in.handleMessage(f)
+				handle = func(f []byte) bool {
+					ok := in.handleMessage(f)
 					in.take(nil, slot{}) // drop what was buffered
 					got.Add(1)
+					return ok
 				}
 			}
 			l, err := Listen(ep, wire.DefaultLimits().MaxMessageBytes, 4, handle)

@@ -56,7 +56,14 @@
 // and counted); a Pusher reconnects with backoff after an error and sends
 // the interrupted frame again (a duplicate is dropped by the receiver).
 // Multi-part messages are refused (trellis sends single frames) and ZMTP
-// commands after the handshake (PING) are ignored.
+// commands after the handshake (PING) are ignored. A connection that
+// delivers a frame no honest peer sends (garbage, an unknown sender, a bad
+// signature) is closed, and one that is idle for 10 minutes too (a Pusher
+// reconnects when it next sends). What this does not stop: the NULL
+// mechanism authenticates no connection, so a peer that opens connections
+// up to the Listener's limit (4 per node plus 16) and keeps them busy
+// with valid-looking traffic can keep an honest peer from connecting;
+// ZMTP's CURVE mechanism would close that gap.
 //
 // # Frames
 //

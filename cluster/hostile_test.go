@@ -79,10 +79,11 @@ func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster 
 		t.Fatal(err)
 	}
 	dir, _ := tc.keys.Directory()
-	mon, err := Listen(tc.peers.Monitor, maxRecordBytes, 8, func(b []byte) {
+	mon, err := Listen(tc.peers.Monitor, maxRecordBytes, 8, func(b []byte) bool {
 		if r, err := decodeRecord(b, dir); err == nil {
 			tc.records <- r
 		}
+		return true
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -97,17 +98,18 @@ func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster 
 	if !listen1 {
 		return tc
 	}
-	me, err := Listen(tc.peers.Endpoint(1), 1<<26, 8, func(b []byte) {
+	me, err := Listen(tc.peers.Endpoint(1), 1<<26, 8, func(b []byte) bool {
 		if len(b) > 0 && b[0] == controlByte {
 			if mk, err := decodeMarker(b, dir); err == nil {
 				tc.markers <- mk
 			}
-			return
+			return true
 		}
 		var m wire.Message
 		if wire.Decode(b, &m) == nil && m.Kind == wire.KindVector {
 			tc.vectors <- &m
 		}
+		return true
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,20 +178,28 @@ func TestHostileSender(t *testing.T) {
 	junk[0] = 0 // not a greeting's first byte
 	_, _ = g.Write(junk)
 	g.Close()
-	// Garbage frames, a multi-part message, then a frame announcing 1 TiB.
-	c := rawPush(t, node0)
+	// Garbage frames, each closing its connection; a multi-part message
+	// (dropped); a frame announcing 1 TiB (closing its connection before
+	// anything is allocated).
 	junk = junk[:100]
-	writeFrame(c, 0, junk)
-	writeFrame(c, 0, append([]byte{wire.FormatVersion}, junk...))
-	writeFrame(c, 0, []byte{controlByte, markerType, 1, 2, 3})
-	writeFrame(c, flagMore, junk[:10])
-	writeFrame(c, 0, junk[:10])
-	_, _ = c.Write(binary.BigEndian.AppendUint64([]byte{flagLong}, 1<<40))
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
-	if _, err := c.Read(make([]byte, 1)); err == nil {
-		t.Error("the node kept reading after a 1 TiB frame header")
+	closes := func(what string, frames ...func(net.Conn)) {
+		c := rawPush(t, node0)
+		defer c.Close()
+		for _, f := range frames {
+			f(c)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Errorf("the node kept the connection open after %s", what)
+		}
 	}
-	c.Close()
+	frame := func(flags byte, b []byte) func(net.Conn) { return func(c net.Conn) { writeFrame(c, flags, b) } }
+	closes("a garbage frame", frame(0, junk))
+	closes("a message that does not decode", frame(0, append([]byte{wire.FormatVersion}, junk...)))
+	closes("a malformed marker", frame(0, []byte{controlByte, markerType, 1, 2, 3}))
+	closes("a 1 TiB frame header", frame(flagMore, junk[:10]), frame(0, junk[:10]), func(c net.Conn) {
+		_, _ = c.Write(binary.BigEndian.AppendUint64([]byte{flagLong}, 1<<40))
+	})
 
 	// The honest part of node 1, over a PUSH socket, with forged,
 	// replayed and wrong-round messages mixed in.
@@ -198,8 +208,15 @@ func TestHostileSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close(time.Second)
+	// A forger on a connection of its own (its connection is closed at its
+	// first forgery; a new one opens for the next).
+	forger, err := Dial(node0, 1024, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer forger.Close(time.Second)
 	other := wire.NewIdentity(999, 1) // not node 1's key
-	send := func(m *wire.Message, id *wire.Identity) []byte {
+	encode := func(m *wire.Message, id *wire.Identity) []byte {
 		if err := wire.Sign(m, id); err != nil {
 			t.Fatal(err)
 		}
@@ -207,6 +224,10 @@ func TestHostileSender(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		return b
+	}
+	send := func(m *wire.Message, id *wire.Identity) []byte {
+		b := encode(m, id)
 		p.Send(b)
 		return b
 	}
@@ -228,7 +249,7 @@ func TestHostileSender(t *testing.T) {
 		p.Send(genuine) // an exact replay
 		forged := *m
 		forged.Seq = 2
-		send(&forged, other)
+		forger.Send(encode(&forged, other))
 		early := *m
 		early.Round = 1 << 40
 		send(&early, tc.self)
@@ -274,12 +295,74 @@ func TestHostileSender(t *testing.T) {
 			refused[k] += v
 		}
 	}
-	for _, reason := range []string{RefusedGarbage, RefusedSignature, RefusedDuplicate, RefusedEarly, RefusedMarker, "oversized", "handshake"} {
+	for _, reason := range []string{RefusedGarbage, RefusedSignature, RefusedDuplicate, RefusedEarly, RefusedMarker, "oversized", "handshake", "closed"} {
 		if refused[reason] == 0 {
 			t.Errorf("no %q refusal counted (counted: %v)", reason, refused)
 		}
 	}
 	if late == 0 {
 		t.Errorf("no late message counted")
+	}
+}
+
+// TestWallclockEndsRoundAtDeadline: in wall-clock mode a node whose peer
+// never speaks ends every round at its deadline with what it has (its own
+// model), the silent peer listed as missing.
+func TestWallclockEndsRoundAtDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs rounds of a wall-clock second: skipped under -short")
+	}
+	c, err := experiment.ParseConfig([]byte(twoNodes), "test config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, err := c.LoadData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Setup(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := os.MkdirTemp("", "wd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	peers := IPCEndpoints(sock, 2)
+	keys := experiment.NewSeedKeys(c.Seed, 2)
+	dir, _ := keys.Directory()
+	records := make(chan *Record, 16)
+	mon, err := Listen(peers.Monitor, maxRecordBytes, 8, func(b []byte) bool {
+		if r, err := decodeRecord(b, dir); err == nil {
+			records <- r
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- RunNode(context.Background(), NodeConfig{ID: 0, Setup: s, Keys: keys, Peers: peers,
+			Timing: Timing{Mode: Wallclock, Epoch: time.Now().Add(time.Second), Delta: time.Second}})
+	}()
+	if err := hangGuard(t, done, "end of the run"); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r := 0; r < c.Rounds; r++ {
+		rec := hangGuard(t, records, "record")
+		if rec.Done {
+			break
+		}
+		n++
+		if len(rec.Missing) != 1 || rec.Missing[0] != 1 || !rec.Ready.Combined {
+			t.Errorf("round %d: missing %v, combined %v; want the silent peer missing and the round ended", rec.Round, rec.Missing, rec.Ready.Combined)
+		}
+	}
+	if n == 0 {
+		t.Error("no round recorded")
 	}
 }

@@ -101,38 +101,41 @@ func (in *inbox) refuse(reason string) {
 }
 
 // handle takes one frame from a connection; it never blocks for long and
-// never panics on what a peer sends.
-func (in *inbox) handle(frame []byte) {
+// never panics on what a peer sends. It reports false for a frame no
+// honest peer sends (garbage, an unknown sender, a bad signature), whose
+// connection is then closed; a duplicate, a far-future round or a full
+// buffer is dropped without closing it.
+func (in *inbox) handle(frame []byte) bool {
 	if len(frame) < 2 {
 		in.refuse(RefusedGarbage)
-		return
+		return false
 	}
 	switch {
 	case frame[0] == wire.FormatVersion:
-		in.handleMessage(frame)
+		return in.handleMessage(frame)
 	case frame[0] == controlByte && frame[1] == markerType:
-		in.handleMarker(frame)
-	default:
-		in.refuse(RefusedGarbage)
+		return in.handleMarker(frame)
 	}
+	in.refuse(RefusedGarbage)
+	return false
 }
 
-func (in *inbox) handleMessage(frame []byte) {
+func (in *inbox) handleMessage(frame []byte) bool {
 	m := new(wire.Message)
 	if err := wire.DecodeLimited(frame, m, in.limits); err != nil {
 		in.refuse(RefusedGarbage)
-		return
+		return false
 	}
 	pub, ok := in.dir.Key(m.From)
 	if !ok || int(m.From) >= len(in.senders) {
 		in.refuse(RefusedUnknown)
-		return
+		return false
 	}
 	// Verified here, on the connection's goroutine, so that a forger
 	// cannot fill an honest sender's buffer (the node verifies again).
 	if !wire.Verify(m, pub) {
 		in.refuse(RefusedSignature)
-		return
+		return false
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -141,13 +144,13 @@ func (in *inbox) handleMessage(frame []byte) {
 	case m.Round < in.round:
 		if len(in.late) >= maxLate {
 			in.refused[RefusedOverflow]++
-			return
+			return true
 		}
 		in.late = append(in.late, m)
-		return
+		return true
 	case m.Round > in.round+2:
 		in.refused[RefusedEarly]++
-		return
+		return true
 	}
 	s := in.senders[m.From]
 	sl := slot{round: m.Round}
@@ -158,23 +161,24 @@ func (in *inbox) handleMessage(frame []byte) {
 	copy(key[:], m.Sig[:])
 	if s.sigs[key] {
 		in.refused[RefusedDuplicate]++
-		return
+		return true
 	}
 	if s.count >= maxBufferedMessages || s.bytes+len(frame) > s.maxBytes {
 		in.refused[RefusedOverflow]++
-		return
+		return true
 	}
 	s.sigs[key] = true
 	s.count++
 	s.bytes += len(frame)
 	s.msgs[sl] = append(s.msgs[sl], m)
+	return true
 }
 
-func (in *inbox) handleMarker(frame []byte) {
+func (in *inbox) handleMarker(frame []byte) bool {
 	mk, err := decodeMarker(frame, in.dir)
 	if err != nil {
 		in.refuse(RefusedMarker)
-		return
+		return false
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -184,21 +188,22 @@ func (in *inbox) handleMarker(frame []byte) {
 			s.left, s.leftAt = true, mk.Round
 		}
 		in.notify()
-		return
+		return true
 	}
 	sl := slot{mk.Round, mk.Phase}
 	if int(mk.From) >= len(in.senders) || mk.To != in.me || mk.Round < in.round || mk.Round > in.round+2 {
-		in.refused[RefusedMarker]++
-		return
+		in.refused[RefusedMarker]++ // signed, so perhaps a replay: the connection stays
+		return true
 	}
 	s := in.senders[mk.From]
 	if s.marked && (sl.round < s.mark.round || sl.round == s.mark.round && sl.phase <= s.mark.phase) {
 		in.refused[RefusedMarker]++ // a replayed or out-of-order marker
-		return
+		return true
 	}
 	s.marked, s.mark = true, sl
 	s.markers[sl] = true
 	in.notify()
+	return true
 }
 
 // open makes r the open round: what is still held of earlier rounds

@@ -78,16 +78,17 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 	}
 	records := make(chan *Record, 4*s.Nodes)
 	quit := make(chan struct{})
-	ln, err := Listen(cfg.Endpoint, maxRecordBytes+recordHeader+wire.SignatureSize, 4*s.Nodes+16, func(frame []byte) {
+	ln, err := Listen(cfg.Endpoint, maxRecordBytes+recordHeader+wire.SignatureSize, 4*s.Nodes+16, func(frame []byte) bool {
 		rec, err := decodeRecord(frame, cfg.Directory)
 		if err != nil || rec.Node < 0 || rec.Node >= s.Nodes || rec.Round < -1 || rec.Round >= s.Rounds {
 			log.Warn("record refused", "err", err)
-			return
+			return false
 		}
 		select {
 		case records <- rec:
 		case <-quit:
 		}
+		return true
 	})
 	if err != nil {
 		return experiment.Final{}, err

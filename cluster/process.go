@@ -447,6 +447,9 @@ func (d *driver) push(rec *Record) error {
 	if v := s.Handshakes.Swap(0); v > 0 {
 		rec.Refused["handshake"] += int(v)
 	}
+	if v := s.Closed.Swap(0); v > 0 {
+		rec.Refused["closed"] += int(v) // connections closed after an unacceptable frame
+	}
 	b, err := encodeRecord(rec, d.ident)
 	if err != nil {
 		return err

@@ -34,6 +34,8 @@ const (
 	// writeTimeout bounds one frame's write: a stalled receiver costs the
 	// connection, never the sender's other peers.
 	writeTimeout = 30 * time.Second
+	// idleTimeout closes a connection that sent nothing for this long.
+	idleTimeout = 10 * time.Minute
 )
 
 // greeting is our 64-byte ZMTP greeting: signature, version 3.1, NULL
@@ -188,16 +190,20 @@ type ListenStats struct {
 	Multipart  atomic.Uint64 // multi-part messages (dropped: trellis sends single frames)
 	Handshakes atomic.Uint64 // connections refused at the handshake
 	Refused    atomic.Uint64 // connections beyond the connection limit
+	Closed     atomic.Uint64 // connections closed after an unacceptable frame
 }
 
 // Listener is a bound PULL socket: it accepts PUSH peers and hands each
 // single-frame message to its handler, which must not block (it runs on
-// the connection's goroutine).
+// the connection's goroutine) and says whether the frame was acceptable:
+// a connection that delivers an unacceptable frame (garbage, a forgery)
+// is closed, so a hostile peer cannot hold connection slots with junk;
+// an honest Pusher reconnects when it next has something to send.
 type Listener struct {
 	ln       net.Listener
 	maxFrame int
 	maxConns int
-	handle   func([]byte)
+	handle   func([]byte) bool
 	Stats    ListenStats
 
 	mu    sync.Mutex
@@ -208,7 +214,7 @@ type Listener struct {
 // Listen binds a PULL socket at endpoint. Frames larger than maxFrame
 // bytes close their connection; at most maxConns connections are served
 // at once. An ipc:// endpoint's stale socket file is replaced.
-func Listen(endpoint string, maxFrame, maxConns int, handle func(frame []byte)) (*Listener, error) {
+func Listen(endpoint string, maxFrame, maxConns int, handle func(frame []byte) (ok bool)) (*Listener, error) {
 	network, addr, err := splitEndpoint(endpoint)
 	if err != nil {
 		return nil, err
@@ -269,6 +275,9 @@ func (l *Listener) serve(c net.Conn) {
 	}
 	multipart := false
 	for {
+		// A connection that delivers nothing for idleTimeout is closed
+		// (its peer reconnects when it has something to say).
+		_ = c.SetReadDeadline(time.Now().Add(idleTimeout))
 		flags, size, err := readFrameHeader(c)
 		if err != nil {
 			return
@@ -296,7 +305,10 @@ func (l *Listener) serve(c net.Conn) {
 			l.Stats.Multipart.Add(1)
 		default:
 			l.Stats.Frames.Add(1)
-			l.handle(body)
+			if !l.handle(body) {
+				l.Stats.Closed.Add(1)
+				return
+			}
 		}
 	}
 }

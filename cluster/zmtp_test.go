@@ -29,7 +29,7 @@ type collector struct {
 
 func newCollector() *collector { return &collector{got: make(chan struct{}, 1024)} }
 
-func (c *collector) handle(b []byte) {
+func (c *collector) handle(b []byte) bool {
 	c.mu.Lock()
 	c.frames = append(c.frames, b)
 	c.mu.Unlock()
@@ -37,6 +37,7 @@ func (c *collector) handle(b []byte) {
 	case c.got <- struct{}{}:
 	default:
 	}
+	return true
 }
 
 func (c *collector) waitFor(t *testing.T, n int) [][]byte {
@@ -121,8 +122,9 @@ func TestPusherBoundedAndReconnects(t *testing.T) {
 	queued := 100 - int(p.Dropped.Load())
 	first := col.waitFor(t, queued)
 	for k, f := range first {
-		if len(f) != 1 || f[0] != byte(k) {
-			t.Fatalf("frame %d is %v, want [%d]: the queued frames in order", k, f, k)
+		// The frames that found room in the queue, in the order sent.
+		if len(f) != 1 || k == 0 && f[0] != 0 || k > 0 && f[0] <= first[k-1][0] {
+			t.Fatalf("frames %v: want the queued ones in the order sent, from 0", first)
 		}
 	}
 	// The peer restarts: a frame sent after it is up again arrives.
