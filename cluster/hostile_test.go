@@ -29,6 +29,24 @@ name = "fedavg"
 global_test = 0
 `
 
+// testSetup parses a config and builds its Setup with its data.
+func testSetup(t *testing.T, text string) (experiment.Config, experiment.Setup) {
+	t.Helper()
+	c, err := experiment.ParseConfig([]byte(text), "test config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, err := c.LoadData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Setup(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, s
+}
+
 // testCluster is a node 0 run in-process (RunNode) with the test playing
 // node 1 and the monitor.
 type testCluster struct {
@@ -47,18 +65,7 @@ type testCluster struct {
 // endpoint itself.
 func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster {
 	t.Helper()
-	c, err := experiment.ParseConfig([]byte(text), "test config")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt, err := c.LoadData()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Setup(tt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, s := testSetup(t, text)
 	sock, err := os.MkdirTemp("", "tc-")
 	if err != nil {
 		t.Fatal(err)
@@ -312,18 +319,7 @@ func TestWallclockEndsRoundAtDeadline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs rounds of a wall-clock second: skipped under -short")
 	}
-	c, err := experiment.ParseConfig([]byte(twoNodes), "test config")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt, err := c.LoadData()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Setup(tt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, s := testSetup(t, twoNodes)
 	sock, err := os.MkdirTemp("", "wd-")
 	if err != nil {
 		t.Fatal(err)
