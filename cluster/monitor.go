@@ -149,7 +149,7 @@ loop:
 		if err := m.flush(0, true); err != nil {
 			runErr = err
 		}
-		if runErr == nil {
+		if runErr == nil && m.next < s.Rounds {
 			runErr = fmt.Errorf("the nodes stopped after %d of %d rounds", m.next, s.Rounds)
 		}
 	}

@@ -189,13 +189,16 @@ func TestLaunchRefusesOmniscientAttack(t *testing.T) {
 }
 
 // TestWallclockSurvivesKilledNode: in wall-clock mode (Δ = 2 s), node 3
-// is killed with SIGKILL after round 0 was written and node 2 gets SIGTERM
-// a round later; node 2 stops cleanly after its current round (exit 0),
-// nodes 0 and 1 finish every round, and the monitor writes every round,
-// marking the missing nodes' records.
+// is killed with SIGKILL after round 0 was written, and restarted (without
+// a checkpoint: a fresh model) once round 1 was; node 2 gets SIGTERM then.
+// Node 2 stops cleanly after its current round (exit 0), nodes 0 and 1
+// finish every round, the restarted node 3 joins the open round (its peers
+// reconnect to it) and finishes the run, and the monitor writes every
+// round, marking the records that never came.
 func TestWallclockSurvivesKilledNode(t *testing.T) {
 	bin := trellisBinary(t)
-	dir, cfgPath := writeConfig(t, logregFedAvg("wallclock", 4, 6, 3, 800))
+	const rounds = 8
+	dir, cfgPath := writeConfig(t, logregFedAvg("wallclock", 4, rounds, 3, 800))
 	sock, err := os.MkdirTemp("", "wc-")
 	if err != nil {
 		t.Fatal(err)
@@ -230,8 +233,11 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	}
 	mon := start(append([]string{"monitor", "-o", out, "--gap", "4s"}, common...)...)
 	var nodes []*exec.Cmd
+	nodeArgs := func(i int) []string {
+		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s"}, common...)
+	}
 	for i := range 4 {
-		nodes = append(nodes, start(append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s"}, common...)...))
+		nodes = append(nodes, start(nodeArgs(i)...))
 	}
 	waitRounds := func(n int) {
 		deadline := time.Now().Add(3 * time.Minute) // a hang guard
@@ -246,11 +252,12 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	}
 	waitRounds(1)
 	_ = nodes[3].Process.Signal(syscall.SIGKILL)
+	_ = nodes[3].Wait()
 	waitRounds(2)
+	nodes[3] = start(nodeArgs(3)...)
 	_ = nodes[2].Process.Signal(syscall.SIGTERM)
 	for i, n := range nodes {
-		err := n.Wait()
-		if i < 3 && err != nil {
+		if err := n.Wait(); err != nil {
 			t.Errorf("node %d: %v", i, err)
 		}
 	}
@@ -267,6 +274,7 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	}
 	missing := map[int]int{}
 	lines := 0
+	lastMissing3 := true
 	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
 		var x line
 		if err := json.Unmarshal(l, &x); err != nil {
@@ -276,15 +284,21 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 		if x.Missing {
 			missing[x.Node]++
 		}
+		if x.Node == 3 && x.Round == rounds-1 {
+			lastMissing3 = x.Missing
+		}
 	}
-	if lines != 6*4 {
-		t.Errorf("%d records, want 24 (6 rounds × 4 nodes)", lines)
+	if lines != rounds*4 {
+		t.Errorf("%d records, want %d (%d rounds × 4 nodes)", lines, rounds*4, rounds)
 	}
 	if missing[0] > 0 || missing[1] > 0 {
 		t.Errorf("records of the surviving nodes missing: %v", missing)
 	}
 	if missing[3] == 0 || missing[2] == 0 {
-		t.Errorf("the stopped nodes' later rounds are not marked missing: %v", missing)
+		t.Errorf("the stopped nodes' rounds are not marked missing: %v", missing)
+	}
+	if lastMissing3 {
+		t.Errorf("the restarted node 3 has no record of the last round: it did not rejoin")
 	}
 	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err != nil {
 		t.Errorf("no summary: %v", err)
