@@ -39,8 +39,9 @@ type LaunchConfig struct {
 	// StartDelay (wall-clock) is how long after the launch the epoch t0
 	// falls, for the processes to load their data (default 15 s).
 	StartDelay time.Duration
-	// Stderr receives the monitor's progress.
+	// Stderr receives the monitor's progress, unless Quiet.
 	Stderr io.Writer
+	Quiet  bool
 }
 
 // ClusterDir is the subdirectory of a launched run's directory with what
@@ -150,6 +151,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		}
 	}
 	monArgs := append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...)
+	if lc.Quiet {
+		monArgs = append(monArgs, "-q")
+	}
 	if err := start("the monitor", monArgs, stderr); err != nil {
 		return err
 	}

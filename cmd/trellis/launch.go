@@ -31,7 +31,7 @@ current round.`,
 			if lc.Exe, err = os.Executable(); err != nil {
 				return err
 			}
-			lc.Config, lc.Out, lc.Stderr = c, o.out, o.stderr
+			lc.Config, lc.Out, lc.Stderr, lc.Quiet = c, o.out, o.stderr, o.quiet
 			if lc.Out == "" {
 				lc.Out = filepath.Join("runs", c.Name)
 			}
