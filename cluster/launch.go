@@ -34,6 +34,8 @@ type LaunchConfig struct {
 	// SeedKeys derives the keys from the seed (simulation keys, not
 	// secret) instead of writing fresh key files.
 	SeedKeys bool
+	// TCP puts the endpoints on 127.0.0.1 ports instead of Unix sockets.
+	TCP bool
 	// Randomness is the nodes' --randomness ("private" or "seeded").
 	Randomness string
 	// StartDelay (wall-clock) is how long after the launch the epoch t0
@@ -96,6 +98,11 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	}
 	defer os.RemoveAll(sock)
 	peers := IPCEndpoints(sock, c.Nodes)
+	if lc.TCP {
+		if peers, err = LoopbackEndpoints(c.Nodes); err != nil {
+			return err
+		}
+	}
 	keyDir := filepath.Join(cdir, "keys")
 	peersPath := filepath.Join(keyDir, PeersFile)
 	if lc.SeedKeys {

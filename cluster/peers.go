@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -193,6 +194,34 @@ func IPCEndpoints(sockDir string, n int) *Peers {
 		p.Nodes = append(p.Nodes, Peer{ID: i, Endpoint: "ipc://" + filepath.Join(sockDir, fmt.Sprintf("node-%d.sock", i))})
 	}
 	return p
+}
+
+// LoopbackEndpoints are endpoints of a run on one machine over TCP: the
+// monitor and every node on 127.0.0.1, each on a port the kernel said was
+// free (another program may take it before the node binds; then the node
+// says so).
+func LoopbackEndpoints(n int) (*Peers, error) {
+	port := func() (string, error) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		defer l.Close()
+		return "tcp://" + l.Addr().String(), nil
+	}
+	p := &Peers{}
+	var err error
+	if p.Monitor, err = port(); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ep, err := port()
+		if err != nil {
+			return nil, err
+		}
+		p.Nodes = append(p.Nodes, Peer{ID: i, Endpoint: ep})
+	}
+	return p, nil
 }
 
 // WriteKeys makes fresh keys for p's nodes from rand (crypto/rand.Reader),

@@ -133,12 +133,16 @@ name = "dmtt"
 `
 
 // TestLockstepMatchesSimulator is acceptance item 1 on small configs:
-// `trellis launch` (a monitor and one process per node over IPC, fresh
-// key files, private randomness) writes metrics.jsonl and rounds.jsonl
-// bit-identical to the simulator's run of the same config.
+// `trellis launch` (a monitor and one process per node over IPC, and over
+// TCP on the loopback, fresh key files, private randomness) writes
+// metrics.jsonl and rounds.jsonl bit-identical to the simulator's run of
+// the same config.
 func TestLockstepMatchesSimulator(t *testing.T) {
 	bin := trellisBinary(t)
-	for _, tc := range []struct{ name, text string }{{"fedavg", fedavgConfig}, {"dmtt", dmttConfig}} {
+	for _, tc := range []struct {
+		name, text string
+		flags      []string
+	}{{"fedavg", fedavgConfig, nil}, {"dmtt", dmttConfig, nil}, {"fedavg-tcp", fedavgConfig, []string{"--tcp"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, cfgPath := writeConfig(t, tc.text)
 			c, err := experiment.LoadConfig(cfgPath)
@@ -152,7 +156,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 			cluDir := filepath.Join(dir, "cluster")
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a measurement
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "launch", cfgPath, "-o", cluDir, "-q")
+			cmd := exec.CommandContext(ctx, bin, append([]string{"launch", cfgPath, "-o", cluDir, "-q"}, tc.flags...)...)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("trellis launch: %v\n%s", err, out)
 			}

@@ -44,6 +44,7 @@ current round.`,
 	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts")
 	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
 	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
+	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")
 	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")
 	return cmd
 }
