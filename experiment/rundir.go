@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -369,3 +370,59 @@ func ReadSummary(dir string) ([]map[string]string, error) {
 
 // FinalColumns are the final metrics of summary.csv, in column order.
 func FinalColumns() []string { return slices.Clone(finalColumns) }
+
+// RunDir is a run directory written from records another driver produces
+// (the cluster's monitor): the same files RunToDir writes, in the same
+// format, so every report tool reads a deployed run as a simulated one.
+type RunDir struct {
+	dir  string
+	c    Config
+	man  Manifest
+	sink *runSink
+}
+
+// CreateRunDir creates dir (if needed) and writes c and the manifest, its
+// Randomness set to randomness (how the nodes drew their private streams);
+// the records follow through Round and Timing, and Close finishes it.
+func CreateRunDir(c Config, dir, randomness string, progress Progress) (*RunDir, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var cfgText bytes.Buffer
+	if err := toml.NewEncoder(&cfgText).Encode(c); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(filepath.Join(dir, ConfigFile), cfgText.Bytes()); err != nil {
+		return nil, err
+	}
+	d := &RunDir{dir: dir, c: c, man: newManifest(c)}
+	d.man.Randomness = randomness
+	if err := writeManifest(dir, d.man); err != nil {
+		return nil, err
+	}
+	var err error
+	if d.sink, err = newRunSink(dir, c, &d.man, progress); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Round implements metrics.Sink: one round's record, rounds in order.
+func (d *RunDir) Round(r *metrics.Round) error { return d.sink.Round(r) }
+
+// Timing records one round's wall-clock timing.
+func (d *RunDir) Timing(t metrics.Timing) { d.sink.timing(t) }
+
+// Close ends the run: the manifest gets its end, and, unless runErr is
+// set (an interrupted or failed run), the summary is written. It returns
+// the final metrics over the rounds received.
+func (d *RunDir) Close(runErr error) (Final, error) {
+	d.sink.close()
+	d.man.End = time.Now().UTC()
+	err := writeManifest(d.dir, d.man)
+	fin := finalOf(d.sink.evaluated, d.c.FinalRounds, d.man.Rounds)
+	if runErr != nil || err != nil {
+		return fin, errors.Join(runErr, err)
+	}
+	return fin, writeSummary(filepath.Join(d.dir, SummaryFile), nil, []summaryRow{{c: d.c, f: fin}})
+}

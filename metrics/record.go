@@ -23,6 +23,10 @@ type NodeRound struct {
 	ByzWeight float64 `json:"byz_weight"`
 	// Rejected counts messages the node's validator refused this round.
 	Rejected int `json:"rejected"`
+	// Missing marks a node whose record of the round never reached the
+	// driver (the cluster's monitor: a node process that died); its other
+	// fields are zero and the aggregates leave it out.
+	Missing bool `json:"missing,omitempty"`
 	// Scores are the agreement scores the node's strategy gave each
 	// sender this round, when it reports them (LIGHTYEAR), with whether
 	// the sender was Byzantine.
@@ -80,6 +84,9 @@ func (r *Round) Summarize() {
 	var hAcc, hAcc2, hGlob, aAcc, hLoss, aLoss, byzSum float64
 	for _, n := range r.Nodes {
 		r.BytesSent += n.BytesSent
+		if n.Missing {
+			continue
+		}
 		if !n.Byzantine {
 			r.DeltaMax = max(r.DeltaMax, n.ByzWeight)
 			byzSum += n.ByzWeight
@@ -100,7 +107,7 @@ func (r *Round) Summarize() {
 	}
 	honest := 0
 	for _, n := range r.Nodes {
-		if !n.Byzantine {
+		if !n.Byzantine && !n.Missing {
 			honest++
 		}
 	}

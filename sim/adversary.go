@@ -69,44 +69,15 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 	}
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range r.cfg.Byzantine {
-		// SameForAll: the one vector per tag every recipient gets, across
-		// all of b's messages (a strategy may send one message per peer).
-		shared := map[string][]float32{}
-		for _, m := range outbox[b] {
-			if m.Kind != wire.KindVector {
-				continue
+		var err error
+		crafted[b], err = craftAs(r.cfg.Attack, r.cfg.SameForAll, r.cfg.Seed, round, g, b, outbox[b], func(tag string) *attack.View {
+			if view := views[tag]; view != nil {
+				return view
 			}
-			view := views[m.Payload.Tag]
-			if view == nil { // no honest node sent this tag
-				view = &attack.View{Round: round, Attackers: attackers[m.Payload.Tag], Tag: m.Payload.Tag}
-			}
-			targets := g.Out(b)
-			if m.To != wire.Broadcast {
-				targets = []int{int(m.To)}
-			}
-			for _, to := range targets {
-				var dst []float32
-				if sh := shared[m.Payload.Tag]; sh != nil {
-					dst = sh // read-only from here on, like a broadcast payload
-				} else {
-					dst = make([]float32, len(m.Payload.Data))
-					rng := seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round), uint64(to))
-					if r.cfg.SameForAll {
-						rng = seed.Stream(r.cfg.Seed, seed.Attack, uint64(b), uint64(round))
-					}
-					if err := r.cfg.Attack.Craft(dst, view, m.Payload.Data, b, to, rng); err != nil {
-						return fmt.Errorf("attack %s by node %d: %w", r.cfg.Attack.Name(), b, err)
-					}
-					if r.cfg.SameForAll {
-						shared[m.Payload.Tag] = dst
-					}
-				}
-				c := &wire.Message{
-					Header:  wire.Header{Kind: wire.KindVector, From: uint32(b), To: uint32(to), Round: uint64(round)},
-					Payload: wire.Payload{Tag: m.Payload.Tag, Data: dst},
-				}
-				crafted[b] = append(crafted[b], c)
-			}
+			return &attack.View{Round: round, Attackers: attackers[tag], Tag: tag} // no honest node sent this tag
+		})
+		if err != nil {
+			return err
 		}
 	}
 	for _, b := range r.cfg.Byzantine {
@@ -128,13 +99,65 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 // sendAs makes Byzantine node b's outbox the claims, then the vectors,
 // numbered in that order and signed with b's key.
 func (r *runner) sendAs(b int, claims, vecs []*wire.Message, outbox [][]*wire.Message) error {
+	msgs, err := signAs(r.cfg.Identities[b], claims, vecs)
+	outbox[b] = msgs
+	return err
+}
+
+// signAs returns the claims, then the vectors, numbered in that order and
+// signed with id.
+func signAs(id *wire.Identity, claims, vecs []*wire.Message) ([]*wire.Message, error) {
 	msgs := append(claims, vecs...)
 	for k, m := range msgs {
 		m.Seq = uint64(k + 1)
-		if err := wire.Sign(m, r.cfg.Identities[b]); err != nil {
-			return err
+		if err := wire.Sign(m, id); err != nil {
+			return nil, err
 		}
 	}
-	outbox[b] = msgs
-	return nil
+	return msgs, nil
+}
+
+// craftAs crafts Byzantine node b's vector messages of the round: one per
+// recipient and vector message (one per message with sameForAll), from
+// the attack's stream, against the view viewOf gives for the message's
+// tag. The messages are returned unsigned, without sequence numbers.
+func craftAs(atk attack.Attack, sameForAll bool, s uint64, round int, g *topology.Graph, b int, msgs []*wire.Message, viewOf func(tag string) *attack.View) ([]*wire.Message, error) {
+	var crafted []*wire.Message
+	// SameForAll: the one vector per tag every recipient gets, across
+	// all of b's messages (a strategy may send one message per peer).
+	shared := map[string][]float32{}
+	for _, m := range msgs {
+		if m.Kind != wire.KindVector {
+			continue
+		}
+		view := viewOf(m.Payload.Tag)
+		targets := g.Out(b)
+		if m.To != wire.Broadcast {
+			targets = []int{int(m.To)}
+		}
+		for _, to := range targets {
+			var dst []float32
+			if sh := shared[m.Payload.Tag]; sh != nil {
+				dst = sh // read-only from here on, like a broadcast payload
+			} else {
+				dst = make([]float32, len(m.Payload.Data))
+				rng := seed.Stream(s, seed.Attack, uint64(b), uint64(round), uint64(to))
+				if sameForAll {
+					rng = seed.Stream(s, seed.Attack, uint64(b), uint64(round))
+				}
+				if err := atk.Craft(dst, view, m.Payload.Data, b, to, rng); err != nil {
+					return nil, fmt.Errorf("attack %s by node %d: %w", atk.Name(), b, err)
+				}
+				if sameForAll {
+					shared[m.Payload.Tag] = dst
+				}
+			}
+			c := &wire.Message{
+				Header:  wire.Header{Kind: wire.KindVector, From: uint32(b), To: uint32(to), Round: uint64(round)},
+				Payload: wire.Payload{Tag: m.Payload.Tag, Data: dst},
+			}
+			crafted = append(crafted, c)
+		}
+	}
+	return crafted, nil
 }

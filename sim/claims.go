@@ -49,13 +49,22 @@ func (c ClaimAttack) Validate() error {
 const floodExtra = 3
 
 // claimAdversary rewrites the claim messages of Byzantine node b for the
-// round: its own claim (lied about, numbered by the adversary), the attack
-// claims, and the claims its layer forwards, unchanged. The messages are
-// returned unsigned, without sequence numbers.
+// round (claimsOf).
 func (r *runner) claimAdversary(round int, g *topology.Graph, b int, msgs []*wire.Message) ([]*wire.Message, error) {
-	ca := r.cfg.Claims
+	if r.lastClaims == nil {
+		r.lastClaims = map[int]wire.Claim{}
+	}
+	return claimsOf(r.cfg.Claims, r.cfg.Byzantine, r.byz, r.cfg.Identities[b], round, g, b, msgs, r.lastClaims)
+}
+
+// claimsOf rewrites the claim messages of Byzantine node b for the round:
+// its own claim (lied about, numbered by the adversary), the attack
+// claims, and the claims its layer forwards, unchanged. byzantine lists
+// every Byzantine node and byzSet says who is; last holds each Byzantine node's
+// own claim of the previous round (for Replay) and is updated. The
+// messages are returned unsigned, without sequence numbers.
+func claimsOf(ca ClaimAttack, byzantine []int, byzSet []bool, id *wire.Identity, round int, g *topology.Graph, b int, msgs []*wire.Message, last map[int]wire.Claim) ([]*wire.Message, error) {
 	var out []*wire.Message
-	id := r.cfg.Identities[b]
 	claimMsg := func(c wire.Claim) *wire.Message {
 		return &wire.Message{Header: wire.Header{Kind: wire.KindClaim, From: uint32(b), To: wire.Broadcast, Round: uint64(round)}, Claim: c}
 	}
@@ -68,8 +77,8 @@ func (r *runner) claimAdversary(round int, g *topology.Graph, b int, msgs []*wir
 			out = append(out, claimMsg(c)) // a forward, or no claim attack
 			continue
 		}
-		coalition := make([]uint32, 0, len(r.cfg.Byzantine))
-		for _, o := range r.cfg.Byzantine {
+		coalition := make([]uint32, 0, len(byzantine))
+		for _, o := range byzantine {
 			if o != b {
 				coalition = append(coalition, uint32(o))
 			}
@@ -99,11 +108,11 @@ func (r *runner) claimAdversary(round int, g *topology.Graph, b int, msgs []*wir
 				out = append(out, claimMsg(f))
 			}
 		}
-		if prev, ok := r.lastClaims[b]; ok && ca.Replay {
+		if prev, ok := last[b]; ok && ca.Replay {
 			out = append(out, claimMsg(prev))
 		}
 		if ca.Forge {
-			if h := firstHonest(g.Out(b), r.byz); h >= 0 {
+			if h := firstHonest(g.Out(b), byzSet); h >= 0 {
 				f := wire.Claim{Source: uint32(h), Round: uint64(round), Version: 1<<40 + uint64(round), Hop: 1, Sig: c.Sig}
 				for _, o := range c.Neighbors {
 					if o != uint32(h) {
@@ -113,10 +122,7 @@ func (r *runner) claimAdversary(round int, g *topology.Graph, b int, msgs []*wir
 				out = append(out, claimMsg(f))
 			}
 		}
-		if r.lastClaims == nil {
-			r.lastClaims = map[int]wire.Claim{}
-		}
-		r.lastClaims[b] = c
+		last[b] = c
 	}
 	return out, nil
 }

@@ -147,9 +147,12 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 	return &runner{cfg: cfg, nodes: nodes, byz: byz, workers: w}, nil
 }
 
-func (r *runner) evaluated(round int) bool {
-	k := r.cfg.EvalEvery
-	return k <= 1 || (round+1)%k == 0 || round == r.cfg.Rounds-1
+func (r *runner) evaluated(round int) bool { return Evaluated(round, r.cfg.Rounds, r.cfg.EvalEvery) }
+
+// Evaluated reports whether the simulator evaluates round (0-based) of
+// rounds with Config.EvalEvery = every: every every-th round and the last.
+func Evaluated(round, rounds, every int) bool {
+	return every <= 1 || (round+1)%every == 0 || round == rounds-1
 }
 
 // Evaluations is how many of rounds rounds the simulator evaluates with
@@ -231,28 +234,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	}
 
 	// 3. The records: the nodes' Ready values with the ground truth.
-	trust := make([]*metrics.NodeTrust, n)
-	for i, rd := range ready {
-		nr := &rec.Nodes[i]
-		nr.TrainLoss, nr.Steps = rd.Train.MeanLoss, rd.Train.Steps
-		nr.Rejected = rd.Rejected
-		nr.ByzWeight = byzWeight(rd.Weights, r.byz)
-		for _, s := range rd.Scores {
-			byz := s.From >= 0 && s.From < n && r.byz[s.From]
-			nr.Scores = append(nr.Scores, metrics.Score{From: s.From, Byzantine: byz, Kind: s.Kind, Value: s.Value})
-		}
-		if ev := rd.Eval; ev != nil {
-			nr.Evaluated = true
-			nr.LocalAcc, nr.LocalLoss = ev.Local.Accuracy, ev.Local.Loss
-			nr.GlobalAcc, nr.GlobalLoss = ev.Global.Accuracy, ev.Global.Loss
-		}
-		if t := rd.Trust; t != nil {
-			trust[i] = &metrics.NodeTrust{Trust: t.Trust, Screened: t.Screened, Edges: t.Edges,
-				ClaimsAccepted: t.ClaimsAccepted, ClaimsRejected: t.ClaimsRejected}
-		}
-	}
-	rec.SummarizeTrust(g, trust)
-	rec.Summarize()
+	Record(rec, g, r.byz, ready)
 	if r.cfg.Timings != nil {
 		t := metrics.Timing{Round: round, Seconds: time.Since(t0).Seconds(), TrainSeconds: trainSecs}
 		for i := range n {
@@ -264,26 +246,39 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	return rec, nil
 }
 
-// traffic adds each sender's bytes of the phase, in a fixed order: the
-// encoded size of every message once per link it is put on, dropped or not.
+// traffic adds each sender's bytes of the phase (Traffic), in a fixed
+// order.
 func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) error {
 	for j, msgs := range outbox {
-		for _, m := range msgs {
-			size, err := wire.EncodedSize(m)
-			if err != nil {
-				return fmt.Errorf("node %d: %w", j, err)
-			}
-			links := 1
-			if m.To == wire.Broadcast {
-				links = len(g.Out(j))
-			}
-			rec.Nodes[j].BytesSent += size * links
-			if m.Kind == wire.KindClaim {
-				rec.Nodes[j].ClaimBytes += size * links
-			}
+		bytes, claims, err := Traffic(g, j, msgs)
+		if err != nil {
+			return err
 		}
+		rec.Nodes[j].BytesSent += bytes
+		rec.Nodes[j].ClaimBytes += claims
 	}
 	return nil
+}
+
+// Traffic is what node j's messages msgs put on the links of the round's
+// graph g: the encoded size of every message once per link it is put on,
+// dropped or not, and the part of it that carried topology claims.
+func Traffic(g *topology.Graph, j int, msgs []*wire.Message) (bytes, claimBytes int, err error) {
+	for _, m := range msgs {
+		size, err := wire.EncodedSize(m)
+		if err != nil {
+			return 0, 0, fmt.Errorf("node %d: %w", j, err)
+		}
+		links := 1
+		if m.To == wire.Broadcast {
+			links = len(g.Out(j))
+		}
+		bytes += size * links
+		if m.Kind == wire.KindClaim {
+			claimBytes += size * links
+		}
+	}
+	return bytes, claimBytes, nil
 }
 
 // deliver routes the phase's messages addressed to node i along its

@@ -8,6 +8,8 @@
 //	trellis presets                   the built-in configs
 //	trellis config defaults           every key with its default
 //	trellis bench rules               κ̂-robustness of every rule under every attack
+//	trellis launch CONFIG|PRESET      a deployed run on this machine: monitor + one process per node
+//	trellis node / monitor / keys     one node process, the passive monitor, a deployment's keys
 package main
 
 import (
@@ -52,6 +54,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout")
 	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
 	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o))
+	root.AddCommand(nodeCmd(o))
+	root.AddCommand(monitorCmd(o))
+	root.AddCommand(launchCmd(o))
+	root.AddCommand(keysCmd(o))
 	return root
 }
 

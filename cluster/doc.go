@@ -1,0 +1,126 @@
+// Package cluster is driver 2 of the round protocol: one OS process per
+// node over ZeroMQ, rounds in lock-step or on a wall-clock epoch, a passive
+// monitor that writes the run directory a simulated run writes, and a
+// launcher that runs it all on one machine.
+//
+// A node process (RunNode) builds its node from the experiment config as
+// the simulator does (experiment.Setup.BuildNode: same split, graph,
+// adversary, all from the seed), and each round calls Begin, Train (idle
+// Byzantine nodes do not), then per exchange phase Outbox — a Byzantine
+// node's messages rewritten by its own sim.Adversary, from what it has —
+// sends them along the round's out-links (per-link drops from the seed),
+// Steps what arrived in the simulator's order (sender order along the
+// round's in-links, each sender's in arrival order), and End; it pushes a
+// signed Record (its Ready, bytes sent, what it refused, what was late or
+// missing) to the monitor. The monitor (RunMonitor) adds the ground truth
+// it knows from the config (who is Byzantine, the round's graph) and
+// builds each round's metrics.Round with sim.Record, so in lock-step mode
+// metrics.jsonl is the simulator's bit for bit (a test). It only binds a
+// PULL socket: it never sends to a node.
+//
+// # Timing
+//
+// Lockstep: a phase closes when every in-neighbour's phase marker arrived,
+// or after a generous timeout (Timing.PhaseTimeout). Wallclock (spec/dmtt.md,
+// Eq. 18): round k runs in [t0 + kΔ, t0 + (k+1)Δ); training stops between
+// batches at t0 + kΔ + TrainShare·Δ; a phase closes early when every marker
+// arrived, else at its sub-deadline (the last phase at the window's end
+// minus Grace; an earlier phase at half the time left), and the node ends
+// the round with what it has. A node that is past a window (it started
+// late) joins the window that is open. Early messages (up to two rounds
+// ahead) are held; late ones are handed to the node, which drops and counts
+// them, and counted in the Record. SIGINT or SIGTERM stops a node after its
+// current round; it then tells every peer it leaves (a leave marker), so
+// no phase waits for it.
+//
+// # Transport: why our own ZMTP
+//
+// The paper's runtime uses ZeroMQ; so does this one, on the wire: ZMTP 3.1
+// with the NULL mechanism, PUSH → PULL, over tcp:// and ipc:// (zmtp.go).
+// A peer on real libzmq talks to a trellis node (the Python interop test).
+// The implementation is our own, about 400 lines of Go, because the pure-Go
+// library (github.com/go-zeromq/zmq4 v0.17.0, the version the module proxy
+// serves) allocates whatever length a peer's frame header announces before
+// reading the frame (conn.go: make([]byte, size) with size up to 2^63):
+// one 10-byte frame header from a hostile peer killed a test process with
+// "fatal error: runtime: out of memory", which no recover catches; it has
+// no maximum message size option. The cgo binding (github.com/pebbe/zmq4)
+// has ZMQ_MAXMSGSIZE but needs libzmq and cgo, so `go install` would no
+// longer give a static binary. Ours keeps the binary static and is built
+// for the fault tests: a frame above the size limit closes its connection
+// before anything is allocated, and a frame's buffer grows only as its
+// bytes arrive (within a deadline); the handshake has a deadline; a
+// Listener serves a bounded number of connections; each peer has its own
+// PUSH connection with a bounded queue (frames and bytes), so Send never
+// blocks and a slow or dead peer costs only its own queue (full: dropped
+// and counted); a Pusher reconnects with backoff after an error and sends
+// the interrupted frame again (a duplicate is dropped by the receiver).
+// Multi-part messages are refused (trellis sends single frames) and ZMTP
+// commands after the handshake (PING) are ignored. A connection that
+// delivers a frame no honest peer sends (garbage, an unknown sender, a bad
+// signature) is closed, and one that is idle for 10 minutes too (a Pusher
+// reconnects when it next sends). What this does not stop: the NULL
+// mechanism authenticates no connection, so a peer that opens connections
+// up to the Listener's limit (4 per node plus 16) and keeps them busy
+// with valid-looking traffic can keep an honest peer from connecting;
+// ZMTP's CURVE mechanism would close that gap.
+//
+// # Frames
+//
+// Every ZMTP message trellis sends is one frame (ZMTP's 0x00 short or 0x02
+// long flags, then the length, big-endian), and its first byte says what
+// it holds:
+//
+//	0x01  a wire message: the signed encoding of package wire, unchanged
+//	      (format version 1; see wire's doc for the layout and signature)
+//	0xC1  a cluster control frame; its second byte is its type:
+//
+// Phase marker, 'P' (91 bytes; little-endian like wire):
+//
+//	offset  size  field
+//	     0     1  0xC1
+//	     1     1  'P'
+//	     2     4  from
+//	     6     4  to
+//	    10     8  round
+//	    18     4  phase (0xFFFFFFFF: "I take part in no round from `round` on")
+//	    22     4  count: messages sent on this link in the phase
+//	    26     1  1 if this was the round's last phase, else 0
+//	    27    64  Ed25519ctx signature by `from`, context
+//	              "trellis/cluster/v1 phase marker", over bytes 0–26
+//
+// A sender's messages after its marker for phase p of round r belong to
+// phase p+1 (its connection keeps them in order); a marker is accepted
+// only if it advances its sender's (round, phase).
+//
+// Record, 'R' (node → monitor):
+//
+//	offset  size  field
+//	     0     1  0xC1
+//	     1     1  'R'
+//	     2     4  node
+//	     6     8  round (0xFFFF…FF: the node's last, "done" record)
+//	    14     4  L: body length
+//	    18     L  body: a Record, encoding/gob
+//	  18+L    64  Ed25519ctx signature by the node, context
+//	              "trellis/cluster/v1 record", over bytes 0 to 18+L−1
+//
+// The monitor verifies a record's signature before it decodes anything.
+//
+// # Validation before the node
+//
+// On a connection's goroutine, before anything reaches the node: a frame
+// that is not one of the above, or a message that does not decode within
+// wire's limits, is garbage; a sender not in the peers file is refused;
+// the message signature is verified (so a forger cannot fill an honest
+// sender's buffer); an exact duplicate within a phase, a message more than
+// two rounds ahead, and anything beyond a sender's buffer bounds (4096
+// messages, 64 MiB plus four maximal messages) are dropped. Each is
+// counted by reason in the round's Record. Then the node's own validator
+// runs as in simulation (wire.Validator).
+//
+// Keys: a node holds its private key file and the peers file (endpoints
+// and every node's public key, `trellis keys`), and verifies only the keys
+// listed there; without key files (SeedKeys, for tests and lock-step
+// comparisons) they derive from the seed, as in simulation.
+package cluster

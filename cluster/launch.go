@@ -1,0 +1,251 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/sim"
+)
+
+// LaunchConfig is a deployed run on one machine: a monitor and one process
+// per node, started from the trellis binary Exe.
+type LaunchConfig struct {
+	Exe    string
+	Config experiment.Config
+	// Out is the run directory (the monitor writes it); the launch keeps
+	// its config, keys, peers file and the processes' logs in Out/cluster.
+	Out    string
+	Timing Timing
+	// SeedKeys derives the keys from the seed (simulation keys, not
+	// secret) instead of writing fresh key files.
+	SeedKeys bool
+	// TCP puts the endpoints on 127.0.0.1 ports instead of Unix sockets.
+	TCP bool
+	// Randomness is the nodes' --randomness ("private" or "seeded").
+	Randomness string
+	// StartDelay (wall-clock) is how long after the launch the epoch t0
+	// falls, for the processes to load their data (default 15 s).
+	StartDelay time.Duration
+	// Stderr receives the monitor's progress, unless Quiet.
+	Stderr io.Writer
+	Quiet  bool
+}
+
+// ClusterDir is the subdirectory of a launched run's directory with what
+// the launch wrote besides the run's files.
+const ClusterDir = "cluster"
+
+// CheckLocal reports whether the experiment can run as one process per
+// node: its Byzantine nodes' attack must be computable from what each has
+// (sim.NewAdversary refuses the omniscient ones).
+func CheckLocal(s experiment.Setup) error {
+	s = s.Defaults()
+	byz, err := Byzantine(s)
+	if err != nil || len(byz) == 0 {
+		return err
+	}
+	_, err = sim.NewAdversary(sim.AdversaryConfig{Nodes: s.Nodes, Byzantine: byz, Attack: s.Attack,
+		SameForAll: s.SameForAll, Claims: s.Claims, Seed: s.Seed}, byz[0], nil)
+	return err
+}
+
+// Launch writes the run's config, keys and peers file, starts the monitor
+// and the nodes, and waits for them. Cancelling ctx asks every process to
+// stop after its current round (SIGINT) and kills those still running a
+// minute later; the run directory then holds every finished round.
+func Launch(ctx context.Context, lc LaunchConfig) error {
+	c := lc.Config
+	if len(c.Sweep.Seeds) > 0 || len(c.Sweep.Grid) > 0 || len(c.Sweep.Variants) > 0 {
+		return errors.New("launch runs one experiment: this config has a [sweep]; run its runs' configs one at a time")
+	}
+	s, err := SetupOf(c)
+	if err != nil {
+		return err
+	}
+	if err := CheckLocal(s); err != nil {
+		return fmt.Errorf("this experiment cannot run as one process per node: %w", err)
+	}
+	cdir := filepath.Join(lc.Out, ClusterDir)
+	if err := os.MkdirAll(cdir, 0o755); err != nil {
+		return err
+	}
+	var cfgText bytes.Buffer
+	if err := toml.NewEncoder(&cfgText).Encode(c); err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(cdir, "config.toml")
+	if err := os.WriteFile(cfgPath, cfgText.Bytes(), 0o644); err != nil {
+		return err
+	}
+	sock, err := os.MkdirTemp("", "trellis-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(sock)
+	peers := IPCEndpoints(sock, c.Nodes)
+	if lc.TCP {
+		if peers, err = LoopbackEndpoints(c.Nodes); err != nil {
+			return err
+		}
+	}
+	keyDir := filepath.Join(cdir, "keys")
+	peersPath := filepath.Join(keyDir, PeersFile)
+	if lc.SeedKeys {
+		if err := os.MkdirAll(keyDir, 0o755); err != nil {
+			return err
+		}
+		err = peers.Write(peersPath)
+	} else {
+		err = WriteKeys(keyDir, peers, rand.Reader)
+	}
+	if err != nil {
+		return err
+	}
+	t, err := lc.Timing.withDefaultsForLaunch(lc.StartDelay)
+	if err != nil {
+		return err
+	}
+	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", string(t.Mode)}
+	if lc.Randomness != "" {
+		common = append(common, "--randomness", lc.Randomness)
+	}
+	var nodeArgs []string
+	var gap time.Duration
+	switch t.Mode {
+	case Lockstep:
+		nodeArgs = []string{"--phase-timeout", t.PhaseTimeout.String()}
+	case Wallclock:
+		nodeArgs = []string{"--epoch", t.Epoch.Format(time.RFC3339Nano), "--delta", t.Delta.String(), "--grace", t.Grace.String()}
+		gap = 2 * t.Delta
+	}
+	stderr := lc.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	var procs []*exec.Cmd
+	start := func(name string, args []string, out io.Writer) error {
+		cmd := exec.Command(lc.Exe, args...)
+		cmd.Stdout, cmd.Stderr = out, out
+		// Their own process group (the launch forwards Ctrl-C itself), and
+		// killed if the launch dies.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("starting %s: %w", name, err)
+		}
+		procs = append(procs, cmd)
+		return nil
+	}
+	stopAll := func(sig os.Signal) {
+		for _, p := range procs {
+			if p.ProcessState == nil {
+				_ = p.Process.Signal(sig)
+			}
+		}
+	}
+	monArgs := append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...)
+	if lc.Quiet {
+		monArgs = append(monArgs, "-q")
+	}
+	if err := start("the monitor", monArgs, stderr); err != nil {
+		return err
+	}
+	logs := make([]*os.File, c.Nodes)
+	defer func() {
+		for _, f := range logs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	for i := range c.Nodes {
+		f, err := os.Create(filepath.Join(cdir, fmt.Sprintf("node-%d.log", i)))
+		if err != nil {
+			stopAll(syscall.SIGKILL)
+			return err
+		}
+		logs[i] = f
+		args := append(append([]string{"node", "--id", strconv.Itoa(i)}, common...), nodeArgs...)
+		if !lc.SeedKeys {
+			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
+		}
+		if err := start(fmt.Sprintf("node %d", i), args, f); err != nil {
+			stopAll(syscall.SIGKILL)
+			return err
+		}
+	}
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for k, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = p.Wait()
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		stopAll(syscall.SIGINT)
+		select {
+		case <-finished:
+		case <-time.After(time.Minute):
+			stopAll(syscall.SIGKILL)
+			<-finished
+		}
+	}
+	var bad []error
+	for k, err := range errs {
+		if err == nil {
+			continue
+		}
+		who := "the monitor"
+		if k > 0 {
+			who = fmt.Sprintf("node %d (log: %s)", k-1, logs[k-1].Name())
+		}
+		bad = append(bad, fmt.Errorf("%s: %w", who, err))
+	}
+	if ctx.Err() != nil {
+		// The processes' exit statuses say they were stopped: expected.
+		return fmt.Errorf("interrupted; the finished rounds are in %s", lc.Out)
+	}
+	return errors.Join(bad...)
+}
+
+// SetupOf is c's Setup without its data: what the launch and the monitor
+// need (graph, adversary, rounds), not the samples.
+func SetupOf(c experiment.Config) (experiment.Setup, error) { return c.Setup(data.TrainTest{}) }
+
+// withDefaultsForLaunch fills the launch's timing: the epoch StartDelay
+// from now in wall-clock mode.
+func (t Timing) withDefaultsForLaunch(delay time.Duration) (Timing, error) {
+	if t.Mode == "" {
+		t.Mode = Lockstep
+	}
+	if t.Mode == Wallclock && t.Epoch.IsZero() {
+		if delay <= 0 {
+			delay = 15 * time.Second
+		}
+		if t.Delta <= 0 {
+			t.Delta = 10 * time.Second
+		}
+		t.Epoch = time.Now().Add(delay)
+	}
+	return t.withDefaults()
+}

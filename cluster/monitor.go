@@ -1,0 +1,249 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/topology"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// MonitorConfig is the passive monitor of a deployed run.
+type MonitorConfig struct {
+	// Config is the experiment; Setup is its Setup (the monitor needs the
+	// graph and the Byzantine nodes, not the data).
+	Config experiment.Config
+	Setup  experiment.Setup
+	// Endpoint is where the monitor's PULL socket binds (the peers file's
+	// monitor).
+	Endpoint string
+	// Directory holds the nodes' public keys: a record is decoded only
+	// once its signature verifies.
+	Directory *wire.Directory
+	// Dir is the run directory; Randomness goes into its manifest.
+	Dir        string
+	Randomness string
+	// Gap, when positive, writes a round that some nodes have not reported
+	// Gap after its first record arrived, with those nodes marked missing
+	// (wall-clock mode: a node died); 0 waits for every node's record.
+	Gap      time.Duration
+	Progress experiment.Progress
+	Log      *slog.Logger
+}
+
+// stopWait is how long a stopped monitor waits for the nodes to finish
+// their current round (the launch kills what still runs after a minute).
+const stopWait = 45 * time.Second
+
+// pending is a round whose records are arriving.
+type pending struct {
+	ready   []node.Ready
+	got     []bool
+	n       int
+	first   time.Time
+	last    time.Time // the last record's arrival
+	records []*Record
+}
+
+// RunMonitor receives the nodes' records on a PULL socket (it never sends
+// anything to a node) and writes the run directory a simulated run writes
+// (experiment.CreateRunDir), each round's record built as the simulator
+// builds it (sim.Record) from the nodes' Ready values and the ground truth
+// the monitor knows from the config. It returns when every round is
+// written or every node said it is done (the summary is written), or when
+// ctx is cancelled (the rounds complete by then are written, no summary).
+func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := cfg.Setup.Defaults()
+	graph, err := s.Graph(s.Nodes, s.Seed)
+	if err != nil {
+		return experiment.Final{}, err
+	}
+	byzIDs, err := Byzantine(s)
+	if err != nil {
+		return experiment.Final{}, err
+	}
+	byz := make([]bool, s.Nodes)
+	for _, b := range byzIDs {
+		byz[b] = true
+	}
+	records := make(chan *Record, 4*s.Nodes)
+	quit := make(chan struct{})
+	ln, err := Listen(cfg.Endpoint, maxRecordBytes+recordHeader+wire.SignatureSize, 4*s.Nodes+16, func(frame []byte) bool {
+		rec, err := decodeRecord(frame, cfg.Directory)
+		if err != nil || rec.Node < 0 || rec.Node >= s.Nodes || rec.Round < -1 || rec.Round >= s.Rounds {
+			log.Warn("record refused", "err", err)
+			return false
+		}
+		select {
+		case records <- rec:
+		case <-quit:
+		}
+		return true
+	})
+	if err != nil {
+		return experiment.Final{}, err
+	}
+	defer ln.Close()
+	defer close(quit) // before Close: no handler stays blocked
+	rd, err := experiment.CreateRunDir(cfg.Config, cfg.Dir, cfg.Randomness, cfg.Progress)
+	if err != nil {
+		return experiment.Final{}, err
+	}
+	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log, prev: time.Now()}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	// A stop (ctx) lets the nodes finish their current round: the monitor
+	// takes records until every node is done, for at most stopWait, and
+	// writes only the rounds complete by then.
+	var runErr error
+	ctxDone, stopTimer := ctx.Done(), (<-chan time.Time)(nil)
+loop:
+	for m.next < s.Rounds && m.ndone < s.Nodes {
+		select {
+		case rec := <-records:
+			if err := m.add(rec); err != nil {
+				runErr = err
+				break loop
+			}
+		case <-tick.C:
+		case <-ctxDone:
+			ctxDone, stopTimer = nil, time.After(stopWait)
+		case <-stopTimer:
+			break loop
+		}
+		if err := m.flush(cfg.Gap, false); err != nil {
+			runErr = err
+			break
+		}
+	}
+	stopping := ctxDone == nil
+	if stopping && runErr == nil {
+		runErr = ctx.Err()
+	}
+	// Every round is written: give the nodes a moment to say they are done
+	// (their last frames then leave their queues without waiting for a
+	// monitor that is gone).
+	for end := time.After(5 * time.Second); runErr == nil && m.next == s.Rounds && m.ndone < s.Nodes; {
+		select {
+		case rec := <-records:
+			_ = m.add(rec)
+		case <-end:
+			m.ndone = s.Nodes
+		case <-ctx.Done():
+			m.ndone = s.Nodes
+		}
+	}
+	if runErr == nil && m.next < s.Rounds {
+		// Every node is done, some early (stopped on their own): write
+		// what arrived, the missing records marked.
+		if err := m.flush(0, true); err != nil {
+			runErr = err
+		}
+		if runErr == nil && m.next < s.Rounds {
+			runErr = fmt.Errorf("the nodes stopped after %d of %d rounds", m.next, s.Rounds)
+		}
+	}
+	return rd.Close(runErr)
+}
+
+type monitor struct {
+	s     experiment.Setup
+	graph topology.Dynamic
+	byz   []bool
+	rd    *experiment.RunDir
+	pend  map[int]*pending
+	next  int
+	done  []bool
+	ndone int
+	log   *slog.Logger
+	// prev is when the previous round's last record arrived (the
+	// monitor's start for round 0).
+	prev time.Time
+}
+
+func (m *monitor) add(rec *Record) error {
+	if rec.Done {
+		if !m.done[rec.Node] {
+			m.done[rec.Node] = true
+			m.ndone++
+		}
+		return nil
+	}
+	if rec.Round < m.next {
+		m.log.Warn("record of a round already written", "node", rec.Node, "round", rec.Round)
+		return nil
+	}
+	p := m.pend[rec.Round]
+	if p == nil {
+		p = &pending{ready: make([]node.Ready, m.s.Nodes), got: make([]bool, m.s.Nodes), first: time.Now(),
+			records: make([]*Record, m.s.Nodes)}
+		m.pend[rec.Round] = p
+	}
+	if p.got[rec.Node] {
+		return nil // a duplicate (a Pusher resent it after a reconnect)
+	}
+	p.got[rec.Node], p.ready[rec.Node], p.records[rec.Node] = true, rec.Ready, rec
+	p.n++
+	p.last = time.Now()
+	return nil
+}
+
+// flush writes the rounds that are complete, in order; with gap > 0 also
+// a round that waited gap, and with all every round up to the first that
+// has no record.
+func (m *monitor) flush(gap time.Duration, all bool) error {
+	for m.next < m.s.Rounds {
+		p := m.pend[m.next]
+		switch {
+		case p != nil && p.n == m.s.Nodes:
+		case p != nil && gap > 0 && time.Since(p.first) > gap:
+		case all && p != nil:
+		default:
+			return nil
+		}
+		if err := m.write(m.next, p); err != nil {
+			return err
+		}
+		delete(m.pend, m.next)
+		m.next++
+	}
+	return nil
+}
+
+// write builds round r's record as the simulator does and writes it. Its
+// timing's round_seconds is the time from the last record of the previous
+// round to the last of this one (from the monitor's start for round 0,
+// which so includes the nodes' start-up): the period at which the cluster
+// finishes rounds.
+func (m *monitor) write(r int, p *pending) error {
+	n := m.s.Nodes
+	rec := &metrics.Round{Round: r, Evaluated: sim.Evaluated(r, m.s.Rounds, m.s.EvalEvery), Nodes: make([]metrics.NodeRound, n)}
+	t := metrics.Timing{Round: r, Seconds: max(p.last.Sub(m.prev), 0).Seconds()}
+	if !p.last.IsZero() {
+		m.prev = p.last
+	}
+	for i := range n {
+		rec.Nodes[i] = metrics.NodeRound{Node: i, Byzantine: m.byz[i], Missing: !p.got[i]}
+		if x := p.records[i]; x != nil {
+			rec.Nodes[i].BytesSent, rec.Nodes[i].ClaimBytes = x.BytesSent, x.ClaimBytes
+			t.TrainSeconds = max(t.TrainSeconds, x.TrainSeconds)
+			t.TrainNodeSeconds += x.TrainSeconds
+		}
+	}
+	if missing := n - p.n; missing > 0 {
+		m.log.Warn("round written without some nodes' records", "round", r, "missing", missing)
+	}
+	sim.Record(rec, m.graph.At(r), m.byz, p.ready)
+	m.rd.Timing(t)
+	return m.rd.Round(rec)
+}

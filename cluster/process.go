@@ -1,0 +1,461 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/topology"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// Mode is how a node closes its exchange phases.
+type Mode string
+
+const (
+	// Lockstep closes a phase when every in-neighbour's phase marker
+	// arrived (or after Timing.PhaseTimeout): the simulator's rounds, so
+	// that simulation and deployment give the same metrics.
+	Lockstep Mode = "lockstep"
+	// Wallclock runs round k in [t0 + kΔ, t0 + (k+1)Δ) (spec/dmtt.md,
+	// Eq. 18): training until its share of the window, then the phases,
+	// each closing early when every marker arrived or at its sub-deadline;
+	// a node that misses a deadline ends the round with what it has.
+	Wallclock Mode = "wallclock"
+)
+
+// Timing says when rounds and phases close.
+type Timing struct {
+	Mode Mode
+	// PhaseTimeout (lock-step) is the longest a phase waits for its
+	// markers (default 2 minutes: generous, for a peer that died).
+	PhaseTimeout time.Duration
+	// Epoch is t0 and Delta is Δ (wall-clock). Grace is kept free at the
+	// end of each window for End and the record (default Δ/10), and
+	// TrainShare is the fraction of the window training may take (default
+	// 0.5; training stops between batches at that deadline).
+	Epoch      time.Time
+	Delta      time.Duration
+	Grace      time.Duration
+	TrainShare float64
+}
+
+func (t Timing) withDefaults() (Timing, error) {
+	switch t.Mode {
+	case Lockstep:
+		if t.PhaseTimeout <= 0 {
+			t.PhaseTimeout = 2 * time.Minute
+		}
+	case Wallclock:
+		if t.Delta <= 0 || t.Epoch.IsZero() {
+			return t, errors.New("wall-clock mode needs an epoch t0 and a round length Δ > 0")
+		}
+		if t.Grace <= 0 {
+			t.Grace = t.Delta / 10
+		}
+		if t.TrainShare <= 0 || t.TrainShare >= 1 {
+			t.TrainShare = 0.5
+		}
+		if t.Grace >= t.Delta {
+			return t, fmt.Errorf("grace %v must be shorter than Δ = %v", t.Grace, t.Delta)
+		}
+	default:
+		return t, fmt.Errorf("timing mode %q: want %q or %q", t.Mode, Lockstep, Wallclock)
+	}
+	return t, nil
+}
+
+// NodeConfig is one node process.
+type NodeConfig struct {
+	ID int
+	// Setup is the experiment (experiment.Config.Setup), its Random set to
+	// the node's randomness.
+	Setup experiment.Setup
+	Keys  experiment.KeySource
+	Peers *Peers
+	Timing
+	// MaxBuffered bounds the bytes held per sender (default 64 MiB plus
+	// four of the largest messages the limits allow).
+	MaxBuffered int
+	Log         *slog.Logger
+}
+
+// driver runs one node.
+type driver struct {
+	cfg    NodeConfig
+	s      experiment.Setup
+	id     int
+	n      *node.Node
+	ident  *wire.Identity
+	graph  topology.Dynamic
+	drops  topology.Drops
+	byz    []bool
+	adv    *sim.Adversary
+	in     *inbox
+	ln     *Listener
+	peers  []*Pusher
+	mon    *Pusher
+	global bool
+	log    *slog.Logger
+}
+
+// Limits of the transport.
+const (
+	queueFrames = 4096
+	queueBytes  = 512 << 20
+	linger      = 10 * time.Second
+	peerLinger  = 2 * time.Second
+)
+
+// RunNode runs node cfg.ID for the experiment's rounds: it binds its
+// endpoint, and each round Begins, Trains (idle Byzantine nodes do not),
+// sends each phase's Outbox to the round's out-neighbours (a Byzantine
+// node's as its adversary rewrites it, sim.Adversary), Steps what arrived,
+// Ends, and pushes its Record to the monitor. Cancelling ctx stops it after
+// the current round (a graceful stop).
+func RunNode(ctx context.Context, cfg NodeConfig) error {
+	d, err := newDriver(cfg)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	rounds := d.s.Rounds
+	last := -1
+	defer func() { d.leave(last) }()
+	for r := 0; r < rounds; r++ {
+		if ctx.Err() != nil {
+			d.log.Info("stopping after the current round", "round", r)
+			break
+		}
+		if d.cfg.Mode == Wallclock {
+			var ok bool
+			if r, ok = d.waitRound(ctx, r); !ok {
+				break
+			}
+			if r >= rounds {
+				break
+			}
+		}
+		rec, err := d.round(ctx, r)
+		if err != nil {
+			return fmt.Errorf("node %d round %d: %w", d.id, r, err)
+		}
+		if err := d.push(rec); err != nil {
+			return err
+		}
+		last = r
+	}
+	return d.push(&Record{Node: d.id, Round: -1, Done: true})
+}
+
+// leave tells every peer that this node takes part in no round after
+// last, so that none waits for it (the graph may make any peer a
+// neighbour later).
+func (d *driver) leave(last int) {
+	for j, p := range d.peers {
+		if p == nil {
+			continue
+		}
+		if mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(j), Round: uint64(last + 1), Phase: leavePhase}, d.ident); err == nil {
+			p.Send(mk)
+		}
+	}
+}
+
+func newDriver(cfg NodeConfig) (*driver, error) {
+	var err error
+	if cfg.Timing, err = cfg.Timing.withDefaults(); err != nil {
+		return nil, err
+	}
+	d := &driver{cfg: cfg, s: cfg.Setup.Defaults(), id: cfg.ID, log: cfg.Log}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	s := d.s
+	if cfg.Peers == nil || len(cfg.Peers.Nodes) != s.Nodes {
+		return nil, fmt.Errorf("the peers file must list the config's %d nodes", s.Nodes)
+	}
+	if d.n, err = s.BuildNode(cfg.ID, cfg.Keys); err != nil {
+		return nil, err
+	}
+	if d.ident, err = cfg.Keys.Identity(cfg.ID); err != nil {
+		return nil, err
+	}
+	dir, err := cfg.Keys.Directory()
+	if err != nil {
+		return nil, err
+	}
+	if d.graph, err = s.Graph(s.Nodes, s.Seed); err != nil {
+		return nil, err
+	}
+	if d.drops, err = topology.NewDrops(s.Drop, s.Seed); err != nil {
+		return nil, err
+	}
+	byzIDs, err := Byzantine(s)
+	if err != nil {
+		return nil, err
+	}
+	d.byz = make([]bool, s.Nodes)
+	for _, b := range byzIDs {
+		d.byz[b] = true
+	}
+	if d.byz[d.id] {
+		d.adv, err = sim.NewAdversary(sim.AdversaryConfig{Nodes: s.Nodes, Byzantine: byzIDs, Attack: s.Attack,
+			SameForAll: s.SameForAll, Claims: s.Claims, Seed: s.Seed}, d.id, d.ident)
+		if err != nil {
+			return nil, fmt.Errorf("node %d is Byzantine: %w", d.id, err)
+		}
+	}
+	d.global = s.GlobalTest != 0 && s.Data.Test != nil
+	limits := wire.DefaultLimits()
+	maxBuf := cfg.MaxBuffered
+	if maxBuf <= 0 {
+		maxBuf = 64<<20 + 4*limits.MaxMessageBytes
+	}
+	d.in = newInbox(d.id, s.Nodes, dir, limits, maxBuf)
+	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*s.Nodes+16, d.in.handle); err != nil {
+		return nil, err
+	}
+	d.peers = make([]*Pusher, s.Nodes)
+	for j := range d.peers {
+		if j != d.id {
+			if d.peers[j], err = Dial(cfg.Peers.Endpoint(j), queueFrames, queueBytes); err != nil {
+				d.close()
+				return nil, err
+			}
+		}
+	}
+	if d.mon, err = Dial(cfg.Peers.Monitor, queueFrames, queueBytes); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Byzantine is the experiment's Byzantine nodes, as the simulator chooses
+// them (sim.ChooseByzantine, or the configured ids).
+func Byzantine(s experiment.Setup) ([]int, error) {
+	if len(s.ByzantineIDs) > 0 {
+		return s.ByzantineIDs, nil
+	}
+	return sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed)
+}
+
+// close sends what is queued (a peer that is gone gets peerLinger, the
+// monitor linger), all connections at once, and unbinds.
+func (d *driver) close() {
+	var wg sync.WaitGroup
+	for _, p := range d.peers {
+		if p != nil {
+			wg.Go(func() { p.Close(peerLinger) })
+		}
+	}
+	if d.mon != nil {
+		wg.Go(func() { d.mon.Close(linger) })
+	}
+	wg.Wait()
+	if d.ln != nil {
+		d.ln.Close()
+	}
+}
+
+// window is round r's wall-clock window.
+func (d *driver) window(r int) (start, end time.Time) {
+	start = d.cfg.Epoch.Add(time.Duration(r) * d.cfg.Delta)
+	return start, start.Add(d.cfg.Delta)
+}
+
+// waitRound waits for round r's window; a node that is past it (it started
+// late, or a round overran) joins the round whose window is open.
+func (d *driver) waitRound(ctx context.Context, r int) (int, bool) {
+	now := time.Now()
+	if now.After(d.cfg.Epoch) {
+		cur := int(now.Sub(d.cfg.Epoch) / d.cfg.Delta)
+		if _, end := d.window(cur); end.Sub(now) < d.cfg.Grace+d.cfg.Delta/4 {
+			cur++ // too little of the window left to take part
+		}
+		if cur > r {
+			d.log.Warn("missed rounds", "from", r, "to", cur-1)
+			r = cur
+		}
+	}
+	start, _ := d.window(r)
+	select {
+	case <-time.After(time.Until(start)):
+		return r, true
+	case <-ctx.Done():
+		return r, false
+	}
+}
+
+// round runs round r.
+func (d *driver) round(ctx context.Context, r int) (*Record, error) {
+	t0 := time.Now()
+	g := d.graph.At(r)
+	in := g.In(d.id)
+	deg := make([]int, len(in))
+	for k, j := range in {
+		deg[k] = g.Degree(j)
+	}
+	rec := &Record{Node: d.id, Round: r}
+	d.in.open(uint64(r))
+	if err := d.n.Begin(r, node.Neighborhood{In: in, InDegree: deg, Degree: g.Degree(d.id)}); err != nil {
+		return nil, err
+	}
+	idle := d.byz[d.id] && d.s.ByzantineIdle
+	roundEnd := time.Time{}
+	if !idle {
+		tctx := context.WithoutCancel(ctx) // a round, once begun, finishes
+		if d.cfg.Mode == Wallclock {
+			start, end := d.window(r)
+			roundEnd = end.Add(-d.cfg.Grace)
+			var cancel context.CancelFunc
+			tctx, cancel = context.WithDeadline(tctx, start.Add(time.Duration(d.cfg.TrainShare*float64(d.cfg.Delta))))
+			defer cancel()
+		}
+		if _, err := d.n.Train(tctx); err != nil && !errors.Is(err, nn.ErrStopped) {
+			return nil, err
+		}
+	} else if d.cfg.Mode == Wallclock {
+		_, end := d.window(r)
+		roundEnd = end.Add(-d.cfg.Grace)
+	}
+	rec.TrainSeconds = time.Since(t0).Seconds()
+	for phase := 0; ; phase++ {
+		out, more, err := d.n.Outbox()
+		if err != nil {
+			return nil, err
+		}
+		if d.adv != nil {
+			if out, err = d.adv.Rewrite(r, g, out); err != nil {
+				return nil, err
+			}
+		}
+		b, cb, err := sim.Traffic(g, d.id, out)
+		if err != nil {
+			return nil, err
+		}
+		rec.BytesSent += b
+		rec.ClaimBytes += cb
+		if err := d.send(r, phase, g, out, !more); err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(d.cfg.PhaseTimeout)
+		if d.cfg.Mode == Wallclock {
+			deadline = roundEnd
+			if more { // later phases get the rest: half of what is left each
+				deadline = time.Now().Add(time.Until(roundEnd) / 2)
+			}
+		}
+		sl := slot{uint64(r), uint32(phase)}
+		rec.Missing = append(rec.Missing, d.wait(in, sl, deadline)...)
+		msgs, late := d.in.take(in, sl)
+		rec.Late += len(late)
+		for _, m := range late {
+			_ = d.n.Step(m) // dropped and counted by the node
+		}
+		for _, m := range msgs {
+			_ = d.n.Step(m) // a refusal is counted in Ready
+		}
+		if !more {
+			break
+		}
+	}
+	rd, err := d.n.End(node.EndOptions{Keep: idle, Evaluate: sim.Evaluated(r, d.s.Rounds, d.s.EvalEvery), Global: d.global})
+	if err != nil {
+		return nil, err
+	}
+	rec.Ready = rd
+	slices.Sort(rec.Missing)
+	rec.Missing = slices.Compact(rec.Missing)
+	rec.RoundSeconds = time.Since(t0).Seconds()
+	return rec, nil
+}
+
+// send puts the phase's messages on the round's out-links (a broadcast on
+// every one, a message to one peer on its link if it is one), each encoded
+// once, skipping the links the drops cut, then a marker on every out-link
+// with the count sent on it.
+func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last bool) error {
+	outs := g.Out(d.id)
+	counts := make(map[int]uint32, len(outs))
+	for _, m := range out {
+		b, err := wire.AppendEncode(nil, m)
+		if err != nil {
+			return err
+		}
+		targets := outs
+		if m.To != wire.Broadcast {
+			if !slices.Contains(outs, int(m.To)) {
+				continue // not a link of this round: the simulator delivers nothing either
+			}
+			targets = []int{int(m.To)}
+		}
+		for _, to := range targets {
+			if d.drops.Dropped(r, d.id, to) {
+				continue
+			}
+			d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
+			counts[to]++
+		}
+	}
+	for _, to := range outs {
+		mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(to), Round: uint64(r), Phase: uint32(phase),
+			Count: counts[to], Last: last}, d.ident)
+		if err != nil {
+			return err
+		}
+		d.peers[to].Send(mk)
+	}
+	return nil
+}
+
+// wait waits until every in-neighbour's marker for sl arrived (or the
+// neighbour left), or the deadline; it returns those missing.
+func (d *driver) wait(from []int, sl slot, deadline time.Time) []int {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		awaited, gone := d.in.missing(from, sl)
+		if len(awaited) == 0 {
+			return gone
+		}
+		select {
+		case <-d.in.wake:
+		case <-timer.C:
+			d.log.Warn("phase closed without every marker", "round", sl.round, "phase", sl.phase, "missing", awaited)
+			return append(awaited, gone...)
+		}
+	}
+}
+
+// push signs the record and queues it for the monitor.
+func (d *driver) push(rec *Record) error {
+	rec.Refused = d.in.takeRefused()
+	s := &d.ln.Stats
+	if v := s.Oversized.Swap(0); v > 0 {
+		rec.Refused["oversized"] += int(v)
+	}
+	if v := s.Handshakes.Swap(0); v > 0 {
+		rec.Refused["handshake"] += int(v)
+	}
+	if v := s.Closed.Swap(0); v > 0 {
+		rec.Refused["closed"] += int(v) // connections closed after an unacceptable frame
+	}
+	b, err := encodeRecord(rec, d.ident)
+	if err != nil {
+		return err
+	}
+	if !d.mon.Send(b) {
+		d.log.Warn("monitor queue full: record dropped", "round", rec.Round)
+	}
+	return nil
+}

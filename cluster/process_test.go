@@ -1,0 +1,373 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/experiment"
+)
+
+// The tests here start real processes: the trellis binary, built once per
+// test run. They are skipped under -short and where no Go toolchain is
+// found (the binary is built from this checkout).
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// trellisBinary builds cmd/trellis into a temporary directory once.
+func trellisBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts processes (the trellis binary, one per node): skipped under -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to build the trellis binary with")
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "trellis-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "trellis")
+		out, err := exec.Command(goTool, "build", "-o", binPath, "github.com/trellis-fl/trellis/cmd/trellis").CombinedOutput()
+		if err != nil {
+			binErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return "building trellis: " + e.err.Error() + "\n" + e.out }
+
+// writeConfig writes a config into a fresh directory.
+func writeConfig(t *testing.T, text string) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "cfg.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path
+}
+
+// logregFedAvg is a small FedAvg config on the complete graph.
+func logregFedAvg(name string, nodes, rounds, seed, samples int) string {
+	return fmt.Sprintf("name = %q\nnodes = %d\nrounds = %d\nseed = %d\n[data]\nsamples = %d\n[model]\nkind = \"logreg\"\n"+
+		"[strategy]\nname = \"fedavg\"\n[evaluation]\nglobal_test = 0\n", name, nodes, rounds, seed, samples)
+}
+
+// small configs: FedAvg on a 2-regular graph, and DMTT on the mobility
+// graph under the Gaussian attack (one draw per node and round for all its
+// recipients, idle Byzantine nodes) and the omission liar, as
+// configs/dmtt does, at a size that runs in seconds.
+const fedavgConfig = `
+name = "cluster-fedavg"
+nodes = 4
+rounds = 3
+seed = 7
+[data]
+samples = 2000
+[model]
+kind = "logreg"
+[topology]
+kind = "kregular"
+k = 2
+[strategy]
+name = "fedavg"
+[evaluation]
+global_test = 200
+`
+
+const dmttConfig = `
+name = "cluster-dmtt"
+nodes = 6
+rounds = 3
+seed = 42
+[data]
+samples = 3000
+[model]
+kind = "mlp"
+hidden = [32]
+head = "evidential"
+[partition]
+method = "dirichlet"
+alpha = 0.5
+split = [0.7, 0.1, 0.2]
+[topology]
+kind = "mobility"
+[evaluation]
+global_test = 0
+[adversary]
+fraction = 0.34
+attack = "gaussian"
+sigma = 10.0
+same_for_all = true
+idle = true
+liar = "omission"
+[strategy]
+name = "dmtt"
+`
+
+// TestLockstepMatchesSimulator is acceptance item 1 on small configs:
+// `trellis launch` (a monitor and one process per node over IPC, and over
+// TCP on the loopback, fresh key files, private randomness) writes
+// metrics.jsonl and rounds.jsonl bit-identical to the simulator's run of
+// the same config.
+func TestLockstepMatchesSimulator(t *testing.T) {
+	bin := trellisBinary(t)
+	for _, tc := range []struct {
+		name, text string
+		flags      []string
+	}{{"fedavg", fedavgConfig, nil}, {"dmtt", dmttConfig, nil}, {"fedavg-tcp", fedavgConfig, []string{"--tcp"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, cfgPath := writeConfig(t, tc.text)
+			c, err := experiment.LoadConfig(cfgPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			simDir := filepath.Join(dir, "sim")
+			if _, err := experiment.RunToDir(context.Background(), c, simDir, nil); err != nil {
+				t.Fatal(err)
+			}
+			cluDir := filepath.Join(dir, "cluster")
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a measurement
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append([]string{"launch", cfgPath, "-o", cluDir, "-q"}, tc.flags...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("trellis launch: %v\n%s", err, out)
+			}
+			for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile} {
+				want, err := os.ReadFile(filepath.Join(simDir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(filepath.Join(cluDir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(want) == 0 || !bytes.Equal(got, want) {
+					t.Errorf("%s differs from the simulator's (%d bytes, simulator %d)\ncluster:   %.300s\nsimulator: %.300s", f, len(got), len(want), got, want)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(cluDir, experiment.SummaryFile)); err != nil {
+				t.Errorf("no summary: %v", err)
+			}
+		})
+	}
+}
+
+// TestLaunchRefusesOmniscientAttack: an attack that needs every honest
+// payload of the round cannot run in node processes; launch says so
+// before starting any.
+func TestLaunchRefusesOmniscientAttack(t *testing.T) {
+	bin := trellisBinary(t)
+	dir, cfgPath := writeConfig(t, fedavgConfig+"[adversary]\nfraction = 0.25\nattack = \"alie\"\n")
+	out, err := exec.Command(bin, "launch", cfgPath, "-o", filepath.Join(dir, "out"), "-q").CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("omniscient")) || !bytes.Contains(out, []byte("alie")) {
+		t.Fatalf("launch with alie: err %v, output %q; want a refusal naming the attack and the omniscient view", err, out)
+	}
+}
+
+// TestWallclockSurvivesKilledNode: in wall-clock mode (Δ = 2 s), node 3
+// is killed with SIGKILL after round 0 was written, and restarted (without
+// a checkpoint: a fresh model) once round 1 was; node 2 gets SIGTERM then.
+// Node 2 stops cleanly after its current round (exit 0), nodes 0 and 1
+// finish every round, the restarted node 3 joins the open round (its peers
+// reconnect to it) and finishes the run, and the monitor writes every
+// round, marking the records that never came.
+func TestWallclockSurvivesKilledNode(t *testing.T) {
+	bin := trellisBinary(t)
+	const rounds = 8
+	dir, cfgPath := writeConfig(t, logregFedAvg("wallclock", 4, rounds, 3, 800))
+	sock, err := os.MkdirTemp("", "wc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	peers := cluster.IPCEndpoints(sock, 4)
+	peersPath := filepath.Join(dir, cluster.PeersFile)
+	if err := peers.Write(peersPath); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	epoch := time.Now().Add(8 * time.Second).Format(time.RFC3339Nano)
+	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", "wallclock", "-q"}
+	start := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_, _ = cmd.Process.Wait()
+			}
+			if t.Failed() {
+				t.Logf("%v:\n%s", args[:3], buf.String())
+			}
+		})
+		return cmd
+	}
+	mon := start(append([]string{"monitor", "-o", out, "--gap", "4s"}, common...)...)
+	var nodes []*exec.Cmd
+	nodeArgs := func(i int) []string {
+		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s"}, common...)
+	}
+	for i := range 4 {
+		nodes = append(nodes, start(nodeArgs(i)...))
+	}
+	waitRounds := func(n int) {
+		deadline := time.Now().Add(3 * time.Minute) // a hang guard
+		for time.Now().Before(deadline) {
+			b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+			if bytes.Count(b, []byte("\n")) >= n {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("fewer than %d rounds written", n)
+	}
+	waitRounds(1)
+	_ = nodes[3].Process.Signal(syscall.SIGKILL)
+	_ = nodes[3].Wait()
+	waitRounds(2)
+	nodes[3] = start(nodeArgs(3)...)
+	_ = nodes[2].Process.Signal(syscall.SIGTERM)
+	for i, n := range nodes {
+		if err := n.Wait(); err != nil {
+			t.Errorf("node %d: %v", i, err)
+		}
+	}
+	if err := mon.Wait(); err != nil {
+		t.Fatalf("monitor: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, experiment.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		Round, Node int
+		Missing     bool
+	}
+	missing := map[int]int{}
+	lines := 0
+	lastMissing3 := true
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var x line
+		if err := json.Unmarshal(l, &x); err != nil {
+			t.Fatal(err)
+		}
+		lines++
+		if x.Missing {
+			missing[x.Node]++
+		}
+		if x.Node == 3 && x.Round == rounds-1 {
+			lastMissing3 = x.Missing
+		}
+	}
+	if lines != rounds*4 {
+		t.Errorf("%d records, want %d (%d rounds × 4 nodes)", lines, rounds*4, rounds)
+	}
+	if missing[0] > 0 || missing[1] > 0 {
+		t.Errorf("records of the surviving nodes missing: %v", missing)
+	}
+	if missing[3] == 0 || missing[2] == 0 {
+		t.Errorf("the stopped nodes' rounds are not marked missing: %v", missing)
+	}
+	if lastMissing3 {
+		t.Errorf("the restarted node 3 has no record of the last round: it did not rejoin")
+	}
+	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err != nil {
+		t.Errorf("no summary: %v", err)
+	}
+}
+
+// TestLaunchStopsOnInterrupt: Ctrl-C (SIGINT) to `trellis launch` stops
+// every process after its current round; the launch returns once they
+// all exited, and the run directory holds every finished round whole (and
+// no summary: the run did not finish).
+func TestLaunchStopsOnInterrupt(t *testing.T) {
+	bin := trellisBinary(t)
+	dir, cfgPath := writeConfig(t, logregFedAvg("interrupted", 3, 100000, 5, 600))
+	out := filepath.Join(dir, "run")
+	cmd := exec.Command(bin, "launch", cfgPath, "-o", out, "-q")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_, _ = cmd.Process.Wait()
+		}
+	}()
+	deadline := time.Now().Add(3 * time.Minute) // a hang guard
+	for {
+		b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+		if bytes.Count(b, []byte("\n")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no round written:\n%s", buf.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !bytes.Contains(buf.Bytes(), []byte("interrupted")) {
+			t.Errorf("launch after SIGINT: err %v, output %q; want an error saying it was interrupted", err, buf.String())
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("launch did not stop after SIGINT:\n%s", buf.String())
+	}
+	b, err := os.ReadFile(filepath.Join(out, experiment.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	rounds, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+	nr := bytes.Count(rounds, []byte("\n"))
+	if len(lines) != 3*nr || nr >= 100000 {
+		t.Errorf("%d node records for %d rounds, want 3 per round and not every round", len(lines), nr)
+	}
+	for _, l := range lines {
+		var x struct{ Missing bool }
+		if err := json.Unmarshal(l, &x); err != nil || x.Missing {
+			t.Errorf("record %q: %v (missing %v); want whole rounds only", l, err, x.Missing)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err == nil {
+		t.Error("an interrupted run has a summary")
+	}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trellis-fl/trellis/cluster"
+)
+
+func launchCmd(o *options) *cobra.Command {
+	var lc cluster.LaunchConfig
+	var mode string
+	cmd := &cobra.Command{
+		Use:   "launch CONFIG|PRESET [-o DIR]",
+		Short: "run an experiment as one process per node on this machine (IPC), with a monitor writing the run directory",
+		Long: `Run an experiment deployed: a monitor and one node process per node on this machine,
+talking ZeroMQ over Unix sockets. Lock-step mode (the default) gives the simulator's
+metrics bit for bit; wallclock runs rounds on the epoch t0 + kΔ. The run directory
+(-o, default runs/NAME) holds the same files as ` + "`trellis run`" + `'s, plus cluster/ with the
+config, keys, peers file and each node's log. Ctrl-C stops every process after its
+current round.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := loadConfigOrPreset(args[0])
+			if err != nil {
+				return err
+			}
+			if lc.Exe, err = os.Executable(); err != nil {
+				return err
+			}
+			lc.Config, lc.Out, lc.Stderr, lc.Quiet = c, o.out, o.stderr, o.quiet
+			if lc.Out == "" {
+				lc.Out = filepath.Join("runs", c.Name)
+			}
+			lc.Timing.Mode = cluster.Mode(mode)
+			return cluster.Launch(cmd.Context(), lc)
+		},
+	}
+	cmd.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock")
+	cmd.Flags().DurationVar(&lc.Timing.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
+	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts")
+	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
+	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
+	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")
+	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")
+	return cmd
+}

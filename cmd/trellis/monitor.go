@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+func monitorCmd(o *options) *cobra.Command {
+	var f clusterFlags
+	var gap time.Duration
+	cmd := &cobra.Command{
+		Use:   "monitor --config CFG --peers PEERS [-o DIR]",
+		Short: "receive a deployed run's records and write its run directory (passive: never sends to nodes)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, peers, err := f.load()
+			if err != nil {
+				return err
+			}
+			s, err := cluster.SetupOf(c)
+			if err != nil {
+				return err
+			}
+			var dir *wire.Directory
+			if peers.HasKeys() {
+				dir, err = peers.Directory()
+			} else {
+				dir, err = experiment.NewSeedKeys(c.Seed, c.Nodes).Directory()
+			}
+			if err != nil {
+				return err
+			}
+			src, err := f.source(c)
+			if err != nil {
+				return err
+			}
+			out := o.out
+			if out == "" {
+				out = filepath.Join("runs", c.Name)
+			}
+			bar := newProgress(o.stderr, o.quiet)
+			ctx := stopContext(cmd.Context())
+			fin, err := cluster.RunMonitor(ctx, cluster.MonitorConfig{
+				Config: c, Setup: s, Endpoint: peers.Monitor, Directory: dir, Dir: out,
+				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap,
+				Progress: func(r *metrics.Round, rounds int) {
+					bar.update(fmt.Sprintf("round %d/%d honest acc %.3f", r.Round+1, rounds, r.HonestLocalAcc), r.Round+1, rounds)
+				},
+			})
+			bar.done()
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("interrupted; the %d finished rounds are in %s", fin.Rounds, out)
+			}
+			if err != nil {
+				return err
+			}
+			if !o.quiet {
+				fmt.Fprintf(o.stderr, "%s: %d rounds, final honest local accuracy %.4f, delta_max %.4f\n", out, fin.Rounds, fin.HonestLocalAcc, fin.DeltaMax)
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().DurationVar(&gap, "gap", 0, "write a round this long after its first record even if some nodes never reported (0: wait for all)")
+	return cmd
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/internal/seed"
+)
+
+// clusterFlags are the flags the node and monitor processes share.
+type clusterFlags struct {
+	config, peers, randomness string
+	mode                      string
+}
+
+func (f *clusterFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.config, "config", "", "the experiment's config file (required)")
+	cmd.Flags().StringVar(&f.peers, "peers", "", "the peers file: endpoints and public keys (required; `trellis keys` writes one)")
+	cmd.Flags().StringVar(&f.randomness, "randomness", "private", "private: DP noise, masks and keys from crypto/rand; seeded: every stream from the seed (reproducible, not private)")
+	cmd.Flags().StringVar(&f.mode, "mode", "lockstep", "lockstep (a phase closes when every expected message arrived) or wallclock (rounds on t0 + kΔ)")
+	_ = cmd.MarkFlagRequired("config")
+	_ = cmd.MarkFlagRequired("peers")
+}
+
+// load reads the config and the peers file.
+func (f *clusterFlags) load() (experiment.Config, *cluster.Peers, error) {
+	c, err := experiment.LoadConfig(f.config)
+	if err != nil {
+		return c, nil, err
+	}
+	p, err := cluster.LoadPeers(f.peers, c.Nodes)
+	return c, p, err
+}
+
+// source is the nodes' randomness.
+func (f *clusterFlags) source(c experiment.Config) (seed.Source, error) {
+	switch f.randomness {
+	case "private":
+		return seed.Mixed{Seed: c.Seed, Crypto: seed.Private}, nil
+	case "seeded":
+		return seed.Seeded(c.Seed), nil
+	}
+	return nil, fmt.Errorf("--randomness %q: want private or seeded", f.randomness)
+}
+
+// stopContext is cancelled by the first SIGINT or SIGTERM (a graceful stop
+// after the current round); a second one kills the process.
+func stopContext(ctx context.Context) context.Context {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx
+}
+
+func nodeCmd(o *options) *cobra.Command {
+	var f clusterFlags
+	var id int
+	var key, epoch string
+	var t cluster.Timing
+	cmd := &cobra.Command{
+		Use:   "node --config CFG --id I --peers PEERS [--key FILE]",
+		Short: "run one node of a deployed experiment (one process per node)",
+		Long: `Run node I of the experiment in CFG as its own process: it binds its endpoint from
+the peers file, runs every round (lock-step, or on the wall-clock epoch t0 + kΔ),
+exchanges signed messages with the round's neighbours over ZeroMQ (ZMTP 3.1), and
+pushes its per-round record to the monitor. Without --key, keys derive from the
+seed (simulation keys: anyone who knows the seed can forge them). SIGINT or SIGTERM
+stops it after the current round.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, peers, err := f.load()
+			if err != nil {
+				return err
+			}
+			var keys experiment.KeySource = experiment.NewSeedKeys(c.Seed, c.Nodes)
+			switch {
+			case key != "":
+				keys = cluster.Keys{Peers: peers, PrivatePath: key}
+			case peers.HasKeys():
+				return fmt.Errorf("%s lists public keys: give this node's key file with --key", f.peers)
+			}
+			src, err := f.source(c)
+			if err != nil {
+				return err
+			}
+			tt, err := c.LoadData()
+			if err != nil {
+				return err
+			}
+			s, err := c.Setup(tt)
+			if err != nil {
+				return err
+			}
+			s.Random = src
+			t.Mode = cluster.Mode(f.mode)
+			if epoch != "" {
+				if t.Epoch, err = time.Parse(time.RFC3339Nano, epoch); err != nil {
+					return fmt.Errorf("--epoch: %w (want RFC 3339, e.g. 2026-12-01T16:00:00Z)", err)
+				}
+			}
+			level := slog.LevelWarn
+			if !o.quiet {
+				level = slog.LevelInfo
+			}
+			log := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})).With("node", id)
+			return cluster.RunNode(stopContext(cmd.Context()), cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
+				Peers: peers, Timing: t, Log: log})
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().IntVar(&id, "id", -1, "this node's id (0 … nodes−1)")
+	cmd.Flags().StringVar(&key, "key", "", "this node's private key file (from `trellis keys`)")
+	cmd.Flags().StringVar(&epoch, "epoch", "", "wallclock: t0, the start of round 0 (RFC 3339)")
+	cmd.Flags().DurationVar(&t.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
+	cmd.Flags().DurationVar(&t.Grace, "grace", 0, "wallclock: time kept free at the end of a round (default Δ/10)")
+	cmd.Flags().DurationVar(&t.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
+	_ = cmd.MarkFlagRequired("id")
+	return cmd
+}

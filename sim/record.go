@@ -1,0 +1,40 @@
+package sim
+
+import (
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/topology"
+)
+
+// Record completes a round's record from the nodes' Ready values (indexed
+// by id) and the ground truth byz (who is Byzantine), over the round's
+// graph g, then summarizes it: what the simulator does after every round,
+// exported so that a driver whose nodes run elsewhere (the cluster's
+// monitor) builds the same record from the same inputs. rec.Nodes must
+// hold one record per node with Node, Byzantine, BytesSent and ClaimBytes
+// filled in.
+func Record(rec *metrics.Round, g *topology.Graph, byz []bool, ready []node.Ready) {
+	n := len(rec.Nodes)
+	trust := make([]*metrics.NodeTrust, n)
+	for i, rd := range ready {
+		nr := &rec.Nodes[i]
+		nr.TrainLoss, nr.Steps = rd.Train.MeanLoss, rd.Train.Steps
+		nr.Rejected = rd.Rejected
+		nr.ByzWeight = byzWeight(rd.Weights, byz)
+		for _, s := range rd.Scores {
+			b := s.From >= 0 && s.From < n && byz[s.From]
+			nr.Scores = append(nr.Scores, metrics.Score{From: s.From, Byzantine: b, Kind: s.Kind, Value: s.Value})
+		}
+		if ev := rd.Eval; ev != nil {
+			nr.Evaluated = true
+			nr.LocalAcc, nr.LocalLoss = ev.Local.Accuracy, ev.Local.Loss
+			nr.GlobalAcc, nr.GlobalLoss = ev.Global.Accuracy, ev.Global.Loss
+		}
+		if t := rd.Trust; t != nil {
+			trust[i] = &metrics.NodeTrust{Trust: t.Trust, Screened: t.Screened, Edges: t.Edges,
+				ClaimsAccepted: t.ClaimsAccepted, ClaimsRejected: t.ClaimsRejected}
+		}
+	}
+	rec.SummarizeTrust(g, trust)
+	rec.Summarize()
+}
