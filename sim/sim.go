@@ -236,6 +236,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		nr := &rec.Nodes[i]
 		nr.TrainLoss, nr.Steps = rd.Train.MeanLoss, rd.Train.Steps
 		nr.Rejected = rd.Rejected
+		nr.Diverged = rd.Diverged
 		nr.ByzWeight = byzWeight(rd.Weights, r.byz)
 		for _, s := range rd.Scores {
 			byz := s.From >= 0 && s.From < n && r.byz[s.From]

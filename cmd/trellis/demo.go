@@ -21,7 +21,7 @@ var demoStrategies = []experiment.StrategyConfig{
 	{Name: "local"},
 	{Name: "fedavg", Weighting: "uniform"},
 	{Name: "robust", Rule: "median"},
-	{Name: "robust", Rule: "trimmed_mean", F: ptr(1)},
+	{Name: "robust", Rule: "trimmed_mean", F: experiment.FCount(1)},
 }
 
 // demoCmd runs the framework's main job on the embedded MNIST: nodes on a
