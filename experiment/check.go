@@ -97,6 +97,16 @@ var adversaryKeys = []string{"attack", "sigma", "replace", "scale", "percent", "
 // validateFile checks what only the file can tell: keys set that the run
 // ignores. A key a sweep varies is judged per run instead.
 func (c Config) validateFile(md toml.MetaData) error {
+	return c.validateSet(func(section, key string) bool { return md.IsDefined(section, key) })
+}
+
+// CheckSet applies the checks of keys a file sets but the run ignores to
+// keys set another way (`--set`), given as dotted keys.
+func (c Config) CheckSet(keys []string) error {
+	return c.validateSet(func(section, key string) bool { return slices.Contains(keys, section+"."+key) })
+}
+
+func (c Config) validateSet(defined func(section, key string) bool) error {
 	var errs []error
 	swept := func(key string) bool {
 		if _, ok := c.Sweep.Grid[key]; ok {
@@ -117,7 +127,7 @@ func (c Config) validateFile(md toml.MetaData) error {
 	flat, defaults := flatten(c), flatten(DefaultConfig())
 	set := func(section, key string) bool {
 		k := section + "." + key
-		return md.IsDefined(section, key) && flat[k] != defaults[k]
+		return defined(section, key) && flat[k] != defaults[k]
 	}
 	st := c.Strategy
 	if set("strategy", "rule") && st.Name != "robust" && st.Name != "rdpfl" && !swept("strategy.name") {

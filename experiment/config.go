@@ -414,6 +414,16 @@ func Defaults() string {
 	return buf.String()
 }
 
+// DefaultsMap is DefaultConfig as nested tables with the config's own
+// (snake_case) key names, for JSON output.
+func DefaultsMap() map[string]any {
+	var buf bytes.Buffer
+	_ = toml.NewEncoder(&buf).Encode(DefaultConfig())
+	var m map[string]any
+	_, _ = toml.Decode(buf.String(), &m)
+	return m
+}
+
 // Flatten maps every dotted key of c but the sweep to its value as text
 // ("strategy.rule" → "median"): how reports tell runs apart.
 func Flatten(c Config) map[string]string {

@@ -113,18 +113,18 @@ func writeAtomic(path string, b []byte) error {
 // Final is a run's final metrics: each the mean over the last
 // FinalRounds evaluated rounds (spec/experiments.md, "final_*").
 type Final struct {
-	HonestLocalAcc  float64
-	HonestGlobalAcc float64
-	AllAcc          float64
-	HonestLoss      float64
-	DeltaMax        float64
-	MeanByzWeight   float64
-	Rounds          int // rounds finished
+	HonestLocalAcc  float64 `json:"final_honest_local_acc"`
+	HonestGlobalAcc float64 `json:"final_honest_global_acc"`
+	AllAcc          float64 `json:"final_all_acc"`
+	HonestLoss      float64 `json:"final_honest_loss"`
+	DeltaMax        float64 `json:"final_delta_max"`
+	MeanByzWeight   float64 `json:"final_mean_byz_weight"`
+	Rounds          int     `json:"rounds"` // rounds finished
 	// DivergedRound is the first round at whose end an honest node's
 	// model was diverged (-1: none); Diverged how many honest nodes were
 	// diverged in the last round.
-	DivergedRound int
-	Diverged      int
+	DivergedRound int `json:"diverged_round"`
+	Diverged      int `json:"diverged_nodes"`
 }
 
 var finalColumns = []string{"final_honest_local_acc", "final_honest_global_acc", "final_all_acc",

@@ -151,6 +151,26 @@ func gridValue(v any) string {
 	return strings.Join(parts, ",")
 }
 
+// Set assigns a dotted key from its value as text, as `--set key=value`
+// gives it: a TOML value (3, 0.5, true, [1, 2], "auto") or, when the text
+// is not one, a string (median). Validate the config afterwards.
+func (c *Config) Set(key, text string) error {
+	keys := configKeys()
+	table := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, key+".") })
+	if !slices.Contains(keys, key) || table || strings.HasPrefix(key, "sweep") {
+		return fmt.Errorf("--set %s=%s: %s", key, text, unknownKey(key))
+	}
+	var doc map[string]any
+	var v any = text
+	if _, err := toml.Decode("v = "+text, &doc); err == nil {
+		v = doc["v"]
+	}
+	if err := c.set(key, v); err != nil {
+		return fmt.Errorf("--set %s=%s: %w", key, text, errors.Unwrap(err))
+	}
+	return nil
+}
+
 // set assigns a dotted key by decoding a one-key TOML document over c. A
 // table value sets the keys it holds and leaves the others.
 func (c *Config) set(key string, v any) error {
