@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -224,5 +225,36 @@ func TestRunSetForceAndJSONReport(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"rounds": "3"`) {
 		t.Errorf("report --json:\n%s", out.String())
+	}
+}
+
+// TestREADMELinksStayInside is acceptance item 4 of issue 14: every link
+// of the README points to a file of the repository (or an anchor).
+func TestREADMELinksStayInside(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)]+)\)`).FindAllStringSubmatch(string(b), -1)
+	if len(links) < 10 {
+		t.Fatalf("only %d links found", len(links))
+	}
+	for _, m := range links {
+		target := m[1]
+		switch {
+		case strings.HasPrefix(target, "#"):
+			continue
+		case strings.Contains(target, "://"), strings.HasPrefix(target, "/"), strings.Contains(target, ".."):
+			t.Errorf("README link %q points outside the repository", target)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("../..", strings.SplitN(target, "#", 2)[0])); err != nil {
+			t.Errorf("README link %q: %v", target, err)
+		}
+	}
+	for _, ref := range []string{"../shared", "spec/"} {
+		if strings.Contains(strings.ReplaceAll(string(b), "docs/methods", ""), ref) {
+			t.Errorf("README refers to %q, outside the repository", ref)
+		}
 	}
 }
