@@ -29,12 +29,12 @@ func TestDemoWritesReproducibleRuns(t *testing.T) {
 		}
 		outputs = append(outputs, out.String())
 	}
-	for _, want := range []string{"local", "fedavg", "median", "trimmed_mean(f=1)", "\n    2 ", "delta_max"} {
+	for _, want := range []string{"local", "fedavg", "trimmed_mean(f=auto)", "balance", "ubar", "\n    2 ", "delta_max", "- fedavg averages", "- ubar keeps", "local-only"} {
 		if !strings.Contains(outputs[0], want) {
 			t.Errorf("demo output lacks %q:\n%s", want, outputs[0])
 		}
 	}
-	for _, s := range []string{"local", "fedavg", "median", "trimmed_mean-f1"} {
+	for _, s := range []string{"local", "fedavg", "trimmed_mean-fauto", "balance", "ubar"} {
 		a, err := os.ReadFile(filepath.Join(dirs[0], s, "metrics.jsonl"))
 		if err != nil {
 			t.Fatal(err)
