@@ -62,6 +62,10 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 	if c.Data.Samples > 0 && tt.Train != nil && c.Data.Samples > tt.Train.Len() {
 		return Setup{}, fmt.Errorf("data.samples = %d: %s has %d training samples: allowed range 0 (all) to %d", c.Data.Samples, c.Data.Dataset, tt.Train.Len(), tt.Train.Len())
 	}
+	if c.Partition.Method == "natural" && tt.Train != nil && len(tt.Train.GroupNames) > 0 && c.Nodes > len(tt.Train.GroupNames) {
+		return Setup{}, fmt.Errorf("nodes = %d: partition.method = \"natural\" gives one node per writer or subject, and %s has %d; use at most %d nodes or another partition.method",
+			c.Nodes, c.Data.Dataset, len(tt.Train.GroupNames), len(tt.Train.GroupNames))
+	}
 	s := Setup{
 		Data: tt, Pool: c.Data.Samples, Nodes: c.Nodes, Rounds: c.Rounds, EvalEvery: c.EvalEvery,
 		Partition: data.PartitionConfig{Method: data.Method(c.Partition.Method), Alpha: c.Partition.Alpha,
