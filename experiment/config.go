@@ -177,10 +177,12 @@ type StrategyConfig struct {
 	FromPrevious bool    `toml:"from_previous"`
 	Bucket       int     `toml:"bucket"`
 	Clip         float64 `toml:"clip"`
-	// F is the number of faulty inputs tolerated (robust, scclip,
-	// clipped_gossip, rdpfl's trimmed_mean); absent means the strategy's
-	// default.
-	F *int `toml:"f,omitempty"`
+	// F is the number of faulty inputs tolerated (robust's rules that take
+	// one, scclip, clipped_gossip, rdpfl's trimmed_mean): a count, or
+	// "auto" (the default): robust then derives it from the declared
+	// Byzantine fraction at each aggregation (FSetting), the others take
+	// their spec default.
+	F *FSetting `toml:"f,omitempty"`
 	// Prediction and Clipping switch rdpfl's history prediction and
 	// adaptive deviation clip off for the paper's ablation (absent: on).
 	Prediction *bool `toml:"prediction,omitempty"`
@@ -228,7 +230,7 @@ func DefaultConfig() Config {
 		Training:   TrainingConfig{Optimizer: "sgd", LR: 0.01, Batch: 32, Epochs: 1},
 		Topology:   TopologyConfig{Kind: "complete", K: 5, P: 0.3, Beta: 0.1},
 		Adversary:  AdversaryConfig{Attack: "none", Sigma: 10, Scale: 10},
-		Strategy:   StrategyConfig{Name: "fedavg", Weighting: "uniform", Rule: "median"},
+		Strategy:   StrategyConfig{Name: "fedavg", Weighting: "uniform", Rule: "median", F: AutoF()},
 		Trust:      defaultTrust(),
 		Evaluation: EvaluationConfig{GlobalTest: -1},
 	}
@@ -257,11 +259,32 @@ func ParseConfig(text []byte, name string) (Config, error) {
 			return cfg, fmt.Errorf("%s: %s", name, strings.Join(msgs, "; "))
 		}
 	}
-	if err := cfg.Validate(); err != nil {
+	if !md.IsDefined("evaluation", "global_test") && slices.Contains(convModels, cfg.Model.Kind) {
+		// A convolutional model on every node × the whole global test set
+		// takes minutes per evaluated round; a file asks for all with -1.
+		cfg.Evaluation.GlobalTest = ConvGlobalTest
+	}
+	fileErr := cfg.validateFile(md)
+	if bytes.HasPrefix(text, []byte(resolvedHeader)) {
+		fileErr = nil // a run's config.toml names every key, applicable or not
+	}
+	if err := errors.Join(cfg.Validate(), fileErr); err != nil {
 		return cfg, fmt.Errorf("%s: %w", name, err)
 	}
 	return cfg, nil
 }
+
+// convModels are the convolutional models, and ConvGlobalTest the global
+// test samples they are evaluated on unless a file sets
+// evaluation.global_test.
+var convModels = []string{"femnist_cnn", "lenet5"}
+
+const ConvGlobalTest = 1000
+
+// resolvedHeader starts the config.toml of a run directory: the config as
+// resolved, with every key, so the checks of keys a file sets but the run
+// ignores do not apply to it.
+const resolvedHeader = "# trellis: the resolved config of this run (every key, defaults included)\n"
 
 // LoadConfig reads and parses a TOML config file.
 func LoadConfig(path string) (Config, error) {
@@ -370,6 +393,18 @@ func Defaults() string {
 	buf.WriteString("# trellis experiment defaults: a config file only needs what differs.\n")
 	_ = toml.NewEncoder(&buf).Encode(DefaultConfig())
 	buf.WriteString(`
+# Keys without a value by default:
+# [adversary]
+# ids = []               # the Byzantine nodes by id, instead of fraction
+# [strategy]
+# exchange = "model"     # robust: what nodes send, "model" or "update"
+# prediction = true      # rdpfl: history prediction (false: the ablation)
+# clipping = true        # rdpfl: adaptive deviation clipping (false: the ablation)
+# [strategy.options]     # the strategy's real-valued options, name = value
+#                        # (strategy.OptionNames; README lists each method's)
+# f = "auto" resolves robust's f per aggregation of n inputs as
+# min(ceil(declared fraction * (n - 1)), the most the rule tolerates with n).
+
 # [sweep]
 # seeds = [1, 2, 3]
 # [sweep.grid]
@@ -377,6 +412,16 @@ func Defaults() string {
 # "strategy.name" = ["fedavg", "robust"]
 `)
 	return buf.String()
+}
+
+// DefaultsMap is DefaultConfig as nested tables with the config's own
+// (snake_case) key names, for JSON output.
+func DefaultsMap() map[string]any {
+	var buf bytes.Buffer
+	_ = toml.NewEncoder(&buf).Encode(DefaultConfig())
+	var m map[string]any
+	_, _ = toml.Decode(buf.String(), &m)
+	return m
 }
 
 // Flatten maps every dotted key of c but the sweep to its value as text

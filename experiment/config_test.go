@@ -81,7 +81,7 @@ seeds = [1, 2]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Nodes != 20 || len(cfg.Model.Hidden) != 1 || cfg.Strategy.F == nil || *cfg.Strategy.F != 2 || cfg.Training.LR != 0.01 {
+	if cfg.Nodes != 20 || len(cfg.Model.Hidden) != 1 || cfg.Strategy.F == nil || *cfg.Strategy.F != *FCount(2) || cfg.Training.LR != 0.01 {
 		t.Errorf("overrides or defaults lost: %+v", cfg)
 	}
 	if len(cfg.Sweep.Seeds) != 2 || len(cfg.Sweep.Grid["adversary.fraction"]) != 2 {

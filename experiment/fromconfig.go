@@ -59,6 +59,13 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 	if err != nil {
 		return Setup{}, err
 	}
+	if c.Data.Samples > 0 && tt.Train != nil && c.Data.Samples > tt.Train.Len() {
+		return Setup{}, fmt.Errorf("data.samples = %d: %s has %d training samples: allowed range 0 (all) to %d", c.Data.Samples, c.Data.Dataset, tt.Train.Len(), tt.Train.Len())
+	}
+	if c.Partition.Method == "natural" && tt.Train != nil && len(tt.Train.GroupNames) > 0 && c.Nodes > len(tt.Train.GroupNames) {
+		return Setup{}, fmt.Errorf("nodes = %d: partition.method = \"natural\" gives one node per writer or subject, and %s has %d; use at most %d nodes or another partition.method",
+			c.Nodes, c.Data.Dataset, len(tt.Train.GroupNames), len(tt.Train.GroupNames))
+	}
 	s := Setup{
 		Data: tt, Pool: c.Data.Samples, Nodes: c.Nodes, Rounds: c.Rounds, EvalEvery: c.EvalEvery,
 		Partition: data.PartitionConfig{Method: data.Method(c.Partition.Method), Alpha: c.Partition.Alpha,
@@ -91,6 +98,9 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 			if c.Strategy.Options["f_expected"] == 1 { // f from the run's Byzantine fraction (issue 20)
 				rr.FFraction = c.Adversary.Fraction
 			}
+			if _, explicit := c.explicitF(); !explicit && rr.FFraction == 0 && ruleTakesF(c.Strategy.Rule) {
+				rr.Rule = newAutoRule(c.Strategy.Rule, c.ruleParams(), c.declaredFraction())
+			}
 			return rr
 		}
 		st, _ := strategy.New(name, params) // checked by strategyParams
@@ -101,20 +111,26 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 
 // rule builds robust's aggregation rule with its parameters.
 func (c Config) rule() (aggregate.Rule, error) {
+	p := c.ruleParams()
+	if f, ok := c.explicitF(); ok {
+		p.F = f
+	}
+	r, err := aggregate.NewWith(c.Strategy.Rule, p)
+	if err != nil {
+		return nil, fmt.Errorf("strategy.rule: %w", err)
+	}
+	return r, nil
+}
+
+// ruleParams are robust's rule parameters but f.
+func (c Config) ruleParams() aggregate.Params {
 	st := c.Strategy
 	p := aggregate.Params{M: st.M, Tau: st.Tau, Iterations: st.Iterations, FromPrevious: st.FromPrevious,
 		Bucket: st.Bucket, Clip: st.Clip}
 	if strings.Contains(st.Rule, "bucketing") {
 		p.Seed = c.Seed // the bucketing permutation stream
 	}
-	if st.F != nil {
-		p.F = *st.F
-	}
-	r, err := aggregate.NewWith(st.Rule, p)
-	if err != nil {
-		return nil, fmt.Errorf("strategy.rule: %w", err)
-	}
-	return r, nil
+	return p
 }
 
 // strategyParams turns the strategy keys into strategy.New's parameters,
@@ -124,7 +140,10 @@ func (c Config) strategyParams() (strategy.Params, error) {
 	if err != nil {
 		return strategy.Params{}, fmt.Errorf("strategy.weighting: %w", err)
 	}
-	p := strategy.Params{Weighting: w, F: c.Strategy.F, Options: c.Strategy.Options, Score: c.Strategy.Score}
+	p := strategy.Params{Weighting: w, Options: c.Strategy.Options, Score: c.Strategy.Score}
+	if f, ok := c.explicitF(); ok {
+		p.F = &f
+	}
 	st := c.Strategy
 	if st.Name == "rdpfl" {
 		p.Rule = st.Rule
@@ -148,9 +167,18 @@ func (c Config) strategyParams() (strategy.Params, error) {
 		return p, fmt.Errorf("strategy: m, tau, iterations, from_previous, bucket and clip are parameters of strategy.name = \"robust\"'s rule, not of %q", st.Name)
 	}
 	if _, err := strategy.New(c.Strategy.Name, p); err != nil {
-		return p, fmt.Errorf("strategy: %w", err)
+		return p, err // strategy.New's errors start with "strategy NAME:"
 	}
 	return p, nil
+}
+
+// topologyErr prefixes an error of package topology with the config
+// section, unless it already names it.
+func topologyErr(err error) error {
+	if strings.HasPrefix(err.Error(), "topology") {
+		return err
+	}
+	return fmt.Errorf("topology: %w", err)
 }
 
 // graph builds the configured topology for n nodes.
@@ -158,7 +186,7 @@ func (c Config) graph(n int, seed uint64) (topology.Dynamic, error) {
 	t := c.Topology
 	static := func(g *topology.Graph, err error) (topology.Dynamic, error) {
 		if err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, topologyErr(err)
 		}
 		return topology.Static(g), nil
 	}
@@ -180,7 +208,7 @@ func (c Config) graph(n int, seed uint64) (topology.Dynamic, error) {
 	case "trace":
 		tr, err := topology.LoadTrace(t.File, n)
 		if err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, topologyErr(err)
 		}
 		return tr, nil
 	case "mobility":
@@ -188,7 +216,7 @@ func (c Config) graph(n int, seed uint64) (topology.Dynamic, error) {
 		mc.Connect = t.Connect
 		m, err := topology.NewMobility(mc)
 		if err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, topologyErr(err)
 		}
 		return m, nil
 	}

@@ -36,8 +36,8 @@ func (c Config) Label() string {
 func (c Config) baseLabel() string {
 	switch c.Strategy.Name {
 	case "robust":
-		if c.Strategy.F != nil && *c.Strategy.F > 0 {
-			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, *c.Strategy.F)
+		if f, ok := c.explicitF(); ok && f > 0 {
+			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, f)
 		}
 		return c.Strategy.Rule
 	case "fedavg", "dpsgd", "gradient_tracking", "clipped_gossip":
@@ -45,8 +45,8 @@ func (c Config) baseLabel() string {
 			return c.Strategy.Name + "(mh)"
 		}
 	}
-	if c.Strategy.F != nil && (c.Strategy.Name == "scclip" || c.Strategy.Name == "clipped_gossip") {
-		return fmt.Sprintf("%s(f=%d)", c.Strategy.Name, *c.Strategy.F)
+	if f, ok := c.explicitF(); ok && (c.Strategy.Name == "scclip" || c.Strategy.Name == "clipped_gossip") {
+		return fmt.Sprintf("%s(f=%d)", c.Strategy.Name, f)
 	}
 	return c.Strategy.Name
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +55,13 @@ type Manifest struct {
 	// (from the seed: reproducible, so DP noise, masks and keys are not
 	// private), "crypto" or "mixed" (seed.Describe).
 	Randomness string `json:"randomness"`
+	// ConfigHash is ConfigHash of the run's config: a rerun into the
+	// directory with another config is refused.
+	ConfigHash string `json:"config_sha256"`
+	// Resumed lists when the run was resumed after an interruption.
+	Resumed []time.Time `json:"resumed,omitempty"`
+	// F is strategy.f as resolved per node (robust rules with an f).
+	F *FRecord `json:"f,omitempty"`
 }
 
 func newManifest(c Config) Manifest {
@@ -104,31 +113,82 @@ func writeAtomic(path string, b []byte) error {
 // Final is a run's final metrics: each the mean over the last
 // FinalRounds evaluated rounds (spec/experiments.md, "final_*").
 type Final struct {
-	HonestLocalAcc  float64
-	HonestGlobalAcc float64
-	AllAcc          float64
-	HonestLoss      float64
-	DeltaMax        float64
-	MeanByzWeight   float64
-	Rounds          int // rounds finished
+	HonestLocalAcc  float64 `json:"final_honest_local_acc"`
+	HonestGlobalAcc float64 `json:"final_honest_global_acc"`
+	AllAcc          float64 `json:"final_all_acc"`
+	HonestLoss      float64 `json:"final_honest_loss"`
+	DeltaMax        float64 `json:"final_delta_max"`
+	MeanByzWeight   float64 `json:"final_mean_byz_weight"`
+	Rounds          int     `json:"rounds"` // rounds finished
+	// DivergedRound is the first round at whose end an honest node's
+	// model was diverged (-1: none); Diverged how many honest nodes were
+	// diverged in the last round.
+	DivergedRound int `json:"diverged_round"`
+	Diverged      int `json:"diverged_nodes"`
 }
 
 var finalColumns = []string{"final_honest_local_acc", "final_honest_global_acc", "final_all_acc",
-	"final_honest_loss", "final_delta_max", "final_mean_byz_weight", "rounds"}
+	"final_honest_loss", "final_delta_max", "final_mean_byz_weight", "rounds", "diverged_round", "diverged_nodes"}
 
 func (f Final) values() []float64 {
-	return []float64{f.HonestLocalAcc, f.HonestGlobalAcc, f.AllAcc, f.HonestLoss, f.DeltaMax, f.MeanByzWeight, float64(f.Rounds)}
+	return []float64{f.HonestLocalAcc, f.HonestGlobalAcc, f.AllAcc, f.HonestLoss, f.DeltaMax, f.MeanByzWeight, float64(f.Rounds),
+		float64(f.DivergedRound), float64(f.Diverged)}
 }
 
 // Progress is told after every round, with the round's aggregates (its
 // Nodes are not kept).
 type Progress func(r *metrics.Round, rounds int)
 
-// RunToDir runs one config into dir (created if needed): config, manifest,
-// per-node metrics, round aggregates and timings as rounds finish, and the
-// summary at the end. Cancelling ctx stops after the current round; the
-// files then hold every finished round completely, and no summary.
+// RunOptions are RunToDirWith's options.
+type RunOptions struct {
+	// Progress is told after every round (replayed ones included).
+	Progress Progress
+	// Force redoes the run from round 0 when its directory holds a run of
+	// another config, or a finished run, instead of refusing or keeping it.
+	Force bool
+}
+
+// ErrOtherConfig is wrapped by the error of a run directory that holds a
+// run of another config (RunOptions.Force redoes it).
+var ErrOtherConfig = errors.New("the directory holds a run of another config")
+
+// RunToDir is RunToDirWith without force.
 func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Final, error) {
+	return RunToDirWith(ctx, c, dir, RunOptions{Progress: progress})
+}
+
+// RunToDirWith runs one config into dir (created if needed): config,
+// manifest, per-node metrics, round aggregates and timings as rounds
+// finish, and the summary at the end. Cancelling ctx stops after the
+// current round; the files then hold every finished round completely, and
+// no summary.
+//
+// A directory that already holds this config's run (the manifest's
+// config_sha256, ConfigHash) is resumed: a finished run is returned as it
+// is; an interrupted one (Ctrl-C, kill, power loss) continues after its
+// last complete round. The rounds on file are the checkpoint: the
+// simulator recomputes them from the seed, checks that each one's records
+// are byte for byte those on file (an error otherwise: the code or the
+// machine changed what the config computes), and appends the rest, so the
+// final files are identical to those of an uninterrupted run. A directory
+// holding another config's run is refused (ErrOtherConfig) unless
+// o.Force.
+func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Final, error) {
+	hash, err := ConfigHash(c)
+	if err != nil {
+		return Final{}, err
+	}
+	done, err := previousRounds(dir, hash, c, o.Force)
+	if err != nil {
+		return Final{}, err
+	}
+	if done < 0 {
+		fin, ok := readFinal(dir)
+		if ok {
+			return fin, nil
+		}
+		done = 0
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Final{}, err
 	}
@@ -141,6 +201,7 @@ func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Fin
 		return Final{}, err
 	}
 	var cfgText bytes.Buffer
+	cfgText.WriteString(resolvedHeader)
 	if err := toml.NewEncoder(&cfgText).Encode(c); err != nil {
 		return Final{}, err
 	}
@@ -148,11 +209,19 @@ func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Fin
 		return Final{}, err
 	}
 	man := newManifest(c)
+	man.ConfigHash = hash
+	if man.F, err = c.FRecord(); err != nil {
+		return Final{}, err
+	}
+	if done > 0 {
+		if old, err := readManifest(dir); err == nil {
+			man.Start, man.Resumed = old.Start, append(old.Resumed, time.Now().UTC())
+		}
+	}
 	if err := writeManifest(dir, man); err != nil {
 		return Final{}, err
 	}
-	// The streams are rewritten from scratch: a run restarts from round 0.
-	sink, err := newRunSink(dir, c, &man, progress)
+	sink, err := newRunSink(dir, c, &man, o.Progress, done)
 	if err != nil {
 		return Final{}, err
 	}
@@ -171,16 +240,106 @@ func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Fin
 		runErr = err
 	}
 	fin := finalOf(sink.evaluated, c.FinalRounds, man.Rounds)
+	fin.DivergedRound, fin.Diverged = sink.firstDiverged, sink.lastDiverged
 	if runErr != nil {
 		return fin, runErr
 	}
 	return fin, writeSummary(filepath.Join(dir, SummaryFile), nil, []summaryRow{{c: c, f: fin}})
 }
 
+// ConfigHash is the SHA-256 of c's resolved TOML, the sweep and the run
+// section (workers, wire round trip: they never change results) left out:
+// what a run directory records to know which config it holds.
+func ConfigHash(c Config) (string, error) {
+	c.Sweep, c.Run = SweepConfig{}, RunConfig{}
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(c); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// runFiles are the files a run writes (removed when a run is redone).
+var runFiles = []string{ConfigFile, ManifestFile, MetricsFile, RoundsFile, TimingsFile, SummaryFile}
+
+// previousRounds says what dir holds for a run of config hash: -1 a
+// finished run, else the number of complete rounds on file to resume from
+// (0: none). Another config's run is an error, or with force removed.
+func previousRounds(dir, hash string, c Config, force bool) (int, error) {
+	man, err := readManifest(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, MetricsFile)); err == nil && !force {
+			return 0, fmt.Errorf("%s: %w (it has run files but no %s); use another output directory, or --force to redo it", dir, ErrOtherConfig, ManifestFile)
+		}
+		return 0, removeRunFiles(dir)
+	}
+	if err != nil {
+		if !force {
+			return 0, fmt.Errorf("%s: %w; use another output directory, or --force to redo the run", dir, err)
+		}
+		return 0, removeRunFiles(dir)
+	}
+	if man.ConfigHash != hash {
+		if !force && man.ConfigHash == "" {
+			return 0, fmt.Errorf("%s: %w (its %s has no config_sha256: written by an older trellis); use another output directory, or --force to redo the run", dir, ErrOtherConfig, ManifestFile)
+		}
+		if !force {
+			return 0, fmt.Errorf("%s: %w (config_sha256 %.12s…, this config's %.12s…); use another output directory, or --force to redo the run with this config",
+				dir, ErrOtherConfig, man.ConfigHash, hash)
+		}
+		return 0, removeRunFiles(dir)
+	}
+	if force {
+		return 0, removeRunFiles(dir)
+	}
+	if _, ok := readFinal(dir); ok {
+		return -1, nil
+	}
+	return completeRounds(dir, c.Rounds)
+}
+
+func removeRunFiles(dir string) error {
+	for _, f := range runFiles {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// completeRounds counts the rounds whose aggregate line in rounds.jsonl
+// is complete (the sink writes a round's node lines before its aggregate
+// line, and flushes both before the next round).
+func completeRounds(dir string, rounds int) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RoundsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := bytes.Count(b, []byte{'\n'})
+	return min(n, rounds), nil
+}
+
+func readManifest(dir string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	return m, nil
+}
+
 // runSink writes a run's records into its directory: per-node metrics and
 // round aggregates as each round arrives, timings as the simulator reports
 // them (from its own goroutine, hence the lock), and it keeps the
-// evaluated rounds' aggregates for the final metrics.
+// evaluated rounds' aggregates for the final metrics. The first replay
+// rounds (a resumed run) are compared with the files instead of written.
 type runSink struct {
 	c                        Config
 	man                      *Manifest
@@ -189,19 +348,34 @@ type runSink struct {
 	mu                       sync.Mutex
 	timingErr                error
 	evaluated                []*metrics.Round
+	replay                   int
+	old                      *replayed
+	firstDiverged            int
+	lastDiverged             int
 }
 
-func newRunSink(dir string, c Config, man *Manifest, progress Progress) (*runSink, error) {
-	s := &runSink{c: c, man: man, progress: progress}
+func newRunSink(dir string, c Config, man *Manifest, progress Progress, replay int) (*runSink, error) {
+	s := &runSink{c: c, man: man, progress: progress, replay: replay, firstDiverged: -1}
 	var err error
-	if s.perNode, err = newLines(filepath.Join(dir, MetricsFile)); err != nil {
+	if replay > 0 {
+		if s.old, err = readReplay(dir, replay); err != nil {
+			return nil, err
+		}
+	}
+	open := func(name string) (*lines, error) {
+		if replay > 0 {
+			return appendLines(filepath.Join(dir, name), s.old.keep[name])
+		}
+		return newLines(filepath.Join(dir, name))
+	}
+	if s.perNode, err = open(MetricsFile); err != nil {
 		return nil, err
 	}
-	if s.rounds, err = newLines(filepath.Join(dir, RoundsFile)); err != nil {
+	if s.rounds, err = open(RoundsFile); err != nil {
 		s.perNode.close()
 		return nil, err
 	}
-	if s.timings, err = newLines(filepath.Join(dir, TimingsFile)); err != nil {
+	if s.timings, err = open(TimingsFile); err != nil {
 		s.perNode.close()
 		s.rounds.close()
 		return nil, err
@@ -212,6 +386,9 @@ func newRunSink(dir string, c Config, man *Manifest, progress Progress) (*runSin
 func (s *runSink) timing(t metrics.Timing) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if t.Round < s.replay {
+		return // on file already
+	}
 	if err := s.timings.write(t); err != nil && s.timingErr == nil {
 		s.timingErr = err
 	}
@@ -219,42 +396,55 @@ func (s *runSink) timing(t metrics.Timing) {
 
 // Round implements metrics.Sink.
 func (s *runSink) Round(r *metrics.Round) error {
-	for _, n := range r.Nodes {
-		if err := s.perNode.write(struct {
-			Round int `json:"round"`
-			metrics.NodeRound
-		}{r.Round, n}); err != nil {
-			return err
-		}
-	}
 	agg := *r
 	agg.Nodes = nil
-	if err := s.rounds.write(&agg); err != nil {
-		return err
-	}
-	if err := s.perNode.flush(); err != nil {
-		return err
-	}
-	if err := s.rounds.flush(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	err := s.timings.flush()
-	if s.timingErr != nil {
-		err = s.timingErr
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return err
+	if r.Round < s.replay {
+		if err := s.old.check(r, &agg); err != nil {
+			return err
+		}
+	} else {
+		for _, n := range r.Nodes {
+			if err := s.perNode.write(nodeLine{r.Round, n}); err != nil {
+				return err
+			}
+		}
+		if err := s.rounds.write(&agg); err != nil {
+			return err
+		}
+		if err := s.perNode.flush(); err != nil {
+			return err
+		}
+		if err := s.rounds.flush(); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		err := s.timings.flush()
+		if s.timingErr != nil {
+			err = s.timingErr
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	if r.Evaluated {
 		s.evaluated = append(s.evaluated, &agg)
 	}
+	if r.Diverged > 0 && s.firstDiverged < 0 {
+		s.firstDiverged = r.Round
+	}
+	s.lastDiverged = r.Diverged
 	s.man.Rounds = r.Round + 1
 	if s.progress != nil {
 		s.progress(&agg, s.c.Rounds)
 	}
 	return nil
+}
+
+// nodeLine is one line of metrics.jsonl.
+type nodeLine struct {
+	Round int `json:"round"`
+	metrics.NodeRound
 }
 
 func (s *runSink) close() {
@@ -274,7 +464,7 @@ func writeManifest(dir string, m Manifest) error {
 }
 
 func finalOf(evaluated []*metrics.Round, k, rounds int) Final {
-	f := Final{Rounds: rounds}
+	f := Final{Rounds: rounds, DivergedRound: -1}
 	if len(evaluated) == 0 {
 		return f
 	}
@@ -397,11 +587,17 @@ func CreateRunDir(c Config, dir, randomness string, progress Progress) (*RunDir,
 	}
 	d := &RunDir{dir: dir, c: c, man: newManifest(c)}
 	d.man.Randomness = randomness
+	var err error
+	if d.man.ConfigHash, err = ConfigHash(c); err != nil {
+		return nil, err
+	}
+	if d.man.F, err = c.FRecord(); err != nil {
+		return nil, err
+	}
 	if err := writeManifest(dir, d.man); err != nil {
 		return nil, err
 	}
-	var err error
-	if d.sink, err = newRunSink(dir, c, &d.man, progress); err != nil {
+	if d.sink, err = newRunSink(dir, c, &d.man, progress, 0); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -421,6 +617,7 @@ func (d *RunDir) Close(runErr error) (Final, error) {
 	d.man.End = time.Now().UTC()
 	err := writeManifest(d.dir, d.man)
 	fin := finalOf(d.sink.evaluated, d.c.FinalRounds, d.man.Rounds)
+	fin.DivergedRound, fin.Diverged = d.sink.firstDiverged, d.sink.lastDiverged
 	if runErr != nil || err != nil {
 		return fin, errors.Join(runErr, err)
 	}

@@ -11,8 +11,9 @@ import (
 // once, each into its own directory (RunToDir), and calls row once per
 // round, in round order, when every run has finished that round, with the
 // runs' round aggregates in config order. Each run is reproducible on its
-// own, so running them together changes no metric. The first error (in
-// config order) is returned after all runs stop.
+// own, so running them together changes no metric. Every run is redone
+// from round 0 (RunOptions.Force): the rows are the point. The first error
+// (in config order) is returned after all runs stop.
 func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(round int, rs []*metrics.Round)) ([]Final, error) {
 	if len(cfgs) != len(dirs) || len(cfgs) == 0 {
 		return nil, fmt.Errorf("side by side: %d configs for %d directories", len(cfgs), len(dirs))
@@ -33,7 +34,7 @@ func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(r
 	ch := make(chan report)
 	for k, c := range cfgs {
 		go func() {
-			fin, err := RunToDir(ctx, c, dirs[k], func(r *metrics.Round, _ int) { ch <- report{k: k, r: r} })
+			fin, err := RunToDirWith(ctx, c, dirs[k], RunOptions{Force: true, Progress: func(r *metrics.Round, _ int) { ch <- report{k: k, r: r} }})
 			ch <- report{k: k, fin: fin, err: err, final: true}
 		}()
 	}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -110,12 +111,23 @@ func (c Config) expandOne(variant string, keys []string, combo map[string]any, s
 		r := rc
 		r.Seed = s
 		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("sweep run %v seed %d: %w", params, s, err)
+			return nil, fmt.Errorf("sweep run %s seed %d: %w", paramsText(params), s, err)
 		}
 		dir := filepath.Join(append(parts, fmt.Sprintf("seed-%d", s))...)
 		runs = append(runs, SweepRun{Params: params, Config: r, Dir: dir})
 	}
 	return runs, nil
+}
+
+// paramsText is a run's swept values as key=value pairs in key order, not
+// Go's map syntax.
+func paramsText(params map[string]string) string {
+	keys := slices.Sorted(maps.Keys(params))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + params[k]
+	}
+	return strings.Join(parts, ", ")
 }
 
 // gridValue is a grid value as text: a table (a grid over whole sections,
@@ -139,12 +151,36 @@ func gridValue(v any) string {
 	return strings.Join(parts, ",")
 }
 
+// Set assigns a dotted key from its value as text, as `--set key=value`
+// gives it: a TOML value (3, 0.5, true, [1, 2], "auto") or, when the text
+// is not one, a string (median). Validate the config afterwards.
+func (c *Config) Set(key, text string) error {
+	keys := configKeys()
+	table := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, key+".") })
+	if !slices.Contains(keys, key) || table || strings.HasPrefix(key, "sweep") {
+		return fmt.Errorf("--set %s=%s: %s", key, text, unknownKey(key))
+	}
+	var doc map[string]any
+	var v any = text
+	if _, err := toml.Decode("v = "+text, &doc); err == nil {
+		v = doc["v"]
+	}
+	if err := c.set(key, v); err != nil {
+		return fmt.Errorf("--set %s=%s: %w", key, text, errors.Unwrap(err))
+	}
+	return nil
+}
+
 // set assigns a dotted key by decoding a one-key TOML document over c. A
 // table value sets the keys it holds and leaves the others.
 func (c *Config) set(key string, v any) error {
 	// The options map is shared by the copies of a config: decode into a
 	// fresh one.
 	c.Strategy.Options = maps.Clone(c.Strategy.Options)
+	// So are the pointers: the decoder writes through them.
+	c.Strategy.F = clonePtr(c.Strategy.F)
+	c.Strategy.Prediction = clonePtr(c.Strategy.Prediction)
+	c.Strategy.Clipping = clonePtr(c.Strategy.Clipping)
 	doc := map[string]any{}
 	cur := doc
 	parts := strings.Split(key, ".")
@@ -162,6 +198,14 @@ func (c *Config) set(key string, v any) error {
 		return fmt.Errorf("sweep.grid %q = %v: %w", key, v, err)
 	}
 	return nil
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 func safeName(s string) string {
@@ -182,32 +226,61 @@ type SweepResult struct {
 	Keys []string
 	Runs []SweepRun
 	Fin  []Final
+	// Errs holds each run's error with SweepOptions.KeepGoing (nil for a
+	// run that finished).
+	Errs []error
 }
 
-// RunSweep runs every run of c's sweep one after another into out, each in
-// its own directory, skipping runs whose summary.csv exists (a sweep
-// resumes where it stopped), then writes the sweep's summary.csv.
+// SweepOptions are RunSweepWith's options.
+type SweepOptions struct {
+	Progress SweepProgress
+	// Force redoes runs whose directories hold another config's run (or a
+	// finished one) instead of refusing (or keeping) them.
+	Force bool
+	// KeepGoing records a failed run (SweepResult.Errs) and goes on with
+	// the next instead of stopping the sweep.
+	KeepGoing bool
+}
+
+// RunSweep is RunSweepWith with a progress callback alone.
 func RunSweep(ctx context.Context, c Config, out string, progress SweepProgress) (*SweepResult, error) {
+	return RunSweepWith(ctx, c, out, SweepOptions{Progress: progress})
+}
+
+// RunSweepWith runs every run of c's sweep one after another into out,
+// each in its own directory (RunToDirWith: a finished run is kept, an
+// interrupted one resumed), then writes the sweep's summary.csv. Every run
+// is checked (Config.Check) before the first starts.
+func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*SweepResult, error) {
 	runs, keys, err := c.Expand()
 	if err != nil {
 		return nil, err
 	}
-	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs))}
+	var errs []error
+	for _, r := range runs {
+		if err := r.Config.Check(); err != nil {
+			errs = append(errs, fmt.Errorf("sweep run %s: %w", r.Dir, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs)), Errs: make([]error, len(runs))}
 	var rows []summaryRow
 	for i, r := range runs {
 		dir := filepath.Join(out, r.Dir)
-		if fin, ok := readFinal(dir); ok {
-			res.Fin[i] = fin
-			rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
-			continue
-		}
-		fin, err := RunToDir(ctx, r.Config, dir, func(rd *metrics.Round, rounds int) {
-			if progress != nil {
-				progress(i, len(runs), r, rd.Round+1, rounds)
+		fin, err := RunToDirWith(ctx, r.Config, dir, RunOptions{Force: o.Force, Progress: func(rd *metrics.Round, rounds int) {
+			if o.Progress != nil {
+				o.Progress(i, len(runs), r, rd.Round+1, rounds)
 			}
-		})
+		}})
 		if err != nil {
-			return res, fmt.Errorf("run %s: %w", r.Dir, err)
+			err = fmt.Errorf("run %s: %w", r.Dir, err)
+			if !o.KeepGoing || ctx.Err() != nil {
+				return res, err
+			}
+			res.Errs[i] = err
+			continue
 		}
 		res.Fin[i] = fin
 		rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
@@ -215,7 +288,10 @@ func RunSweep(ctx context.Context, c Config, out string, progress SweepProgress)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return res, err
 	}
-	return res, writeSummary(filepath.Join(out, SummaryFile), keys, rows)
+	if err := writeSummary(filepath.Join(out, SummaryFile), keys, rows); err != nil {
+		return res, err
+	}
+	return res, errors.Join(res.Errs...)
 }
 
 // readFinal reads a finished run's final metrics from its summary.csv.
@@ -231,7 +307,7 @@ func readFinal(dir string) (Final, bool) {
 		}
 	}
 	return Final{HonestLocalAcc: vals[0], HonestGlobalAcc: vals[1], AllAcc: vals[2], HonestLoss: vals[3],
-		DeltaMax: vals[4], MeanByzWeight: vals[5], Rounds: int(vals[6])}, true
+		DeltaMax: vals[4], MeanByzWeight: vals[5], Rounds: int(vals[6]), DivergedRound: int(vals[7]), Diverged: int(vals[8])}, true
 }
 
 // SafeName is s made safe as a file name (what sweep directories and

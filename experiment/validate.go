@@ -147,8 +147,8 @@ func (c Config) Validate() error {
 	}
 	oneOf("strategy.name", c.Strategy.Name, strategy.Names())
 	oneOf("strategy.weighting", c.Strategy.Weighting, weightings)
-	if c.Strategy.F != nil && *c.Strategy.F < 0 {
-		bad("strategy.f", *c.Strategy.F, "need ≥ 0")
+	if f, ok := c.explicitF(); ok && f < 0 {
+		bad("strategy.f", f, `need a whole number ≥ 0, or "auto"`)
 	}
 	if len(errs) == 0 {
 		if _, err := c.strategyParams(); err != nil {
@@ -156,6 +156,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateDMTT(bad, &errs)
+	c.validateMore(bad)
 	if c.Evaluation.GlobalTest < -1 {
 		bad("evaluation.global_test", c.Evaluation.GlobalTest, "need ≥ −1 (−1: all, 0: none)")
 	}

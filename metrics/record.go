@@ -27,6 +27,10 @@ type NodeRound struct {
 	// driver (the cluster's monitor: a node process that died); its other
 	// fields are zero and the aggregates leave it out.
 	Missing bool `json:"missing,omitempty"`
+	// Diverged says the node's model was diverged at the end of the round
+	// (node.Ready.Diverged): its accuracy is measured as it is, its loss
+	// is undefined and written 0, and it is left out of the loss means.
+	Diverged bool `json:"diverged,omitempty"`
 	// Scores are the agreement scores the node's strategy gave each
 	// sender this round, when it reports them (LIGHTYEAR), with whether
 	// the sender was Byzantine.
@@ -57,6 +61,9 @@ type Round struct {
 	DeltaMax          float64 `json:"delta_max"`
 	MeanByzWeight     float64 `json:"mean_byz_weight"`
 	BytesSent         int     `json:"bytes_sent"`
+	// Diverged counts the honest nodes whose model was diverged at the end
+	// of the round (NodeRound.Diverged).
+	Diverged int `json:"diverged,omitempty"`
 	// Trust is the topology-trust diagnostics of the round, when the
 	// nodes run a trust layer (DMTT).
 	Trust *TrustRound `json:"trust,omitempty"`
@@ -80,12 +87,15 @@ type Timing struct {
 // Summarize fills the round's aggregates from its node records (Trust
 // excepted: see SummarizeTrust).
 func (r *Round) Summarize() {
-	var hn, an int
+	var hn, an, hLossN, aLossN int
 	var hAcc, hAcc2, hGlob, aAcc, hLoss, aLoss, byzSum float64
 	for _, n := range r.Nodes {
 		r.BytesSent += n.BytesSent
 		if n.Missing {
 			continue
+		}
+		if n.Diverged && !n.Byzantine {
+			r.Diverged++
 		}
 		if !n.Byzantine {
 			r.DeltaMax = max(r.DeltaMax, n.ByzWeight)
@@ -96,13 +106,19 @@ func (r *Round) Summarize() {
 		}
 		an++
 		aAcc += n.LocalAcc
-		aLoss += n.LocalLoss
+		if !n.Diverged {
+			aLossN++
+			aLoss += n.LocalLoss
+		}
 		if !n.Byzantine {
 			hn++
 			hAcc += n.LocalAcc
 			hAcc2 += n.LocalAcc * n.LocalAcc
 			hGlob += n.GlobalAcc
-			hLoss += n.LocalLoss
+			if !n.Diverged {
+				hLossN++
+				hLoss += n.LocalLoss
+			}
 		}
 	}
 	honest := 0
@@ -119,11 +135,15 @@ func (r *Round) Summarize() {
 		r.HonestLocalAcc = hAcc / f
 		r.HonestLocalAccStd = sqrtNonNeg(hAcc2/f - r.HonestLocalAcc*r.HonestLocalAcc)
 		r.HonestGlobalAcc = hGlob / f
-		r.HonestLoss = hLoss / f
+	}
+	if hLossN > 0 {
+		r.HonestLoss = hLoss / float64(hLossN)
 	}
 	if an > 0 {
 		r.AllAcc = aAcc / float64(an)
-		r.AllLoss = aLoss / float64(an)
+	}
+	if aLossN > 0 {
+		r.AllLoss = aLoss / float64(aLossN)
 	}
 }
 

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/trellis-fl/trellis/vec"
 )
@@ -40,6 +41,47 @@ func (m *Model) Evaluate(src Batches) (EvalResult, error) {
 	if res.N > 0 {
 		res.Accuracy = float64(correct) / float64(res.N)
 		res.Loss /= float64(res.N)
+	}
+	return res, nil
+}
+
+// EvaluateDiverged measures the accuracy of a model whose outputs are not
+// all finite (a diverged model), as it is: a sample whose logits hold a
+// NaN counts as wrong, otherwise the largest logit (+Inf included) is the
+// prediction. The loss is undefined for such a model and left 0.
+func (m *Model) EvaluateDiverged(src Batches) (EvalResult, error) {
+	var res EvalResult
+	var correct int
+	total := src.Len()
+	m.run = pass{eng: m.eng}
+	p := &m.run
+	src.Reset()
+	for {
+		x := m.xbuf
+		b := src.Next(x, m.ybuf)
+		if b == 0 {
+			break
+		}
+		if res.N+b > total {
+			return res, fmt.Errorf("evaluation: the source yielded more than its %d samples", total)
+		}
+		x = x[:b*m.inSize]
+		for _, l := range m.layers {
+			x = l.forward(p, x, b)
+		}
+		for i := 0; i < b; i++ {
+			z := x[i*m.classes : (i+1)*m.classes]
+			if slices.ContainsFunc(z, func(v float32) bool { return v != v }) {
+				continue
+			}
+			if argmax(z) == m.ybuf[i] {
+				correct++
+			}
+		}
+		res.N += b
+	}
+	if res.N > 0 {
+		res.Accuracy = float64(correct) / float64(res.N)
 	}
 	return res, nil
 }
@@ -111,7 +153,7 @@ func (m *Model) eachBatch(src Batches, fn func(start, n int, logits, features []
 			x = l.forward(p, x, b)
 		}
 		if ok, _ := vec.AllFinite(x); !ok {
-			return fmt.Errorf("evaluation: non-finite output for samples %d–%d", start, start+b-1)
+			return fmt.Errorf("evaluation: %w output for samples %d–%d", ErrNonFinite, start, start+b-1)
 		}
 		if err := fn(start, b, x, feat); err != nil {
 			return err

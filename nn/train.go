@@ -159,7 +159,7 @@ func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, 
 		g = m.layers[i].backward(p, g, n)
 		// Checked layer by layer while the gradient is still in cache.
 		if ok, _ := vec.AllFinite(m.grads[m.offsets[i]:m.offsets[i+1]]); !ok {
-			return 0, fmt.Errorf("non-finite gradient in layer %d (%s)", i, m.layers[i].kind())
+			return 0, fmt.Errorf("%w gradient in layer %d (%s)", ErrNonFinite, i, m.layers[i].kind())
 		}
 	}
 	return loss, nil
@@ -176,22 +176,27 @@ func (m *Model) forward(p *pass, x []float32, n int) []float32 {
 // layer whose output is not finite. It runs only on the failure path.
 func (m *Model) nonFinite(what string, x []float32, n int) error {
 	if ok, _ := vec.AllFinite(x); !ok {
-		return fmt.Errorf("non-finite %s: the input batch holds NaN or Inf", what)
+		return fmt.Errorf("%w %s: the input batch holds NaN or Inf", ErrNonFinite, what)
 	}
 	if ok, at := vec.AllFinite(m.params); !ok {
 		l := m.layerOfParam(at)
-		return fmt.Errorf("non-finite %s: parameters of layer %d (%s) hold NaN or Inf", what, l, m.layers[l].kind())
+		return fmt.Errorf("%w %s: parameters of layer %d (%s) hold NaN or Inf", ErrNonFinite, what, l, m.layers[l].kind())
 	}
 	m.run = pass{eng: m.eng}
 	p := &m.run
 	for i, l := range m.layers {
 		x = l.forward(p, x, n)
 		if ok, _ := vec.AllFinite(x); !ok {
-			return fmt.Errorf("non-finite %s: output of layer %d (%s) overflowed", what, i, l.kind())
+			return fmt.Errorf("%w %s: output of layer %d (%s) overflowed", ErrNonFinite, what, i, l.kind())
 		}
 	}
-	return fmt.Errorf("non-finite %s in the %s head", what, m.head.Name())
+	return fmt.Errorf("%w %s in the %s head", ErrNonFinite, what, m.head.Name())
 }
+
+// ErrNonFinite is wrapped by every error of a non-finite loss, gradient
+// or output: the model diverged (or its input is broken), which a driver
+// records as an outcome rather than a failure (errors.Is).
+var ErrNonFinite = errors.New("non-finite")
 
 // layerOfParam returns the index of the layer owning flat parameter i.
 func (m *Model) layerOfParam(i int) int {

@@ -131,6 +131,14 @@ func (n *Node) ID() int { return n.cfg.ID }
 // A driver reads it between rounds (checkpoints); the node owns it.
 func (n *Node) Model() *nn.Model { return n.cfg.Model }
 
+// Optimizer is the node's optimizer, and Strategy its strategy: a driver
+// reads their state between rounds for checkpoints (through optional
+// interfaces); the node owns them.
+func (n *Node) Optimizer() nn.Optimizer { return n.cfg.Optimizer }
+
+// Strategy is the node's strategy (see Optimizer).
+func (n *Node) Strategy() strategy.Strategy { return n.cfg.Strategy }
+
 // view is what the strategy sees now; layers add their results.
 func (n *Node) view() *strategy.View {
 	v := &strategy.View{

@@ -32,6 +32,12 @@ type Ready struct {
 	Rejections []Rejection
 	// Eval is the evaluation EndOptions asked for, nil otherwise.
 	Eval *Evaluation
+	// Diverged says the node's model is diverged at the end of the round:
+	// its training met a non-finite loss or gradient, or its parameters or
+	// outputs are not finite. It is an outcome, not an error: the round
+	// goes on, Eval holds the accuracy as measured (nn.EvaluateDiverged)
+	// and a loss of 0 (undefined).
+	Diverged bool
 }
 
 // Rejection is how many messages from one sender were refused for one

@@ -64,6 +64,9 @@ type roundState struct {
 	future       []*wire.Message
 	futureN      map[uint32]int
 	futureFloats map[uint32]int
+	// diverged: the round's training or combine left the model non-finite
+	// (Ready.Diverged).
+	diverged bool
 }
 
 type rejKey struct {
@@ -171,6 +174,12 @@ func (n *Node) Train(ctx context.Context) (nn.TrainResult, error) {
 		n.random.Stream(seed.Train, uint64(n.cfg.ID), uint64(n.rs.r)))
 	n.trainRes = res
 	n.rs.phase, n.rs.trained = phaseTrained, true
+	if errors.Is(err, nn.ErrNonFinite) {
+		// The model diverged (its own loss or gradient, or parameters a
+		// combine made non-finite): a result of the run, recorded in Ready.
+		n.rs.diverged = true
+		return res, nil
+	}
 	if errors.Is(err, nn.ErrStopped) {
 		return res, fmt.Errorf("node %d round %d: training stopped after %d steps: %w", n.cfg.ID, n.rs.r, res.Steps, context.Cause(ctx))
 	}
@@ -414,13 +423,21 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 		}
 	}
 	rs.inbox = rs.inbox[:0]
+	if !allFinite(n.cfg.Model.Params()) {
+		rs.diverged = true
+	}
 	if o.Evaluate {
 		ev, err := n.evaluate(o.Global)
+		if errors.Is(err, nn.ErrNonFinite) || (err == nil && rs.diverged) {
+			rs.diverged = true
+			ev, err = n.evaluateDiverged(o.Global)
+		}
 		if err != nil {
 			return rd, err
 		}
 		rd.Eval = &ev
 	}
+	rd.Diverged, rs.diverged = rs.diverged, false
 	rd.Rejected, rd.Rejections = rs.rejected, n.rejections()
 	rs.rejected = 0
 	clear(rs.rej)
@@ -445,15 +462,34 @@ func (n *Node) rejections() []Rejection {
 // evaluate measures the model on the local test split and, when it has
 // one and global is set, on the global test set.
 func (n *Node) evaluate(global bool) (Evaluation, error) {
+	return n.evaluateWith(global, n.cfg.Model.Evaluate)
+}
+
+// evaluateDiverged measures a diverged model as it is (nn.EvaluateDiverged).
+func (n *Node) evaluateDiverged(global bool) (Evaluation, error) {
+	return n.evaluateWith(global, n.cfg.Model.EvaluateDiverged)
+}
+
+func (n *Node) evaluateWith(global bool, eval func(nn.Batches) (nn.EvalResult, error)) (Evaluation, error) {
 	var ev Evaluation
 	var err error
-	if ev.Local, err = n.cfg.Model.Evaluate(n.cfg.Test); err != nil {
+	if ev.Local, err = eval(n.cfg.Test); err != nil {
 		return ev, fmt.Errorf("node %d: local test: %w", n.cfg.ID, err)
 	}
 	if global && n.cfg.GlobalTest != nil {
-		if ev.Global, err = n.cfg.Model.Evaluate(n.cfg.GlobalTest); err != nil {
+		if ev.Global, err = eval(n.cfg.GlobalTest); err != nil {
 			return ev, fmt.Errorf("node %d: global test: %w", n.cfg.ID, err)
 		}
 	}
 	return ev, nil
+}
+
+// allFinite reports whether every value of x is finite.
+func allFinite(x []float32) bool {
+	for _, v := range x {
+		if v-v != 0 { // NaN or ±Inf
+			return false
+		}
+	}
+	return true
 }

@@ -20,6 +20,7 @@ func Record(rec *metrics.Round, g *topology.Graph, byz []bool, ready []node.Read
 		nr := &rec.Nodes[i]
 		nr.TrainLoss, nr.Steps = rd.Train.MeanLoss, rd.Train.Steps
 		nr.Rejected = rd.Rejected
+		nr.Diverged = rd.Diverged
 		nr.ByzWeight = byzWeight(rd.Weights, byz)
 		for _, s := range rd.Scores {
 			b := s.From >= 0 && s.From < n && byz[s.From]

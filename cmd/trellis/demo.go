@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,14 +16,64 @@ import (
 	"github.com/trellis-fl/trellis/report"
 )
 
-// demoStrategies are the demo's columns. On a 5-regular graph a node
-// aggregates 6 models, so the trimmed mean drops f = 1 at each end (with
-// f = 2 it would average the middle two: the median).
-var demoStrategies = []experiment.StrategyConfig{
-	{Name: "local"},
-	{Name: "fedavg", Weighting: "uniform"},
-	{Name: "robust", Rule: "median"},
-	{Name: "robust", Rule: "trimmed_mean", F: ptr(1)},
+// demoMethod is one column of the demo: a strategy, the label it is shown
+// with, and the sentence that explains its final line (given the run's
+// numbers and local-only's).
+type demoMethod struct {
+	label   string
+	s       experiment.StrategyConfig
+	explain func(d demoFacts, f, local experiment.Final) string
+}
+
+// demoFacts are what the explanations quote besides the final metrics.
+type demoFacts struct {
+	k, liarsPct, fAuto, outnumbered, honest int
+	sigma                                   float64
+}
+
+// demoMethods are the demo's columns: the baseline, the plain average the
+// liars break, a robust rule with f = "auto" (derived from the declared
+// 30 %: on a 5-regular graph f = ⌈0.3·5⌉ = 2 of the 6 inputs, which makes
+// the trimmed mean the median), and two personalized peer-side defences
+// that judge neighbours against the node's own model.
+var demoMethods = []demoMethod{
+	{"local", experiment.StrategyConfig{Name: "local"}, func(d demoFacts, f, _ experiment.Final) string {
+		return "trains on its own data only: the baseline a defence must not fall below, and out of the liars' reach."
+	}},
+	{"fedavg", experiment.StrategyConfig{Name: "fedavg", Weighting: "uniform"}, func(d demoFacts, f, l experiment.Final) string {
+		return fmt.Sprintf("averages its own and its %d neighbours' models equally, so every liar's noise (σ = %g) enters with weight 1/%d: %s.",
+			d.k, d.sigma, d.k+1, versus(f, l))
+	}},
+	{"trimmed_mean(f=auto)", experiment.StrategyConfig{Name: "robust", Rule: "trimmed_mean"}, func(d demoFacts, f, l experiment.Final) string {
+		return fmt.Sprintf("drops the f = %d largest and smallest values of each coordinate (f = ⌈%d %% · %d⌉ from the declared fraction; with %d inputs that is the median); it holds at nodes with at most %d lying neighbours and breaks at the %d of %d honest nodes with more, and it also averages away a node's own label mix: %s.",
+			d.fAuto, d.liarsPct, d.k, d.k+1, d.fAuto, d.outnumbered, d.honest, versus(f, l))
+	}},
+	{"balance", experiment.StrategyConfig{Name: "balance"}, func(d demoFacts, f, l experiment.Final) string {
+		return fmt.Sprintf("accepts a neighbour only if its model is within 0.3·e^(−t/T) of its own model's norm, which the noisy models never are (delta_max %.2f), and mixes the accepted ones half and half with its own: %s.",
+			f.DeltaMax, versus(f, l))
+	}},
+	{"ubar", experiment.StrategyConfig{Name: "ubar"}, func(d demoFacts, f, l experiment.Final) string {
+		return fmt.Sprintf("keeps the 40 %% of its neighbours nearest to its own model, then only those whose loss on one of its own batches is no worse than its own (delta_max %.2f): %s.",
+			f.DeltaMax, versus(f, l))
+	}},
+}
+
+// versus compares a final line with local-only's, on the honest nodes'
+// global accuracy (the demo's headline) and on their local accuracy.
+func versus(f, local experiment.Final) string {
+	return fmt.Sprintf("%s local-only in global accuracy, %s in local accuracy",
+		points(f.HonestGlobalAcc, local.HonestGlobalAcc), points(f.HonestLocalAcc, local.HonestLocalAcc))
+}
+
+func points(a, b float64) string {
+	d := 100 * (a - b)
+	switch {
+	case d >= 0.05:
+		return fmt.Sprintf("%.1f points above", d)
+	case d > -0.05:
+		return "level with"
+	}
+	return fmt.Sprintf("%.1f points below", -d)
 }
 
 // demoCmd runs the framework's main job on the embedded MNIST: nodes on a
@@ -37,7 +89,7 @@ func demoCmd(o *options) *cobra.Command {
 	base.Adversary.Fraction, base.Adversary.Attack, base.Adversary.Sigma = 0.3, "gaussian", 10
 	c := &cobra.Command{
 		Use:   "demo",
-		Short: "nodes learn the embedded MNIST together while some lie: local-only, FedAvg, median, trimmed mean",
+		Short: "nodes learn the embedded MNIST together while some lie: local-only, FedAvg, trimmed mean with f = auto, BALANCE, UBAR",
 		Args:  cobra.NoArgs,
 	}
 	f := c.Flags()
@@ -56,16 +108,19 @@ func demoCmd(o *options) *cobra.Command {
 		if out == "" {
 			out = filepath.Join("runs", "demo")
 		}
-		cfgs := make([]experiment.Config, len(demoStrategies))
-		for i, s := range demoStrategies {
+		cfgs := make([]experiment.Config, len(demoMethods))
+		for i, m := range demoMethods {
 			cfgs[i] = base
-			cfgs[i].Strategy = s
-			if s.Weighting == "" {
+			cfgs[i].Strategy = m.s
+			if m.s.Weighting == "" {
 				cfgs[i].Strategy.Weighting = "uniform"
 			}
-			cfgs[i].Name = "demo-" + cfgs[i].Label()
-			cfgs[i].Run.Workers = max(1, runtime.GOMAXPROCS(0)/len(demoStrategies))
-			if err := cfgs[i].Validate(); err != nil {
+			cfgs[i].Strategy.Rule = cmp.Or(m.s.Rule, base.Strategy.Rule)
+			cfgs[i].Strategy.F = experiment.AutoF()
+			cfgs[i].RunLabel = m.label
+			cfgs[i].Name = "demo-" + dirName(m.label)
+			cfgs[i].Run.Workers = max(1, runtime.GOMAXPROCS(0)/len(demoMethods))
+			if err := cfgs[i].Check(); err != nil {
 				return fmt.Errorf("demo: %w", err)
 			}
 		}
@@ -80,7 +135,7 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 	if !o.json {
 		fmt.Fprintf(w, "trellis demo: %d nodes learn MNIST together on a %d-regular graph; %.0f %% of them lie\n",
 			b.Nodes, b.Topology.K, 100*b.Adversary.Fraction)
-		fmt.Fprintf(w, "(they add Gaussian noise, σ = %g, to every model they send).\n", b.Adversary.Sigma)
+		fmt.Fprintf(w, "(they add Gaussian noise, σ = %g, to every model they send). Robust rules take f = \"auto\" from that %.0f %%.\n", b.Adversary.Sigma, 100*b.Adversary.Fraction)
 		fmt.Fprintf(w, "Data: embedded MNIST, %d training images split by Dirichlet(%g); MLP 784-%d-10; 1 local epoch per round.\n",
 			b.Data.Samples, b.Partition.Alpha, b.Model.Hidden[0])
 		fmt.Fprintf(w, "Accuracy of the honest nodes on the 10,000-image global test set:\n\n%5s", "round")
@@ -122,10 +177,47 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 		f := fins[k]
 		fmt.Fprintf(w, "| %s | %.1f %% | %.1f %% | %.2f |\n", c.Label(), 100*f.HonestGlobalAcc, 100*f.HonestLocalAcc, f.DeltaMax)
 	}
-	fmt.Fprintf(w, "\ndelta_max is the largest total weight an honest node gave to liars.\n")
+	facts, err := demoFactsOf(cfgs)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	fmt.Fprintf(w, "\nGlobal accuracy is on the 10,000 test images every node is also evaluated on; local accuracy on the\nnode's own test split (its own label mix). delta_max is the largest total weight an honest node gave\nto liars in a round. Each line:\n\n")
+	for k, m := range demoMethods {
+		fmt.Fprintf(w, "- %s %s\n", m.label, m.explain(facts, fins[k], fins[0]))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Run directories, results.md and plots (accuracy.png, .svg) in %s.\nDone in %.1f s; every number is reproducible from --seed %d.\n",
 		out, time.Since(start).Seconds(), b.Seed)
 	return nil
+}
+
+// demoFactsOf reads the numbers the explanations quote from the configs:
+// the degree, the declared fraction, f = auto's resolution and how many
+// honest nodes have more lying neighbours than it tolerates.
+func demoFactsOf(cfgs []experiment.Config) (demoFacts, error) {
+	b := cfgs[0]
+	d := demoFacts{k: b.Topology.K, liarsPct: int(math.Round(100 * b.Adversary.Fraction)), sigma: b.Adversary.Sigma}
+	for _, c := range cfgs {
+		rec, err := c.FRecord()
+		if err != nil {
+			return d, err
+		}
+		if rec == nil {
+			continue
+		}
+		for _, n := range rec.Nodes {
+			if n.Byzantine {
+				continue
+			}
+			d.honest++
+			d.fAuto = max(d.fAuto, n.F)
+			if n.ByzantineNeighbours > n.F {
+				d.outnumbered++
+			}
+		}
+		break
+	}
+	return d, nil
 }
 
 // dirName turns a label such as "trimmed_mean(f=1)" into a directory name

@@ -24,7 +24,7 @@ config, keys, peers file and each node's log. Ctrl-C stops every process after i
 current round.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := loadConfigOrPreset(args[0])
+			c, err := loadConfigOrPreset(args[0], nil)
 			if err != nil {
 				return err
 			}

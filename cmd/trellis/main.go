@@ -5,7 +5,8 @@
 //	trellis run CONFIG|PRESET         one experiment (or every run of its sweep)
 //	trellis sweep CONFIG|PRESET       the runs of a sweep, resuming where it stopped
 //	trellis report RUNDIR             re-print tables, re-draw plots
-//	trellis presets                   the built-in configs
+//	trellis validate CONFIG|PRESET    check a config and every run of its sweep
+//	trellis presets [show NAME]       the built-in configs
 //	trellis config defaults           every key with its default
 //	trellis bench rules               κ̂-robustness of every rule under every attack
 //	trellis launch CONFIG|PRESET      a deployed run on this machine: monitor + one process per node
@@ -47,13 +48,14 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "decentralized, personalized federated learning that keeps working when some peers lie",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout")
 	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
-	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o))
+	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o), validateCmd(o))
 	root.AddCommand(nodeCmd(o))
 	root.AddCommand(monitorCmd(o))
 	root.AddCommand(launchCmd(o))

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -27,12 +29,12 @@ func TestDemoWritesReproducibleRuns(t *testing.T) {
 		}
 		outputs = append(outputs, out.String())
 	}
-	for _, want := range []string{"local", "fedavg", "median", "trimmed_mean(f=1)", "\n    2 ", "delta_max"} {
+	for _, want := range []string{"local", "fedavg", "trimmed_mean(f=auto)", "balance", "ubar", "\n    2 ", "delta_max", "- fedavg averages", "- ubar keeps", "local-only"} {
 		if !strings.Contains(outputs[0], want) {
 			t.Errorf("demo output lacks %q:\n%s", want, outputs[0])
 		}
 	}
-	for _, s := range []string{"local", "fedavg", "median", "trimmed_mean-f1"} {
+	for _, s := range []string{"local", "fedavg", "trimmed_mean-fauto", "balance", "ubar"} {
 		a, err := os.ReadFile(filepath.Join(dirs[0], s, "metrics.jsonl"))
 		if err != nil {
 			t.Fatal(err)
@@ -138,6 +140,121 @@ func TestBenchRules(t *testing.T) {
 	for _, want := range []string{"| median |", "| krum |", "gaussian", "min_sum", "--n 10 --f 2"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("bench rules output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestFound8CommandLine is issue 14's "Found" item 8 for the command line:
+// --version, validate, presets show, --set, --json where the README says,
+// in snake_case.
+func TestFound8CommandLine(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"--version"}, &out, &errb); err != nil || !strings.Contains(out.String(), "github.com/trellis-fl/trellis") {
+		t.Errorf("--version: %v %q", err, out.String())
+	}
+	out.Reset()
+	if err := run([]string{"validate", "byzantine-sweep"}, &out, &errb); err != nil || !strings.Contains(out.String(), "valid, 27 run(s)") {
+		t.Errorf("validate: %v %q", err, out.String())
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate", "quickstart", "--set", "roundz=3"}, `did you mean "rounds"`},
+		{[]string{"validate", "quickstart", "--set", "strategy.rule=krum"}, `strategy.rule = "krum"`},
+		{[]string{"validate", "quickstart", "--set", "rounds=0"}, "rounds = 0"},
+		{[]string{"validate", "quickstart", "--set", "rounds"}, "want KEY=VALUE"},
+		{[]string{"presets", "show", "nosuch"}, `no preset "nosuch"`},
+	} {
+		if err := run(c.args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	out.Reset()
+	if err := run([]string{"presets", "show", "quickstart"}, &out, &errb); err != nil || !strings.Contains(out.String(), `name = "quickstart"`) {
+		t.Errorf("presets show: %v %q", err, out.String())
+	}
+	for _, args := range [][]string{{"presets", "--json"}, {"config", "defaults", "--json"}, {"presets", "show", "quickstart", "--json"}} {
+		out.Reset()
+		if err := run(args, &out, &errb); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var v any
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+			t.Errorf("%v: not JSON: %v\n%s", args, err, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), `"toml"`) {
+		t.Errorf("presets show --json: %s", out.String())
+	}
+	out.Reset()
+	_ = run([]string{"config", "defaults", "--json"}, &out, &errb)
+	for _, k := range []string{`"global_test"`, `"f": "auto"`, `"eval_every"`} {
+		if !strings.Contains(out.String(), k) {
+			t.Errorf("config defaults --json lacks %s", k)
+		}
+	}
+}
+
+// TestRunSetForceAndJSONReport: --set overrides a preset, a second run with
+// another --set is refused naming --force, --force redoes it, and report
+// --json prints the summary in snake_case.
+func TestRunSetForceAndJSONReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs small experiments")
+	}
+	dir := filepath.Join(t.TempDir(), "q")
+	base := []string{"run", "quickstart", "-q", "-o", dir, "--set", "nodes=5", "--set", "topology.k=2", "--set", "data.samples=500", "--set", "model.hidden=[8]", "--set", "evaluation.global_test=100"}
+	var out, errb bytes.Buffer
+	if err := run(append(base, "--set", "rounds=2", "--json"), &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), `"final_honest_global_acc"`) || strings.Contains(out.String(), "HonestGlobalAcc") {
+		t.Errorf("run --json is not snake_case:\n%s", out.String())
+	}
+	err := run(append(base, "--set", "rounds=3"), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("rerun with rounds 2 → 3: %v", err)
+	}
+	if err := run(append(base, "--set", "rounds=3", "--force"), &bytes.Buffer{}, &errb); err != nil {
+		t.Fatalf("--force: %v", err)
+	}
+	out.Reset()
+	if err := run([]string{"report", dir, "--json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"rounds": "3"`) {
+		t.Errorf("report --json:\n%s", out.String())
+	}
+}
+
+// TestREADMELinksStayInside is acceptance item 4 of issue 14: every link
+// of the README points to a file of the repository (or an anchor).
+func TestREADMELinksStayInside(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)]+)\)`).FindAllStringSubmatch(string(b), -1)
+	if len(links) < 10 {
+		t.Fatalf("only %d links found", len(links))
+	}
+	for _, m := range links {
+		target := m[1]
+		switch {
+		case strings.HasPrefix(target, "#"):
+			continue
+		case strings.Contains(target, "://"), strings.HasPrefix(target, "/"), strings.Contains(target, ".."):
+			t.Errorf("README link %q points outside the repository", target)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("../..", strings.SplitN(target, "#", 2)[0])); err != nil {
+			t.Errorf("README link %q: %v", target, err)
+		}
+	}
+	for _, ref := range []string{"../shared", "spec/"} {
+		if strings.Contains(strings.ReplaceAll(string(b), "docs/methods", ""), ref) {
+			t.Errorf("README refers to %q, outside the repository", ref)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,12 +21,20 @@ func runCmd(o *options, name string) *cobra.Command {
 	if name == "sweep" {
 		short = "run every run of a config's sweep, one after another, resuming where a previous call stopped"
 	}
-	return &cobra.Command{
+	var sets []string
+	var force, keepGoing bool
+	c := &cobra.Command{
 		Use:   name + " CONFIG|PRESET",
 		Short: short,
-		Args:  cobra.ExactArgs(1),
+		Long: short + `.
+
+A run directory records its config's hash: calling the command again with the
+same config resumes an interrupted run after its last complete round (the
+final files are those of an uninterrupted run) and keeps finished ones; with
+another config it refuses, unless --force redoes the runs.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfigOrPreset(args[0])
+			cfg, err := loadConfigOrPreset(args[0], sets)
 			if err != nil {
 				return err
 			}
@@ -33,19 +42,48 @@ func runCmd(o *options, name string) *cobra.Command {
 			if out == "" {
 				out = filepath.Join("runs", cfg.Name)
 			}
+			warn(o, cfg)
 			bar := newProgress(o.stderr, o.quiet)
-			res, err := experiment.RunSweep(cmd.Context(), cfg, out, func(run, runs int, r experiment.SweepRun, round, rounds int) {
-				bar.update(fmt.Sprintf("run %d/%d %s", run+1, runs, r.Dir), run*rounds+round, runs*rounds)
-			})
+			res, err := experiment.RunSweepWith(cmd.Context(), cfg, out, experiment.SweepOptions{
+				Force: force, KeepGoing: keepGoing,
+				Progress: func(run, runs int, r experiment.SweepRun, round, rounds int) {
+					bar.update(fmt.Sprintf("run %d/%d %s", run+1, runs, r.Dir), run*rounds+round, runs*rounds)
+				}})
 			bar.done()
 			if err != nil {
 				if cmd.Context().Err() != nil {
-					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s -o %s` resumes", out, name, args[0], out)
+					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s -o %s` resumes after the last one", out, name, args[0], out)
 				}
-				return err
+				if res == nil || !keepGoing {
+					return err
+				}
+				fmt.Fprintf(o.stderr, "trellis: some runs failed (--keep-going):\n%v\n", err)
 			}
 			return printSweep(o, out, res)
 		},
+	}
+	f := c.Flags()
+	f.StringArrayVar(&sets, "set", nil, "KEY=VALUE: override one config key (repeatable), e.g. --set rounds=5 --set strategy.rule=krum")
+	f.BoolVar(&force, "force", false, "redo runs whose directories hold another config's (or a finished) run")
+	f.BoolVar(&keepGoing, "keep-going", false, "record a failed run and go on with the next")
+	return c
+}
+
+// warn prints the config's warnings (Config.Warnings), once per distinct
+// message over the sweep's runs.
+func warn(o *options, c experiment.Config) {
+	runs, _, err := c.Expand()
+	if err != nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		for _, w := range r.Config.Warnings() {
+			if !seen[w] {
+				seen[w] = true
+				fmt.Fprintln(o.stderr, "trellis: warning:", w)
+			}
+		}
 	}
 }
 
@@ -81,12 +119,22 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 				if err != nil {
 					return err
 				}
+				if o.json {
+					return jsonOut(o.stdout, map[string]string{"table": md})
+				}
 				fmt.Fprint(o.stdout, md)
 				return nil
 			}
 			md, err := report.ResultsCurve(args[0], curve)
 			if err != nil {
 				return err
+			}
+			if o.json {
+				rows, err := experiment.ReadSummary(args[0])
+				if err != nil {
+					return err
+				}
+				return jsonOut(o.stdout, rows)
 			}
 			fmt.Fprint(o.stdout, md)
 			fmt.Fprintf(o.stdout, "\nresults.md and plots (PNG, SVG) in %s\n", args[0])
@@ -103,15 +151,36 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 	return cmd
 }
 
-// loadConfigOrPreset reads a config file, or a built-in preset by name.
-func loadConfigOrPreset(arg string) (experiment.Config, error) {
-	if _, err := os.Stat(arg); err == nil {
-		return experiment.LoadConfig(arg)
+// loadConfigOrPreset reads a config file, or a built-in preset by name,
+// and applies the --set overrides.
+func loadConfigOrPreset(arg string, sets []string) (experiment.Config, error) {
+	var cfg experiment.Config
+	var err error
+	if _, serr := os.Stat(arg); serr == nil {
+		cfg, err = experiment.LoadConfig(arg)
+	} else if b, ok := configs.Read(strings.TrimSuffix(arg, ".toml")); ok {
+		cfg, err = experiment.ParseConfig(b, "preset "+arg)
+	} else {
+		return cfg, fmt.Errorf("%q is neither a config file nor a preset (presets: %s)", arg, strings.Join(configs.Names(), ", "))
 	}
-	if b, ok := configs.Read(strings.TrimSuffix(arg, ".toml")); ok {
-		return experiment.ParseConfig(b, "preset "+arg)
+	if err != nil || len(sets) == 0 {
+		return cfg, err
 	}
-	return experiment.Config{}, fmt.Errorf("%q is neither a config file nor a preset (presets: %s)", arg, strings.Join(configs.Names(), ", "))
+	var keys []string
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return cfg, fmt.Errorf("--set %q: want KEY=VALUE", s)
+		}
+		if err := cfg.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return cfg, err
+		}
+		keys = append(keys, strings.TrimSpace(k))
+	}
+	if err := errors.Join(cfg.Validate(), cfg.CheckSet(keys)); err != nil {
+		return cfg, fmt.Errorf("%s with --set: %w", arg, err)
+	}
+	return cfg, nil
 }
 
 func printSweep(o *options, out string, res *experiment.SweepResult) error {
@@ -127,6 +196,9 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 		}
 		var rows []row
 		for i, r := range res.Runs {
+			if res.Errs != nil && res.Errs[i] != nil {
+				continue
+			}
 			rows = append(rows, row{filepath.Join(out, r.Dir), r.Params, r.Config.Seed, res.Fin[i]})
 		}
 		return jsonOut(o.stdout, rows)
@@ -141,11 +213,22 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 }
 
 func presetsCmd(o *options) *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "presets",
-		Short: "list the built-in configs (run one with `trellis run NAME`)",
+		Short: "list the built-in configs (run one with `trellis run NAME`, print one with `trellis presets show NAME`)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.json {
+				type preset struct {
+					Name    string `json:"name"`
+					Summary string `json:"summary"`
+				}
+				var ps []preset
+				for _, n := range configs.Names() {
+					ps = append(ps, preset{n, configs.Summary(n, 1<<20)})
+				}
+				return jsonOut(o.stdout, ps)
+			}
 			width := 0
 			for _, n := range configs.Names() {
 				width = max(width, len(n))
@@ -156,15 +239,35 @@ func presetsCmd(o *options) *cobra.Command {
 			return nil
 		},
 	}
+	c.AddCommand(&cobra.Command{
+		Use:   "show NAME",
+		Short: "print a preset's TOML (save it, edit it, run the file)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, ok := configs.Read(strings.TrimSuffix(args[0], ".toml"))
+			if !ok {
+				return fmt.Errorf("no preset %q (presets: %s)", args[0], strings.Join(configs.Names(), ", "))
+			}
+			if o.json {
+				return jsonOut(o.stdout, map[string]string{"name": args[0], "toml": string(b)})
+			}
+			_, err := o.stdout.Write(b)
+			return err
+		},
+	})
+	return c
 }
 
 func configCmd(o *options) *cobra.Command {
 	c := &cobra.Command{Use: "config", Short: "show configuration defaults"}
 	c.AddCommand(&cobra.Command{
 		Use:   "defaults",
-		Short: "print every config key with its default, as TOML",
+		Short: "print every config key with its default, as TOML (--json: as JSON)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.json {
+				return jsonOut(o.stdout, experiment.DefaultsMap())
+			}
 			_, err := fmt.Fprint(o.stdout, experiment.Defaults())
 			return err
 		},
