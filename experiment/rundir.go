@@ -110,6 +110,9 @@ type Final struct {
 	DeltaMax        float64
 	MeanByzWeight   float64
 	Rounds          int // rounds finished
+	// Privacy is the last round's ε over honest nodes (nil without DP):
+	// ε only grows, so the final value is the last one.
+	Privacy *metrics.PrivacyRound
 }
 
 var finalColumns = []string{"final_honest_local_acc", "final_honest_global_acc", "final_all_acc",
@@ -277,6 +280,7 @@ func finalOf(evaluated []*metrics.Round, k, rounds int) Final {
 	if len(evaluated) == 0 {
 		return f
 	}
+	f.Privacy = evaluated[len(evaluated)-1].Privacy
 	last := evaluated[max(0, len(evaluated)-k):]
 	n := float64(len(last))
 	for _, r := range last {
@@ -301,7 +305,12 @@ type summaryRow struct {
 func writeSummary(path string, keys []string, rows []summaryRow) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write(append(append([]string{"name", "seed"}, keys...), finalColumns...))
+	private := slices.ContainsFunc(rows, func(r summaryRow) bool { return r.f.Privacy != nil })
+	head := append(append([]string{"name", "seed"}, keys...), finalColumns...)
+	if private {
+		head = append(head, privacyColumns...)
+	}
+	_ = w.Write(head)
 	for _, r := range rows {
 		rec := []string{r.c.Name, strconv.FormatUint(r.c.Seed, 10)}
 		for _, k := range keys {
@@ -309,6 +318,9 @@ func writeSummary(path string, keys []string, rows []summaryRow) error {
 		}
 		for _, v := range r.f.values() {
 			rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		if private {
+			rec = append(rec, r.f.privacyValues()...)
 		}
 		_ = w.Write(rec)
 	}

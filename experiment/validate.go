@@ -156,6 +156,7 @@ func (c Config) Validate() error {
 		}
 	}
 	c.validateDMTT(bad, &errs)
+	c.validatePrivacy(bad)
 	if c.Evaluation.GlobalTest < -1 {
 		bad("evaluation.global_test", c.Evaluation.GlobalTest, "need ≥ −1 (−1: all, 0: none)")
 	}

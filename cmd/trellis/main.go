@@ -51,7 +51,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout")
 	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
-	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o))
+	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o), auditCmd(o))
 	return root
 }
 
