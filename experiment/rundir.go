@@ -379,5 +379,6 @@ func ReadSummary(dir string) ([]map[string]string, error) {
 	return out, nil
 }
 
-// FinalColumns are the final metrics of summary.csv, in column order.
-func FinalColumns() []string { return slices.Clone(finalColumns) }
+// FinalColumns are the final metrics of summary.csv, in column order;
+// the privacy columns are there only for runs with DP.
+func FinalColumns() []string { return append(slices.Clone(finalColumns), privacyColumns...) }

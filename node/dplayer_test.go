@@ -10,6 +10,7 @@ import (
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -179,6 +180,12 @@ func dpNode(t *testing.T, st strategy.Strategy, random seed.Source) (*Node, *DPL
 			t.Fatal(err)
 		}
 		c.Layers = []Layer{l}
+		params := c.Model.NumParams()
+		c.NewOptimizer = func() (nn.Optimizer, error) { return nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, params) }
+		if st.Name() == "dmtt" {
+			tc := trust.DefaultConfig()
+			c.Trust = &tc
+		}
 	})
 	return n, l
 }
@@ -314,6 +321,42 @@ func TestSampleDPLayerCharges(t *testing.T) {
 		}
 		if p := rd.Privacy; p == nil || p.Epsilon != want || p.Releases != 6 || p.Mode != "sample" || p.Sampling != c.samp.String() {
 			t.Errorf("%v: report %+v, want ε %v after 6 steps", c.samp, p, want)
+		}
+	}
+}
+
+// TestDPLayerWithEveryStrategy: with every built-in strategy, the release
+// passes the layer's check (every vector derived from the noisy model), or
+// the round stops with an error for the two that send what one release
+// cannot cover (gradient tracking's tracker, Ditto's model trained in
+// Share).
+func TestDPLayerWithEveryStrategy(t *testing.T) {
+	refused := map[string]bool{"gradient_tracking": true, "ditto": true}
+	for _, name := range strategy.Names() {
+		var p strategy.Params
+		if name == "robust" || name == "rdpfl" {
+			p.Rule = "median"
+		}
+		st, err := strategy.New(name, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n, _ := dpNode(t, st, nil)
+		var out []*wire.Message
+		for r := range 2 { // Ditto shares from its second round on
+			begin(t, r, Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}, n)
+			if out, _, err = n.Outbox(); err != nil {
+				break
+			}
+			if _, err = n.End(EndOptions{}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		switch {
+		case refused[name] && err == nil:
+			t.Errorf("%s: released %d messages, want a refusal", name, len(out))
+		case !refused[name] && err != nil:
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
