@@ -40,6 +40,7 @@ type Config struct {
 	Adversary  AdversaryConfig  `toml:"adversary"`
 	Strategy   StrategyConfig   `toml:"strategy"`
 	Trust      TrustConfig      `toml:"trust"`
+	Privacy    PrivacyConfig    `toml:"privacy"`
 	Evaluation EvaluationConfig `toml:"evaluation"`
 	Run        RunConfig        `toml:"run"`
 	Sweep      SweepConfig      `toml:"sweep"`
@@ -232,6 +233,7 @@ func DefaultConfig() Config {
 		Adversary:  AdversaryConfig{Attack: "none", Sigma: 10, Scale: 10},
 		Strategy:   StrategyConfig{Name: "fedavg", Weighting: "uniform", Rule: "median", F: AutoF()},
 		Trust:      defaultTrust(),
+		Privacy:    defaultPrivacy(),
 		Evaluation: EvaluationConfig{GlobalTest: -1},
 	}
 }

@@ -87,6 +87,7 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		return Setup{}, err
 	}
 	s.ByzantineIdle, s.Claims = c.Adversary.Idle, c.claimAttack()
+	s.Privacy = c.privacySetup()
 	name := c.Strategy.Name
 	if sp := c.Partition.Split; len(sp) == 3 {
 		s.Fractions = data.Fractions{Train: sp[0], Val: sp[1], Test: sp[2]}

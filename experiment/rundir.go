@@ -125,6 +125,9 @@ type Final struct {
 	// diverged in the last round.
 	DivergedRound int `json:"diverged_round"`
 	Diverged      int `json:"diverged_nodes"`
+	// Privacy is the last round's ε over honest nodes (nil without DP):
+	// ε only grows, so the final value is the last one.
+	Privacy *metrics.PrivacyRound `json:"privacy,omitempty"`
 }
 
 var finalColumns = []string{"final_honest_local_acc", "final_honest_global_acc", "final_all_acc",
@@ -468,6 +471,7 @@ func finalOf(evaluated []*metrics.Round, k, rounds int) Final {
 	if len(evaluated) == 0 {
 		return f
 	}
+	f.Privacy = evaluated[len(evaluated)-1].Privacy
 	last := evaluated[max(0, len(evaluated)-k):]
 	n := float64(len(last))
 	for _, r := range last {
@@ -492,7 +496,12 @@ type summaryRow struct {
 func writeSummary(path string, keys []string, rows []summaryRow) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write(append(append([]string{"name", "seed"}, keys...), finalColumns...))
+	private := slices.ContainsFunc(rows, func(r summaryRow) bool { return r.f.Privacy != nil })
+	head := append(append([]string{"name", "seed"}, keys...), finalColumns...)
+	if private {
+		head = append(head, privacyColumns...)
+	}
+	_ = w.Write(head)
 	for _, r := range rows {
 		rec := []string{r.c.Name, strconv.FormatUint(r.c.Seed, 10)}
 		for _, k := range keys {
@@ -500,6 +509,9 @@ func writeSummary(path string, keys []string, rows []summaryRow) error {
 		}
 		for _, v := range r.f.values() {
 			rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		if private {
+			rec = append(rec, r.f.privacyValues()...)
 		}
 		_ = w.Write(rec)
 	}
@@ -558,8 +570,9 @@ func ReadSummary(dir string) ([]map[string]string, error) {
 	return out, nil
 }
 
-// FinalColumns are the final metrics of summary.csv, in column order.
-func FinalColumns() []string { return slices.Clone(finalColumns) }
+// FinalColumns are the final metrics of summary.csv, in column order;
+// the privacy columns are there only for runs with DP.
+func FinalColumns() []string { return append(slices.Clone(finalColumns), privacyColumns...) }
 
 // RunDir is a run directory written from records another driver produces
 // (the cluster's monitor): the same files RunToDir writes, in the same

@@ -70,6 +70,8 @@ type Setup struct {
 	// (node.Config.Trust); the nodes share one signature-verification
 	// cache.
 	Trust *trust.Config
+	// Privacy, if set, gives every node a DP layer (experiment/privacy.go).
+	Privacy *Privacy
 	// ByzantineIdle and Claims are sim.Config's.
 	ByzantineIdle bool
 	Claims        sim.ClaimAttack
@@ -268,6 +270,9 @@ func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
 		tc := *s.Trust
 		tc.Cache = p.cache
 		cfg.Trust = &tc
+	}
+	if err := p.addPrivacy(i, &cfg); err != nil {
+		return nil, err
 	}
 	if len(p.splits[i].Val) > 0 {
 		cfg.Val = data.NewBatcher(tt.Train, p.splits[i].Val, nil, p.shift[i])

@@ -35,6 +35,10 @@ type NodeRound struct {
 	// sender this round, when it reports them (LIGHTYEAR), with whether
 	// the sender was Byzantine.
 	Scores []Score `json:"scores,omitempty"`
+	// Epsilon is the node's ε so far at its Delta, when it runs a DP
+	// layer (absent otherwise).
+	Epsilon *float64 `json:"epsilon,omitempty"`
+	Delta   *float64 `json:"delta,omitempty"`
 }
 
 // Score is one agreement score a node gave a sender.
@@ -67,6 +71,8 @@ type Round struct {
 	// Trust is the topology-trust diagnostics of the round, when the
 	// nodes run a trust layer (DMTT).
 	Trust *TrustRound `json:"trust,omitempty"`
+	// Privacy is the round's ε over honest nodes, when they run a DP layer.
+	Privacy *PrivacyRound `json:"privacy,omitempty"`
 }
 
 // Timing is the wall-clock record of a round, kept apart from Round because
@@ -145,6 +151,7 @@ func (r *Round) Summarize() {
 	if aLossN > 0 {
 		r.AllLoss = aLoss / float64(aLossN)
 	}
+	r.SummarizePrivacy()
 }
 
 // sqrtNonNeg is the square root of a variance computed as E[x²] − E[x]²,

@@ -27,8 +27,13 @@
 // message is shared by all its recipients).
 //
 // Layers. Protocol additions that are not a strategy implement Layer:
-// DMTT's topology trust (TrustLayer) is the first; DP noise and secure
-// aggregation's masks (spec/privacy.md) are to follow. Layers take part in
+// DMTT's topology trust (TrustLayer); node-level DP (DPLayer: the round's
+// update clipped and noised once, before the strategy shares, so every
+// vector sent is post-processing of one release; for model exchange the
+// node releases and keeps start + noisy(clipped(update))); sample-level DP
+// (SampleDPLayer, which is also the node's Config.Trainer: DP-SGD, its
+// steps charged at the round's end). Secure aggregation's masks
+// (spec/privacy.md) are to follow. Layers take part in
 // every step of the round in a fixed order, own message kinds (claims,
 // masked vectors, keys, shares, ciphertexts), may need several exchange
 // phases, and a Releaser may transform what the strategy releases before

@@ -45,6 +45,9 @@ type Config struct {
 	// Layers are further protocol layers, called after the trust layer in
 	// this order.
 	Layers []Layer
+	// Trainer, if not nil, trains the model in place of Model.Train
+	// (sample-level DP: SampleDPLayer).
+	Trainer Trainer
 	// VerifyCache, if set, is shared signature-verification memory for the
 	// validator and the trust layer (wire.VerifyCache); a simulator gives
 	// all its nodes one. Results never depend on it.

@@ -23,6 +23,9 @@ type Ready struct {
 	// Trust is the topology-trust layer's state at the end of the round
 	// (nil without one).
 	Trust *TrustReport
+	// Privacy is a DP layer's account of the node's ε so far (nil
+	// without one).
+	Privacy *PrivacyReport
 	// Rejected counts the messages refused this round (by the validator or
 	// a layer, or dropped as stale, early beyond bounds or of no known
 	// kind), including those of the round that arrived before it began or

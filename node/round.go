@@ -170,7 +170,11 @@ func (n *Node) Train(ctx context.Context) (nn.TrainResult, error) {
 		tc = lt.LocalTraining(n.view(), tc)
 	}
 	tc.Stop = ctx.Done()
-	res, err := n.cfg.Model.Train(n.cfg.TrainData, n.cfg.Optimizer, tc,
+	train := n.cfg.Model.Train
+	if n.cfg.Trainer != nil {
+		train = n.cfg.Trainer.Train
+	}
+	res, err := train(n.cfg.TrainData, n.cfg.Optimizer, tc,
 		n.random.Stream(seed.Train, uint64(n.cfg.ID), uint64(n.rs.r)))
 	n.trainRes = res
 	n.rs.phase, n.rs.trained = phaseTrained, true

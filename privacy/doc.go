@@ -17,12 +17,15 @@
 //	err = acct.Compose(rel.Event, 1)      // one more release
 //	eps, _, err := acct.Epsilon(delta)    // the node's ε so far
 //
-// A node.Layer wraps exactly this: its hook between local training and the
-// strategy's Share calls Release on the round's update (the change from the
-// model the round started with; a strategy that shares models then shares
-// start + noisy update, so the clip bounds what the data contributed), and
-// its end-of-round hook puts Epsilon into Ready.Privacy (Released.Norm and
-// Clipped are worth a metric too).
+// node.DPLayer wraps exactly this: at the round's first exchange phase,
+// between local training and the strategy's Share, it calls Release on the
+// round's update (the change from the model the round started with,
+// View.Start) and makes the node's model start + noisy update, so a
+// strategy that shares models shares start + noisy(clipped(update)), one
+// that shares updates the noisy update, and every later round starts from
+// released values; its end-of-round hook puts Epsilon into Ready.Privacy
+// (with Released.Norm and Clipped). docs/methods/privacy.md has the whole
+// contract.
 // The Event of a node-level release claims no amplification (the node
 // releases every round from all of its data). Mechanisms and the accountant
 // allocate nothing per round.
@@ -30,8 +33,8 @@
 // # Sample-level DP (DP-SGD)
 //
 // nn.DPSGD clips per-sample gradients and adds noise every local step; a
-// Stream from this package is its noise source (bulk AddNormal). The layer
-// accounts the round's steps with
+// Stream from this package is its noise source (bulk AddNormal).
+// node.SampleDPLayer (the node's Trainer) accounts the round's steps with
 // Compose(GaussianEvent{Multiplier: z, Sampling: Poisson(q)}, steps) for
 // nn.PoissonBatches, or Sampling: Unamplified() for shuffled fixed batches
 // (spec/privacy.md: amplification only when the sampling is really random).

@@ -61,6 +61,10 @@ func (n *NodeDP) Epsilon() float64 {
 	return eps
 }
 
+// Clip is the L2 bound of the released update; Multiplier is z.
+func (n *NodeDP) Clip() float64       { return n.mech.Clip() }
+func (n *NodeDP) Multiplier() float64 { return n.mech.Multiplier() }
+
 // Delta is the δ the node's ε is reported at.
 func (n *NodeDP) Delta() float64 { return n.delta }
 

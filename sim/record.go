@@ -31,6 +31,10 @@ func Record(rec *metrics.Round, g *topology.Graph, byz []bool, ready []node.Read
 			nr.LocalAcc, nr.LocalLoss = ev.Local.Accuracy, ev.Local.Loss
 			nr.GlobalAcc, nr.GlobalLoss = ev.Global.Accuracy, ev.Global.Loss
 		}
+		if p := rd.Privacy; p != nil {
+			eps, delta := p.Epsilon, p.Delta
+			nr.Epsilon, nr.Delta = &eps, &delta
+		}
 		if t := rd.Trust; t != nil {
 			trust[i] = &metrics.NodeTrust{Trust: t.Trust, Screened: t.Screened, Edges: t.Edges,
 				ClaimsAccepted: t.ClaimsAccepted, ClaimsRejected: t.ClaimsRejected}

@@ -55,7 +55,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout")
 	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
-	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o), validateCmd(o))
+	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o), validateCmd(o), auditCmd(o))
 	root.AddCommand(nodeCmd(o))
 	root.AddCommand(monitorCmd(o))
 	root.AddCommand(launchCmd(o))

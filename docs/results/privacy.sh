@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Regenerates the tables of docs/results/privacy.md: runs the three quick
+# privacy presets (resuming any that stopped), prints accuracy and ε by
+# rule × attack with `trellis report --rows/--cols`, and audits one run of
+# each kind with `trellis audit`. About 15 minutes on 2 shared cores.
+#
+#   docs/results/privacy.sh [OUT]      (default runs/privacy)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-runs/privacy}
+mkdir -p "$out"
+go build -o "$out/trellis" ./cmd/trellis
+t="$out/trellis"
+for p in baseline sample node; do
+  nice -n 10 "$t" sweep "privacy/$p-quick" -o "$out/$p" --quiet >/dev/null
+done
+for m in honest_local_acc honest_global_acc; do
+  echo "## no DP ($m)"
+  "$t" report "$out/baseline" --rows label --cols adversary.attack --metric $m
+  for e in 1 4; do
+    echo "## DP-SGD, target ε = $e ($m)"
+    "$t" report "$out/sample" --rows label --cols adversary.attack --where privacy.target_epsilon=$e --metric $m
+  done
+  for z in 0.3 1; do
+    echo "## node-level DP, z = $z ($m)"
+    "$t" report "$out/node" --rows label --cols adversary.attack --where privacy.noise_multiplier=$z --metric $m
+  done
+done
+echo "## ε reached (largest over honest nodes)"
+"$t" report "$out/sample" --rows label --cols privacy.target_epsilon --metric honest_max_epsilon
+"$t" report "$out/node" --rows label --cols privacy.noise_multiplier --metric honest_max_epsilon
+echo "## delta_max (largest weight on Byzantine senders), ALIE"
+"$t" report "$out/baseline" --rows label --cols adversary.attack --metric delta_max

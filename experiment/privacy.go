@@ -1,0 +1,204 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/privacy"
+)
+
+// PrivacyConfig is the [privacy] section: differential privacy of what the
+// nodes release (spec/privacy.md, docs/methods/privacy.md).
+//
+//	mode = "none" | "node" | "sample"
+//
+// "node": each round's update is clipped to clip and noised with
+// N(0, (noise_multiplier·clip)²) once, before the strategy shares
+// (node.DPLayer). "sample": DP-SGD in local training, per-sample gradients
+// clipped to clip and the sum noised every step (node.SampleDPLayer);
+// sampling = "poisson" (q = batch / |D_i|, amplified) or "shuffle"
+// (fixed-size shuffled batches, accounted without amplification).
+// Exactly one of noise_multiplier and target_epsilon is set; with
+// target_epsilon each node's multiplier is calibrated so that its ε after
+// all rounds is the target. delta = 0 means the spec's default, 1/|D_i|
+// rounded down to a power of ten.
+type PrivacyConfig struct {
+	Mode            string  `toml:"mode"`
+	NoiseMultiplier float64 `toml:"noise_multiplier"`
+	TargetEpsilon   float64 `toml:"target_epsilon"`
+	Clip            float64 `toml:"clip"`
+	Delta           float64 `toml:"delta"`
+	Sampling        string  `toml:"sampling"`
+}
+
+func defaultPrivacy() PrivacyConfig {
+	return PrivacyConfig{Mode: "none", Clip: 1, Sampling: "poisson"}
+}
+
+// Privacy is the nodes' DP setting in a Setup (nil: none).
+type Privacy struct {
+	// Sample selects DP-SGD (sample level); otherwise node level.
+	Sample bool
+	// Multiplier is z; when 0, TargetEpsilon calibrates it per node.
+	Multiplier, TargetEpsilon float64
+	Clip                      float64
+	// Delta is δ; 0: privacy.DefaultDelta of the node's training split.
+	Delta float64
+	// Poisson makes DP-SGD's batches Poisson samples (q = batch/|D_i|).
+	Poisson bool
+}
+
+// privacyOn reports whether the nodes run a DP layer.
+func (c Config) privacyOn() bool { return c.Privacy.Mode == "node" || c.Privacy.Mode == "sample" }
+
+// privacySetup is the Setup's Privacy (nil with mode = "none").
+func (c Config) privacySetup() *Privacy {
+	if !c.privacyOn() {
+		return nil
+	}
+	p := c.Privacy
+	return &Privacy{Sample: p.Mode == "sample", Multiplier: p.NoiseMultiplier, TargetEpsilon: p.TargetEpsilon,
+		Clip: p.Clip, Delta: p.Delta, Poisson: p.Sampling == "poisson"}
+}
+
+// validatePrivacy checks the [privacy] keys.
+func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
+	p := c.Privacy
+	switch p.Mode {
+	case "none":
+		return
+	case "node", "sample":
+	default:
+		bad("privacy.mode", fmt.Sprintf("%q", p.Mode), `want "none", "node" or "sample"`)
+		return
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case p.NoiseMultiplier != 0 && p.TargetEpsilon != 0:
+		bad("privacy.noise_multiplier", p.NoiseMultiplier, "set noise_multiplier or target_epsilon, not both")
+	case p.NoiseMultiplier == 0 && p.TargetEpsilon == 0:
+		bad("privacy.noise_multiplier", 0, "mode = \""+p.Mode+"\" needs noise_multiplier > 0 or target_epsilon > 0")
+	case p.NoiseMultiplier != 0 && !(p.NoiseMultiplier > 0 && finite(p.NoiseMultiplier)):
+		bad("privacy.noise_multiplier", p.NoiseMultiplier, "need a finite value > 0")
+	case p.TargetEpsilon != 0 && !(p.TargetEpsilon > 0 && finite(p.TargetEpsilon)):
+		bad("privacy.target_epsilon", p.TargetEpsilon, "need a finite value > 0")
+	}
+	if !(p.Clip > 0 && finite(p.Clip)) {
+		bad("privacy.clip", p.Clip, "need a finite value > 0")
+	}
+	if p.Delta != 0 && !(p.Delta > 0 && p.Delta < 1) {
+		bad("privacy.delta", p.Delta, "allowed range (0, 1); 0 means 1/|D_i| rounded down to a power of ten")
+	}
+	if p.Sampling != "poisson" && p.Sampling != "shuffle" {
+		bad("privacy.sampling", fmt.Sprintf("%q", p.Sampling), `want "poisson" or "shuffle"`)
+	}
+	if p.Mode == "node" {
+		switch c.Strategy.Name {
+		case "gradient_tracking", "ditto":
+			bad("privacy.mode", `"node"`, "strategy "+c.Strategy.Name+" sends vectors that are not derived from the round's noisy update (gradient trackers, a model trained in Share): node-level DP cannot cover them")
+		}
+	}
+	if p.Mode == "sample" && c.Model.BatchNorm {
+		bad("privacy.mode", `"sample"`, "DP-SGD needs per-sample gradients: batch norm mixes the samples of a batch")
+	}
+}
+
+// addPrivacy gives node i's configuration its DP layer (and, for DP-SGD,
+// its trainer).
+func (p *plan) addPrivacy(i int, cfg *node.Config) error {
+	dp := p.s.Privacy
+	if dp == nil {
+		return nil
+	}
+	n := len(p.splits[i].Train)
+	if n == 0 {
+		return fmt.Errorf("node %d: privacy: an empty training split", i)
+	}
+	delta := dp.Delta
+	if delta == 0 {
+		delta = privacy.DefaultDelta(n)
+	}
+	random := cfg.Random
+	if random == nil {
+		random = seed.Seeded(cfg.Seed)
+	}
+	s := p.s
+	sampling, steps := privacy.Unamplified(), s.Rounds // node level: one release a round
+	q := min(1, float64(s.Batch)/float64(n))
+	if dp.Sample {
+		per := s.Local.Steps
+		if per == 0 {
+			per = s.Local.Epochs * ((n + s.Batch - 1) / s.Batch)
+			if dp.Poisson {
+				per = s.Local.Epochs * int(math.Ceil(1/q))
+			}
+		}
+		steps = s.Rounds * per
+		if dp.Poisson {
+			sampling = privacy.Poisson(q)
+		}
+	}
+	z := dp.Multiplier
+	if z == 0 {
+		var err error
+		if z, err = privacy.Calibrate(dp.TargetEpsilon, delta, steps, sampling, nil); err != nil {
+			return fmt.Errorf("node %d: privacy.target_epsilon: %w", i, err)
+		}
+	}
+	if !dp.Sample {
+		l, err := node.NewDPLayer(i, cfg.Model, random, dp.Clip, z, delta)
+		if err != nil {
+			return fmt.Errorf("node %d: privacy: %w", i, err)
+		}
+		cfg.Layers = append(cfg.Layers, l)
+		return nil
+	}
+	dc := nn.DPConfig{Clip: dp.Clip, Multiplier: z}
+	if dp.Poisson {
+		dc.Sampling, dc.Rate = nn.PoissonBatches, q
+	}
+	l, err := node.NewSampleDPLayer(i, cfg.Model, random, dc, delta)
+	if err != nil {
+		return fmt.Errorf("node %d: privacy: %w", i, err)
+	}
+	cfg.Layers, cfg.Trainer = append(cfg.Layers, l), l
+	return nil
+}
+
+// privacyColumns are summary.csv's columns of a run with DP: the honest
+// nodes' largest and mean ε after the last round, and the largest δ.
+var privacyColumns = []string{"final_honest_max_epsilon", "final_honest_mean_epsilon", "final_delta"}
+
+func (f Final) privacyValues() []string {
+	p := f.Privacy
+	if p == nil {
+		return []string{"", "", ""}
+	}
+	out := make([]string, 0, 3)
+	for _, v := range []float64{p.HonestMaxEpsilon, p.HonestMeanEpsilon, p.Delta} {
+		out = append(out, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return out
+}
+
+// readPrivacy reads privacyColumns back from a summary row (nil when
+// absent or empty).
+func readPrivacy(row map[string]string) *metrics.PrivacyRound {
+	var v [3]float64
+	for i, k := range privacyColumns {
+		s, ok := row[k]
+		if !ok || s == "" {
+			return nil
+		}
+		var err error
+		if v[i], err = strconv.ParseFloat(s, 64); err != nil {
+			return nil
+		}
+	}
+	return &metrics.PrivacyRound{HonestMaxEpsilon: v[0], HonestMeanEpsilon: v[1], Delta: v[2]}
+}
