@@ -240,6 +240,14 @@ func TestFound6ChecksBeforeAnyWork(t *testing.T) {
 	if err := c.Check(); err == nil || !strings.Contains(err.Error(), "strategy.f = 2") || !strings.Contains(err.Error(), "3 inputs") {
 		t.Errorf("krum f = 2 on a ring: %v", err)
 	}
+	// On a dynamic graph every round's in-degrees count.
+	m, err := ParseConfig([]byte("nodes = 20\nrounds = 30\n[topology]\nkind = \"mobility\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\nf = 2"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(); err == nil || !strings.Contains(err.Error(), "(round ") {
+		t.Errorf("krum f = 2 on mobility: %v", err)
+	}
 	// A sweep whose last run is bad starts none.
 	s, err := ParseConfig([]byte(tinyRun+"[topology]\nkind = \"ring\"\n[adversary]\nfraction = 0.25\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\n[sweep.grid]\n\"strategy.f\" = [0, 3]\n"), "t")
 	if err != nil {
