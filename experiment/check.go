@@ -274,8 +274,11 @@ func (c Config) Check() error {
 		return err
 	}
 	f, explicit := c.explicitF()
-	if !explicit || c.Strategy.Name != "robust" || !ruleTakesF(c.Strategy.Rule) {
+	if c.Strategy.Name != "robust" || !ruleTakesF(c.Strategy.Rule) {
 		return nil
+	}
+	if !explicit {
+		f = 0 // auto: at least the rule must run
 	}
 	d, err := c.graph(c.Nodes, c.Seed)
 	if err != nil {
@@ -306,6 +309,10 @@ func (c Config) Check() error {
 				where := fmt.Sprintf("node %d's", i)
 				if rounds > 1 {
 					where = fmt.Sprintf("node %d's (round %d)", i, r)
+				}
+				if fm < 0 {
+					return fmt.Errorf("strategy.rule = %q cannot aggregate %s %d inputs (itself and %d in-neighbours) even with f = 0; use another rule, or give the nodes more neighbours (topology.connect, a denser graph)",
+						c.Strategy.Rule, where, in+1, in)
 				}
 				return fmt.Errorf("strategy.f = %d: %s over %s %d inputs (itself and %d in-neighbours) tolerates at most f = %d; lower strategy.f, use f = \"auto\", or give the nodes more neighbours",
 					f, c.Strategy.Rule, where, in+1, in, max(fm, 0))

@@ -240,6 +240,15 @@ func TestFound6ChecksBeforeAnyWork(t *testing.T) {
 	if err := c.Check(); err == nil || !strings.Contains(err.Error(), "strategy.f = 2") || !strings.Contains(err.Error(), "3 inputs") {
 		t.Errorf("krum f = 2 on a ring: %v", err)
 	}
+	// A rule that cannot run at some node even with f = 0 (krum on a star's
+	// leaves: 2 inputs) is refused too.
+	st, err := ParseConfig([]byte("nodes = 5\n[topology]\nkind = \"star\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\""), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Check(); err == nil || !strings.Contains(err.Error(), "even with f = 0") {
+		t.Errorf("krum on a star: %v", err)
+	}
 	// On a dynamic graph every round's in-degrees count.
 	m, err := ParseConfig([]byte("nodes = 20\nrounds = 30\n[topology]\nkind = \"mobility\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\nf = 2"), "t")
 	if err != nil {
