@@ -296,8 +296,8 @@ func (c Config) Check() error {
 	for r := range rounds {
 		g := d.At(r)
 		for i := range c.Nodes {
-			if byz[i] {
-				continue
+			if byz[i] && c.Adversary.Idle {
+				continue // idle Byzantine nodes do not aggregate
 			}
 			in := len(g.In(i))
 			fm, ok := fmax[in+1]
