@@ -304,6 +304,14 @@ func TestFound8Messages(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "map[") || !strings.Contains(err.Error(), "training.lr=-1") {
 		t.Errorf("sweep run error: %v", err)
 	}
+	// Every bad run of a sweep is reported, not only the first.
+	s2, err := ParseConfig([]byte("[sweep.grid]\n\"training.lr\" = [-2, 0.1, -1]"), "t")
+	if err == nil {
+		_, _, err = s2.Expand()
+	}
+	if err == nil || !strings.Contains(err.Error(), "training.lr=-1") || !strings.Contains(err.Error(), "training.lr=-2") {
+		t.Errorf("sweep with two bad runs: %v", err)
+	}
 	c := DefaultConfig()
 	c.Topology.Kind, c.Topology.File = "edge_list", "/nonexistent/edges.txt"
 	if _, err := c.graph(4, 1); err == nil || strings.Contains(err.Error(), "topology: topology:") {
