@@ -236,13 +236,7 @@ func (c Config) FRecord() (*FRecord, error) {
 		return nil, err
 	}
 	g := d.At(0)
-	byz, err := sim.ChooseByzantine(c.Nodes, c.Adversary.Fraction, c.Seed)
-	if err != nil {
-		return nil, err
-	}
-	if len(c.Adversary.IDs) > 0 {
-		byz = c.Adversary.IDs
-	}
+	byz := c.byzantineIDs()
 	rec := &FRecord{Setting: "auto", Rule: st.Rule, DeclaredFraction: c.declaredFraction(), Dynamic: !isStatic(c.Topology.Kind)}
 	explicit, isExplicit := c.explicitF()
 	if isExplicit {
@@ -278,8 +272,8 @@ func isStatic(kind string) bool { return kind != "mobility" && kind != "trace" }
 
 // Check is Validate plus what needs the topology: the graph can be built,
 // and an explicit strategy.f is within what the rule tolerates at every
-// node's in-degree (static topologies). A sweep checks every run with it
-// before the first starts.
+// node's in-degree (every round of a dynamic topology). A sweep checks
+// every run with it before the first starts.
 func (c Config) Check() error {
 	if err := c.Validate(); err != nil {
 		return err
@@ -288,21 +282,59 @@ func (c Config) Check() error {
 		return err
 	}
 	f, explicit := c.explicitF()
-	if !explicit || c.Strategy.Name != "robust" || !ruleTakesF(c.Strategy.Rule) || !isStatic(c.Topology.Kind) {
+	if c.Strategy.Name != "robust" || !ruleTakesF(c.Strategy.Rule) {
 		return nil
 	}
-	rec, err := c.FRecord()
+	if !explicit {
+		f = 0 // auto: at least the rule must run
+	}
+	d, err := c.graph(c.Nodes, c.Seed)
 	if err != nil {
 		return err
 	}
-	for _, n := range rec.Nodes {
-		if n.Byzantine {
-			continue
-		}
-		if fm := maxF(c.Strategy.Rule, c.ruleParams(), n.InDegree+1); f > fm {
-			return fmt.Errorf("strategy.f = %d: %s over node %d's %d inputs (itself and %d in-neighbours) tolerates at most f = %d; lower strategy.f, use f = \"auto\", or give the nodes more neighbours",
-				f, c.Strategy.Rule, n.Node, n.InDegree+1, n.InDegree, max(fm, 0))
+	byz := map[int]bool{}
+	for _, n := range c.byzantineIDs() {
+		byz[n] = true
+	}
+	rounds := 1 // a static graph is the same every round
+	if !isStatic(c.Topology.Kind) {
+		rounds = c.Rounds
+	}
+	fmax := map[int]int{}
+	for r := range rounds {
+		g := d.At(r)
+		for i := range c.Nodes {
+			if byz[i] && c.Adversary.Idle {
+				continue // idle Byzantine nodes do not aggregate
+			}
+			in := len(g.In(i))
+			fm, ok := fmax[in+1]
+			if !ok {
+				fm = maxF(c.Strategy.Rule, c.ruleParams(), in+1)
+				fmax[in+1] = fm
+			}
+			if f > fm {
+				where := fmt.Sprintf("node %d's", i)
+				if rounds > 1 {
+					where = fmt.Sprintf("node %d's (round %d)", i, r)
+				}
+				if fm < 0 {
+					return fmt.Errorf("strategy.rule = %q cannot aggregate %s %d inputs (itself and %d in-neighbours) even with f = 0; use another rule, or give the nodes more neighbours (topology.connect, a denser graph)",
+						c.Strategy.Rule, where, in+1, in)
+				}
+				return fmt.Errorf("strategy.f = %d: %s over %s %d inputs (itself and %d in-neighbours) tolerates at most f = %d; lower strategy.f, use f = \"auto\", or give the nodes more neighbours",
+					f, c.Strategy.Rule, where, in+1, in, max(fm, 0))
+			}
 		}
 	}
 	return nil
+}
+
+// byzantineIDs are the adversary's nodes, as the simulator picks them.
+func (c Config) byzantineIDs() []int {
+	if len(c.Adversary.IDs) > 0 {
+		return c.Adversary.IDs
+	}
+	ids, _ := sim.ChooseByzantine(c.Nodes, c.Adversary.Fraction, c.Seed)
+	return ids
 }

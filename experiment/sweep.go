@@ -62,14 +62,20 @@ func (c Config) Expand() ([]SweepRun, []string, error) {
 		combos = next
 	}
 	var runs []SweepRun
+	// Every run is validated, and every invalid one reported at once.
+	var errs []error
 	for _, variant := range variants {
 		for _, combo := range combos {
 			more, err := c.expandOne(variant, keys, combo, seeds)
 			if err != nil {
-				return nil, nil, err
+				errs = append(errs, err)
+				continue
 			}
 			runs = append(runs, more...)
 		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
 	}
 	if variants[0] != "" {
 		keys = append([]string{"variant"}, keys...)

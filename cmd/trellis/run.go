@@ -76,14 +76,20 @@ func warn(o *options, c experiment.Config) {
 	if err != nil {
 		return
 	}
+	const most = 5
 	seen := map[string]bool{}
 	for _, r := range runs {
 		for _, w := range r.Config.Warnings() {
 			if !seen[w] {
 				seen[w] = true
-				fmt.Fprintln(o.stderr, "trellis: warning:", w)
+				if len(seen) <= most {
+					fmt.Fprintf(o.stderr, "trellis: warning: %s: %s\n", r.Dir, w)
+				}
 			}
 		}
+	}
+	if len(seen) > most {
+		fmt.Fprintf(o.stderr, "trellis: %d more warnings (`trellis validate` lists them all)\n", len(seen)-most)
 	}
 }
 

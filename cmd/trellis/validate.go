@@ -30,9 +30,17 @@ func validateCmd(o *options) *cobra.Command {
 					return fmt.Errorf("run %s: %w", r.Dir, err)
 				}
 			}
-			warn(o, cfg)
+			var warnings []string
+			for _, r := range runs {
+				for _, w := range r.Config.Warnings() {
+					warnings = append(warnings, r.Dir+": "+w)
+				}
+			}
 			if o.json {
-				return jsonOut(o.stdout, map[string]any{"valid": true, "runs": len(runs)})
+				return jsonOut(o.stdout, map[string]any{"valid": true, "runs": len(runs), "warnings": warnings})
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(o.stderr, "trellis: warning:", w)
 			}
 			fmt.Fprintf(o.stdout, "%s: valid, %d run(s)\n", args[0], len(runs))
 			return nil
