@@ -29,5 +29,9 @@ done
 echo "## ε reached (largest over honest nodes)"
 "$t" report "$out/sample" --rows label --cols privacy.target_epsilon --metric honest_max_epsilon
 "$t" report "$out/node" --rows label --cols privacy.noise_multiplier --metric honest_max_epsilon
-echo "## delta_max (largest weight on Byzantine senders), ALIE"
+echo "## delta_max (weight on Byzantine senders): no DP, DP-SGD ε = 4 and 1, node-level z = 1"
 "$t" report "$out/baseline" --rows label --cols adversary.attack --metric delta_max
+for e in 4 1; do
+  "$t" report "$out/sample" --rows label --cols adversary.attack --where privacy.target_epsilon=$e --metric delta_max
+done
+"$t" report "$out/node" --rows label --cols adversary.attack --where privacy.noise_multiplier=1 --metric delta_max
