@@ -1,6 +1,7 @@
 // Package metrics holds the records every driver emits — one per node and
 // one per round, with the ground truth (who is Byzantine) only a driver
-// knows — their summaries (delta_max, honest accuracy, trust diagnostics),
+// knows — their summaries (delta_max, honest accuracy, trust diagnostics,
+// the honest nodes' ε under DP),
 // and the sinks records flow to, fanned out asynchronously so that a slow
 // viewer never stalls a round.
 //
