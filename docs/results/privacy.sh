@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the tables of docs/results/privacy.md: runs the three quick
 # privacy presets (resuming any that stopped), prints accuracy and ε by
-# rule × attack with `trellis report --rows/--cols`, and audits one run of
-# each kind with `trellis audit`. About 15 minutes on 2 shared cores.
+# rule × attack with `trellis report --rows/--cols`. About 22 minutes on 2
+# shared, busy cores (216 runs). The audit table: trellis run
+# privacy/audit-quick -o OUT/audit && trellis audit OUT/audit.
 #
 #   docs/results/privacy.sh [OUT]      (default runs/privacy)
 set -euo pipefail
