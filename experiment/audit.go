@@ -35,9 +35,14 @@ type NodeAudit struct {
 	// Accountant is the node's ε after the last round (nil without DP:
 	// no guarantee).
 	Accountant *float64 `json:"accountant_epsilon,omitempty"`
-	// Violation is set when the certified lower bound exceeds the
-	// accountant's ε: a bug in the accounting or the noise, or bad luck of
-	// probability ≤ AuditAlpha.
+	// Reference is the reference-model attack (calibrated per sample:
+	// the target model's loss minus the mean loss of reference models
+	// that never saw the node's data — the other honest nodes' models,
+	// so only for strategy "local"); nil otherwise.
+	Reference *privacy.AuditResult `json:"reference,omitempty"`
+	// Violation is set when a certified lower bound (of either attack)
+	// exceeds the accountant's ε: a bug in the accounting or the noise, or
+	// bad luck of probability ≤ AuditAlpha per attack.
 	Violation bool `json:"violation,omitempty"`
 }
 
@@ -47,8 +52,40 @@ type AuditReport struct {
 	Alpha float64     `json:"alpha"`
 	Nodes []NodeAudit `json:"nodes"`
 	// Mean AUC and the largest certified ε lower bound over honest nodes.
-	MeanAUC         float64 `json:"mean_auc"`
-	MaxEpsilonLower float64 `json:"max_epsilon_lower"`
+	MeanAUC          float64 `json:"mean_auc"`
+	MeanReferenceAUC float64 `json:"mean_reference_auc,omitempty"`
+	MaxEpsilonLower  float64 `json:"max_epsilon_lower"`
+}
+
+// referenceAudit is the reference-model attack on node i (Ye et al. 2022,
+// "Enhanced Membership Inference Attacks", attack R; the offline form of
+// LiRA's per-example calibration, Carlini et al. 2022): each sample's
+// score is the target model's loss minus the mean loss of the reference
+// models (the other honest nodes'), so a sample that is simply hard or
+// easy no longer looks like a non-member or a member.
+func referenceAudit(loss func(j, i int, idx []int32) ([]float64, error), honest []int, i int,
+	mem, non []float64, memIdx, nonIdx []int32, delta float64) (*privacy.AuditResult, error) {
+	cm, cn := slices.Clone(mem), slices.Clone(non)
+	k := float64(len(honest) - 1)
+	for _, j := range honest {
+		if j == i {
+			continue
+		}
+		for _, pair := range []struct {
+			dst []float64
+			idx []int32
+		}{{cm, memIdx}, {cn, nonIdx}} {
+			ref, err := loss(j, i, pair.idx)
+			if err != nil {
+				return nil, err
+			}
+			for t := range pair.dst {
+				pair.dst[t] -= ref[t] / k
+			}
+		}
+	}
+	r, err := privacy.LossThresholdAudit(cm, cn, delta, AuditAlpha)
+	return &r, err
 }
 
 // Audit audits the final models of the run in dir. The models are not
@@ -93,22 +130,28 @@ func Audit(ctx context.Context, dir string) (*AuditReport, error) {
 		return nil, err
 	}
 	rep := &AuditReport{Run: dir, Alpha: AuditAlpha}
-	for i, nd := range b.Nodes {
-		if slices.Contains(b.Config.Byzantine, i) {
-			continue
+	var honest []int
+	for i := range b.Nodes {
+		if !slices.Contains(b.Config.Byzantine, i) {
+			honest = append(honest, i)
 		}
+	}
+	// loss is model j's loss on node i's samples idx.
+	loss := func(j, i int, idx []int32) ([]float64, error) {
+		out := make([]float64, len(idx))
+		_, err := b.Nodes[j].Model().SampleLosses(data.NewBatcher(tt.Train, idx, nil, shift[i]), out)
+		return out, err
+	}
+	// Reference models must be independent of the node's data: with
+	// strategy local, the other honest nodes' models are.
+	reference := c.Strategy.Name == "local" && len(honest) > 1
+	for _, i := range honest {
 		sp := b.Splits[i]
-		m := nd.Model()
-		loss := func(idx []int32) ([]float64, error) {
-			out := make([]float64, len(idx))
-			_, err := m.SampleLosses(data.NewBatcher(tt.Train, idx, nil, shift[i]), out)
-			return out, err
-		}
-		mem, err := loss(sp.Train)
+		mem, err := loss(i, i, sp.Train)
 		if err != nil {
 			return nil, err
 		}
-		non, err := loss(sp.Test)
+		non, err := loss(i, i, sp.Test)
 		if err != nil {
 			return nil, err
 		}
@@ -121,10 +164,20 @@ func Audit(ctx context.Context, dir string) (*AuditReport, error) {
 		if na.AuditResult, err = privacy.LossThresholdAudit(mem, non, na.Delta, AuditAlpha); err != nil {
 			return nil, fmt.Errorf("node %d: %w", i, err)
 		}
-		na.Violation = na.Accountant != nil && na.EpsilonLower > *na.Accountant
+		if reference {
+			if na.Reference, err = referenceAudit(loss, honest, i, mem, non, sp.Train, sp.Test, na.Delta); err != nil {
+				return nil, fmt.Errorf("node %d: %w", i, err)
+			}
+		}
+		na.Violation = na.Accountant != nil && (na.EpsilonLower > *na.Accountant ||
+			na.Reference != nil && na.Reference.EpsilonLower > *na.Accountant)
 		rep.Nodes = append(rep.Nodes, na)
 		rep.MeanAUC += na.AUC
 		rep.MaxEpsilonLower = max(rep.MaxEpsilonLower, na.EpsilonLower)
+		if na.Reference != nil {
+			rep.MeanReferenceAUC += na.Reference.AUC / float64(len(honest))
+			rep.MaxEpsilonLower = max(rep.MaxEpsilonLower, na.Reference.EpsilonLower)
+		}
 	}
 	if len(rep.Nodes) > 0 {
 		rep.MeanAUC /= float64(len(rep.Nodes))
@@ -203,6 +256,19 @@ func (r *AuditReport) String() string {
 		s += fmt.Sprintf("%5d %8d %8d %7.4f %10.4f %9.4f %9.4f %11s %9.2g%s\n", n.Node, n.Members, n.NonMembers,
 			n.AUC, n.TPRAt1FPR, n.Advantage, n.EpsilonLower, acct, n.Delta, flag)
 	}
-	s += fmt.Sprintf("honest nodes: mean AUC %.4f, largest ε lower bound %.4f\n", r.MeanAUC, r.MaxEpsilonLower)
+	for _, n := range r.Nodes {
+		if n.Reference != nil {
+			if n.Node == r.Nodes[0].Node {
+				s += "reference-model attack (score = loss − mean loss of the other nodes' models, which never saw the node's data):\n"
+			}
+			s += fmt.Sprintf("%5d %8d %8d %7.4f %10.4f %9.4f %9.4f\n", n.Node, n.Reference.Members, n.Reference.NonMembers,
+				n.Reference.AUC, n.Reference.TPRAt1FPR, n.Reference.Advantage, n.Reference.EpsilonLower)
+		}
+	}
+	s += fmt.Sprintf("honest nodes: mean AUC %.4f", r.MeanAUC)
+	if r.MeanReferenceAUC > 0 {
+		s += fmt.Sprintf(" (reference-model attack %.4f)", r.MeanReferenceAUC)
+	}
+	s += fmt.Sprintf(", largest ε lower bound %.4f\n", r.MaxEpsilonLower)
 	return s
 }

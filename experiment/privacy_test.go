@@ -102,15 +102,15 @@ func TestAuditSeesOverfittingAndDPHidesIt(t *testing.T) {
 		return rep
 	}
 	plain := audit("")
-	if plain.MeanAUC < 0.7 {
-		t.Errorf("overfit without DP: mean AUC %.3f, want well above 0.5\n%s", plain.MeanAUC, plain)
+	if plain.MeanAUC < 0.7 || plain.MeanReferenceAUC < 0.6 {
+		t.Errorf("overfit without DP: mean AUC %.3f (reference-model attack %.3f), want well above 0.5\n%s", plain.MeanAUC, plain.MeanReferenceAUC, plain)
 	}
 	dp := audit("[privacy]\nmode = \"sample\"\ntarget_epsilon = 0.5\nclip = 1.0\n")
 	if math.Abs(dp.MeanAUC-0.5) > 0.08 {
 		t.Errorf("DP-SGD at ε = 0.5: mean AUC %.3f, want near 0.5\n%s", dp.MeanAUC, dp)
 	}
 	for _, n := range dp.Nodes {
-		if n.Accountant == nil || n.Violation || n.EpsilonLower > *n.Accountant {
+		if n.Accountant == nil || n.Reference == nil || n.Violation || n.EpsilonLower > *n.Accountant || n.Reference.EpsilonLower > *n.Accountant {
 			t.Errorf("node %d: lower bound %v, accountant %v", n.Node, n.EpsilonLower, n.Accountant)
 		}
 	}

@@ -21,7 +21,9 @@ membership inference (Yeom et al. 2018): members are the node's training
 split, non-members its local test split. It reports the attack's AUC, TPR
 at 1 % FPR, advantage, and the ε lower bound it certifies with 95 %
 confidence, next to the accountant's ε of the node (none without DP). A
-lower bound above the accountant's ε is flagged as a violation.
+lower bound above the accountant's ε is flagged as a violation. For runs
+with strategy local it adds the reference-model attack (each sample's loss
+calibrated by the mean loss of the other nodes' models, which never saw it).
 
 The models are not stored: the run is re-run from its config.toml (a
 simulation is bit-reproducible from its seed, DP noise included) and the

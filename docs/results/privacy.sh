@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the tables of docs/results/privacy.md: runs the three quick
 # privacy presets (resuming any that stopped), prints accuracy and ε by
-# rule × attack with `trellis report --rows/--cols`, and audits one run of
-# each kind with `trellis audit`. About 15 minutes on 2 shared cores.
+# rule × attack with `trellis report --rows/--cols`. About 22 minutes on 2
+# shared, busy cores (216 runs). The audit table: trellis run
+# privacy/audit-quick -o OUT/audit && trellis audit OUT/audit.
 #
 #   docs/results/privacy.sh [OUT]      (default runs/privacy)
 set -euo pipefail
@@ -29,5 +30,9 @@ done
 echo "## ε reached (largest over honest nodes)"
 "$t" report "$out/sample" --rows label --cols privacy.target_epsilon --metric honest_max_epsilon
 "$t" report "$out/node" --rows label --cols privacy.noise_multiplier --metric honest_max_epsilon
-echo "## delta_max (largest weight on Byzantine senders), ALIE"
+echo "## delta_max (weight on Byzantine senders): no DP, DP-SGD ε = 4 and 1, node-level z = 1"
 "$t" report "$out/baseline" --rows label --cols adversary.attack --metric delta_max
+for e in 4 1; do
+  "$t" report "$out/sample" --rows label --cols adversary.attack --where privacy.target_epsilon=$e --metric delta_max
+done
+"$t" report "$out/node" --rows label --cols adversary.attack --where privacy.noise_multiplier=1 --metric delta_max
