@@ -400,7 +400,7 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 			targets = []int{int(m.To)}
 		}
 		for _, to := range targets {
-			if d.drops.Dropped(r, d.id, to) {
+			if to == d.id || d.drops.Dropped(r, d.id, to) {
 				continue
 			}
 			d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
@@ -408,6 +408,9 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 		}
 	}
 	for _, to := range outs {
+		if to == d.id {
+			continue
+		}
 		mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(to), Round: uint64(r), Phase: uint32(phase),
 			Count: counts[to], Last: last}, d.ident)
 		if err != nil {
