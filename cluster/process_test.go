@@ -28,6 +28,15 @@ var (
 	binErr  error
 )
 
+// TestMain removes the binary built for the process tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // trellisBinary builds cmd/trellis into a temporary directory once.
 func trellisBinary(t *testing.T) string {
 	t.Helper()
