@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"log/slog"
 	"time"
 
 	"github.com/trellis-fl/trellis/experiment"
