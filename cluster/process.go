@@ -321,7 +321,9 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			tctx, cancel = context.WithDeadline(tctx, start.Add(time.Duration(d.cfg.TrainShare*float64(d.cfg.Delta))))
 			defer cancel()
 		}
-		if _, err := d.n.Train(tctx); err != nil && !errors.Is(err, nn.ErrStopped) {
+		// Training stopped at its wall-clock deadline is a round that goes
+		// on with what it has (lock-step training has no deadline).
+		if _, err := d.n.Train(tctx); err != nil && !errors.Is(err, nn.ErrStopped) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 	} else if d.cfg.Mode == Wallclock {
