@@ -312,14 +312,19 @@ func TestHostileSender(t *testing.T) {
 	}
 }
 
-// TestWallclockEndsRoundAtDeadline: in wall-clock mode a node whose peer
-// never speaks ends every round at its deadline with what it has (its own
-// model), the silent peer listed as missing.
+// TestWallclockEndsRoundAtDeadline: in wall-clock mode a node whose
+// training would take longer than its share of the window stops training
+// at the deadline, and a node whose peer never speaks ends every round at
+// its deadline with what it has (its own model), the silent peer listed as
+// missing.
 func TestWallclockEndsRoundAtDeadline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs rounds of a wall-clock second: skipped under -short")
 	}
-	c, s := testSetup(t, twoNodes)
+	// 2,000 epochs of an MLP on 210 samples (7 batches each): far more
+	// than half a second of training.
+	c, s := testSetup(t, twoNodes+"[training]\nepochs = 2000\n[partition]\nmethod = \"iid\"\n")
+	s.Model.Kind, s.Model.Hidden = "mlp", []int{256}
 	sock, err := os.MkdirTemp("", "wd-")
 	if err != nil {
 		t.Fatal(err)
@@ -356,6 +361,9 @@ func TestWallclockEndsRoundAtDeadline(t *testing.T) {
 		n++
 		if len(rec.Missing) != 1 || rec.Missing[0] != 1 || !rec.Ready.Combined {
 			t.Errorf("round %d: missing %v, combined %v; want the silent peer missing and the round ended", rec.Round, rec.Missing, rec.Ready.Combined)
+		}
+		if full := 2000 * 7; rec.Ready.Train.Steps >= full {
+			t.Errorf("round %d: %d training steps, want training stopped at its deadline (2,000 epochs are %d steps)", rec.Round, rec.Ready.Train.Steps, full)
 		}
 	}
 	if n == 0 {

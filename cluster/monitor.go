@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/trellis-fl/trellis/experiment"
@@ -99,7 +102,14 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 	if err != nil {
 		return experiment.Final{}, err
 	}
-	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log, prev: time.Now()}
+	df, err := os.Create(filepath.Join(cfg.Dir, DriverFile))
+	if err != nil {
+		_, _ = rd.Close(err)
+		return experiment.Final{}, err
+	}
+	defer df.Close()
+	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log,
+		prev: time.Now(), driver: json.NewEncoder(df)}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// A stop (ctx) lets the nodes finish their current round: the monitor
@@ -168,7 +178,24 @@ type monitor struct {
 	log   *slog.Logger
 	// prev is when the previous round's last record arrived (the
 	// monitor's start for round 0).
-	prev time.Time
+	prev   time.Time
+	driver *json.Encoder
+}
+
+// DriverFile is the file of a deployed run's directory with what the
+// node processes' drivers measured besides the metrics: one line per
+// round per reporting node.
+const DriverFile = "driver.jsonl"
+
+// driverLine is one line of DriverFile.
+type driverLine struct {
+	Round        int            `json:"round"`
+	Node         int            `json:"node"`
+	Late         int            `json:"late"`
+	Missing      []int          `json:"missing_markers,omitempty"`
+	Refused      map[string]int `json:"refused,omitempty"`
+	RoundSeconds float64        `json:"round_seconds"`
+	TrainSeconds float64        `json:"train_seconds"`
 }
 
 func (m *monitor) add(rec *Record) error {
@@ -236,6 +263,10 @@ func (m *monitor) write(r int, p *pending) error {
 		rec.Nodes[i] = metrics.NodeRound{Node: i, Byzantine: m.byz[i], Missing: !p.got[i]}
 		if x := p.records[i]; x != nil {
 			rec.Nodes[i].BytesSent, rec.Nodes[i].ClaimBytes = x.BytesSent, x.ClaimBytes
+			if err := m.driver.Encode(driverLine{Round: r, Node: i, Late: x.Late, Missing: x.Missing, Refused: x.Refused,
+				RoundSeconds: x.RoundSeconds, TrainSeconds: x.TrainSeconds}); err != nil {
+				return err
+			}
 			t.TrainSeconds = max(t.TrainSeconds, x.TrainSeconds)
 			t.TrainNodeSeconds += x.TrainSeconds
 		}

@@ -321,7 +321,9 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			tctx, cancel = context.WithDeadline(tctx, start.Add(time.Duration(d.cfg.TrainShare*float64(d.cfg.Delta))))
 			defer cancel()
 		}
-		if _, err := d.n.Train(tctx); err != nil && !errors.Is(err, nn.ErrStopped) {
+		// Training stopped at its wall-clock deadline is a round that goes
+		// on with what it has (lock-step training has no deadline).
+		if _, err := d.n.Train(tctx); err != nil && !errors.Is(err, nn.ErrStopped) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 	} else if d.cfg.Mode == Wallclock {
@@ -400,7 +402,7 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 			targets = []int{int(m.To)}
 		}
 		for _, to := range targets {
-			if d.drops.Dropped(r, d.id, to) {
+			if to == d.id || d.drops.Dropped(r, d.id, to) {
 				continue
 			}
 			d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
@@ -408,6 +410,9 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 		}
 	}
 	for _, to := range outs {
+		if to == d.id {
+			continue
+		}
 		mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(to), Round: uint64(r), Phase: uint32(phase),
 			Count: counts[to], Last: last}, d.ident)
 		if err != nil {

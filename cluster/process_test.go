@@ -28,6 +28,15 @@ var (
 	binErr  error
 )
 
+// TestMain removes the binary built for the process tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // trellisBinary builds cmd/trellis into a temporary directory once.
 func trellisBinary(t *testing.T) string {
 	t.Helper()
@@ -303,6 +312,9 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	}
 	if lastMissing3 {
 		t.Errorf("the restarted node 3 has no record of the last round: it did not rejoin")
+	}
+	if d, err := os.ReadFile(filepath.Join(out, cluster.DriverFile)); err != nil || !bytes.Contains(d, []byte(`"missing_markers":[`)) {
+		t.Errorf("%s does not list the missing markers (err %v)", cluster.DriverFile, err)
 	}
 	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err != nil {
 		t.Errorf("no summary: %v", err)
