@@ -53,7 +53,12 @@ func TestSlurmSweep(t *testing.T) {
 	if m := SlurmMerge(s); !strings.Contains(m, `'/shared/my sweep'\''s.toml' --merge`) {
 		t.Errorf("merge command %s", m)
 	}
-	for _, bad := range []Slurm{{Config: "c", Out: "/a b", Name: "x"}, {Config: "c", Out: "/a%b", Name: "x"}, {Config: "c", Out: "o", Name: "x y"}, {Out: "o", Name: "x"}} {
+	spaced, err := SlurmSweep(Slurm{Config: "c", Out: "/a b", Name: "x"}, 2, 0)
+	if err != nil || strings.Contains(spaced, "#SBATCH --output") || !strings.Contains(spaced, `sbatch --output='/a b/slurm-%A_%a.out' SCRIPT`) {
+		t.Errorf("an output directory with a space: %v\n%s", err, spaced)
+	}
+	bashSyntax(t, spaced)
+	for _, bad := range []Slurm{{Config: "c", Out: "/a%b", Name: "x"}, {Config: "c", Out: "o", Name: "x y"}, {Out: "o", Name: "x"}} {
 		if _, err := SlurmSweep(bad, 2, 0); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}

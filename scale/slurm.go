@@ -67,7 +67,15 @@ func sbatchSafe(s string) bool {
 	}) < 0
 }
 
-func (s Slurm) header(b *strings.Builder, extra ...string) {
+// SweepLogs and LaunchLogs are the jobs' log files, sbatch --output
+// patterns in Out.
+func SweepLogs(s Slurm) string  { return s.Out + "/slurm-%A_%a.out" }
+func LaunchLogs(s Slurm) string { return s.Out + "/slurm-%j.out" }
+
+// header writes the #SBATCH lines and the variables. The log option is
+// there only when Out can stand in an #SBATCH line; else a comment says
+// to give it to sbatch.
+func (s Slurm) header(b *strings.Builder, logs string, extra ...string) {
 	b.WriteString("#!/bin/bash\n")
 	line := func(opt string) { fmt.Fprintf(b, "#SBATCH %s\n", opt) }
 	line("--job-name=" + s.Name)
@@ -92,6 +100,11 @@ func (s Slurm) header(b *strings.Builder, extra ...string) {
 	for _, o := range s.Extra {
 		line(o)
 	}
+	if sbatchSafe(s.Out) {
+		line("--output=" + logs)
+	} else {
+		fmt.Fprintf(b, "# The output directory cannot stand in an #SBATCH line: submit with\n#   sbatch --output=%s SCRIPT\n", Quote(logs))
+	}
 	b.WriteString("set -euo pipefail\n")
 	fmt.Fprintf(b, "TRELLIS=%s\nCONFIG=%s\nOUT=%s\n", Quote(s.trellis()), Quote(s.Config), Quote(s.Out))
 }
@@ -112,7 +125,7 @@ func SlurmSweep(s Slurm, shards, parallel int) (string, error) {
 		array += fmt.Sprintf("%%%d", parallel)
 	}
 	var b strings.Builder
-	s.header(&b, array, "--ntasks=1", "--output="+s.Out+"/slurm-%A_%a.out")
+	s.header(&b, SweepLogs(s), array, "--ntasks=1")
 	fmt.Fprintf(&b, "# Shard $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT runs the sweep's runs k with k mod %d = the shard\n", shards)
 	b.WriteString("# (in `trellis validate` order); rerunning one shard redoes nothing finished.\n")
 	b.WriteString("\"$TRELLIS\" sweep \"$CONFIG\" --shard auto --quiet -o \"$OUT\"\n")
@@ -129,7 +142,10 @@ func (s Slurm) check() error {
 	if s.Config == "" || s.Out == "" {
 		return fmt.Errorf("a batch script needs the config and the output directory")
 	}
-	for _, f := range []struct{ what, v string }{{"job name", s.Name}, {"output directory", s.Out},
+	if strings.ContainsAny(s.Out, "%\n") {
+		return fmt.Errorf("output directory %q: Slurm expands %% in log file names, and a newline ends a script line; choose another", s.Out)
+	}
+	for _, f := range []struct{ what, v string }{{"job name", s.Name},
 		{"partition", s.Partition}, {"time", s.Time}, {"memory", s.Mem}} {
 		if (f.v != "" || f.what == "job name") && !sbatchSafe(f.v) {
 			return fmt.Errorf("%s %q: an #SBATCH line takes letters, digits and +=:,./_- only (sbatch reads it without a shell and expands %%); choose another", f.what, f.v)
@@ -161,7 +177,7 @@ func SlurmLaunch(s Slurm, nodes, port int, mode string) (string, error) {
 		return "", fmt.Errorf("mode %q: want lockstep or wallclock", mode)
 	}
 	var b strings.Builder
-	s.header(&b, fmt.Sprintf("--ntasks=%d", nodes), "--distribution=block", "--output="+s.Out+"/slurm-%j.out")
+	s.header(&b, LaunchLogs(s), fmt.Sprintf("--ntasks=%d", nodes), "--distribution=block")
 	fmt.Fprintf(&b, "NODES=%d\nPORT=%d\nMODE=%s\n", nodes, port, mode)
 	b.WriteString(`CL="$OUT/cluster"
 mkdir -p "$CL/hosts"

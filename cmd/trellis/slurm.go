@@ -132,9 +132,10 @@ sweep's summary.csv, results.md and plots, or names the missing runs.`,
 			if !submit {
 				fmt.Fprint(o.stdout, script)
 				fmt.Fprintf(o.stdout, "# mkdir -p %s; submit: sbatch SCRIPT; when the array is done:\n# %s\n", scale.Quote(s.Out), scale.SlurmMerge(s))
+				fmt.Fprintf(o.stdout, "# (or with --submit, which submits the merge as a job that waits for the array)\n")
 				return nil
 			}
-			id, err := sbatch(s.Out, "sweep.sbatch", script)
+			id, err := sbatch(s.Out, "sweep.sbatch", script, scale.SweepLogs(s))
 			if err != nil {
 				return err
 			}
@@ -179,7 +180,7 @@ what ` + "`trellis launch`" + ` writes.`,
 				fmt.Fprintf(o.stdout, "# mkdir -p %s; submit: sbatch SCRIPT\n", scale.Quote(s.Out))
 				return nil
 			}
-			id, err := sbatch(s.Out, "launch.sbatch", script)
+			id, err := sbatch(s.Out, "launch.sbatch", script, scale.LaunchLogs(s))
 			if err != nil {
 				return err
 			}
@@ -193,9 +194,9 @@ what ` + "`trellis launch`" + ` writes.`,
 	return c
 }
 
-// sbatch writes script into dir as name and submits it; it returns the
-// job id.
-func sbatch(dir, name, script string) (string, error) {
+// sbatch writes script into dir as name and submits it with its log
+// files; it returns the job id.
+func sbatch(dir, name, script, logs string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -203,7 +204,7 @@ func sbatch(dir, name, script string) (string, error) {
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		return "", err
 	}
-	return sbatchRun("--parsable", path)
+	return sbatchRun("--parsable", "--output="+logs, path)
 }
 
 func sbatchRun(args ...string) (string, error) {
