@@ -85,22 +85,13 @@ func writeConfig(t *testing.T, text string) (string, experiment.Config) {
 func TestSlurmOnClusterSweep(t *testing.T) {
 	needSlurm(t)
 	bin := buildBinary(t)
-	cfg, c := writeConfig(t, `name = "trellis-test-sweep"
-nodes = 4
-rounds = 2
-[data]
-samples = 240
-[model]
-hidden = [16]
-[evaluation]
-global_test = 100
-[adversary]
+	cfg, c := writeConfig(t, tinyToml("trellis-test-sweep", 4, 2, `[adversary]
 attack = "gaussian"
 [sweep]
 seeds = [1, 2]
 [sweep.grid]
 "adversary.fraction" = [0.0, 0.25]
-`)
+`))
 	out := filepath.Join(t.TempDir(), "sharded sweep")
 	if b, err := exec.Command(bin, "slurm", "sweep", cfg, "--shards", "4", "--submit", "-o", out).CombinedOutput(); err != nil {
 		t.Fatalf("trellis slurm sweep --submit: %v\n%s", err, b)
@@ -125,34 +116,25 @@ seeds = [1, 2]
 }
 
 // TestSlurmOnClusterLaunch is acceptance item 1 of issue 19 (the deployed
-// run), with 3 nodes on the one-host cluster's 2 CPUs (--overcommit): `trellis
+// run), with 4 nodes on the one-host cluster's 2 CPUs (--overcommit): `trellis
 // slurm launch --submit` starts them with srun, and the monitor's run
 // directory is the lock-step simulator's, metrics.jsonl byte for byte.
 func TestSlurmOnClusterLaunch(t *testing.T) {
 	needSlurm(t)
 	bin := buildBinary(t)
-	cfg, c := writeConfig(t, `name = "trellis-test-launch"
-nodes = 3
-rounds = 2
-[data]
-samples = 240
-[model]
-hidden = [16]
-[evaluation]
-global_test = 100
-[topology]
+	cfg, c := writeConfig(t, tinyToml("trellis-test-launch", 4, 2, `[topology]
 kind = "complete"
 [adversary]
-fraction = 0.34
+fraction = 0.25
 attack = "sign_flip"
-`)
+`))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	if port+4 > 65535 {
+	if port+5 > 65535 {
 		port -= 10
 	}
 	out := filepath.Join(t.TempDir(), "deployed run")
