@@ -1,6 +1,9 @@
 package scale
 
 import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -296,8 +299,19 @@ func TestK8sLaunch(t *testing.T) {
 	sec := objs["Secret/ten-keys"]
 	for i := range n {
 		name := experiment.NodeKeyFile(i)
-		if sec.Data[name] == "" {
-			t.Fatalf("no key %s in the secret", name)
+		raw, err := base64.StdEncoding.DecodeString(sec.Data[name])
+		var id int
+		var seedHex string
+		if _, serr := fmt.Sscanf(string(raw), "%d %s", &id, &seedHex); err != nil || serr != nil || id != i {
+			t.Fatalf("key %s in the secret: %q (%v, %v)", name, raw, err, serr)
+		}
+		seed, err := hex.DecodeString(seedHex)
+		if err != nil || len(seed) != ed25519.SeedSize {
+			t.Fatalf("key %s: %v", name, err)
+		}
+		pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+		if hex.EncodeToString(pub) != peers.Nodes[i].Key {
+			t.Errorf("node %d: the secret's key is not the peers file's", i)
 		}
 	}
 	if len(sec.Data) != n {

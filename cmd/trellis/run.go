@@ -60,7 +60,7 @@ another config it refuses, unless --force redoes the runs.` + shardHelp,
 			bar.done()
 			if err != nil {
 				if cmd.Context().Err() != nil {
-					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s -o %s` resumes after the last one", out, name, args[0], out)
+					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s%s -o %s` resumes after the last one", out, name, args[0], sf.again(), out)
 				}
 				if res == nil || !keepGoing {
 					return err

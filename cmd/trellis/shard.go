@@ -68,6 +68,18 @@ func (s *shardFlags) get() (experiment.Shard, error) {
 	return experiment.ParseShard(s.shard)
 }
 
+// again is the shard flags as given, for the command that resumes.
+func (s *shardFlags) again() string {
+	if s.shard == "" {
+		return ""
+	}
+	out := " --shard " + scale.Quote(s.shard)
+	if s.count != 0 {
+		out += fmt.Sprintf(" --shard-count %d", s.count)
+	}
+	return out
+}
+
 // mergeSweep is `trellis sweep CFG --merge [DIR…]`.
 func mergeSweep(o *options, c experiment.Config, out string, from []string) error {
 	res, err := experiment.MergeSweep(c, out, from)
