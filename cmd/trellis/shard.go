@@ -39,11 +39,12 @@ func (s *shardFlags) add(c *cobra.Command) {
 
 // args checks the positional arguments: directories only with --merge.
 func (s *shardFlags) args(cmd *cobra.Command, args []string) error {
-	if len(args) < 1 {
-		return fmt.Errorf("%s wants a config or preset", cmd.Name())
-	}
-	if len(args) > 1 && !s.merge {
-		return fmt.Errorf("%s takes one config or preset, got %d arguments (directories to merge go with --merge)", cmd.Name(), len(args))
+	if len(args) < 1 || len(args) > 1 && !s.merge {
+		err := cobra.ExactArgs(1)(cmd, args)
+		if len(args) > 1 {
+			err = fmt.Errorf("%w: one config or preset (directories to merge go with --merge)", err)
+		}
+		return err
 	}
 	if s.merge && s.shard != "" {
 		return errors.New("--merge and --shard exclude each other: run the shards, then merge")
