@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
@@ -136,15 +138,15 @@ func K8sSweep(k K8s, shards, parallel int) ([]byte, error) {
 // key (fresh, from crypto/rand: the manifests are secret), and the monitor
 // as a Job of its own behind the Service NAME-monitor, writing the run
 // directory to /runs/NAME on the claim.
-func K8sLaunch(k K8s, nodes, port int, mode string) ([]byte, error) {
+func K8sLaunch(k K8s, nodes, port int, t Timing) ([]byte, error) {
 	if err := k.check(); err != nil {
 		return nil, err
 	}
 	if nodes < 1 || port < 1 || port > 65535 {
 		return nil, fmt.Errorf("%d nodes on port %d: want at least 1 node and a port in 1 … 65535", nodes, port)
 	}
-	if mode != "lockstep" && mode != "wallclock" {
-		return nil, fmt.Errorf("mode %q: want lockstep or wallclock", mode)
+	if err := t.check(true); err != nil {
+		return nil, err
 	}
 	nodesName, monName := k.Name+"-nodes", k.Name+"-monitor"
 	p := &cluster.Peers{Monitor: fmt.Sprintf("tcp://%s:%d", monName, port)}
@@ -190,12 +192,16 @@ func K8sLaunch(k K8s, nodes, port int, mode string) ([]byte, error) {
 		}
 		return obj{"apiVersion": "batch/v1", "kind": "Job", "metadata": k.meta(name), "spec": s}
 	}
-	cfg := []string{"--config", "/config/config.toml", "--peers", "/config/peers.toml", "--mode", mode, "--quiet"}
+	cfg := []string{"--config", "/config/config.toml", "--peers", "/config/peers.toml", "--quiet"}
+	nodeArgs := append(slices.Clone(cfg), t.nodeArgs()...)
+	if t.Mode == "wallclock" {
+		nodeArgs = append(nodeArgs, "--epoch", t.Epoch.UTC().Format(time.RFC3339Nano))
+	}
 	nodeSpec := obj{
 		"restartPolicy": "Never", "subdomain": nodesName,
 		"containers": []obj{{
 			"name": "node", "image": k.Image,
-			"command": append([]string{k.trellis(), "node", "--id", "$(NODE_ID)", "--key", "/keys/node-$(NODE_ID).key"}, cfg...),
+			"command": append([]string{k.trellis(), "node", "--id", "$(NODE_ID)", "--key", "/keys/node-$(NODE_ID).key"}, nodeArgs...),
 			"env": []obj{{"name": "NODE_ID", "valueFrom": obj{"fieldRef": obj{
 				"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}},
 			"ports":        []obj{{"name": "zmtp", "containerPort": port}},
@@ -208,7 +214,7 @@ func K8sLaunch(k K8s, nodes, port int, mode string) ([]byte, error) {
 		"restartPolicy": "Never",
 		"containers": []obj{{
 			"name": "monitor", "image": k.Image,
-			"command":      append([]string{k.trellis(), "monitor", "-o", "/runs/" + k.Name}, cfg...),
+			"command":      append(append([]string{k.trellis(), "monitor", "-o", "/runs/" + k.Name}, cfg...), t.monitorArgs()...),
 			"ports":        []obj{{"name": "zmtp", "containerPort": port}},
 			"volumeMounts": mounts,
 		}},

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -72,7 +73,7 @@ func TestSlurmSweep(t *testing.T) {
 }
 
 func TestSlurmLaunch(t *testing.T) {
-	sc, err := SlurmLaunch(Slurm{Config: "quickstart", Preset: true, Out: "/shared/runs/q", Name: "q"}, 20, 7000, "lockstep")
+	sc, err := SlurmLaunch(Slurm{Config: "quickstart", Preset: true, Out: "/shared/runs/q", Name: "q"}, 20, 7000, Timing{Mode: "lockstep"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +84,32 @@ func TestSlurmLaunch(t *testing.T) {
 		}
 	}
 	bashSyntax(t, sc)
-	if _, err := SlurmLaunch(Slurm{Config: "c", Out: "o", Name: "q"}, 4, 65533, "lockstep"); err == nil {
-		t.Error("ports past 65535: no error")
+	wc, err := SlurmLaunch(Slurm{Config: "/c.toml", Out: "/o", Name: "q"}, 4, 7000, Timing{Mode: "wallclock", Delta: 5 * time.Second, Start: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := SlurmLaunch(Slurm{Config: "c", Out: "o", Name: "q"}, 4, 7000, "fast"); err == nil {
-		t.Error("mode fast: no error")
+	for _, want := range []string{"NODE_ARGS=(--mode wallclock --delta 5s)", "MONITOR_ARGS=(--mode wallclock --gap 10s)", "NODE_ARGS+=(--epoch", "+ 30))"} {
+		if !strings.Contains(wc, want) {
+			t.Errorf("wall-clock script lacks %q:\n%s", want, wc)
+		}
+	}
+	bashSyntax(t, wc)
+	// The epoch line gives an RFC 3339 time bash and date agree on.
+	if _, err := exec.LookPath("date"); err == nil {
+		line := wc[strings.Index(wc, "NODE_ARGS+=("):]
+		line = line[:strings.Index(line, "\n")]
+		out, err := exec.Command("bash", "-c", "NODE_ARGS=(); "+line+`; printf %s "${NODE_ARGS[1]}"`).Output()
+		if _, perr := time.Parse(time.RFC3339, string(out)); err != nil || perr != nil {
+			t.Errorf("epoch %q: %v %v", out, err, perr)
+		}
+	}
+	for _, bad := range []Timing{{Mode: "fast"}, {Mode: "wallclock"}} {
+		if _, err := SlurmLaunch(Slurm{Config: "c", Out: "o", Name: "q"}, 4, 7000, bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+	if _, err := SlurmLaunch(Slurm{Config: "c", Out: "o", Name: "q"}, 4, 65533, Timing{Mode: "lockstep"}); err == nil {
+		t.Error("ports past 65535: no error")
 	}
 }
 
@@ -238,7 +260,7 @@ func TestK8sSweep(t *testing.T) {
 func TestK8sLaunch(t *testing.T) {
 	const n, p = 10, 7400
 	k := K8s{Name: "ten", Image: "trellis:dev", Claim: "runs", Config: []byte("name = \"ten\"\nnodes = 10\n")}
-	b, err := K8sLaunch(k, n, p, "lockstep")
+	b, err := K8sLaunch(k, n, p, Timing{Mode: "lockstep"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +288,7 @@ func TestK8sLaunch(t *testing.T) {
 		t.Errorf("node id env %+v", c.Env)
 	}
 	cmd := strings.Join(c.Command, " ")
-	if !strings.Contains(cmd, "node --id $(NODE_ID) --key /keys/node-$(NODE_ID).key --config /config/config.toml --peers /config/peers.toml --mode lockstep") {
+	if !strings.Contains(cmd, "node --id $(NODE_ID) --key /keys/node-$(NODE_ID).key --config /config/config.toml --peers /config/peers.toml --quiet --mode lockstep") {
 		t.Errorf("node command %q", cmd)
 	}
 	if c.Ports[0].ContainerPort != p {
@@ -321,7 +343,21 @@ func TestK8sLaunch(t *testing.T) {
 	if mon.Hostname != "ten-monitor" || !strings.Contains(strings.Join(mon.Containers[0].Command, " "), "monitor -o /runs/ten") {
 		t.Errorf("monitor pod %+v", mon)
 	}
-	if _, err := K8sLaunch(k, n, p, "fast"); err == nil {
-		t.Error("mode fast: no error")
+	for _, bad := range []Timing{{Mode: "fast"}, {Mode: "wallclock", Delta: time.Second}} {
+		if _, err := K8sLaunch(k, n, p, bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+	epoch := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
+	b, err = K8sLaunch(k, n, p, Timing{Mode: "wallclock", Delta: 10 * time.Second, Epoch: epoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := decode(t, b)
+	if cmd := strings.Join(wc["Job/ten-nodes"].Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(cmd, "--mode wallclock --delta 10s --epoch 2026-12-01T18:00:00Z") {
+		t.Errorf("wall-clock node command %q", cmd)
+	}
+	if cmd := strings.Join(wc["Job/ten-monitor"].Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(cmd, "--mode wallclock --gap 20s") {
+		t.Errorf("wall-clock monitor command %q", cmd)
 	}
 }

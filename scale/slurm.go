@@ -14,6 +14,7 @@ package scale
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Quote is s as one word for a POSIX shell: unchanged when it has only
@@ -154,6 +155,58 @@ func (s Slurm) check() error {
 	return nil
 }
 
+// Timing is a deployed run's round timing.
+type Timing struct {
+	// Mode is lockstep or wallclock.
+	Mode string
+	// Delta is Δ, the wall-clock round length; Start how long after the
+	// keys are written round 0 starts (Slurm); Epoch is t0 itself
+	// (Kubernetes, where pods start whenever they are scheduled).
+	Delta, Start time.Duration
+	Epoch        time.Time
+}
+
+func (t Timing) check(epoch bool) error {
+	switch t.Mode {
+	case "lockstep":
+		return nil
+	case "wallclock":
+		if t.Delta <= 0 {
+			return fmt.Errorf("wallclock: give the round length Δ (--delta)")
+		}
+		if epoch && t.Epoch.IsZero() {
+			return fmt.Errorf("wallclock: give t0, the start of round 0 (--epoch, RFC 3339), late enough for every pod to be running")
+		}
+		return nil
+	}
+	return fmt.Errorf("mode %q: want lockstep or wallclock", t.Mode)
+}
+
+// nodeArgs and monitorArgs are the processes' timing flags (the epoch
+// apart); the monitor writes a round 2Δ after its first record even if a
+// node never reports, in wall-clock mode.
+func (t Timing) nodeArgs() []string {
+	if t.Mode == "wallclock" {
+		return []string{"--mode", t.Mode, "--delta", t.Delta.String()}
+	}
+	return []string{"--mode", t.Mode}
+}
+
+func (t Timing) monitorArgs() []string {
+	if t.Mode == "wallclock" {
+		return []string{"--mode", t.Mode, "--gap", (2 * t.Delta).String()}
+	}
+	return []string{"--mode", t.Mode}
+}
+
+func words(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = Quote(w)
+	}
+	return strings.Join(q, " ")
+}
+
 // SlurmLaunch is a batch script for a deployed run of nodes node
 // processes: one job of nodes tasks. A first job step records the host of
 // each task (SLURM_PROCID) in a rendezvous directory, Out/cluster/hosts;
@@ -161,9 +214,9 @@ func (s Slurm) check() error {
 // on tcp://HOST_i:(port+1+i), the monitor on the batch host's port),
 // starts the monitor on the batch host, and `srun` starts `trellis node
 // --id $SLURM_PROCID` in every task, with the same placement (block
-// distribution). mode and flags (e.g. --phase-timeout) go to the node
-// processes and the monitor.
-func SlurmLaunch(s Slurm, nodes, port int, mode string) (string, error) {
+// distribution). In wall-clock mode round 0 starts t.Start after the keys
+// are written.
+func SlurmLaunch(s Slurm, nodes, port int, t Timing) (string, error) {
 	if err := s.check(); err != nil {
 		return "", err
 	}
@@ -173,12 +226,12 @@ func SlurmLaunch(s Slurm, nodes, port int, mode string) (string, error) {
 	if port < 1 || port+nodes > 65535 {
 		return "", fmt.Errorf("port %d: want 1 … %d for %d nodes (node i listens on port+1+i)", port, 65535-nodes, nodes)
 	}
-	if mode != "lockstep" && mode != "wallclock" {
-		return "", fmt.Errorf("mode %q: want lockstep or wallclock", mode)
+	if err := t.check(false); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	s.header(&b, LaunchLogs(s), fmt.Sprintf("--ntasks=%d", nodes), "--distribution=block")
-	fmt.Fprintf(&b, "NODES=%d\nPORT=%d\nMODE=%s\n", nodes, port, mode)
+	fmt.Fprintf(&b, "NODES=%d\nPORT=%d\nNODE_ARGS=(%s)\nMONITOR_ARGS=(%s)\n", nodes, port, words(t.nodeArgs()), words(t.monitorArgs()))
 	b.WriteString(`CL="$OUT/cluster"
 mkdir -p "$CL/hosts"
 rm -f "$CL/hosts/"*
@@ -196,11 +249,15 @@ for ((i = 0; i < NODES; i++)); do
 done
 rm -f "$CL"/node-*.key "$CL/peers.toml" "$CL/directory.keys"
 "$TRELLIS" keys --nodes "$NODES" "${ENDPOINTS[@]}" --monitor "tcp://$(hostname):$PORT" --quiet -o "$CL"
-"$TRELLIS" monitor --config "$CL/config.toml" --peers "$CL/peers.toml" --mode "$MODE" --quiet -o "$OUT" &
+`)
+	if t.Mode == "wallclock" {
+		fmt.Fprintf(&b, "NODE_ARGS+=(--epoch \"$(date -u -d \"@$(($(date +%%s) + %d))\" +%%Y-%%m-%%dT%%H:%%M:%%SZ)\")\n", int(t.Start.Seconds()+0.5))
+	}
+	b.WriteString(`"$TRELLIS" monitor --config "$CL/config.toml" --peers "$CL/peers.toml" "${MONITOR_ARGS[@]}" --quiet -o "$OUT" &
 MONITOR=$!
 srun --ntasks="$NODES" --distribution=block --kill-on-bad-exit=1 bash -c \
-	'exec "$1" node --config "$2/config.toml" --peers "$2/peers.toml" --key "$2/node-$SLURM_PROCID.key" --id "$SLURM_PROCID" --mode "$3" --quiet 2> "$2/node-$SLURM_PROCID.log"' \
-	_ "$TRELLIS" "$CL" "$MODE"
+	'exec "$1" node --config "$2/config.toml" --peers "$2/peers.toml" --key "$2/node-$SLURM_PROCID.key" --id "$SLURM_PROCID" --quiet "${@:3}" 2> "$2/node-$SLURM_PROCID.log"' \
+	_ "$TRELLIS" "$CL" "${NODE_ARGS[@]}"
 wait "$MONITOR"
 `)
 	return b.String(), nil

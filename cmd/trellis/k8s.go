@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -81,7 +82,8 @@ sweep's pods).`,
 	sweep.Flags().IntVar(&parallel, "parallel", 0, "at most this many pods at once (default: all)")
 
 	var port int
-	var mode string
+	var t scale.Timing
+	var epoch string
 	launch := &cobra.Command{
 		Use:   "launch CONFIG|PRESET",
 		Short: "a deployed run: node Indexed Job behind a headless Service, monitor Job, ConfigMap (config, peers) and Secret (keys)",
@@ -94,7 +96,12 @@ sweep's pods).`,
 			if err := ca.single("k8s"); err != nil {
 				return err
 			}
-			b, err := scale.K8sLaunch(k, ca.cfg.Nodes, port, mode)
+			if epoch != "" {
+				if t.Epoch, err = time.Parse(time.RFC3339Nano, epoch); err != nil {
+					return fmt.Errorf("--epoch: %w (want RFC 3339, e.g. 2026-12-01T16:00:00Z)", err)
+				}
+			}
+			b, err := scale.K8sLaunch(k, ca.cfg.Nodes, port, t)
 			if err != nil {
 				return err
 			}
@@ -102,7 +109,9 @@ sweep's pods).`,
 		},
 	}
 	launch.Flags().IntVar(&port, "port", 7100, "the TCP port every node and the monitor listen on")
-	launch.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock")
+	launch.Flags().StringVar(&t.Mode, "mode", "lockstep", "lockstep or wallclock")
+	launch.Flags().DurationVar(&t.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
+	launch.Flags().StringVar(&epoch, "epoch", "", "wallclock: t0, the start of round 0 (RFC 3339), late enough for every pod to be running")
 	c.AddCommand(sweep, launch)
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -152,7 +153,7 @@ sweep's summary.csv, results.md and plots, or names the missing runs.`,
 	sweep.Flags().IntVar(&parallel, "parallel", 0, "at most this many tasks at once (0: as Slurm schedules)")
 
 	var port int
-	var mode string
+	var t scale.Timing
 	launch := &cobra.Command{
 		Use:   "launch CONFIG|PRESET [-o DIR]",
 		Short: "one job of N tasks: srun starts `trellis node --id $SLURM_PROCID` in each, the monitor on the batch host",
@@ -171,7 +172,7 @@ what ` + "`trellis launch`" + ` writes.`,
 			if err := ca.single("slurm"); err != nil {
 				return err
 			}
-			script, err := scale.SlurmLaunch(s, ca.cfg.Nodes, port, mode)
+			script, err := scale.SlurmLaunch(s, ca.cfg.Nodes, port, t)
 			if err != nil {
 				return err
 			}
@@ -189,7 +190,9 @@ what ` + "`trellis launch`" + ` writes.`,
 		},
 	}
 	launch.Flags().IntVar(&port, "port", 7100, "the monitor's TCP port; node i listens on port+1+i")
-	launch.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock")
+	launch.Flags().StringVar(&t.Mode, "mode", "lockstep", "lockstep or wallclock")
+	launch.Flags().DurationVar(&t.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
+	launch.Flags().DurationVar(&t.Start, "start-delay", 30*time.Second, "wallclock: how long after the keys are written round 0 starts")
 	c.AddCommand(sweep, launch)
 	return c
 }
