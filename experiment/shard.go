@@ -281,15 +281,31 @@ func copyRun(src, dst string) error {
 	return nil
 }
 
+// copyFile copies src to dst, with its permissions, through a temporary
+// file in dst's directory renamed into place, streaming (a run's metrics
+// can be large).
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	b, err := io.ReadAll(in)
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(dst, b)
+	_, err = io.Copy(tmp, in)
+	if st, serr := in.Stat(); err == nil && serr == nil {
+		err = tmp.Chmod(st.Mode().Perm())
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
