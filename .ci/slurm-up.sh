@@ -61,10 +61,12 @@ NodeName=localhost NodeHostname=localhost CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 EOF
 
-if ! pgrep -x slurmctld >/dev/null; then
+# A daemon killed a moment ago may linger as a zombie: count live ones only.
+running() { pgrep -x -r R,S,D "$1" >/dev/null; }
+if ! running slurmctld; then
 	slurmctld
 fi
-if ! pgrep -x slurmd >/dev/null; then
+if ! running slurmd; then
 	slurmd -N localhost
 fi
 for _ in $(seq 100); do
