@@ -14,6 +14,10 @@
 //   - A sweep grid may vary a whole table (strategy = [{ name = "robust",
 //     rule = "krum" }, ...]); a run's label is its strategy with its score
 //     and options, so those never count as swept keys in reports.
+//   - A sweep's shard I of N (Shard) runs the runs k with k mod N = I, in
+//     Expand order: the assignment depends on the config alone, so any
+//     shard can be rerun alone; MergeSweep writes the summary an unsharded
+//     sweep writes, byte for byte, once every run is finished.
 //   - Every random stream derives from the seed (internal/seed): partition,
 //     initialization, shuffling, attack noise, Byzantine set, drops, keys.
 package experiment

@@ -246,6 +246,9 @@ type SweepOptions struct {
 	// KeepGoing records a failed run (SweepResult.Errs) and goes on with
 	// the next instead of stopping the sweep.
 	KeepGoing bool
+	// Shard runs only the shard's runs (every run is still checked) and
+	// writes no sweep summary: MergeSweep does once all shards are done.
+	Shard Shard
 }
 
 // RunSweep is RunSweepWith with a progress callback alone.
@@ -274,6 +277,9 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs)), Errs: make([]error, len(runs))}
 	var rows []summaryRow
 	for i, r := range runs {
+		if !o.Shard.Owns(i) {
+			continue
+		}
 		dir := filepath.Join(out, r.Dir)
 		fin, err := RunToDirWith(ctx, r.Config, dir, RunOptions{Force: o.Force, Progress: func(rd *metrics.Round, rounds int) {
 			if o.Progress != nil {
@@ -293,6 +299,9 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return res, err
+	}
+	if o.Shard.Sharded() {
+		return res, errors.Join(res.Errs...)
 	}
 	if err := writeSummary(filepath.Join(out, SummaryFile), keys, rows); err != nil {
 		return res, err

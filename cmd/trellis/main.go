@@ -11,6 +11,7 @@
 //	trellis bench rules               κ̂-robustness of every rule under every attack
 //	trellis launch CONFIG|PRESET      a deployed run on this machine: monitor + one process per node
 //	trellis node / monitor / keys     one node process, the passive monitor, a deployment's keys
+//	trellis slurm / k8s sweep|launch  an sbatch script or Kubernetes manifests for a sweep or a deployed run
 package main
 
 import (
@@ -60,6 +61,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(monitorCmd(o))
 	root.AddCommand(launchCmd(o))
 	root.AddCommand(keysCmd(o))
+	root.AddCommand(slurmCmd(o), k8sCmd(o))
 	return root
 }
 

@@ -23,6 +23,7 @@ func runCmd(o *options, name string) *cobra.Command {
 	}
 	var sets []string
 	var force, keepGoing bool
+	var sf shardFlags
 	c := &cobra.Command{
 		Use:   name + " CONFIG|PRESET",
 		Short: short,
@@ -31,9 +32,13 @@ func runCmd(o *options, name string) *cobra.Command {
 A run directory records its config's hash: calling the command again with the
 same config resumes an interrupted run after its last complete round (the
 final files are those of an uninterrupted run) and keeps finished ones; with
-another config it refuses, unless --force redoes the runs.`,
-		Args: cobra.ExactArgs(1),
+another config it refuses, unless --force redoes the runs.` + shardHelp,
+		Args: sf.args,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			shard, err := sf.get()
+			if err != nil {
+				return err
+			}
 			cfg, err := loadConfigOrPreset(args[0], sets)
 			if err != nil {
 				return err
@@ -42,22 +47,28 @@ another config it refuses, unless --force redoes the runs.`,
 			if out == "" {
 				out = filepath.Join("runs", cfg.Name)
 			}
+			if sf.merge {
+				return mergeSweep(o, cfg, out, args[1:])
+			}
 			warn(o, cfg)
 			bar := newProgress(o.stderr, o.quiet)
 			res, err := experiment.RunSweepWith(cmd.Context(), cfg, out, experiment.SweepOptions{
-				Force: force, KeepGoing: keepGoing,
+				Force: force, KeepGoing: keepGoing, Shard: shard,
 				Progress: func(run, runs int, r experiment.SweepRun, round, rounds int) {
 					bar.update(fmt.Sprintf("run %d/%d %s", run+1, runs, r.Dir), run*rounds+round, runs*rounds)
 				}})
 			bar.done()
 			if err != nil {
 				if cmd.Context().Err() != nil {
-					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s -o %s` resumes after the last one", out, name, args[0], out)
+					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s%s -o %s` resumes after the last one", out, name, args[0], sf.again(), out)
 				}
 				if res == nil || !keepGoing {
 					return err
 				}
 				fmt.Fprintf(o.stderr, "trellis: some runs failed (--keep-going):\n%v\n", err)
+			}
+			if shard.Sharded() {
+				return printShard(o, args[0], out, shard, res)
 			}
 			return printSweep(o, out, res)
 		},
@@ -66,6 +77,7 @@ another config it refuses, unless --force redoes the runs.`,
 	f.StringArrayVar(&sets, "set", nil, "KEY=VALUE: override one config key (repeatable), e.g. --set rounds=5 --set strategy.rule=krum")
 	f.BoolVar(&force, "force", false, "redo runs whose directories hold another config's (or a finished) run")
 	f.BoolVar(&keepGoing, "keep-going", false, "record a failed run and go on with the next")
+	sf.add(c)
 	return c
 }
 
