@@ -246,6 +246,9 @@ type SweepOptions struct {
 	// KeepGoing records a failed run (SweepResult.Errs) and goes on with
 	// the next instead of stopping the sweep.
 	KeepGoing bool
+	// Live, when set, gives each run a live viewer's sink
+	// (RunOptions.Live); it may return nil.
+	Live func(run int, r SweepRun) metrics.Sink
 }
 
 // RunSweep is RunSweepWith with a progress callback alone.
@@ -275,7 +278,11 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 	var rows []summaryRow
 	for i, r := range runs {
 		dir := filepath.Join(out, r.Dir)
-		fin, err := RunToDirWith(ctx, r.Config, dir, RunOptions{Force: o.Force, Progress: func(rd *metrics.Round, rounds int) {
+		var live metrics.Sink
+		if o.Live != nil {
+			live = o.Live(i, r)
+		}
+		fin, err := RunToDirWith(ctx, r.Config, dir, RunOptions{Force: o.Force, Live: live, Progress: func(rd *metrics.Round, rounds int) {
 			if o.Progress != nil {
 				o.Progress(i, len(runs), r, rd.Round+1, rounds)
 			}

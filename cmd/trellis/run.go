@@ -23,6 +23,7 @@ func runCmd(o *options, name string) *cobra.Command {
 	}
 	var sets []string
 	var force, keepGoing bool
+	dash := &dashFlag{}
 	c := &cobra.Command{
 		Use:   name + " CONFIG|PRESET",
 		Short: short,
@@ -43,13 +44,18 @@ another config it refuses, unless --force redoes the runs.`,
 				out = filepath.Join("runs", cfg.Name)
 			}
 			warn(o, cfg)
+			live, dashDone, err := dash.start(o, cfg, out, force)
+			if err != nil {
+				return err
+			}
 			bar := newProgress(o.stderr, o.quiet)
 			res, err := experiment.RunSweepWith(cmd.Context(), cfg, out, experiment.SweepOptions{
-				Force: force, KeepGoing: keepGoing,
+				Force: force, KeepGoing: keepGoing, Live: live,
 				Progress: func(run, runs int, r experiment.SweepRun, round, rounds int) {
 					bar.update(fmt.Sprintf("run %d/%d %s", run+1, runs, r.Dir), run*rounds+round, runs*rounds)
 				}})
 			bar.done()
+			dashDone(res)
 			if err != nil {
 				if cmd.Context().Err() != nil {
 					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s -o %s` resumes after the last one", out, name, args[0], out)
@@ -66,6 +72,7 @@ another config it refuses, unless --force redoes the runs.`,
 	f.StringArrayVar(&sets, "set", nil, "KEY=VALUE: override one config key (repeatable), e.g. --set rounds=5 --set strategy.rule=krum")
 	f.BoolVar(&force, "force", false, "redo runs whose directories hold another config's (or a finished) run")
 	f.BoolVar(&keepGoing, "keep-going", false, "record a failed run and go on with the next")
+	dash.register(c)
 	return c
 }
 
@@ -144,7 +151,7 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 			}
 			fmt.Fprint(o.stdout, md)
 			fmt.Fprintf(o.stdout, "\nresults.md and plots (PNG, SVG) in %s\n", args[0])
-			return nil
+			return writeReportHTML(o, args[0])
 		},
 	}
 	f := cmd.Flags()
@@ -215,7 +222,7 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 	}
 	fmt.Fprint(o.stdout, md)
 	fmt.Fprintf(o.stdout, "\nrun directories, results.md and plots (PNG, SVG) in %s\n", out)
-	return nil
+	return writeReportHTML(o, out)
 }
 
 func presetsCmd(o *options) *cobra.Command {
