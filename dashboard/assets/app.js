@@ -140,7 +140,35 @@
 
   // ---- rendering -------------------------------------------------------
 
+  // The address's fragment may ask for a run and a round (#run=1&round=4):
+  // applied once that round has arrived, through the slider as a viewer
+  // would move it.
+  var want = (function () {
+    var w = {};
+    (location.hash || "").replace(/^#/, "").split("&").forEach(function (kv) {
+      var p = kv.split("=");
+      if ((p[0] === "run" || p[0] === "round") && /^[0-9]+$/.test(p[1] || "")) w[p[0]] = +p[1];
+    });
+    return (w.run !== undefined || w.round !== undefined) ? w : null;
+  })();
+
+  function applyWant() {
+    if (!want) return;
+    var run = want.run !== undefined ? want.run : selRun;
+    if (!runs[run] && !frames[run]) return;
+    if (want.run !== undefined) { selRun = run; userPickedRun = true; }
+    if (want.round === undefined) { want = null; return; }
+    if (!(frames[run] && frames[run][want.round])) return;
+    var r = want.round;
+    want = null;
+    renderRun();
+    var slider = $("slider");
+    slider.value = String(r);
+    slider.dispatchEvent(new Event("input"));
+  }
+
   function render() {
+    applyWant();
     var n = runs.length;
     if (selRun < 0 && n > 0) selRun = 0;
     $("sweep").hidden = n <= 1;
