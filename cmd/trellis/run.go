@@ -201,6 +201,9 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 		if _, err := report.Results(out); err != nil {
 			return err
 		}
+		if err := writeReportHTML(o, out); err != nil {
+			return err
+		}
 		type row struct {
 			Dir    string            `json:"dir"`
 			Params map[string]string `json:"params"`
