@@ -54,8 +54,8 @@ type nodeFrame struct {
 	GlobalAcc num            `json:"global"`
 	Loss      num            `json:"loss"`
 	ByzWeight num            `json:"byzw"`
-	InDegree  int            `json:"indeg"`
-	Kept      int            `json:"kept"` // in-neighbours given a positive weight (-1: unknown)
+	InDegree  int            `json:"indeg"` // -1: unknown (a finished run's graph)
+	Kept      int            `json:"kept"`  // in-neighbours given a positive weight (-1: unknown)
 	Rejected  int            `json:"rejected"`
 	Reasons   map[string]int `json:"reasons,omitempty"`
 	Missing   bool           `json:"missing,omitempty"`
@@ -126,7 +126,7 @@ func newFrame(run int, r *metrics.Round, in func(i int) []int) *frame {
 	for i, n := range r.Nodes {
 		nf := nodeFrame{ID: n.Node, Byzantine: n.Byzantine, Evaluated: n.Evaluated, LocalAcc: num(n.LocalAcc),
 			GlobalAcc: num(n.GlobalAcc), Loss: num(n.LocalLoss), ByzWeight: num(n.ByzWeight), Rejected: n.Rejected,
-			Missing: n.Missing, Diverged: n.Diverged, Epsilon: numPtr(n.Epsilon), Kept: -1}
+			Missing: n.Missing, Diverged: n.Diverged, Epsilon: numPtr(n.Epsilon), Kept: -1, InDegree: -1}
 		if n.Evaluated && !n.Byzantine && !n.Missing {
 			local, global = append(local, n.LocalAcc), append(global, n.GlobalAcc)
 		}
@@ -141,6 +141,7 @@ func newFrame(run int, r *metrics.Round, in func(i int) []int) *frame {
 			nf.Kept = 0
 		}
 		if in != nil {
+			nf.InDegree = 0
 			ins := slices.Clone(in(i))
 			slices.Sort(ins)
 			for _, j := range ins {

@@ -309,6 +309,7 @@
       case "kept": return x.kept < 0 ? "–" : x.kept + "/" + x.indeg;
       case "local": case "global": case "loss": return x.ev ? fmt(x[k]) : "–";
       case "byzw": return fmt(x.byzw);
+      case "indeg": return x.indeg < 0 ? "–" : String(x.indeg);
       default: return String(x[k]);
     }
   }
