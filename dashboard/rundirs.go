@@ -189,6 +189,23 @@ func (s *Server) loadRounds(run int, path string) error {
 	if err != nil {
 		return err
 	}
+	// The round's graph from the config (the weights are not on file); a
+	// graph the config cannot rebuild here (a trace file elsewhere) leaves
+	// the rounds without edges.
+	var in func(r int) func(int) []int
+	if c, err := experiment.LoadConfig(filepath.Join(path, experiment.ConfigFile)); err == nil {
+		if g, err := c.Graph(); err == nil && g.N() == c.Nodes {
+			in = func(r int) func(int) []int {
+				gr := g.At(r)
+				return func(i int) []int {
+					if i < 0 || i >= gr.N() {
+						return nil
+					}
+					return gr.In(i)
+				}
+			}
+		}
+	}
 	byRound := map[int][]metrics.NodeRound{}
 	for _, n := range nodes {
 		byRound[n.Round] = append(byRound[n.Round], n.NodeRound)
@@ -196,7 +213,11 @@ func (s *Server) loadRounds(run int, path string) error {
 	for _, r := range rounds {
 		r.Nodes = byRound[r.Round]
 		slices.SortFunc(r.Nodes, func(a, b metrics.NodeRound) int { return a.Node - b.Node })
-		if err := s.round(run, r, nil); err != nil {
+		var inOf func(int) []int
+		if in != nil {
+			inOf = in(r.Round)
+		}
+		if err := s.round(run, r, inOf); err != nil {
 			return fmt.Errorf("%s: round %d: %w", path, r.Round, err)
 		}
 	}

@@ -100,6 +100,11 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 			if len(e["nodes"].([]any)) != 6 {
 				t.Errorf("round %v: %d nodes", e["round"], len(e["nodes"].([]any)))
 			}
+			// The round's graph, rebuilt from the config: the same edges
+			// as live, without weights.
+			if edges := e["edges"].([]any); len(edges) != 12 || edges[0].([]any)[2] != nil || e["weighted"] != false {
+				t.Errorf("round %v: edges %v", e["round"], edges)
+			}
 			rounds++
 		}
 	}
