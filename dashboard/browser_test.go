@@ -17,6 +17,9 @@ import (
 // chromium returns the headless browser's path, or skips the test.
 func chromium(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("dashboard: starts headless Chromium several times")
+	}
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

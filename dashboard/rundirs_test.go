@@ -76,6 +76,20 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 		}
 	}
 
+	// A sweep called again keeps the finished run: the page shows it
+	// from its files, with no live sink.
+	again := New("again")
+	sw = again.Plan(watched, []experiment.SweepRun{{Config: c}}, false)
+	if sink := sw.Live(0, experiment.SweepRun{Config: c}); sink != nil {
+		t.Fatal("a live sink for a run kept as it is")
+	}
+	if info, _ := again.Run(0); info.Status != Finished {
+		t.Fatalf("kept run: %+v", info)
+	}
+	if n := strings.Count(string(joinEvents(again.hub.all())), `"type":"round"`); n != 3 {
+		t.Fatalf("kept run: %d rounds shown, want 3", n)
+	}
+
 	// The finished directory, as trellis serve reads it.
 	srv := New("serve")
 	n, err := srv.LoadDirs(plain)
