@@ -136,6 +136,9 @@ func TestBrowserLivePage(t *testing.T) {
 	if c := strings.Count(dom, `class="node byz"`); c != 2 {
 		t.Fatalf("%d Byzantine nodes drawn, want 2", c)
 	}
+	if !strings.Contains(dom, `data-name="cosine: byzantine" data-points="3"`) || !strings.Contains(dom, `<figure id="f-scores">`) {
+		t.Fatal("no agreement-score chart")
+	}
 	if c := count(dom, `<tr data-node="\d+"`); c != 6 {
 		t.Fatalf("node table: %d rows", c)
 	}

@@ -81,9 +81,19 @@ type frame struct {
 	Diverged  int                   `json:"diverged,omitempty"`
 	Trust     *trustFrame           `json:"trust,omitempty"`
 	Privacy   *metrics.PrivacyRound `json:"privacy,omitempty"`
-	Weighted  bool                  `json:"weighted"` // edges carry weights
-	Nodes     []nodeFrame           `json:"nodes"`
-	Edges     []edge                `json:"edges"`
+	// Scores are the agreement scores honest nodes gave honest and
+	// Byzantine senders this round, by kind (LIGHTYEAR).
+	Scores   map[string]*scoreFrame `json:"scores,omitempty"`
+	Weighted bool                   `json:"weighted"` // edges carry weights
+	Nodes    []nodeFrame            `json:"nodes"`
+	Edges    []edge                 `json:"edges"`
+}
+
+// scoreFrame is one kind of agreement score's distribution over the
+// (honest receiver, sender) pairs of a round, by the sender's side.
+type scoreFrame struct {
+	Honest    *spread `json:"honest,omitempty"` // nil: no such sender
+	Byzantine *spread `json:"byzantine,omitempty"`
 }
 
 // trustFrame is the part of metrics.TrustRound the page plots.
@@ -163,5 +173,50 @@ func newFrame(run int, r *metrics.Round, in func(i int) []int) *frame {
 		f.Nodes[i] = nf
 	}
 	f.Local, f.Global = spreadOf(local), spreadOf(global)
+	f.Scores = scoresOf(r.Nodes)
 	return f
+}
+
+// scoresOf summarizes the agreement scores honest nodes gave, per kind
+// and sender side (nil when no node reports scores).
+func scoresOf(nodes []metrics.NodeRound) map[string]*scoreFrame {
+	type sides struct{ h, b []float64 }
+	by := map[string]*sides{}
+	for _, n := range nodes {
+		if n.Byzantine || n.Missing {
+			continue
+		}
+		for _, sc := range n.Scores {
+			if math.IsNaN(sc.Value) || math.IsInf(sc.Value, 0) {
+				continue
+			}
+			sd := by[sc.Kind]
+			if sd == nil {
+				sd = &sides{}
+				by[sc.Kind] = sd
+			}
+			if sc.Byzantine {
+				sd.b = append(sd.b, sc.Value)
+			} else {
+				sd.h = append(sd.h, sc.Value)
+			}
+		}
+	}
+	if len(by) == 0 {
+		return nil
+	}
+	out := make(map[string]*scoreFrame, len(by))
+	for k, sd := range by {
+		sf := &scoreFrame{}
+		if len(sd.h) > 0 {
+			h := spreadOf(sd.h)
+			sf.Honest = &h
+		}
+		if len(sd.b) > 0 {
+			b := spreadOf(sd.b)
+			sf.Byzantine = &b
+		}
+		out[k] = sf
+	}
+	return out
 }

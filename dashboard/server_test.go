@@ -27,6 +27,14 @@ func fakeRound(r, n int) *metrics.Round {
 		acc := 0.1 + 0.8*float64(r+1)/float64(r+2) - 0.01*float64(i)
 		rec.Nodes[i] = metrics.NodeRound{Node: i, Byzantine: byz, Evaluated: true, LocalAcc: acc, GlobalAcc: acc - 0.05, LocalLoss: 1 / float64(r+1)}
 		prev, next := (i+n-1)%n, (i+1)%n
+		isByz := func(j int) bool { return j >= n-n/3 }
+		for _, j := range []int{prev, next} {
+			v := 0.9
+			if isByz(j) {
+				v = 0.2
+			}
+			rec.Nodes[i].Scores = append(rec.Nodes[i].Scores, metrics.Score{From: j, Byzantine: isByz(j), Kind: "cosine", Value: v})
+		}
 		live.In[i] = []int{prev, next}
 		live.Weights[i] = map[int]float64{i: 0.5, prev: 0.25, next: 0.25}
 		if i == 0 {

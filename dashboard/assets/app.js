@@ -253,6 +253,23 @@
         return { name: k[1], color: k[2], dash: k[3], pts: tr.filter(function (f) { return typeof f.trust[k[0]] === "number"; }).map(function (f) { return [f.round, f.trust[k[0]]]; }) };
       }), ylabel: "trust / fraction", y0: 0, y1: 1, marker: selRound, integerX: true, legendWidth: 180 });
     }
+    var sc = fs.filter(function (f) { return f.scores; });
+    $("f-scores").hidden = !sc.length;
+    if (sc.length) {
+      var kinds = [];
+      sc.forEach(function (f) { Object.keys(f.scores).forEach(function (k) { if (kinds.indexOf(k) < 0) kinds.push(k); }); });
+      kinds.sort();
+      var ss = [];
+      kinds.forEach(function (k, ki) {
+        [["honest", HONEST], ["byzantine", BYZ]].forEach(function (side) {
+          var pts = sc.filter(function (f) { var v = f.scores[k] && f.scores[k][side[0]]; return v && typeof v.mean === "number"; });
+          ss.push({ name: k + ": " + side[0], color: side[1], dash: ki ? "5 3" : "",
+            pts: pts.map(function (f) { return [f.round, f.scores[k][side[0]].mean]; }),
+            band: ki ? [] : pts.map(function (f) { return [f.round, f.scores[k][side[0]].min, f.scores[k][side[0]].max]; }) });
+        });
+      });
+      lineChart($("c-scores"), { series: ss, ylabel: "score", marker: selRound, integerX: true, legendWidth: 180 });
+    }
     var pr = fs.filter(function (f) { return f.privacy; });
     $("f-eps").hidden = !pr.length;
     if (pr.length) {
