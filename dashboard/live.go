@@ -64,11 +64,11 @@ func (w *Sweep) Live(i int, r experiment.SweepRun) metrics.Sink {
 
 // settle sets run i's status from its directory (and err, its error).
 func (w *Sweep) settle(i int, err error) {
+	if info, ok := w.s.Run(w.first + i); !ok || info.Status == Finished || info.Status == Failed {
+		return // settled already: no event
+	}
 	path := filepath.Join(w.out, w.runs[i].Dir)
 	w.s.Update(w.first+i, func(info *RunInfo) {
-		if info.Status == Finished || info.Status == Failed {
-			return
-		}
 		if info.Config == "" {
 			d := describe(w.runs[i].Config, path)
 			info.Config, info.Manifest, info.Command = d.Config, d.Manifest, d.Command
