@@ -52,7 +52,8 @@ func dumpDOM(t *testing.T, bin, url string) string {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a hang check, not a timing claim
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--no-first-run", "--no-default-browser-check", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=4000", "--dump-dom", url)
+		"--no-first-run", "--no-default-browser-check", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=4000",
+		"--enable-logging=stderr", "--v=0", "--dump-dom", url)
 	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
 	if err != nil {
 		t.Fatal(err)
@@ -77,9 +78,16 @@ func dumpDOM(t *testing.T, bin, url string) string {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
+	b, _ := os.ReadFile(stderr.Name())
 	if !strings.Contains(dom.String(), "</html>") {
-		b, _ := os.ReadFile(stderr.Name())
 		t.Fatalf("chromium gave no document for %s; its stderr:\n%s", url, b)
+	}
+	// Every console message (an error, a warning, a log line) is a
+	// failure: the page writes none.
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, ":CONSOLE") {
+			t.Errorf("console message on %s: %s", url, line)
+		}
 	}
 	return dom.String()
 }
@@ -111,7 +119,8 @@ func attr(t *testing.T, dom, re string) string {
 	return m[1]
 }
 
-// The page of a running simulation: it renders with no script error,
+// The page of a running simulation: it renders with no script error and
+// no console message,
 // its accuracy curve gains points as rounds arrive, the graph shows the
 // round's nodes and edges, and the slider goes back a round.
 func TestBrowserLivePage(t *testing.T) {
