@@ -29,14 +29,18 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// endingStreams ends every event stream shortly after it opened: a
-// headless Chromium dumps the DOM only once no request is pending, and
-// the page's EventSource then reconnects (with Last-Event-ID) as it would
-// after a network hiccup, so the test also covers resuming.
+// endingStreams ends every event stream a second after it opened: a
+// headless Chromium dumps the DOM only once no request is pending. The
+// page's EventSource then reconnects (with Last-Event-ID), and is told
+// 204 No Content, which ends it for good (resuming is tested in Go).
 func endingStreams(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/events" && r.Header.Get("Last-Event-ID") != "" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		if r.URL.Path == "/api/events" {
-			ctx, cancel := context.WithTimeout(r.Context(), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(r.Context(), time.Second)
 			defer cancel()
 			r = r.WithContext(ctx)
 		}
@@ -52,7 +56,7 @@ func dumpDOM(t *testing.T, bin, url string) string {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a hang check, not a timing claim
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--no-first-run", "--no-default-browser-check", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=4000",
+		"--no-first-run", "--no-default-browser-check", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=10000",
 		"--enable-logging=stderr", "--v=0", "--dump-dom", url)
 	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
 	if err != nil {
