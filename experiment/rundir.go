@@ -149,6 +149,9 @@ type RunOptions struct {
 	// Force redoes the run from round 0 when its directory holds a run of
 	// another config, or a finished run, instead of refusing or keeping it.
 	Force bool
+	// Live, when set, also gets the run's records as a metrics.Latest sink
+	// (a live viewer: it may skip records and never makes a round wait).
+	Live metrics.Sink
 }
 
 // ErrOtherConfig is wrapped by the error of a run directory that holds a
@@ -234,6 +237,9 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Fina
 	// own: the next round starts while the last one is written.
 	out := metrics.NewFanout()
 	out.Add(sink, metrics.Every, 0)
+	if o.Live != nil {
+		out.Add(o.Live, metrics.Latest, 0)
+	}
 	runErr := s.Run(ctx, out)
 	if err := out.Close(); err != nil && runErr == nil {
 		runErr = err
@@ -400,7 +406,7 @@ func (s *runSink) timing(t metrics.Timing) {
 // Round implements metrics.Sink.
 func (s *runSink) Round(r *metrics.Round) error {
 	agg := *r
-	agg.Nodes = nil
+	agg.Nodes, agg.Live = nil, nil
 	if r.Round < s.replay {
 		if err := s.old.check(r, &agg); err != nil {
 			return err

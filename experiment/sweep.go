@@ -249,6 +249,9 @@ type SweepOptions struct {
 	// Shard runs only the shard's runs (every run is still checked) and
 	// writes no sweep summary: MergeSweep does once all shards are done.
 	Shard Shard
+	// Live, when set, gives each run a live viewer's sink
+	// (RunOptions.Live); it may return nil.
+	Live func(run int, r SweepRun) metrics.Sink
 }
 
 // RunSweep is RunSweepWith with a progress callback alone.
@@ -281,7 +284,11 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 			continue
 		}
 		dir := filepath.Join(out, r.Dir)
-		fin, err := RunToDirWith(ctx, r.Config, dir, RunOptions{Force: o.Force, Progress: func(rd *metrics.Round, rounds int) {
+		var live metrics.Sink
+		if o.Live != nil {
+			live = o.Live(i, r)
+		}
+		fin, err := RunToDirWith(ctx, r.Config, dir, RunOptions{Force: o.Force, Live: live, Progress: func(rd *metrics.Round, rounds int) {
 			if o.Progress != nil {
 				o.Progress(i, len(runs), r, rd.Round+1, rounds)
 			}

@@ -73,6 +73,9 @@ type Round struct {
 	Trust *TrustRound `json:"trust,omitempty"`
 	// Privacy is the round's ε over honest nodes, when they run a DP layer.
 	Privacy *PrivacyRound `json:"privacy,omitempty"`
+	// Live is the round's graph and weights for a live viewer, filled in
+	// by the simulator's Record; never written (json:"-").
+	Live *Live `json:"-"`
 }
 
 // Timing is the wall-clock record of a round, kept apart from Round because

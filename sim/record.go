@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"maps"
+
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/topology"
@@ -16,12 +18,23 @@ import (
 func Record(rec *metrics.Round, g *topology.Graph, byz []bool, ready []node.Ready) {
 	n := len(rec.Nodes)
 	trust := make([]*metrics.NodeTrust, n)
+	live := &metrics.Live{In: make([][]int, n), Weights: make([]map[int]float64, n), Rejections: make([]map[string]int, n)}
 	for i, rd := range ready {
 		nr := &rec.Nodes[i]
 		nr.TrainLoss, nr.Steps = rd.Train.MeanLoss, rd.Train.Steps
 		nr.Rejected = rd.Rejected
 		nr.Diverged = rd.Diverged
 		nr.ByzWeight = byzWeight(rd.Weights, byz)
+		if i < g.N() {
+			live.In[i] = g.In(i)
+		}
+		live.Weights[i] = maps.Clone(rd.Weights)
+		for _, rj := range rd.Rejections {
+			if live.Rejections[i] == nil {
+				live.Rejections[i] = map[string]int{}
+			}
+			live.Rejections[i][rj.Reason] += rj.Count
+		}
 		for _, s := range rd.Scores {
 			b := s.From >= 0 && s.From < n && byz[s.From]
 			nr.Scores = append(nr.Scores, metrics.Score{From: s.From, Byzantine: b, Kind: s.Kind, Value: s.Value})
@@ -40,6 +53,7 @@ func Record(rec *metrics.Round, g *topology.Graph, byz []bool, ready []node.Read
 				ClaimsAccepted: t.ClaimsAccepted, ClaimsRejected: t.ClaimsRejected}
 		}
 	}
+	rec.Live = live
 	rec.SummarizeTrust(g, trust)
 	rec.Summarize()
 }

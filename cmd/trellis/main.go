@@ -4,7 +4,8 @@
 //	trellis demo                      the main job on the embedded MNIST
 //	trellis run CONFIG|PRESET         one experiment (or every run of its sweep)
 //	trellis sweep CONFIG|PRESET       the runs of a sweep, resuming where it stopped
-//	trellis report RUNDIR             re-print tables, re-draw plots
+//	trellis report RUNDIR             re-print tables, re-draw plots, write report.html
+//	trellis serve RUNDIR...           the dashboard's page over finished runs and sweeps
 //	trellis validate CONFIG|PRESET    check a config and every run of its sweep
 //	trellis presets [show NAME]       the built-in configs
 //	trellis config defaults           every key with its default
@@ -62,6 +63,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(launchCmd(o))
 	root.AddCommand(keysCmd(o))
 	root.AddCommand(slurmCmd(o), k8sCmd(o))
+	root.AddCommand(serveCmd(o))
 	return root
 }
 

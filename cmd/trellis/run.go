@@ -24,6 +24,7 @@ func runCmd(o *options, name string) *cobra.Command {
 	var sets []string
 	var force, keepGoing bool
 	var sf shardFlags
+	dash := &dashFlag{}
 	c := &cobra.Command{
 		Use:   name + " CONFIG|PRESET",
 		Short: short,
@@ -51,13 +52,18 @@ another config it refuses, unless --force redoes the runs.` + shardHelp,
 				return mergeSweep(o, cfg, out, args[1:])
 			}
 			warn(o, cfg)
+			live, dashDone, err := dash.start(o, cfg, out, force)
+			if err != nil {
+				return err
+			}
 			bar := newProgress(o.stderr, o.quiet)
 			res, err := experiment.RunSweepWith(cmd.Context(), cfg, out, experiment.SweepOptions{
-				Force: force, KeepGoing: keepGoing, Shard: shard,
+				Force: force, KeepGoing: keepGoing, Shard: shard, Live: live,
 				Progress: func(run, runs int, r experiment.SweepRun, round, rounds int) {
 					bar.update(fmt.Sprintf("run %d/%d %s", run+1, runs, r.Dir), run*rounds+round, runs*rounds)
 				}})
 			bar.done()
+			dashDone(res)
 			if err != nil {
 				if cmd.Context().Err() != nil {
 					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s%s -o %s` resumes after the last one", out, name, args[0], sf.again(), out)
@@ -78,6 +84,7 @@ another config it refuses, unless --force redoes the runs.` + shardHelp,
 	f.BoolVar(&force, "force", false, "redo runs whose directories hold another config's (or a finished) run")
 	f.BoolVar(&keepGoing, "keep-going", false, "record a failed run and go on with the next")
 	sf.add(c)
+	dash.register(c)
 	return c
 }
 
@@ -156,7 +163,7 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 			}
 			fmt.Fprint(o.stdout, md)
 			fmt.Fprintf(o.stdout, "\nresults.md and plots (PNG, SVG) in %s\n", args[0])
-			return nil
+			return writeReportHTML(o, args[0])
 		},
 	}
 	f := cmd.Flags()
@@ -206,6 +213,9 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 		if _, err := report.Results(out); err != nil {
 			return err
 		}
+		if err := writeReportHTML(o, out); err != nil {
+			return err
+		}
 		type row struct {
 			Dir    string            `json:"dir"`
 			Params map[string]string `json:"params"`
@@ -227,7 +237,7 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 	}
 	fmt.Fprint(o.stdout, md)
 	fmt.Fprintf(o.stdout, "\nrun directories, results.md and plots (PNG, SVG) in %s\n", out)
-	return nil
+	return writeReportHTML(o, out)
 }
 
 func presetsCmd(o *options) *cobra.Command {

@@ -1,0 +1,404 @@
+// trellis dashboard: plain JavaScript and SVG, no library. The page reads
+// one ordered list of events — {"type":"run"} descriptions and
+// {"type":"round"} frames — from the server's event stream, or from
+// window.TRELLIS_EVENTS in a self-contained report file.
+(function () {
+  "use strict";
+  var PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  var HONEST = "#1f77b4", BYZ = "#d62728";
+  var runs = [];        // RunInfo by run number
+  var frames = [];      // per run: array indexed by round (holes allowed)
+  var selRun = -1, userPickedRun = false;
+  var selRound = -1, follow = true;
+  var sortKey = "id", sortDir = 1;
+  var pending = false;
+  var $ = function (id) { return document.getElementById(id); };
+
+  function report(msg) {
+    var e = $("errors");
+    if (!e) return;
+    e.hidden = false;
+    e.textContent += msg + "\n";
+  }
+  window.addEventListener("error", function (ev) { report("error: " + ev.message); });
+
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+  function fmt(x, d) {
+    if (x === null || x === undefined || typeof x !== "number" || !isFinite(x)) return "–";
+    return x.toFixed(d === undefined ? 3 : d);
+  }
+
+  function ingest(ev) {
+    if (!ev || typeof ev !== "object") return;
+    if (ev.type === "run") {
+      runs[ev.run] = ev;
+      if (!frames[ev.run]) frames[ev.run] = [];
+    } else if (ev.type === "round") {
+      if (!frames[ev.run]) frames[ev.run] = [];
+      frames[ev.run][ev.round] = ev;
+      if (!userPickedRun) selRun = ev.run;
+    }
+  }
+
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    setTimeout(function () {
+      pending = false;
+      try { render(); } catch (e) { report("render: " + (e && e.stack || e)); }
+    }, 60);
+  }
+
+  // ---- charts ----------------------------------------------------------
+
+  function niceTicks(lo, hi, n) {
+    if (!(hi > lo)) { hi = lo + 1; }
+    var span = hi - lo, step = Math.pow(10, Math.floor(Math.log10(span / n)));
+    var err = span / n / step;
+    if (err >= 7.5) step *= 10; else if (err >= 3.5) step *= 5; else if (err >= 1.5) step *= 2;
+    var out = [];
+    for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toFixed(10));
+    return out;
+  }
+
+  // lineChart draws series [{name, color, pts: [[x, y]], band: [[x, lo, hi]], dash}]
+  // into el as an SVG line chart.
+  function lineChart(el, o) {
+    var W = 520, H = 260, L = 52, R = o.legendWidth || 150, T = 12, B = 36;
+    var xs = [], ys = [];
+    o.series.forEach(function (s) {
+      s.pts.forEach(function (p) { if (isFinite(p[1])) { xs.push(p[0]); ys.push(p[1]); } });
+      (s.band || []).forEach(function (b) { if (isFinite(b[1]) && isFinite(b[2])) { ys.push(b[1], b[2]); } });
+    });
+    var x0 = o.x0 !== undefined ? o.x0 : (xs.length ? Math.min.apply(null, xs) : 0);
+    var x1 = o.x1 !== undefined ? o.x1 : (xs.length ? Math.max.apply(null, xs) : 1);
+    if (x1 <= x0) x1 = x0 + 1;
+    var y0 = o.y0 !== undefined ? o.y0 : (ys.length ? Math.min.apply(null, ys) : 0);
+    var y1 = o.y1 !== undefined ? o.y1 : (ys.length ? Math.max.apply(null, ys) : 1);
+    if (o.y0 === undefined && y0 > 0 && y0 < (y1 - y0)) y0 = 0;
+    if (y1 <= y0) { y1 = y0 + (Math.abs(y0) || 1) * 0.1; }
+    var pw = W - L - R, ph = H - T - B;
+    var sx = function (x) { return L + (x - x0) / (x1 - x0) * pw; };
+    var sy = function (y) { return T + ph - (y - y0) / (y1 - y0) * ph; };
+    var svg = ['<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ' + W + " " + H + '" role="img">'];
+    svg.push('<g class="axis">');
+    niceTicks(y0, y1, 5).forEach(function (t) {
+      svg.push('<line class="gridline" x1="' + L + '" x2="' + (L + pw) + '" y1="' + sy(t) + '" y2="' + sy(t) + '"/>');
+      svg.push('<text x="' + (L - 6) + '" y="' + (sy(t) + 4) + '" text-anchor="end">' + (+t.toPrecision(4)) + "</text>");
+    });
+    niceTicks(x0, x1, 8).forEach(function (t) {
+      if (o.integerX && t !== Math.round(t)) return;
+      svg.push('<text x="' + sx(t) + '" y="' + (T + ph + 16) + '" text-anchor="middle">' + (+t.toPrecision(4)) + "</text>");
+    });
+    svg.push('<path d="M' + L + "," + T + "V" + (T + ph) + "H" + (L + pw) + '" fill="none"/>');
+    svg.push('<text x="' + (L + pw / 2) + '" y="' + (H - 4) + '" text-anchor="middle">' + esc(o.xlabel || "round") + "</text>");
+    svg.push('<text transform="translate(12,' + (T + ph / 2) + ') rotate(-90)" text-anchor="middle">' + esc(o.ylabel || "") + "</text>");
+    svg.push("</g>");
+    o.series.forEach(function (s) {
+      var band = (s.band || []).filter(function (b) { return isFinite(b[1]) && isFinite(b[2]); });
+      if (band.length > 1) {
+        var d = "M" + band.map(function (b) { return sx(b[0]) + "," + sy(Math.min(y1, b[2])); }).join("L");
+        d += "L" + band.slice().reverse().map(function (b) { return sx(b[0]) + "," + sy(Math.max(y0, b[1])); }).join("L") + "Z";
+        svg.push('<path class="band" fill="' + s.color + '" d="' + d + '"/>');
+      }
+    });
+    o.series.forEach(function (s) {
+      var pts = s.pts.filter(function (p) { return isFinite(p[1]); });
+      if (!pts.length) return;
+      var d = "M" + pts.map(function (p) { return sx(p[0]).toFixed(1) + "," + sy(p[1]).toFixed(1); }).join("L");
+      svg.push('<path class="curve" data-name="' + esc(s.name) + '" data-points="' + pts.length + '" stroke="' + s.color + '"' +
+        (s.dash ? ' stroke-dasharray="' + s.dash + '"' : "") + ' d="' + d + '"/>');
+      if (pts.length === 1) svg.push('<circle cx="' + sx(pts[0][0]) + '" cy="' + sy(pts[0][1]) + '" r="3" fill="' + s.color + '"/>');
+    });
+    if (o.marker !== undefined && o.marker >= x0 && o.marker <= x1) {
+      svg.push('<line class="marker" x1="' + sx(o.marker) + '" x2="' + sx(o.marker) + '" y1="' + T + '" y2="' + (T + ph) + '"/>');
+    }
+    svg.push('<g class="legend">');
+    o.series.forEach(function (s, k) {
+      var y = T + 8 + k * 16;
+      if (y > H - 8) return;
+      svg.push('<line x1="' + (W - R + 10) + '" x2="' + (W - R + 30) + '" y1="' + y + '" y2="' + y + '" stroke="' + s.color + '" stroke-width="2"' +
+        (s.dash ? ' stroke-dasharray="' + s.dash + '"' : "") + "/>");
+      svg.push('<text x="' + (W - R + 35) + '" y="' + (y + 4) + '">' + esc(s.name.length > 22 ? s.name.slice(0, 21) + "…" : s.name) + "</text>");
+    });
+    svg.push("</g></svg>");
+    el.innerHTML = svg.join("");
+  }
+
+  function roundsOf(run) { return (frames[run] || []).filter(function (f) { return !!f; }); }
+
+  function accuracyCurve(fs) {
+    // Global accuracy when the run measured it, local (personalized) otherwise.
+    var ev = fs.filter(function (f) { return f.evaluated; });
+    var global = ev.some(function (f) { return f.global.mean > 0; });
+    return ev.map(function (f) { return [f.round, global ? f.global.mean : f.local.mean]; });
+  }
+
+  // ---- rendering -------------------------------------------------------
+
+  // The address's fragment may ask for a run and a round (#run=1&round=4):
+  // applied once that round has arrived, through the slider as a viewer
+  // would move it.
+  var want = (function () {
+    var w = {};
+    (location.hash || "").replace(/^#/, "").split("&").forEach(function (kv) {
+      var p = kv.split("=");
+      if ((p[0] === "run" || p[0] === "round") && /^[0-9]+$/.test(p[1] || "")) w[p[0]] = +p[1];
+    });
+    return (w.run !== undefined || w.round !== undefined) ? w : null;
+  })();
+
+  function applyWant() {
+    if (!want) return;
+    var run = want.run !== undefined ? want.run : selRun;
+    if (!runs[run] && !frames[run]) return;
+    if (want.run !== undefined) { selRun = run; userPickedRun = true; }
+    if (want.round === undefined) { want = null; return; }
+    if (!(frames[run] && frames[run][want.round])) return;
+    var r = want.round;
+    want = null;
+    renderRun();
+    var slider = $("slider");
+    slider.value = String(r);
+    slider.dispatchEvent(new Event("input"));
+  }
+
+  function render() {
+    applyWant();
+    var n = runs.length;
+    if (selRun < 0 && n > 0) selRun = 0;
+    $("sweep").hidden = n <= 1;
+    if (n > 1) renderSweep();
+    renderRun();
+    document.body.setAttribute("data-rendered", String((+document.body.getAttribute("data-rendered") || 0) + 1));
+  }
+
+  function finalOf(r, k) {
+    var info = runs[r];
+    if (info && info.final && typeof info.final[k] === "number") return info.final[k];
+    return undefined;
+  }
+
+  function renderSweep() {
+    var keys = [];
+    runs.forEach(function (r) { if (r && r.params) Object.keys(r.params).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+    keys.sort();
+    var head = "<tr><th class=l>#</th><th class=l>run</th><th class=l>label</th>" + keys.map(function (k) { return "<th class=l>" + esc(k) + "</th>"; }).join("") +
+      "<th>seed</th><th class=l>status</th><th>rounds</th><th>final global acc</th><th>final local acc</th><th>final delta_max</th></tr>";
+    $("runs").tHead.innerHTML = head;
+    var labels = [];
+    runs.forEach(function (r) { if (r && labels.indexOf(r.label) < 0) labels.push(r.label); });
+    var rows = runs.map(function (r, i) {
+      if (!r) return "";
+      var fs = roundsOf(i), done = fs.length;
+      return '<tr data-run="' + i + '"' + (i === selRun ? ' class="sel"' : "") + "><td class=l>" + i + "</td><td class=l>" + esc(r.dir || ".") + "</td><td class=l>" + esc(r.label) + "</td>" +
+        keys.map(function (k) { return "<td class=l>" + esc((r.params || {})[k] || "") + "</td>"; }).join("") +
+        "<td>" + r.seed + '</td><td class="l status-' + esc(r.status) + '">' + esc(r.status) + (r.error ? " (" + esc(r.error) + ")" : "") + "</td><td>" + done + "/" + r.rounds + "</td>" +
+        "<td>" + fmt(finalOf(i, "final_honest_global_acc")) + "</td><td>" + fmt(finalOf(i, "final_honest_local_acc")) + "</td><td>" + fmt(finalOf(i, "final_delta_max")) + "</td></tr>";
+    });
+    $("runs").tBodies[0].innerHTML = rows.join("");
+    var series = [];
+    runs.forEach(function (r, i) {
+      if (!r) return;
+      var pts = accuracyCurve(roundsOf(i));
+      if (!pts.length) return;
+      var li = labels.indexOf(r.label);
+      series.push({ name: (r.dir || r.label), color: PALETTE[li % 10], dash: li >= 10 ? "6 3" : (i === selRun ? "" : ""), pts: pts });
+    });
+    lineChart($("compare"), { series: series, ylabel: "honest accuracy", y0: 0, y1: 1, integerX: true, legendWidth: 190 });
+  }
+
+  function renderRun() {
+    var fs = roundsOf(selRun), info = runs[selRun];
+    if (!info && !fs.length) return;
+    var last = fs.length ? fs[fs.length - 1].round : 0;
+    var slider = $("slider");
+    slider.max = String(last);
+    if (follow || selRound < 0 || selRound > last) selRound = last;
+    slider.value = String(selRound);
+    $("round-out").textContent = fs.length ? selRound + " of 0–" + ((info && info.rounds ? info.rounds : last + 1) - 1) : "–";
+    if (info) {
+      $("run-title").textContent = (runs.length > 1 ? "Run " + selRun + ": " : "") + info.label + (info.dir ? " — " + info.dir : "");
+      $("run-meta").textContent = info.nodes + " nodes, " + info.rounds + " rounds, strategy " + info.strategy + ", seed " + info.seed + " · " + info.status +
+        (fs.length ? " · " + fs.length + " rounds received" : "") + " · accuracies are fractions, rounds count from 0";
+      $("cmd").textContent = info.command || "";
+      $("config").textContent = info.config || "";
+      $("manifest").textContent = info.manifest || "";
+      $("details").hidden = !(info.config || info.manifest || info.command);
+    }
+    var ev = fs.filter(function (f) { return f.evaluated; });
+    var hasGlobal = ev.some(function (f) { return f.global.mean > 0; });
+    var acc = [{ name: "local (mean)", color: PALETTE[0], pts: ev.map(function (f) { return [f.round, f.local.mean]; }),
+      band: ev.map(function (f) { return [f.round, f.local.mean - f.local.std, f.local.mean + f.local.std]; }) }];
+    if (hasGlobal) acc.push({ name: "global (mean)", color: PALETTE[1], pts: ev.map(function (f) { return [f.round, f.global.mean]; }),
+      band: ev.map(function (f) { return [f.round, f.global.mean - f.global.std, f.global.mean + f.global.std]; }) });
+    acc.push({ name: "local (min)", color: PALETTE[0], dash: "2 3", pts: ev.map(function (f) { return [f.round, f.local.min]; }) });
+    lineChart($("c-acc"), { series: acc, ylabel: "accuracy", y0: 0, y1: 1, marker: selRound, integerX: true });
+    lineChart($("c-byz"), { series: [
+      { name: "delta_max", color: BYZ, pts: fs.map(function (f) { return [f.round, f.delta_max]; }) },
+      { name: "mean Byzantine weight", color: PALETTE[4], pts: fs.map(function (f) { return [f.round, f.mean_byz_weight]; }) }],
+      ylabel: "weight", y0: 0, marker: selRound, integerX: true });
+    lineChart($("c-loss"), { series: [{ name: "honest loss", color: PALETTE[2], pts: ev.map(function (f) { return [f.round, f.loss]; }) }],
+      ylabel: "loss", marker: selRound, integerX: true });
+    var tr = fs.filter(function (f) { return f.trust; });
+    $("f-trust").hidden = !tr.length;
+    if (tr.length) {
+      var tk = [["neighbor_honest", "T_topo: honest neighbours", HONEST, ""], ["neighbor_byzantine", "T_topo: Byzantine neighbours", BYZ, ""],
+        ["screened_honest", "screened: honest", HONEST, "4 3"], ["screened_byzantine", "screened: Byzantine", BYZ, "4 3"]];
+      lineChart($("c-trust"), { series: tk.map(function (k) {
+        return { name: k[1], color: k[2], dash: k[3], pts: tr.filter(function (f) { return typeof f.trust[k[0]] === "number"; }).map(function (f) { return [f.round, f.trust[k[0]]]; }) };
+      }), ylabel: "trust / fraction", y0: 0, y1: 1, marker: selRound, integerX: true, legendWidth: 180 });
+    }
+    var sc = fs.filter(function (f) { return f.scores; });
+    $("f-scores").hidden = !sc.length;
+    if (sc.length) {
+      var kinds = [];
+      sc.forEach(function (f) { Object.keys(f.scores).forEach(function (k) { if (kinds.indexOf(k) < 0) kinds.push(k); }); });
+      kinds.sort();
+      var ss = [];
+      kinds.forEach(function (k, ki) {
+        [["honest", HONEST], ["byzantine", BYZ]].forEach(function (side) {
+          var pts = sc.filter(function (f) { var v = f.scores[k] && f.scores[k][side[0]]; return v && typeof v.mean === "number"; });
+          ss.push({ name: k + ": " + side[0], color: side[1], dash: ki ? "5 3" : "",
+            pts: pts.map(function (f) { return [f.round, f.scores[k][side[0]].mean]; }),
+            band: ki ? [] : pts.map(function (f) { return [f.round, f.scores[k][side[0]].min, f.scores[k][side[0]].max]; }) });
+        });
+      });
+      lineChart($("c-scores"), { series: ss, ylabel: "score", marker: selRound, integerX: true, legendWidth: 180 });
+    }
+    var pr = fs.filter(function (f) { return f.privacy; });
+    $("f-eps").hidden = !pr.length;
+    if (pr.length) {
+      lineChart($("c-eps"), { series: [
+        { name: "max ε", color: PALETTE[3], pts: pr.map(function (f) { return [f.round, f.privacy.honest_max_epsilon]; }) },
+        { name: "mean ε", color: PALETTE[5], pts: pr.map(function (f) { return [f.round, f.privacy.honest_mean_epsilon]; }) }],
+        ylabel: "ε", y0: 0, marker: selRound, integerX: true });
+    }
+    var f = frames[selRun] && frames[selRun][selRound];
+    renderGraph(f);
+    renderNodes(f);
+  }
+
+  function renderGraph(f) {
+    var g = $("graph");
+    if (!f) { g.innerHTML = ""; $("graph-note").textContent = "no record of this round (a live view may skip rounds)"; return; }
+    var n = f.nodes.length, S = 520, C = S / 2, Rr = S / 2 - 30;
+    var rad = n > 60 ? 4 : 7;
+    var pos = f.nodes.map(function (_, i) { var a = 2 * Math.PI * i / n - Math.PI / 2; return [C + Rr * Math.cos(a), C + Rr * Math.sin(a)]; });
+    var byz = f.nodes.map(function (x) { return x.byz; });
+    var maxIn = {};
+    f.edges.forEach(function (e) { if (typeof e[2] === "number") maxIn[e[1]] = Math.max(maxIn[e[1]] || 0, e[2]); });
+    var svg = ['<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ' + S + " " + S + '" data-round="' + f.round + '" data-nodes="' + n + '" data-edges="' + f.edges.length + '">'];
+    svg.push('<defs><marker id="arr" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="5" markerHeight="5" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#555"/></marker></defs>');
+    f.edges.forEach(function (e) {
+      var a = pos[e[0]], b = pos[e[1]];
+      if (!a || !b) return;
+      var w = e[2], known = typeof w === "number";
+      var op = known ? (w > 0 ? 0.15 + 0.85 * w / (maxIn[e[1]] || 1) : 0.06) : 0.25;
+      var dx = b[0] - a[0], dy = b[1] - a[1], len = Math.sqrt(dx * dx + dy * dy) || 1;
+      var ex = b[0] - dx / len * (rad + 2), ey = b[1] - dy / len * (rad + 2);
+      svg.push('<line class="edge" x1="' + a[0].toFixed(1) + '" y1="' + a[1].toFixed(1) + '" x2="' + ex.toFixed(1) + '" y2="' + ey.toFixed(1) +
+        '" stroke="' + (byz[e[0]] ? BYZ : "#333") + '" stroke-opacity="' + op.toFixed(3) + '" stroke-width="' + (known && w > 0 ? 1.5 : 1) + '"' +
+        (byz[e[0]] ? ' stroke-dasharray="4 2"' : "") + (n <= 40 ? ' marker-end="url(#arr)"' : "") + "><title>" + e[0] + " → " + e[1] + ": " + (known ? fmt(w) : "weight not recorded") + "</title></line>");
+    });
+    f.nodes.forEach(function (x, i) {
+      svg.push('<circle class="node ' + (x.byz ? "byz" : "honest") + '" cx="' + pos[i][0].toFixed(1) + '" cy="' + pos[i][1].toFixed(1) + '" r="' + rad + '" fill="' + (x.byz ? BYZ : HONEST) +
+        '"' + (x.missing ? ' fill-opacity="0.3"' : "") + "><title>node " + x.id + (x.byz ? " (Byzantine)" : " (honest)") + (x.ev ? ", local acc " + fmt(x.local) : "") + "</title></circle>");
+      if (n <= 40) svg.push('<text x="' + pos[i][0].toFixed(1) + '" y="' + (pos[i][1] + 3.5).toFixed(1) + '" text-anchor="middle" font-size="9" fill="#fff">' + x.id + "</text>");
+    });
+    svg.push("</svg>");
+    g.innerHTML = svg.join("");
+    $("graph-note").textContent = "round " + f.round + ": " + n + " nodes, " + f.edges.length + " edges" +
+      (f.weighted ? "" : (f.edges.length ? " (weights are not recorded in a run directory: only a live run has them)" : " (the graph is not recorded in a run directory: only a live run has it)"));
+  }
+
+  var COLS = [["id", "node", "l"], ["role", "role", "l"], ["local", "local acc"], ["global", "global acc"], ["loss", "loss"], ["indeg", "in-degree"],
+    ["kept", "weights kept"], ["byzw", "Byzantine weight"], ["rejected", "rejected"], ["reasons", "rejections by reason", "l"]];
+
+  function cell(x, k) {
+    switch (k) {
+      case "role": return x.byz ? "Byzantine" : "honest";
+      case "reasons": return x.reasons ? Object.keys(x.reasons).sort().map(function (r) { return r + " " + x.reasons[r]; }).join(", ") : "";
+      case "kept": return x.kept < 0 ? "–" : x.kept + "/" + x.indeg;
+      case "local": case "global": case "loss": return x.ev ? fmt(x[k]) : "–";
+      case "byzw": return fmt(x.byzw);
+      case "indeg": return x.indeg < 0 ? "–" : String(x.indeg);
+      default: return String(x[k]);
+    }
+  }
+  function sortVal(x, k) {
+    if (k === "role") return x.byz ? 1 : 0;
+    if (k === "reasons") return cell(x, k);
+    var v = x[k];
+    return typeof v === "number" && isFinite(v) ? v : -Infinity;
+  }
+
+  function renderNodes(f) {
+    var t = $("nodes");
+    t.tHead.innerHTML = "<tr>" + COLS.map(function (c) {
+      return '<th data-key="' + c[0] + '"' + (c[2] ? ' class="l"' : "") + ">" + esc(c[1]) + (sortKey === c[0] ? (sortDir > 0 ? " ▲" : " ▼") : "") + "</th>";
+    }).join("") + "</tr>";
+    if (!f) { t.tBodies[0].innerHTML = ""; return; }
+    var rows = f.nodes.slice().sort(function (a, b) {
+      var va = sortVal(a, sortKey), vb = sortVal(b, sortKey);
+      return (va < vb ? -1 : va > vb ? 1 : a.id - b.id) * sortDir;
+    });
+    t.tBodies[0].innerHTML = rows.map(function (x) {
+      return '<tr data-node="' + x.id + '"' + (x.byz ? ' class="byz"' : "") + ">" + COLS.map(function (c) {
+        return "<td" + (c[2] ? ' class="l"' : "") + ">" + esc(cell(x, c[0])) + "</td>";
+      }).join("") + "</tr>";
+    }).join("");
+  }
+
+  // ---- wiring ----------------------------------------------------------
+
+  $("slider").addEventListener("input", function () {
+    selRound = +this.value;
+    var fs = roundsOf(selRun);
+    follow = fs.length > 0 && selRound >= fs[fs.length - 1].round;
+    $("follow").checked = follow;
+    render();
+  });
+  $("follow").addEventListener("change", function () { follow = this.checked; render(); });
+  $("nodes").tHead.addEventListener("click", function (ev) {
+    var th = ev.target.closest("th");
+    if (!th) return;
+    var k = th.getAttribute("data-key");
+    if (sortKey === k) sortDir = -sortDir; else { sortKey = k; sortDir = 1; }
+    render();
+  });
+  $("runs").tBodies[0].addEventListener("click", function (ev) {
+    var tr = ev.target.closest("tr");
+    if (!tr) return;
+    selRun = +tr.getAttribute("data-run");
+    userPickedRun = true;
+    follow = true;
+    render();
+  });
+  window.trellisDashboard = { select: function (run, round) { if (run !== undefined) { selRun = run; userPickedRun = true; } if (round !== undefined) { selRound = round; follow = false; $("follow").checked = false; } render(); } };
+
+  var conn = $("conn");
+  if (window.TRELLIS_EVENTS) {
+    window.TRELLIS_EVENTS.forEach(ingest);
+    userPickedRun = false;
+    if (runs.length > 1) { selRun = 0; userPickedRun = true; }
+    conn.textContent = "report: " + runs.length + " run(s), data inline";
+    render();
+  } else if (window.EventSource) {
+    var es = new EventSource("api/events");
+    es.onopen = function () { conn.textContent = "live"; conn.className = "conn live"; };
+    es.onerror = function () { conn.textContent = "disconnected (the run may have ended); reconnecting…"; conn.className = "conn off"; };
+    es.onmessage = function (m) {
+      var ev;
+      try { ev = JSON.parse(m.data); } catch (e) { report("bad event: " + e); return; }
+      ingest(ev);
+      schedule();
+    };
+  } else {
+    conn.textContent = "this browser has no EventSource";
+  }
+})();

@@ -1,0 +1,93 @@
+package dashboard
+
+import (
+	"path/filepath"
+
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
+)
+
+// Sweep is a sweep (or a single run) shown live while it runs into out.
+type Sweep struct {
+	s     *Server
+	out   string
+	runs  []experiment.SweepRun
+	first int // the page's number of the sweep's first run
+	force bool
+}
+
+// Plan adds the runs of a sweep that is about to run into out to the
+// page, as pending (or as on file, for runs already there), and returns
+// the Sweep whose Live goes into experiment.SweepOptions.Live.
+func (s *Server) Plan(out string, runs []experiment.SweepRun, force bool) *Sweep {
+	w := &Sweep{s: s, out: out, runs: runs, force: force}
+	cs := make([]experiment.Config, len(runs))
+	for i, r := range runs {
+		cs[i] = r.Config
+	}
+	params := sweptParams(cs)
+	for i, r := range runs {
+		info := RunInfo{Label: r.Config.Label(), Seed: r.Config.Seed, Nodes: r.Config.Nodes, Rounds: r.Config.Rounds,
+			Strategy: r.Config.Strategy.Name, Status: Pending, Dir: r.Dir, Params: params[i]}
+		if len(r.Params) > 0 {
+			info.Params = r.Params
+		}
+		if info.Dir == "" {
+			info.Dir = filepath.Base(filepath.Clean(out))
+		}
+		n := s.AddRun(info)
+		if i == 0 {
+			w.first = n
+		}
+	}
+	return w
+}
+
+// Live is experiment.SweepOptions.Live: run i starts. The runs before it
+// get their status from their directories; a run finished on file (kept
+// by the sweep) is shown from its files, and a run to compute gets a live
+// sink.
+func (w *Sweep) Live(i int, r experiment.SweepRun) metrics.Sink {
+	for j := range i {
+		w.settle(j, nil)
+	}
+	path := filepath.Join(w.out, r.Dir)
+	if !w.force && exists(filepath.Join(path, experiment.SummaryFile)) {
+		w.settle(i, nil)
+		if err := w.s.loadRounds(w.first+i, path); err != nil {
+			w.s.Update(w.first+i, func(info *RunInfo) { info.Error = err.Error() })
+		}
+		return nil
+	}
+	return w.s.Sink(w.first + i)
+}
+
+// settle sets run i's status from its directory (and err, its error).
+func (w *Sweep) settle(i int, err error) {
+	if info, ok := w.s.Run(w.first + i); !ok || info.Status == Finished || info.Status == Failed {
+		return // settled already: no event
+	}
+	path := filepath.Join(w.out, w.runs[i].Dir)
+	w.s.Update(w.first+i, func(info *RunInfo) {
+		if info.Config == "" {
+			d := describe(w.runs[i].Config, path)
+			info.Config, info.Manifest, info.Command = d.Config, d.Manifest, d.Command
+		}
+		refresh(info, path)
+		if err != nil {
+			info.Status, info.Error = Failed, err.Error()
+		}
+	})
+}
+
+// Done records how the sweep ended: res (nil when it did not start) and
+// its error.
+func (w *Sweep) Done(res *experiment.SweepResult) {
+	for i := range w.runs {
+		var err error
+		if res != nil && i < len(res.Errs) {
+			err = res.Errs[i]
+		}
+		w.settle(i, err)
+	}
+}

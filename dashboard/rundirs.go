@@ -1,0 +1,274 @@
+package dashboard
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/report"
+)
+
+// runDir is one run directory found under a root.
+type runDir struct {
+	path string // as found
+	rel  string // relative to the root ("" for the root itself)
+	c    experiment.Config
+}
+
+// findRuns lists the run directories under root (those holding a
+// config.toml and a rounds.jsonl or a summary.csv), in path order.
+func findRuns(root string) ([]runDir, error) {
+	var out []runDir
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if !exists(filepath.Join(p, experiment.ConfigFile)) {
+			return nil
+		}
+		if !exists(filepath.Join(p, experiment.RoundsFile)) && !exists(filepath.Join(p, experiment.SummaryFile)) {
+			return nil
+		}
+		c, err := experiment.LoadConfig(filepath.Join(p, experiment.ConfigFile))
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == "." {
+			rel = ""
+		}
+		out = append(out, runDir{path: p, rel: rel, c: c})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no run directories (directories with %s and %s)", root, experiment.ConfigFile, experiment.RoundsFile)
+	}
+	return out, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// sweptParams returns, per run, the config keys whose values differ
+// between the runs (the seed, the name and the run section left out).
+func sweptParams(cs []experiment.Config) []map[string]string {
+	flat := make([]map[string]string, len(cs))
+	for i, c := range cs {
+		flat[i] = experiment.Flatten(c)
+	}
+	out := make([]map[string]string, len(cs))
+	for i := range out {
+		out[i] = map[string]string{}
+	}
+	if len(cs) < 2 {
+		return out
+	}
+	for k, v := range flat[0] {
+		if k == "seed" || k == "name" || strings.HasPrefix(k, "run.") {
+			continue
+		}
+		differs := false
+		for _, f := range flat[1:] {
+			if f[k] != v {
+				differs = true
+				break
+			}
+		}
+		if differs {
+			for i, f := range flat {
+				out[i][k] = f[k]
+			}
+		}
+	}
+	return out
+}
+
+// LoadDirs adds every run under each root (a run directory, a sweep, or
+// the demo's directory of runs) to the page with its rounds as on file,
+// and returns how many runs it added.
+func (s *Server) LoadDirs(roots ...string) (int, error) {
+	n := 0
+	for _, root := range roots {
+		rds, err := findRuns(root)
+		if err != nil {
+			return n, err
+		}
+		cs := make([]experiment.Config, len(rds))
+		for i, rd := range rds {
+			cs[i] = rd.c
+		}
+		params := sweptParams(cs)
+		for i, rd := range rds {
+			dir := rd.rel
+			if len(roots) > 1 || dir == "" {
+				dir = filepath.Join(filepath.Base(filepath.Clean(root)), rd.rel)
+			}
+			info := describe(rd.c, rd.path)
+			info.Dir, info.Params = dir, params[i]
+			run := s.AddRun(info)
+			if err := s.loadRounds(run, rd.path); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// describe is a run's RunInfo from its config and what its directory
+// holds (status, final metrics, config and manifest text).
+func describe(c experiment.Config, path string) RunInfo {
+	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Status: Pending}
+	if b, err := os.ReadFile(filepath.Join(path, experiment.ConfigFile)); err == nil {
+		info.Config = string(b)
+	}
+	if b, err := os.ReadFile(filepath.Join(path, experiment.ManifestFile)); err == nil {
+		info.Manifest = string(b)
+	}
+	info.Command = fmt.Sprintf("trellis run %s -o %s   # keeps a finished run; add --force to redo it",
+		shellQuote(filepath.Join(path, experiment.ConfigFile)), shellQuote(path))
+	refresh(&info, path)
+	return info
+}
+
+// refresh sets a run's status and final metrics from its directory.
+func refresh(info *RunInfo, path string) {
+	if rows, err := experiment.ReadSummary(path); err == nil && len(rows) == 1 {
+		info.Status = Finished
+		info.Final = map[string]num{}
+		for k, v := range rows[0] {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && k != "seed" {
+				info.Final[k] = num(f)
+			}
+		}
+		return
+	}
+	if exists(filepath.Join(path, experiment.RoundsFile)) {
+		info.Status = Interrupted
+	}
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=+,:@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// nodeLine is one line of metrics.jsonl.
+type nodeLine struct {
+	Round int `json:"round"`
+	metrics.NodeRound
+}
+
+// loadRounds adds a run directory's rounds (rounds.jsonl with the node
+// records of metrics.jsonl) as frames of run. A torn last line (an
+// interrupted run) ends the file.
+func (s *Server) loadRounds(run int, path string) error {
+	rounds, err := readLines(filepath.Join(path, experiment.RoundsFile), func() *metrics.Round { return new(metrics.Round) })
+	if err != nil {
+		return err
+	}
+	nodes, err := readLines(filepath.Join(path, experiment.MetricsFile), func() *nodeLine { return new(nodeLine) })
+	if err != nil {
+		return err
+	}
+	// The round's graph from the config (the weights are not on file); a
+	// graph the config cannot rebuild here (a trace file elsewhere) leaves
+	// the rounds without edges.
+	var in func(r int) func(int) []int
+	if c, err := experiment.LoadConfig(filepath.Join(path, experiment.ConfigFile)); err == nil {
+		if g, err := c.Graph(); err == nil && g.N() == c.Nodes {
+			in = func(r int) func(int) []int {
+				gr := g.At(r)
+				return func(i int) []int {
+					if i < 0 || i >= gr.N() {
+						return nil
+					}
+					return gr.In(i)
+				}
+			}
+		}
+	}
+	byRound := map[int][]metrics.NodeRound{}
+	for _, n := range nodes {
+		byRound[n.Round] = append(byRound[n.Round], n.NodeRound)
+	}
+	for _, r := range rounds {
+		r.Nodes = byRound[r.Round]
+		slices.SortFunc(r.Nodes, func(a, b metrics.NodeRound) int { return a.Node - b.Node })
+		var inOf func(int) []int
+		if in != nil {
+			inOf = in(r.Round)
+		}
+		if err := s.round(run, r, inOf); err != nil {
+			return fmt.Errorf("%s: round %d: %w", path, r.Round, err)
+		}
+	}
+	return nil
+}
+
+func readLines[T any](path string, mk func() *T) ([]*T, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<26)
+	var out []*T
+	for sc.Scan() {
+		v := mk()
+		if err := json.Unmarshal(sc.Bytes(), v); err != nil {
+			break
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		return out, err
+	}
+	return out, nil
+}
+
+// ReportFile is the self-contained report's name, next to results.md.
+const ReportFile = "report.html"
+
+// WriteReport writes dir/report.html: the dashboard's page with every run
+// under dir inline (charts, graph, per-node table, the sweep's runs, each
+// run's config, manifest and command), readable without a server or a
+// network. It returns the file's path.
+func WriteReport(dir string) (string, error) {
+	s := New("trellis report: " + filepath.Base(filepath.Clean(dir)))
+	if _, err := s.LoadDirs(dir); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, ReportFile), s.writePage(filepath.Join(dir, ReportFile))
+}
+
+func (s *Server) writePage(path string) error {
+	tmpl, err := assets.ReadFile("assets/index.html")
+	if err != nil {
+		return err
+	}
+	page := pageHTML(tmpl, s.Title, true, s.hub.all())
+	return report.WriteFile(path, func(w io.Writer) error { _, err := w.Write(page); return err })
+}
