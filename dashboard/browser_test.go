@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -55,9 +56,26 @@ func dumpDOM(t *testing.T, bin, url string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a hang check, not a timing claim
 	defer cancel()
+	// The profile directory is not t.TempDir: Chromium's helper processes
+	// may still write to it for a moment after the browser is killed,
+	// which would fail TempDir's cleanup. It is removed best-effort.
+	profile, err := os.MkdirTemp("", "trellis-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--no-first-run", "--no-default-browser-check", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=10000",
+		"--no-first-run", "--no-default-browser-check", "--user-data-dir="+profile, "--virtual-time-budget=10000",
 		"--enable-logging=stderr", "--v=0", "--dump-dom", url)
+	// Its own process group, so that killing it stops its helpers too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +98,7 @@ func dumpDOM(t *testing.T, bin, url string) string {
 			break
 		}
 	}
-	_ = cmd.Process.Kill()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Wait()
 	b, _ := os.ReadFile(stderr.Name())
 	if !strings.Contains(dom.String(), "</html>") {
