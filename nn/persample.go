@@ -237,14 +237,8 @@ func (d *DPSGD) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Ran
 	var res TrainResult
 	m := d.m
 	n := src.Len()
-	if n == 0 {
-		return res, fmt.Errorf("train: the data source is empty")
-	}
-	if cfg.Steps < 0 || cfg.Epochs < 0 || (cfg.Steps == 0 && cfg.Epochs == 0) {
-		return res, fmt.Errorf("train: epochs = %d, steps = %d: set one of them to a positive number", cfg.Epochs, cfg.Steps)
-	}
-	if cfg.ProxMu < 0 || (cfg.ProxMu > 0 && len(cfg.ProxRef) != len(m.params)) {
-		return res, fmt.Errorf("train: proximal term needs mu ≥ 0 and a reference of %d parameters (got mu %v, %d)", len(m.params), cfg.ProxMu, len(cfg.ProxRef))
+	if err := m.checkTrain(n, cfg); err != nil {
+		return res, err
 	}
 	total := cfg.Steps
 	if total == 0 {

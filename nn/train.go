@@ -66,17 +66,8 @@ type TrainResult struct {
 func (m *Model) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (TrainResult, error) {
 	var res TrainResult
 	n := src.Len()
-	if n == 0 {
-		return res, fmt.Errorf("train: the data source is empty")
-	}
-	if cfg.Steps < 0 || cfg.Epochs < 0 || (cfg.Steps == 0 && cfg.Epochs == 0) {
-		return res, fmt.Errorf("train: epochs = %d, steps = %d: set one of them to a positive number", cfg.Epochs, cfg.Steps)
-	}
-	if cfg.ProxMu < 0 || (cfg.ProxMu > 0 && len(cfg.ProxRef) != len(m.params)) {
-		return res, fmt.Errorf("train: proximal term needs mu ≥ 0 and a reference of %d parameters (got mu %v, %d)", len(m.params), cfg.ProxMu, len(cfg.ProxRef))
-	}
-	if ok, at := vec.AllFinite(cfg.ProxRef); cfg.ProxMu > 0 && !ok {
-		return res, fmt.Errorf("train: proximal reference holds a non-finite value at %d", at)
+	if err := m.checkTrain(n, cfg); err != nil {
+		return res, err
 	}
 	total := cfg.Steps
 	if total == 0 {
@@ -111,6 +102,24 @@ func (m *Model) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Ran
 	}
 	res.MeanLoss = lossSum / float64(res.Samples)
 	return res, nil
+}
+
+// checkTrain checks a training call's source size and config, for every
+// training loop (Train, DPSGD.Train).
+func (m *Model) checkTrain(n int, cfg TrainConfig) error {
+	if n == 0 {
+		return fmt.Errorf("train: the data source is empty")
+	}
+	if cfg.Steps < 0 || cfg.Epochs < 0 || (cfg.Steps == 0 && cfg.Epochs == 0) {
+		return fmt.Errorf("train: epochs = %d, steps = %d: set one of them to a positive number", cfg.Epochs, cfg.Steps)
+	}
+	if cfg.ProxMu < 0 || (cfg.ProxMu > 0 && len(cfg.ProxRef) != len(m.params)) {
+		return fmt.Errorf("train: proximal term needs mu ≥ 0 and a reference of %d parameters (got mu %v, %d)", len(m.params), cfg.ProxMu, len(cfg.ProxRef))
+	}
+	if ok, at := vec.AllFinite(cfg.ProxRef); cfg.ProxMu > 0 && !ok {
+		return fmt.Errorf("train: proximal reference holds a non-finite value at %d", at)
+	}
+	return nil
 }
 
 // Step runs one forward-backward pass on the first n samples of x and y and
