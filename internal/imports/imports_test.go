@@ -131,24 +131,3 @@ func TestImportsFollowTheTable(t *testing.T) {
 		}
 	}
 }
-
-// TestTableMatchesTheDesign compares the table with the design's, when the
-// design (kept outside the repository, in the team's shared folder) is
-// there.
-func TestTableMatchesTheDesign(t *testing.T) {
-	design := filepath.Join("..", "..", "..", "shared", "DESIGN.md")
-	if _, err := os.Stat(design); err != nil {
-		t.Skipf("the design is not next to this checkout (%s): nothing to compare", design)
-	}
-	ours, theirs := readTable(t, filepath.Join("..", "..", "docs", "architecture.md")), readTable(t, design)
-	key := func(rs []row) []string {
-		var out []string
-		for _, r := range rs {
-			out = append(out, strings.Join(r.packages, ",")+" may import "+strings.Join(r.allow, ",")+map[bool]string{true: " everything above"}[r.above]+map[bool]string{true: " everything"}[r.all])
-		}
-		return out
-	}
-	if a, b := key(ours), key(theirs); !slices.Equal(a, b) {
-		t.Errorf("docs/architecture.md and %s disagree:\nhere:   %q\ndesign: %q", design, a, b)
-	}
-}
