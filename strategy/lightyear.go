@@ -29,14 +29,22 @@ var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine}
 // Lightyear is LIGHTYEAR (spec/lightyear.md): after one local epoch the node
 // sends its model; it scores every received model against its own on the
 // first NVal samples of its validation split, keeps the set S of senders
-// with score ≥ Tau, and moves towards the average of its own and the kept
-// models with weight G^t (t the 0-based round):
+// with score ≥ Tau, and moves towards the kept models with weight G^t
+// (t the 0-based round). By default this is the paper's Eq. 17 (§4.7):
 //
-//	avg = (θ_i + Σ_{j∈S} θ_j) / (|S| + 1),   θ_i ← θ_i + G^t (avg − θ_i).
+//	θ_i ← θ_i + G^t · (1/|S|) Σ_{j∈S} (θ_j − θ_i),
 //
-// An empty S keeps θ_i. Sender j ∈ S gets weight G^t / (|S| + 1), the
-// others 0. Whatever kind it selects by, every Combine computes all three
-// scores of every sender (one forward pass per model serves ntk and
+// so sender j ∈ S gets weight G^t / |S| and the node's own model 1 − G^t.
+// With IncludeSelf it is the authors' public code, which averages the own
+// model in as well:
+//
+//	avg = (θ_i + Σ_{j∈S} θ_j) / (|S| + 1),   θ_i ← θ_i + G^t (avg − θ_i),
+//
+// sender j ∈ S getting G^t / (|S| + 1). The two differ most early: at
+// t = 0 Eq. 17 replaces θ_i by the mean of S, the authors' code keeps a
+// share 1/(|S|+1) of it. An empty S keeps θ_i either way; senders outside
+// S get weight 0. Whatever kind it selects by, every Combine computes all
+// three scores of every sender (one forward pass per model serves ntk and
 // calibration; cosine is one pass over the parameters), so a run records
 // how each would have separated the senders (Scores).
 //
@@ -48,6 +56,9 @@ type Lightyear struct {
 	NVal   int
 	// Score is the kind that selects: ntk, calibration or cosine.
 	Score string
+	// IncludeSelf selects the authors' aggregation (own model in the
+	// average) instead of the paper's Eq. 17.
+	IncludeSelf bool
 
 	p           peerInputs
 	own, peer   agreement.Outputs
@@ -120,7 +131,11 @@ func (l *Lightyear) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if kept == 0 {
 		return l.p.weights(), nil // spec: empty S keeps θ_i
 	}
-	c := math.Pow(l.G, float64(v.Round)) / float64(kept+1)
+	den := float64(kept) // Eq. 17: the mean of S
+	if l.IncludeSelf {
+		den++ // the authors' code: the own model is one more term
+	}
+	c := math.Pow(l.G, float64(v.Round)) / den
 	for k := range l.p.coef {
 		if l.p.coef[k] != 0 {
 			l.p.coef[k] = c

@@ -36,8 +36,10 @@ func fakeValidate(params []float32, n int, dst *agreement.Outputs) error {
 
 // TestLightyearAggregationHandValues: own θ = (1,0,0,0); sender 1 sends
 // (2,0,0,0) (cosine score 1), sender 3 (−1,0,0,0) (score 0), sender 5
-// (1,1,0,0) (score (1+1/√2)/2 ≈ 0.854). With tau 0.6 S = {1, 5}, avg =
-// (4/3, 1/3, 0, 0), and θ ← θ + g^t (avg − θ).
+// (1,1,0,0) (score (1+1/√2)/2 ≈ 0.854). With tau 0.6 S = {1, 5}. The
+// paper's Eq. 17 moves towards the mean of S, (3/2, 1/2, 0, 0): θ ←
+// (1 + g^t/2, g^t/2, 0, 0), weight g^t/2 each. The authors' code averages
+// θ in, avg = (4/3, 1/3, 0, 0): θ ← (1 + g^t/3, g^t/3, 0, 0), weight g^t/3.
 func TestLightyearAggregationHandValues(t *testing.T) {
 	in := []Incoming{
 		{From: 1, Tag: TagModel, Vector: []float32{2, 0, 0, 0}},
@@ -45,10 +47,13 @@ func TestLightyearAggregationHandValues(t *testing.T) {
 		{From: 5, Tag: TagModel, Vector: []float32{1, 1, 0, 0}},
 	}
 	for _, c := range []struct {
-		round int
-		gt    float64 // 0.95^round
-	}{{0, 1}, {1, 0.95}, {10, 0.5987369392383789}} {
-		s, err := New("lightyear", Params{Score: "cosine"})
+		round       int
+		gt          float64 // 0.95^round
+		includeSelf float64
+		share       float64 // |S| or |S| + 1
+	}{{0, 1, 0, 2}, {1, 0.95, 0, 2}, {10, 0.5987369392383789, 0, 2},
+		{0, 1, 1, 3}, {1, 0.95, 1, 3}, {10, 0.5987369392383789, 1, 3}} {
+		s, err := New("lightyear", Params{Score: "cosine", Options: map[string]float64{"include_self": c.includeSelf}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,9 +62,10 @@ func TestLightyearAggregationHandValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		near(t, "round", m.Params(), 1+c.gt/3, c.gt/3, 0, 0)
-		if math.Abs(w[1]-c.gt/3) > 1e-12 || w[3] != 0 || math.Abs(w[5]-c.gt/3) > 1e-12 {
-			t.Errorf("round %d: weights %v, want %v for 1 and 5, 0 for 3", c.round, w, c.gt/3)
+		c1 := c.gt / c.share
+		near(t, "round", m.Params(), 1+c1, c1, 0, 0)
+		if math.Abs(w[1]-c1) > 1e-12 || w[3] != 0 || math.Abs(w[5]-c1) > 1e-12 {
+			t.Errorf("round %d, include_self %v: weights %v, want %v for 1 and 5, 0 for 3", c.round, c.includeSelf, w, c1)
 		}
 		sc := s.(ScoreReporter).Scores()
 		if len(sc) != 9 {
@@ -119,7 +125,7 @@ func TestLightyearScoresItsOwnCopyOne(t *testing.T) {
 				t.Errorf("%s selection: %s score of an identical model = %v, want 1", kind, p.Kind, p.Value)
 			}
 		}
-		if want := math.Pow(0.95, 3) / 2; math.Abs(w[1]-want) > 1e-12 {
+		if want := math.Pow(0.95, 3); math.Abs(w[1]-want) > 1e-12 { // Eq. 17, |S| = 1
 			t.Errorf("weight %v, want %v", w[1], want)
 		}
 	}

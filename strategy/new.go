@@ -73,12 +73,15 @@ var options = map[string][]option{
 		{"a", RDPFLA, 0, 1, true, true},
 		{"c", RDPFLC, 0, math.Inf(1), true, true},
 		{"tau0", RDPFLTau0, 0, math.Inf(1), true, true},
+		{"literal", 0, 0, 1, true, false}, // 1: Eq. 16 as printed (RDPFL.Literal)
 	},
-	// spec/lightyear.md: tau = 0.6, g = 0.95, n_val = 128.
+	// spec/lightyear.md: tau = 0.6, g = 0.95, n_val = 128; include_self
+	// 1 is the authors' aggregation, 0 (default) the paper's Eq. 17.
 	"lightyear": {
 		{"tau", LightyearTau, 0, 1, true, false},
 		{"g", LightyearG, 0, 1, false, false},
 		{"n_val", LightyearNVal, 1, 1 << 20, true, false},
+		{"include_self", 0, 0, 1, true, false},
 	},
 	// spec/dmtt.md ("Models", "Learning step"); the authors' code where
 	// the spec is silent (murmura.go).
@@ -251,17 +254,22 @@ func New(name string, p Params) (Strategy, error) {
 		s.Lambda, s.G, s.Gd, s.GdRelative = o["lambda"], o["g"], o["gd"], o["gd_relative"]
 		s.Warmup, s.A, s.C, s.Tau0 = int(o["warmup"]), o["a"], o["c"], o["tau0"]
 		s.NoPrediction, s.NoClipping = p.NoPrediction, p.NoClipping
+		if o["literal"] != math.Trunc(o["literal"]) {
+			return nil, fmt.Errorf("strategy rdpfl: literal = %v, want 0 (descent form) or 1 (Eq. 16 as printed)", o["literal"])
+		}
+		s.Literal = o["literal"] == 1
 		return s, nil
 	case "lightyear":
 		score := cmp.Or(p.Score, ScoreNTK)
 		if !slices.Contains(ScoreKinds, score) {
 			return nil, fmt.Errorf("strategy lightyear: score %q, want one of %s", p.Score, strings.Join(ScoreKinds, ", "))
 		}
-		nv := o["n_val"]
-		if nv != math.Trunc(nv) {
-			return nil, fmt.Errorf("strategy lightyear: n_val = %v, want a whole number", nv)
+		for _, k := range []string{"n_val", "include_self"} {
+			if o[k] != math.Trunc(o[k]) {
+				return nil, fmt.Errorf("strategy lightyear: %s = %v, want a whole number", k, o[k])
+			}
 		}
-		return &Lightyear{Tau: o["tau"], G: o["g"], NVal: int(nv), Score: score}, nil
+		return &Lightyear{Tau: o["tau"], G: o["g"], NVal: int(o["n_val"]), Score: score, IncludeSelf: o["include_self"] == 1}, nil
 	case "murmura":
 		for _, k := range []string{"n_eval", "penalize"} {
 			if o[k] != math.Trunc(o[k]) {

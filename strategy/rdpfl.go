@@ -70,6 +70,13 @@ type RDPFL struct {
 	// NoPrediction and NoClipping are the paper's ablations (Table III):
 	// dhat = 0, and d~ = dbar.
 	NoPrediction, NoClipping bool
+	// Literal takes the paper's Eq. 16 as printed, w^t = w^{t−1} − γ_t u^t
+	// (+ λ d^t), with γ_t u^t the round's local training (γ_t = ηK, so the
+	// local part is unchanged) and λ acting on d directly, with the
+	// descent sign: w^t = w^{t−1} − g·(ηK·u + λ·d). The default descent
+	// form scales λ by ηK as well (the theorem's w − γ(u + λd)); the two
+	// agree when ηK = 1.
+	Literal bool
 
 	rules   map[int]aggregate.Rule // by f (trimmed_mean) or 0
 	u       []float32              // this round's own direction, sent
@@ -272,11 +279,14 @@ func (p *predictor) tilde(j int, cf float64, noClip bool) float64 {
 	return h + cf*(float64(p.dbar[j])-h)
 }
 
-// update sets w^t = w^{t−1} − g·ηK·(u + λd); with g = 1 this is
-// w~^t − ηKλd, computed in that form so λ = 0 (or d = nil) leaves the
-// locally trained model bit for bit.
+// update sets w^t = w^{t−1} − g·ηK·(u + λd) (Literal: − g·(ηK·u + λd));
+// with g = 1 this is w~^t − ηKλd (w~^t − λd), computed in that form so
+// λ = 0 (or d = nil) leaves the locally trained model bit for bit.
 func (s *RDPFL) update(startW, w []float32, d func(int) float64) {
 	coef := s.G * s.etaK * s.Lambda
+	if s.Literal {
+		coef = s.G * s.Lambda
+	}
 	if s.G == 1 {
 		if d == nil || coef == 0 {
 			return
