@@ -56,13 +56,7 @@ func (k *Kernel) Compute(o *Outputs) error {
 		return err
 	}
 	n, c, d := o.N, o.Classes, o.Dim
-	k.N = n
-	k.K = resize(k.K, n*n)
-	k.Centered = resize(k.Centered, n*n)
-	k.feat = resize(k.feat, n*d)
-	for i, v := range o.Features[:n*d] {
-		k.feat[i] = float64(v)
-	}
+	k.prepare(o)
 	evidential := o.Vacuity != nil
 	if evidential {
 		k.jac = resize(k.jac, n*c*c)
@@ -85,7 +79,6 @@ func (k *Kernel) Compute(o *Outputs) error {
 			k.K[a*n+b], k.K[b*n+a] = v, v
 		}
 	}
-	k.row = resize(k.row, n)
 	k.Norm = center(k.Centered, k.K, k.row, n)
 	return nil
 }

@@ -122,6 +122,10 @@ type AdversaryConfig struct {
 	// its neighbors each round (LIGHTYEAR's malfunctions) instead of one
 	// per recipient.
 	SameForAll bool `toml:"same_for_all"`
+	// StartRound is the attack schedule: Byzantine nodes send honest
+	// payloads in rounds 0 … start_round−1 and attack from start_round on
+	// (attack.Scheduled). Topology lies (liar, claim_*) are not scheduled.
+	StartRound int `toml:"start_round,omitempty"`
 	// Idle: Byzantine nodes neither train nor aggregate (spec/dmtt.md,
 	// "Attack"); they send their initial model as the attack crafts it.
 	Idle bool `toml:"idle"`

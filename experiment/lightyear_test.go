@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/strategy"
 )
 
 // TestLightyearRunIsDeterministicAndRecordsScores runs LIGHTYEAR against
@@ -57,9 +58,10 @@ n_val = 16
 						t.Errorf("node %d: score %+v outside [0, 1]", n.Node, sc)
 					}
 				}
-				// 4 nodes, 2 malfunctioning: 3 peers × 3 kinds, of which
-				// 2 or 1 peers (6 or 3 scores) malfunction.
-				if len(n.Scores) != 9 || (n.Byzantine && byz != 3) || (!n.Byzantine && byz != 6) {
+				// 4 nodes, 2 malfunctioning: 3 peers × every kind, of
+				// which 2 or 1 peers malfunction.
+				nk := len(strategy.ScoreKinds)
+				if len(n.Scores) != 3*nk || (n.Byzantine && byz != nk) || (!n.Byzantine && byz != 2*nk) {
 					t.Errorf("node %d (byzantine %v): %d scores, %d of malfunctioning peers", n.Node, n.Byzantine, len(n.Scores), byz)
 				}
 			}

@@ -142,6 +142,14 @@ func (c Config) Validate() error {
 		}
 	}
 	oneOf("adversary.attack", c.Adversary.Attack, attack.Names())
+	if sr := c.Adversary.StartRound; sr != 0 {
+		switch {
+		case sr < 0 || (c.Rounds > 0 && sr >= c.Rounds):
+			bad("adversary.start_round", sr, fmt.Sprintf("allowed range [0, rounds = %d): a later start would never attack", c.Rounds))
+		case c.Adversary.Attack == "none":
+			bad("adversary.start_round", sr, `schedules the attack, but adversary.attack = "none"`)
+		}
+	}
 	if _, err := c.attack(); err != nil && slices.Contains(attack.Names(), c.Adversary.Attack) {
 		errs = append(errs, fmt.Errorf("adversary: %w", err))
 	}
@@ -199,7 +207,11 @@ func (c Config) attack() (attack.Attack, error) {
 	}
 	spec := c.modelSpec(nil)
 	a := c.Adversary
-	return attack.New(a.Attack, attack.Params{
+	atk, err := attack.New(a.Attack, attack.Params{
 		Sigma: a.Sigma, Replace: a.Replace, Scale: a.Scale, Model: &spec, Percent: a.Percent,
 		Z: a.Z, Minus: a.Minus, Epsilon: a.Epsilon, Perturbation: a.Perturbation, GammaInit: a.GammaInit, B: a.B})
+	if err != nil || a.StartRound <= 0 {
+		return atk, err
+	}
+	return attack.NewScheduled(atk, a.StartRound)
 }

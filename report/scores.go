@@ -90,9 +90,11 @@ func scoreReport(dir string) (string, error) {
 	fmt.Fprintf(&md, "\n## Agreement scores (benign vs malfunctioning senders)\n\n")
 	fmt.Fprintf(&md, "Scores honest nodes gave their peers, every round of every run above; τ = %g.\n", tau)
 	fmt.Fprintf(&md, "Separated = benign scored ≥ τ or malfunctioning scored < τ, over all scores;\n")
-	fmt.Fprintf(&md, "balanced = the mean of the two rates (blind to how many of each there were).\n\n")
-	fmt.Fprintf(&md, "| attack | score | benign n | benign mean | benign ≥ τ | malfunctioning n | malfunctioning mean | malfunctioning < τ | separated | balanced |\n")
-	fmt.Fprintf(&md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&md, "balanced = the mean of the two rates (blind to how many of each there were);\n")
+	fmt.Fprintf(&md, "AUC = the area under the ROC curve over every threshold (P(benign scored above malfunctioning); 0.5 is chance).\n")
+	fmt.Fprintf(&md, "The ROC curves, one plot per attack, are roc_ATTACK.png.\n\n")
+	fmt.Fprintf(&md, "| attack | score | benign n | benign mean | benign ≥ τ | malfunctioning n | malfunctioning mean | malfunctioning < τ | separated | balanced | AUC |\n")
+	fmt.Fprintf(&md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, atk := range slices.Sorted(func(yield func(string) bool) {
 		for k := range groups {
 			if !yield(k) {
@@ -100,10 +102,17 @@ func scoreReport(dir string) (string, error) {
 			}
 		}
 	}) {
+		var rocKinds []string
+		var rocSamples []*scoreSample
 		for _, kind := range strategy.ScoreKinds {
 			s := groups[atk][kind]
 			if s == nil {
 				continue
+			}
+			auc := "–"
+			if len(s.benign) > 0 && len(s.byz) > 0 {
+				auc = fmt.Sprintf("%.3f", rocAUC(s.benign, s.byz))
+				rocKinds, rocSamples = append(rocKinds, kind), append(rocSamples, s)
 			}
 			keep := countIf(s.benign, func(v float64) bool { return v >= tau })
 			rej := countIf(s.byz, func(v float64) bool { return v < tau })
@@ -111,15 +120,25 @@ func scoreReport(dir string) (string, error) {
 			if len(s.benign) > 0 && len(s.byz) > 0 {
 				balanced = fmt.Sprintf("%.3f", (float64(keep)/float64(len(s.benign))+float64(rej)/float64(len(s.byz)))/2)
 			}
-			fmt.Fprintf(&md, "| %s | %s | %d | %s | %s | %d | %s | %s | %s | %s |\n", atk, kind,
+			fmt.Fprintf(&md, "| %s | %s | %d | %s | %s | %d | %s | %s | %s | %s | %s |\n", atk, kind,
 				len(s.benign), meanCell(s.benign), frac(keep, len(s.benign)),
-				len(s.byz), meanCell(s.byz), frac(rej, len(s.byz)), frac(keep+rej, len(s.benign)+len(s.byz)), balanced)
+				len(s.byz), meanCell(s.byz), frac(rej, len(s.byz)), frac(keep+rej, len(s.benign)+len(s.byz)), balanced, auc)
 			ch, err := Histograms([]HistGroup{{Label: "benign", Values: s.benign}, {Label: "malfunctioning", Values: s.byz}},
 				20, 0, 1, tau, Figure{Title: fmt.Sprintf("%s score, attack %s", kind, atk), XLabel: kind + " agreement A"})
 			if err != nil {
 				return "", err
 			}
 			name := "scores_" + experiment.SafeName(atk) + "_" + kind
+			if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
+				return "", err
+			}
+		}
+		if len(rocSamples) > 0 {
+			ch, err := rocChart(rocKinds, rocSamples, Figure{Title: "agreement scores as a filter, attack " + atk})
+			if err != nil {
+				return "", err
+			}
+			name := "roc_" + experiment.SafeName(atk)
 			if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
 				return "", err
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/trellis-fl/trellis/agreement"
 )
@@ -15,16 +16,22 @@ const (
 	LightyearNVal = 128
 )
 
-// Score kinds of LIGHTYEAR (spec/lightyear.md, "Agreement score A").
+// Score kinds of LIGHTYEAR (spec/lightyear.md, "Agreement score A"), and
+// the NTK variants of the score study (agreement/variants.go: each a
+// reconstruction of the paper's lost formula with one normalisation
+// changed).
 const (
-	ScoreNTK         = "ntk"
-	ScoreCalibration = "calibration"
-	ScoreCosine      = "cosine"
+	ScoreNTK           = "ntk"
+	ScoreCalibration   = "calibration"
+	ScoreCosine        = "cosine"
+	ScoreNTKLogits     = "ntk_logits"
+	ScoreNTKUncentered = "ntk_uncentered"
+	ScoreNTKClasswise  = "ntk_classwise"
 )
 
 // ScoreKinds lists the agreement scores LIGHTYEAR can select by, in the
 // order its diagnostics report them.
-var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine}
+var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine, ScoreNTKLogits, ScoreNTKUncentered, ScoreNTKClasswise}
 
 // Lightyear is LIGHTYEAR (spec/lightyear.md): after one local epoch the node
 // sends its model; it scores every received model against its own on the
@@ -43,10 +50,11 @@ var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine}
 // sender j ∈ S getting G^t / (|S| + 1). The two differ most early: at
 // t = 0 Eq. 17 replaces θ_i by the mean of S, the authors' code keeps a
 // share 1/(|S|+1) of it. An empty S keeps θ_i either way; senders outside
-// S get weight 0. Whatever kind it selects by, every Combine computes all
-// three scores of every sender (one forward pass per model serves ntk and
-// calibration; cosine is one pass over the parameters), so a run records
-// how each would have separated the senders (Scores).
+// S get weight 0. Whatever kind it selects by, every Combine computes every
+// score of ScoreKinds for every sender (one forward pass per model serves
+// the function-space kinds, each then a few n×n kernels; cosine is one
+// pass over the parameters), so a run records how each would have
+// separated the senders (Scores).
 //
 // A peer model whose outputs on the validation samples are not finite
 // scores 0 in function space; non-finite parameter vectors get weight 0
@@ -60,10 +68,12 @@ type Lightyear struct {
 	// average) instead of the paper's Eq. 17.
 	IncludeSelf bool
 
-	p           peerInputs
-	own, peer   agreement.Outputs
-	ownK, peerK agreement.Kernel
-	scores      []PeerScore
+	p             peerInputs
+	own, peer     agreement.Outputs
+	ownK, peerK   agreement.Kernel
+	ownKL, peerKL agreement.Kernel // logits variant
+	ownKC, peerKC agreement.ClassKernels
+	scores        []PeerScore
 }
 
 func (*Lightyear) Name() string { return "lightyear" }
@@ -72,7 +82,7 @@ func (*Lightyear) Name() string { return "lightyear" }
 func (*Lightyear) Share(v *View) []Outgoing { return shareModel(v) }
 
 // Scores returns the scores of the last Combine: per sender in id order,
-// the three kinds in ScoreKinds order. The slice is reused by the next
+// every kind in ScoreKinds order. The slice is reused by the next
 // Combine.
 func (l *Lightyear) Scores() []PeerScore { return l.scores }
 
@@ -80,7 +90,7 @@ func (l *Lightyear) Scores() []PeerScore { return l.scores }
 func (l *Lightyear) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	sel := slices.Index(ScoreKinds, l.Score)
 	if sel < 0 {
-		return nil, fmt.Errorf("unknown score %q (valid: ntk, calibration, cosine)", l.Score)
+		return nil, fmt.Errorf("unknown score %q (valid: %s)", l.Score, strings.Join(ScoreKinds, ", "))
 	}
 	w := v.Model.Params()
 	if err := l.p.gather(in, len(w)); err != nil {
@@ -102,22 +112,35 @@ func (l *Lightyear) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if err := l.ownK.Compute(&l.own); err != nil {
 		return nil, err
 	}
+	if err := l.ownKL.LogitKernel(&l.own); err != nil {
+		return nil, err
+	}
+	if err := l.ownKC.Compute(&l.own); err != nil {
+		return nil, err
+	}
 	ownCal, err := agreement.Calibrate(&l.own)
 	if err != nil {
 		return nil, err
 	}
 	kept := 0
 	for k, m := range l.p.xs {
-		var s [3]float64 // in ScoreKinds order
+		var s [6]float64 // in ScoreKinds order
 		s[2] = agreement.Cosine(w, m.Vector)
 		// A peer model that cannot be evaluated (non-finite outputs) agrees
 		// with nothing in function space.
 		if v.Validate(m.Vector, l.NVal, &l.peer) == nil && l.peer.N == l.own.N {
 			if l.peerK.Compute(&l.peer) == nil {
 				s[0] = agreement.CKA(&l.ownK, &l.peerK)
+				s[4] = agreement.Alignment(&l.ownK, &l.peerK)
 			}
 			if c, err := agreement.Calibrate(&l.peer); err == nil {
 				s[1] = agreement.CalibrationScore(ownCal, c)
+			}
+			if l.peerKL.LogitKernel(&l.peer) == nil {
+				s[3] = agreement.CKA(&l.ownKL, &l.peerKL)
+			}
+			if l.peerKC.Compute(&l.peer) == nil {
+				s[5] = agreement.ClasswiseCKA(&l.ownKC, &l.peerKC)
 			}
 		}
 		for i, kind := range ScoreKinds {

@@ -68,11 +68,12 @@ func TestLightyearAggregationHandValues(t *testing.T) {
 			t.Errorf("round %d, include_self %v: weights %v, want %v for 1 and 5, 0 for 3", c.round, c.includeSelf, w, c1)
 		}
 		sc := s.(ScoreReporter).Scores()
-		if len(sc) != 9 {
-			t.Fatalf("%d scores, want 3 senders × 3 kinds", len(sc))
+		nk := len(ScoreKinds)
+		if len(sc) != 3*nk {
+			t.Fatalf("%d scores, want 3 senders × %d kinds", len(sc), nk)
 		}
 		if sc[2].Kind != "cosine" || sc[2].From != 1 || math.Abs(sc[2].Value-1) > 1e-12 ||
-			sc[8].From != 5 || math.Abs(sc[8].Value-(1+1/math.Sqrt2)/2) > 1e-12 {
+			sc[2*nk+2].From != 5 || math.Abs(sc[2*nk+2].Value-(1+1/math.Sqrt2)/2) > 1e-12 {
 			t.Errorf("scores %+v", sc)
 		}
 		// The same model scores 1 in function space too (sender 1 differs
