@@ -90,5 +90,5 @@ func (v *View) Settle() {
 	if len(v.Honest) > 0 {
 		v.settled = momentsOf(v, v.Honest)
 	}
-	v.Honest, v.Previous = nil, nil
+	v.Honest, v.Previous, v.From, v.In = nil, nil, nil, nil
 }

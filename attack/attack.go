@@ -37,6 +37,12 @@ type View struct {
 	// direction is their change since Previous) or already changes. ""
 	// means changes (updates).
 	Tag string
+	// From lists the senders of Honest, in the same order, and In the
+	// in-neighbors of a receiver this round (sorted); both set by the
+	// driver for attacks that target each receiver's own neighborhood
+	// (adaptive_receiver). Nil when the driver has no graph.
+	From []int
+	In   func(to int) []int
 	// Previous is the same tag's View of the previous round, for attacks
 	// that use history (adaptive); nil in the first round. The driver
 	// Settles it, so only its statistics remain, not its payloads.
@@ -82,7 +88,8 @@ type Params struct {
 	Z float64
 	// Minus makes alie send μ − zσ instead of μ + zσ.
 	Minus bool
-	// Epsilon is ipm's ε and adaptive's e, in (0, MaxScale]; 0 means
+	// Epsilon is ipm's ε and adaptive's (and adaptive_receiver's) e, in
+	// (0, MaxScale]; 0 means
 	// DefaultEpsilon.
 	Epsilon float64
 	// Perturbation is min_max's and min_sum's direction p: "unit_vec"
@@ -126,7 +133,7 @@ var names = []string{
 	"none", "gaussian", "sign_flip", "scaling", "random", "ana_proportional",
 	"alie", "ipm", "min_max", "min_sum", "fang_trim", "label_flip",
 	// R-DPFL's defense-aware attack on directions (spec/rdpfl.md).
-	"adaptive",
+	"adaptive", "adaptive_receiver",
 	// LIGHTYEAR's malfunctions (spec/lightyear.md): ana is gaussian (θ + ε,
 	// ε ~ N(0, σ²I)), sfa is sign_flip (−aθ, a = 1), under the paper's
 	// names; dynamic picks one of ana, sfa, random per round.
@@ -176,6 +183,8 @@ func New(name string, p Params) (Attack, error) {
 		a = LabelFlip{}
 	case "adaptive":
 		a = Adaptive{E: p.Epsilon}
+	case "adaptive_receiver":
+		a = AdaptiveReceiver{E: p.Epsilon}
 	default:
 		return nil, fmt.Errorf("attack: unknown attack %q (valid: %s)", name, strings.Join(names, ", "))
 	}

@@ -43,6 +43,7 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 		return nil
 	}
 	honest := map[string][][]float32{}
+	senders := map[string][]int{} // honest's senders, per tag
 	for j, msgs := range outbox {
 		if r.byz[j] {
 			continue
@@ -50,6 +51,7 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 		for _, m := range msgs {
 			if m.Kind == wire.KindVector {
 				honest[m.Payload.Tag] = append(honest[m.Payload.Tag], m.Payload.Data)
+				senders[m.Payload.Tag] = append(senders[m.Payload.Tag], j)
 			}
 		}
 	}
@@ -65,7 +67,8 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 	}
 	views := map[string]*attack.View{}
 	for tag, h := range honest {
-		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag], Previous: r.prevViews[tag], Tag: tag}
+		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag], Previous: r.prevViews[tag], Tag: tag,
+			From: senders[tag], In: g.In}
 	}
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range r.cfg.Byzantine {
