@@ -39,6 +39,22 @@ type NodeRound struct {
 	// layer (absent otherwise).
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	Delta   *float64 `json:"delta,omitempty"`
+	// Correction is what R-DPFL's neighbourhood direction did this round
+	// (absent for other strategies): whether the adaptive clip and the G_d
+	// bound changed it, and which prediction was used.
+	Correction *Correction `json:"correction,omitempty"`
+}
+
+// Correction is one R-DPFL node-round's neighbourhood direction
+// (spec/rdpfl.md step 4): ClipFactor is the factor the adaptive
+// deviation clip scaled Δ by (1: it did not act), GdFactor the one the
+// G_d bound scaled d~ by, Prediction "none" (ablation), "self",
+// "previous" or "bb", and Empty that no neighbour direction arrived.
+type Correction struct {
+	ClipFactor float64 `json:"clip_factor"`
+	GdFactor   float64 `json:"gd_factor"`
+	Prediction string  `json:"prediction"`
+	Empty      bool    `json:"empty,omitempty"`
 }
 
 // Score is one agreement score a node gave a sender.

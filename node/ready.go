@@ -20,6 +20,9 @@ type Ready struct {
 	Combined bool
 	Weights  map[int]float64
 	Scores   []strategy.PeerScore
+	// Direction is R-DPFL's neighbourhood-direction diagnostics of the
+	// round (nil for other strategies, or without a Combine).
+	Direction *strategy.RDPFLRound
 	// Trust is the topology-trust layer's state at the end of the round
 	// (nil without one).
 	Trust *TrustReport

@@ -425,6 +425,10 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 		if sr, ok := n.cfg.Strategy.(strategy.ScoreReporter); ok {
 			rd.Scores = slices.Clone(sr.Scores())
 		}
+		if dr, ok := n.cfg.Strategy.(*strategy.RDPFL); ok {
+			last := dr.Last()
+			rd.Direction = &last
+		}
 	}
 	rs.inbox = rs.inbox[:0]
 	if !allFinite(n.cfg.Model.Params()) {

@@ -59,6 +59,11 @@ func ResultsCurve(dir, curve string) (string, error) {
 		return "", err
 	}
 	md.WriteString(scores)
+	corrections, err := correctionReport(dir)
+	if err != nil {
+		return "", err
+	}
+	md.WriteString(corrections)
 	if err := WriteFile(filepath.Join(dir, "results.md"), func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
 		return "", err
 	}

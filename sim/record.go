@@ -44,6 +44,9 @@ func Record(rec *metrics.Round, g *topology.Graph, byz []bool, ready []node.Read
 			nr.LocalAcc, nr.LocalLoss = ev.Local.Accuracy, ev.Local.Loss
 			nr.GlobalAcc, nr.GlobalLoss = ev.Global.Accuracy, ev.Global.Loss
 		}
+		if d := rd.Direction; d != nil {
+			nr.Correction = &metrics.Correction{ClipFactor: d.ClipFactor, GdFactor: d.GdFactor, Prediction: d.Predicted, Empty: d.Empty}
+		}
 		if p := rd.Privacy; p != nil {
 			eps, delta := p.Epsilon, p.Delta
 			nr.Epsilon, nr.Delta = &eps, &delta
