@@ -183,6 +183,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		if !lc.SeedKeys {
 			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
 		}
+		if t.Mode == Wallclock { // a node restarted with --resume goes on from here
+			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
+		}
 		if err := start(fmt.Sprintf("node %d", i), args, f); err != nil {
 			stopAll(syscall.SIGKILL)
 			return err

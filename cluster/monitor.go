@@ -196,6 +196,9 @@ type driverLine struct {
 	Refused      map[string]int `json:"refused,omitempty"`
 	RoundSeconds float64        `json:"round_seconds"`
 	TrainSeconds float64        `json:"train_seconds"`
+	// ResumedAfter is the checkpoint's round, on the first record of a
+	// node restarted with --resume.
+	ResumedAfter *int `json:"resumed_after,omitempty"`
 }
 
 func (m *monitor) add(rec *Record) error {
@@ -263,8 +266,12 @@ func (m *monitor) write(r int, p *pending) error {
 		rec.Nodes[i] = metrics.NodeRound{Node: i, Byzantine: m.byz[i], Missing: !p.got[i]}
 		if x := p.records[i]; x != nil {
 			rec.Nodes[i].BytesSent, rec.Nodes[i].ClaimBytes = x.BytesSent, x.ClaimBytes
-			if err := m.driver.Encode(driverLine{Round: r, Node: i, Late: x.Late, Missing: x.Missing, Refused: x.Refused,
-				RoundSeconds: x.RoundSeconds, TrainSeconds: x.TrainSeconds}); err != nil {
+			dl := driverLine{Round: r, Node: i, Late: x.Late, Missing: x.Missing, Refused: x.Refused,
+				RoundSeconds: x.RoundSeconds, TrainSeconds: x.TrainSeconds}
+			if x.ResumedAfter > 0 {
+				dl.ResumedAfter = new(x.ResumedAfter - 1)
+			}
+			if err := m.driver.Encode(dl); err != nil {
 				return err
 			}
 			t.TrainSeconds = max(t.TrainSeconds, x.TrainSeconds)

@@ -85,7 +85,14 @@ type NodeConfig struct {
 	// MaxBuffered bounds the bytes held per sender (default 64 MiB plus
 	// four of the largest messages the limits allow).
 	MaxBuffered int
-	Log         *slog.Logger
+	// StateDir, when set, is where the node writes its checkpoint after
+	// every round (SaveCheckpoint). Resume starts from the checkpoint
+	// there: the node restores its state and joins the round whose window
+	// is open (wall-clock mode only: in lock-step the other nodes would
+	// wait for a round it already finished).
+	StateDir string
+	Resume   bool
+	Log      *slog.Logger
 }
 
 // driver runs one node.
@@ -128,9 +135,15 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 	}
 	defer d.close()
 	rounds := d.s.Rounds
-	last := -1
+	last, first := -1, 0
+	if cfg.Resume {
+		if first, err = d.resume(); err != nil {
+			return err
+		}
+		last = first - 1
+	}
 	defer func() { d.leave(last) }()
-	for r := 0; r < rounds; r++ {
+	for r := first; r < rounds; r++ {
 		if ctx.Err() != nil {
 			d.log.Info("stopping after the current round", "round", r)
 			break
@@ -148,12 +161,52 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 		if err != nil {
 			return fmt.Errorf("node %d round %d: %w", d.id, r, err)
 		}
+		if cfg.Resume && last == first-1 {
+			rec.ResumedAfter = first // the checkpoint's round + 1
+		}
 		if err := d.push(rec); err != nil {
 			return err
 		}
 		last = r
+		if d.cfg.StateDir != "" {
+			if err := d.checkpoint(r); err != nil {
+				return fmt.Errorf("node %d round %d: checkpoint: %w", d.id, r, err)
+			}
+		}
 	}
 	return d.push(&Record{Node: d.id, Round: -1, Done: true})
+}
+
+// resume restores the node from its checkpoint and returns the first
+// round to run.
+func (d *driver) resume() (int, error) {
+	switch {
+	case d.cfg.StateDir == "":
+		return 0, errors.New("resume needs the checkpoint directory")
+	case d.cfg.Mode != Wallclock:
+		return 0, errors.New("resume joins the wall-clock round that is open: it needs wall-clock mode (in lock-step the others wait for the rounds it missed)")
+	}
+	st, err := LoadCheckpoint(d.cfg.StateDir)
+	if err != nil {
+		return 0, fmt.Errorf("node %d: resume: %w", d.id, err)
+	}
+	if st.Round >= d.s.Rounds {
+		return 0, fmt.Errorf("node %d: resume: the checkpoint is of round %d of a %d-round run", d.id, st.Round, d.s.Rounds)
+	}
+	if err := experiment.Restore(d.n, st); err != nil {
+		return 0, fmt.Errorf("node %d: resume from %s: %w", d.id, d.cfg.StateDir, err)
+	}
+	d.log.Info("resumed from the checkpoint", "round", st.Round)
+	return st.Round + 1, nil
+}
+
+// checkpoint writes the node's state after round r.
+func (d *driver) checkpoint(r int) error {
+	st, err := experiment.Capture(d.n, r)
+	if err != nil {
+		return err
+	}
+	return SaveCheckpoint(d.cfg.StateDir, st)
 }
 
 // leave tells every peer that this node takes part in no round after
