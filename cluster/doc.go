@@ -52,6 +52,15 @@
 // resuming needs wall-clock mode (in lock-step the others would wait for
 // the rounds it missed).
 //
+// # Metrics
+//
+// NodeMetrics and MonitorMetrics (metrics.go) count what a node process
+// and the monitor do; ServeMetrics serves them at /metrics in the
+// Prometheus text exposition format, written here rather than with
+// prometheus/client_golang (a few counters and histograms do not need its
+// dependencies in a static binary). ParsePrometheus reads the format back
+// strictly (the tests scrape over HTTP and parse).
+//
 // # Transport: why our own ZMTP
 //
 // The paper's runtime uses ZeroMQ; so does this one, on the wire: ZMTP 3.1

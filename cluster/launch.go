@@ -44,6 +44,10 @@ type LaunchConfig struct {
 	// Stderr receives the monitor's progress, unless Quiet.
 	Stderr io.Writer
 	Quiet  bool
+	// MetricsPort, when positive, serves Prometheus metrics on the
+	// loopback interface: the monitor's at 127.0.0.1:MetricsPort, node
+	// i's at MetricsPort+1+i.
+	MetricsPort int
 }
 
 // ClusterDir is the subdirectory of a launched run's directory with what
@@ -157,7 +161,13 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 			}
 		}
 	}
-	monArgs := append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...)
+	metrics := func(k int) []string {
+		if lc.MetricsPort <= 0 {
+			return nil
+		}
+		return []string{"--metrics", "127.0.0.1:" + strconv.Itoa(lc.MetricsPort+k)}
+	}
+	monArgs := append(append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...), metrics(0)...)
 	if lc.Quiet {
 		monArgs = append(monArgs, "-q")
 	}
@@ -179,7 +189,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 			return err
 		}
 		logs[i] = f
-		args := append(append([]string{"node", "--id", strconv.Itoa(i)}, common...), nodeArgs...)
+		args := append(append(append([]string{"node", "--id", strconv.Itoa(i)}, common...), nodeArgs...), metrics(1+i)...)
 		if !lc.SeedKeys {
 			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
 		}

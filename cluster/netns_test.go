@@ -42,7 +42,7 @@ func (n *netns) in(h int, args ...string) {
 }
 
 func (n *netns) host(h int) string { return fmt.Sprintf("%s-h%d", n.prefix, h) }
-func addr(h int) string           { return fmt.Sprintf("10.77.0.%d", h+1) }
+func addr(h int) string            { return fmt.Sprintf("10.77.0.%d", h+1) }
 
 // newNetns makes hosts namespaces 10.77.0.1 … on a bridge, or skips the
 // test naming what is missing.
@@ -183,7 +183,7 @@ func TestNetnsLossBandwidthPartition(t *testing.T) {
 	// Every round, every node's record.
 	type nodeLine struct {
 		Round, Node, Rejected int
-		Missing                bool
+		Missing               bool
 	}
 	rejected := map[[2]int]int{}
 	lines := 0

@@ -92,7 +92,10 @@ type NodeConfig struct {
 	// wait for a round it already finished).
 	StateDir string
 	Resume   bool
-	Log      *slog.Logger
+	// Metrics, when set, is updated as the node runs (ServeMetrics serves
+	// it).
+	Metrics *NodeMetrics
+	Log     *slog.Logger
 }
 
 // driver runs one node.
@@ -274,7 +277,11 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		maxBuf = 64<<20 + 4*limits.MaxMessageBytes
 	}
 	d.in = newInbox(d.id, s.Nodes, dir, limits, maxBuf)
-	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*s.Nodes+16, d.in.handle); err != nil {
+	handle := func(frame []byte) bool {
+		cfg.Metrics.received(len(frame))
+		return d.in.handle(frame)
+	}
+	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*s.Nodes+16, handle); err != nil {
 		return nil, err
 	}
 	d.peers = make([]*Pusher, s.Nodes)
@@ -458,7 +465,8 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 			if to == d.id || d.drops.Dropped(r, d.id, to) {
 				continue
 			}
-			d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
+			ok := d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
+			d.cfg.Metrics.sent(len(b), true, ok)
 			counts[to]++
 		}
 	}
@@ -471,7 +479,7 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 		if err != nil {
 			return err
 		}
-		d.peers[to].Send(mk)
+		d.cfg.Metrics.sent(len(mk), false, d.peers[to].Send(mk))
 	}
 	return nil
 }
@@ -508,6 +516,7 @@ func (d *driver) push(rec *Record) error {
 	if v := s.Closed.Swap(0); v > 0 {
 		rec.Refused["closed"] += int(v) // connections closed after an unacceptable frame
 	}
+	d.cfg.Metrics.record(rec)
 	b, err := encodeRecord(rec, d.ident)
 	if err != nil {
 		return err

@@ -52,6 +52,8 @@ func (f *clusterFlags) source(c experiment.Config) (seed.Source, error) {
 	return nil, fmt.Errorf("--randomness %q: want private or seeded", f.randomness)
 }
 
+const metricsUsage = "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; :PORT binds 127.0.0.1 only)"
+
 // stopContext is cancelled by the first SIGINT or SIGTERM (a graceful stop
 // after the current round); a second one kills the process.
 func stopContext(ctx context.Context) context.Context {
@@ -66,7 +68,7 @@ func stopContext(ctx context.Context) context.Context {
 func nodeCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var id int
-	var key, epoch, state string
+	var key, epoch, state, metricsAddr string
 	var resume bool
 	var t cluster.Timing
 	cmd := &cobra.Command{
@@ -121,8 +123,18 @@ wall-clock round that is open (the rounds it missed are missing in the run).`,
 				level = slog.LevelInfo
 			}
 			log := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})).With("node", id)
-			return cluster.RunNode(stopContext(cmd.Context()), cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
-				Peers: peers, Timing: t, StateDir: state, Resume: resume, Log: log})
+			ctx := stopContext(cmd.Context())
+			var pm *cluster.NodeMetrics
+			if metricsAddr != "" {
+				pm = cluster.NewNodeMetrics(id)
+				a, err := cluster.ServeMetrics(context.WithoutCancel(ctx), metricsAddr, pm, log)
+				if err != nil {
+					return err
+				}
+				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
+			}
+			return cluster.RunNode(ctx, cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
+				Peers: peers, Timing: t, StateDir: state, Resume: resume, Metrics: pm, Log: log})
 		},
 	}
 	f.add(cmd)
@@ -133,6 +145,7 @@ wall-clock round that is open (the rounds it missed are missing in the run).`,
 	cmd.Flags().DurationVar(&t.Grace, "grace", 0, "wallclock: time kept free at the end of a round (default Δ/10)")
 	cmd.Flags().DurationVar(&t.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
 	cmd.Flags().StringVar(&state, "checkpoint", "", "write the node's checkpoint into this directory after every round")
+	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
