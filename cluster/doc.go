@@ -35,8 +35,8 @@
 //
 // # Checkpoints and --resume
 //
-// With NodeConfig.StateDir (`trellis node --checkpoint DIR`; the launch
-// gives every wall-clock node one under cluster/) a node writes its state
+// With NodeConfig.StateDir (`trellis node --checkpoint DIR`; `trellis
+// launch --checkpoints` gives every wall-clock node one under cluster/) a node writes its state
 // after every round, once its record is queued: parameters, model-local
 // and optimizer state, the strategy's state (strategy.Stateful: DMTT's
 // collaborators, R-DPFL's history, ...), its layers' (the trust state,
@@ -48,7 +48,7 @@
 // which checkpoint it restored (driver.jsonl's resumed_after), and the
 // other nodes lose nothing (they close their phases without it). A node
 // with layers that cannot save their state (DP's accountant, secure
-// aggregation's masks) refuses to checkpoint, and so to run with one;
+// aggregation's masks) refuses to start with a checkpoint directory;
 // resuming needs wall-clock mode (in lock-step the others would wait for
 // the rounds it missed).
 //

@@ -44,6 +44,11 @@ type LaunchConfig struct {
 	// Stderr receives the monitor's progress, unless Quiet.
 	Stderr io.Writer
 	Quiet  bool
+	// Checkpoints (wall-clock) gives every node a checkpoint directory,
+	// Out/cluster/node-I.state, so that a node that died can be restarted
+	// with `trellis node … --resume` (its command line is in its log's
+	// directory: the launch's own, plus --resume).
+	Checkpoints bool
 	// MetricsPort, when positive, serves Prometheus metrics on the
 	// loopback interface: the monitor's at 127.0.0.1:MetricsPort, node
 	// i's at MetricsPort+1+i.
@@ -124,6 +129,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	if err != nil {
 		return err
 	}
+	if lc.Checkpoints && t.Mode != Wallclock {
+		return errors.New("checkpoints are for wall-clock runs (a resumed node joins the open window): add --mode wallclock")
+	}
 	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", string(t.Mode)}
 	if lc.Randomness != "" {
 		common = append(common, "--randomness", lc.Randomness)
@@ -193,7 +201,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		if !lc.SeedKeys {
 			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
 		}
-		if t.Mode == Wallclock { // a node restarted with --resume goes on from here
+		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}
 		if err := start(fmt.Sprintf("node %d", i), args, f); err != nil {

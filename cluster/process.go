@@ -270,6 +270,13 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 			return nil, fmt.Errorf("node %d is Byzantine: %w", d.id, err)
 		}
 	}
+	if cfg.StateDir != "" && !cfg.Resume {
+		// Fail now, not after the first round, if the node's state cannot
+		// be saved (a layer without a snapshot: DP, secure aggregation).
+		if _, err := experiment.Capture(d.n, 0); err != nil {
+			return nil, fmt.Errorf("node %d cannot checkpoint: %w (run it without a checkpoint directory)", d.id, err)
+		}
+	}
 	d.global = s.GlobalTest != 0 && s.Data.Test != nil
 	limits := wire.DefaultLimits()
 	maxBuf := cfg.MaxBuffered

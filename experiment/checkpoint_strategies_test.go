@@ -66,6 +66,9 @@ func runRounds(t *testing.T, nodes []*node.Node, from, to int) {
 // keeps state across rounds (and FedAvg, which keeps none), DMTT with its
 // trust layer.
 func TestCheckpointResumesEveryStrategy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs eight small five-round experiments")
+	}
 	for _, name := range []string{"fedavg", "dmtt", "murmura", "rdpfl", "ditto", "afa", "gradient_tracking", "admm"} {
 		t.Run(name, func(t *testing.T) {
 			c := DefaultConfig()
