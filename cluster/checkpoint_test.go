@@ -14,6 +14,9 @@ import (
 // accountant's state is not saved) refuses to start with a checkpoint
 // directory, naming the layer, instead of failing after its first round.
 func TestCheckpointRefusedUpFront(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a DP node from its data")
+	}
 	_, s := testSetup(t, twoNodes+"[privacy]\nmode = \"node\"\nclip = 1.0\nnoise_multiplier = 1.0\ndelta = 1e-3\n")
 	sock, err := os.MkdirTemp("", "ck-")
 	if err != nil {

@@ -163,7 +163,14 @@ func TestParsePrometheusRefuses(t *testing.T) {
 // written with every node missing once the next round is complete,
 // instead of holding back every later round.
 func TestMonitorWritesARoundNobodyReported(t *testing.T) {
-	c, s := testSetup(t, twoNodes)
+	c, err := experiment.ParseConfig([]byte(twoNodes), "test config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SetupOf(c) // the monitor needs no data
+	if err != nil {
+		t.Fatal(err)
+	}
 	s = s.Defaults()
 	graph, err := s.Graph(s.Nodes, s.Seed)
 	if err != nil {
