@@ -1,10 +1,15 @@
 package cluster
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/trellis-fl/trellis/experiment"
 )
@@ -61,4 +66,16 @@ func LoadCheckpoint(dir string) (*experiment.State, error) {
 		}
 	}
 	return nil, fmt.Errorf("no checkpoint in %s: %w", dir, err)
+}
+
+// Fingerprint is the SHA-256 of c as TOML (the config the launch writes
+// and every node reads): a checkpoint names it, and --resume refuses a
+// checkpoint of another config.
+func Fingerprint(c experiment.Config) (string, error) {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(c); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return hex.EncodeToString(sum[:]), nil
 }

@@ -38,6 +38,15 @@ func TestCheckpointRefusedUpFront(t *testing.T) {
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("resume without a checkpoint: %v", err)
 	}
+	state := t.TempDir() + "/node-0.state"
+	if err := SaveCheckpoint(state, &experiment.State{Round: 0, Config: "aaaa"}); err != nil {
+		t.Fatal(err)
+	}
+	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: experiment.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
+		Timing: Timing{Mode: Wallclock, Epoch: time.Now(), Delta: time.Second}, StateDir: state, Resume: true, Fingerprint: "bbbb"})
+	if err == nil || !strings.Contains(err.Error(), "another config") {
+		t.Fatalf("resume from a checkpoint of another config: %v", err)
+	}
 }
 
 // SaveCheckpoint replaces the directory whole; a process killed between

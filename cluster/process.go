@@ -92,6 +92,9 @@ type NodeConfig struct {
 	// wait for a round it already finished).
 	StateDir string
 	Resume   bool
+	// Fingerprint names the config (Fingerprint) in the checkpoints;
+	// Resume refuses a checkpoint that names another.
+	Fingerprint string
 	// Metrics, when set, is updated as the node runs (ServeMetrics serves
 	// it).
 	Metrics *NodeMetrics
@@ -196,6 +199,9 @@ func (d *driver) resume() (int, error) {
 	if st.Round >= d.s.Rounds {
 		return 0, fmt.Errorf("node %d: resume: the checkpoint is of round %d of a %d-round run", d.id, st.Round, d.s.Rounds)
 	}
+	if st.Config != "" && d.cfg.Fingerprint != "" && st.Config != d.cfg.Fingerprint {
+		return 0, fmt.Errorf("node %d: resume: the checkpoint in %s is of a run of another config (resume with the config it ran)", d.id, d.cfg.StateDir)
+	}
 	if err := experiment.Restore(d.n, st); err != nil {
 		return 0, fmt.Errorf("node %d: resume from %s: %w", d.id, d.cfg.StateDir, err)
 	}
@@ -209,6 +215,7 @@ func (d *driver) checkpoint(r int) error {
 	if err != nil {
 		return err
 	}
+	st.Config = d.cfg.Fingerprint
 	return SaveCheckpoint(d.cfg.StateDir, st)
 }
 

@@ -24,6 +24,7 @@ import (
 //	                  "params": P, "model_state": M, "optimizer": O,
 //	                  "copy_optimizer": C, "strategy": S, "layers": L,
 //	                  "streams": {"name": "<base64 state>", ...},
+//	                  "config": "<the driver's fingerprint of the config>",
 //	                  "sha256": "<hex of checkpoint.bin>"}
 //	checkpoint.bin   P float32 parameters, M float32 of the model's local
 //	                 state (batch-norm statistics), O float32 optimizer
@@ -66,6 +67,9 @@ type State struct {
 	Strategy      []byte
 	Layers        []byte
 	Streams       map[string][]byte
+	// Config, when set, names the config the node ran (a driver's
+	// fingerprint of it): a restart checks it is the same.
+	Config string
 }
 
 // StateSaver is implemented by optimizers and strategies whose state must
@@ -93,6 +97,7 @@ type checkpointMeta struct {
 	Strategy   int               `json:"strategy"`
 	Layers     int               `json:"layers"`
 	Streams    map[string][]byte `json:"streams,omitempty"`
+	Config     string            `json:"config,omitempty"`
 	SHA256     string            `json:"sha256"`
 }
 
@@ -117,7 +122,7 @@ func Save(dir string, st *State) error {
 	meta := checkpointMeta{Format: checkpointFormat, Round: st.Round, Node: st.Node, Params: len(st.Params),
 		ModelState: len(st.ModelState), Optimizer: len(st.Optimizer), CopyOpt: len(st.CopyOptimizer),
 		Strategy: len(st.Strategy), Layers: len(st.Layers),
-		Streams: st.Streams, SHA256: hex.EncodeToString(sum[:])}
+		Streams: st.Streams, Config: st.Config, SHA256: hex.EncodeToString(sum[:])}
 	js, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return err
@@ -175,7 +180,8 @@ func Load(dir string) (*State, error) {
 	st := &State{Round: meta.Round, Node: meta.Node, Params: floats(0, meta.Params),
 		ModelState:    floats(4*meta.Params, meta.ModelState),
 		Optimizer:     floats(4*(meta.Params+meta.ModelState), meta.Optimizer),
-		CopyOptimizer: floats(4*(meta.Params+meta.ModelState+meta.Optimizer), meta.CopyOpt), Streams: meta.Streams}
+		CopyOptimizer: floats(4*(meta.Params+meta.ModelState+meta.Optimizer), meta.CopyOpt), Streams: meta.Streams,
+		Config: meta.Config}
 	if meta.Strategy > 0 {
 		st.Strategy = slices.Clone(bin[floatsEnd : floatsEnd+meta.Strategy])
 	}

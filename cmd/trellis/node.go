@@ -123,6 +123,10 @@ wall-clock round that is open (the rounds it missed are missing in the run).`,
 				level = slog.LevelInfo
 			}
 			log := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})).With("node", id)
+			fp, err := cluster.Fingerprint(c)
+			if err != nil {
+				return err
+			}
 			ctx := stopContext(cmd.Context())
 			var pm *cluster.NodeMetrics
 			if metricsAddr != "" {
@@ -134,7 +138,7 @@ wall-clock round that is open (the rounds it missed are missing in the run).`,
 				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
 			}
 			return cluster.RunNode(ctx, cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
-				Peers: peers, Timing: t, StateDir: state, Resume: resume, Metrics: pm, Log: log})
+				Peers: peers, Timing: t, StateDir: state, Resume: resume, Fingerprint: fp, Metrics: pm, Log: log})
 		},
 	}
 	f.add(cmd)
