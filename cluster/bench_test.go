@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -74,4 +77,58 @@ func BenchmarkTransfer1M(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 		})
 	}
+}
+
+// BenchmarkCheckpoint is a node's checkpoint after a round (Capture and
+// SaveCheckpoint: the directory replaced whole) for the DMTT node of
+// bench/cluster/dmtt-10.toml (the evidential MLP 784-256-128-10, SGD, the
+// trust layer), after one trained round.
+func BenchmarkCheckpoint(b *testing.B) {
+	c, err := experiment.LoadConfig(filepath.Join("..", "bench", "cluster", "dmtt-10.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tt, err := c.LoadData()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := c.Setup(tt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := s.BuildNode(0, experiment.NewSeedKeys(c.Seed, c.Nodes))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := n.Begin(0, node.Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := n.Train(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	for more := true; more; {
+		if _, more, err = n.Outbox(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := n.End(node.EndOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(b.TempDir(), "node-0.state")
+	var size int64
+	for b.Loop() {
+		st, err := experiment.Capture(n, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := SaveCheckpoint(dir, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, f := range []string{experiment.CheckpointBin, experiment.CheckpointJSON} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			size += fi.Size()
+		}
+	}
+	b.ReportMetric(float64(size), "bytes/checkpoint")
 }

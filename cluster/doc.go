@@ -33,6 +33,34 @@
 // current round; it then tells every peer it leaves (a leave marker), so
 // no phase waits for it.
 //
+// # Checkpoints and --resume
+//
+// With NodeConfig.StateDir (`trellis node --checkpoint DIR`; `trellis
+// launch --checkpoints` gives every wall-clock node one under cluster/) a node writes its state
+// after every round, once its record is queued: parameters, model-local
+// and optimizer state, the strategy's state (strategy.Stateful: DMTT's
+// collaborators, R-DPFL's history, ...), its layers' (the trust state,
+// trust.State.MarshalBinary) and its training data's position
+// (experiment.Capture, checkpoint.go: replaced whole, never half-written).
+// A node killed and restarted with --resume restores it and joins the
+// window that is open: the rounds it missed are missing in the run (the
+// monitor writes them without its record, marked), its first record says
+// which checkpoint it restored (driver.jsonl's resumed_after), and the
+// other nodes lose nothing (they close their phases without it). A node
+// with layers that cannot save their state (DP's accountant, secure
+// aggregation's masks) refuses to start with a checkpoint directory;
+// resuming needs wall-clock mode (in lock-step the others would wait for
+// the rounds it missed).
+//
+// # Metrics
+//
+// NodeMetrics and MonitorMetrics (metrics.go) count what a node process
+// and the monitor do; ServeMetrics serves them at /metrics in the
+// Prometheus text exposition format, written here rather than with
+// prometheus/client_golang (a few counters and histograms do not need its
+// dependencies in a static binary). ParsePrometheus reads the format back
+// strictly (the tests scrape over HTTP and parse).
+//
 // # Transport: why our own ZMTP
 //
 // The paper's runtime uses ZeroMQ; so does this one, on the wire: ZMTP 3.1

@@ -102,6 +102,10 @@ type Record struct {
 	RoundSeconds, TrainSeconds float64
 	// Done marks the node's last record (it stops after it).
 	Done bool
+	// ResumedAfter, on the first record of a node restarted with
+	// --resume, is the round of the checkpoint it restored, plus one (0
+	// otherwise).
+	ResumedAfter int
 }
 
 // encodeRecord signs and encodes a record.

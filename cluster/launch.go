@@ -44,6 +44,15 @@ type LaunchConfig struct {
 	// Stderr receives the monitor's progress, unless Quiet.
 	Stderr io.Writer
 	Quiet  bool
+	// Checkpoints (wall-clock) gives every node a checkpoint directory,
+	// Out/cluster/node-I.state, so that a node that died can be restarted
+	// with `trellis node … --resume` (its command line is in its log's
+	// directory: the launch's own, plus --resume).
+	Checkpoints bool
+	// MetricsPort, when positive, serves Prometheus metrics on the
+	// loopback interface: the monitor's at 127.0.0.1:MetricsPort, node
+	// i's at MetricsPort+1+i.
+	MetricsPort int
 }
 
 // ClusterDir is the subdirectory of a launched run's directory with what
@@ -120,6 +129,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	if err != nil {
 		return err
 	}
+	if lc.Checkpoints && t.Mode != Wallclock {
+		return errors.New("checkpoints are for wall-clock runs (a resumed node joins the open window): add --mode wallclock")
+	}
 	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", string(t.Mode)}
 	if lc.Randomness != "" {
 		common = append(common, "--randomness", lc.Randomness)
@@ -157,7 +169,13 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 			}
 		}
 	}
-	monArgs := append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...)
+	metrics := func(k int) []string {
+		if lc.MetricsPort <= 0 {
+			return nil
+		}
+		return []string{"--metrics", "127.0.0.1:" + strconv.Itoa(lc.MetricsPort+k)}
+	}
+	monArgs := append(append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...), metrics(0)...)
 	if lc.Quiet {
 		monArgs = append(monArgs, "-q")
 	}
@@ -179,9 +197,12 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 			return err
 		}
 		logs[i] = f
-		args := append(append([]string{"node", "--id", strconv.Itoa(i)}, common...), nodeArgs...)
+		args := append(append(append([]string{"node", "--id", strconv.Itoa(i)}, common...), nodeArgs...), metrics(1+i)...)
 		if !lc.SeedKeys {
 			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
+		}
+		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
+			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}
 		if err := start(fmt.Sprintf("node %d", i), args, f); err != nil {
 			stopAll(syscall.SIGKILL)

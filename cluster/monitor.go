@@ -37,7 +37,10 @@ type MonitorConfig struct {
 	// (wall-clock mode: a node died); 0 waits for every node's record.
 	Gap      time.Duration
 	Progress experiment.Progress
-	Log      *slog.Logger
+	// Metrics, when set, is updated as records arrive and rounds are
+	// written (ServeMetrics serves it).
+	Metrics *MonitorMetrics
+	Log     *slog.Logger
 }
 
 // stopWait is how long a stopped monitor waits for the nodes to finish
@@ -85,8 +88,10 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 		rec, err := decodeRecord(frame, cfg.Directory)
 		if err != nil || rec.Node < 0 || rec.Node >= s.Nodes || rec.Round < -1 || rec.Round >= s.Rounds {
 			log.Warn("record refused", "err", err)
+			cfg.Metrics.received(len(frame), false)
 			return false
 		}
+		cfg.Metrics.received(len(frame), true)
 		select {
 		case records <- rec:
 		case <-quit:
@@ -109,7 +114,7 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 	}
 	defer df.Close()
 	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log,
-		prev: time.Now(), driver: json.NewEncoder(df)}
+		prev: time.Now(), driver: json.NewEncoder(df), metrics: cfg.Metrics}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// A stop (ctx) lets the nodes finish their current round: the monitor
@@ -178,8 +183,9 @@ type monitor struct {
 	log   *slog.Logger
 	// prev is when the previous round's last record arrived (the
 	// monitor's start for round 0).
-	prev   time.Time
-	driver *json.Encoder
+	prev    time.Time
+	driver  *json.Encoder
+	metrics *MonitorMetrics
 }
 
 // DriverFile is the file of a deployed run's directory with what the
@@ -196,6 +202,9 @@ type driverLine struct {
 	Refused      map[string]int `json:"refused,omitempty"`
 	RoundSeconds float64        `json:"round_seconds"`
 	TrainSeconds float64        `json:"train_seconds"`
+	// ResumedAfter is the checkpoint's round, on the first record of a
+	// node restarted with --resume.
+	ResumedAfter *int `json:"resumed_after,omitempty"`
 }
 
 func (m *monitor) add(rec *Record) error {
@@ -212,8 +221,7 @@ func (m *monitor) add(rec *Record) error {
 	}
 	p := m.pend[rec.Round]
 	if p == nil {
-		p = &pending{ready: make([]node.Ready, m.s.Nodes), got: make([]bool, m.s.Nodes), first: time.Now(),
-			records: make([]*Record, m.s.Nodes)}
+		p = m.newPending()
 		m.pend[rec.Round] = p
 	}
 	if p.got[rec.Node] {
@@ -225,9 +233,16 @@ func (m *monitor) add(rec *Record) error {
 	return nil
 }
 
+func (m *monitor) newPending() *pending {
+	return &pending{ready: make([]node.Ready, m.s.Nodes), got: make([]bool, m.s.Nodes), first: time.Now(),
+		records: make([]*Record, m.s.Nodes)}
+}
+
 // flush writes the rounds that are complete, in order; with gap > 0 also
-// a round that waited gap, and with all every round up to the first that
-// has no record.
+// a round that waited gap, and with all every round up to the last that
+// has a record. A round of which no record came (every node missed it:
+// they all started late) is written, every node missing, once a later
+// round could be written.
 func (m *monitor) flush(gap time.Duration, all bool) error {
 	for m.next < m.s.Rounds {
 		p := m.pend[m.next]
@@ -235,6 +250,9 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		case p != nil && p.n == m.s.Nodes:
 		case p != nil && gap > 0 && time.Since(p.first) > gap:
 		case all && p != nil:
+		case p == nil && m.later(gap, all):
+			p = m.newPending()
+			p.first = time.Time{}
 		default:
 			return nil
 		}
@@ -245,6 +263,17 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		m.next++
 	}
 	return nil
+}
+
+// later reports whether a round after m.next has records and could be
+// written (it waited gap, or all).
+func (m *monitor) later(gap time.Duration, all bool) bool {
+	for r, p := range m.pend {
+		if r > m.next && (all || p.n == m.s.Nodes || gap > 0 && time.Since(p.first) > gap) {
+			return true
+		}
+	}
+	return false
 }
 
 // write builds round r's record as the simulator does and writes it. Its
@@ -263,8 +292,12 @@ func (m *monitor) write(r int, p *pending) error {
 		rec.Nodes[i] = metrics.NodeRound{Node: i, Byzantine: m.byz[i], Missing: !p.got[i]}
 		if x := p.records[i]; x != nil {
 			rec.Nodes[i].BytesSent, rec.Nodes[i].ClaimBytes = x.BytesSent, x.ClaimBytes
-			if err := m.driver.Encode(driverLine{Round: r, Node: i, Late: x.Late, Missing: x.Missing, Refused: x.Refused,
-				RoundSeconds: x.RoundSeconds, TrainSeconds: x.TrainSeconds}); err != nil {
+			dl := driverLine{Round: r, Node: i, Late: x.Late, Missing: x.Missing, Refused: x.Refused,
+				RoundSeconds: x.RoundSeconds, TrainSeconds: x.TrainSeconds}
+			if x.ResumedAfter > 0 {
+				dl.ResumedAfter = new(x.ResumedAfter - 1)
+			}
+			if err := m.driver.Encode(dl); err != nil {
 				return err
 			}
 			t.TrainSeconds = max(t.TrainSeconds, x.TrainSeconds)
@@ -275,6 +308,7 @@ func (m *monitor) write(r int, p *pending) error {
 		m.log.Warn("round written without some nodes' records", "round", r, "missing", missing)
 	}
 	sim.Record(rec, m.graph.At(r), m.byz, p.ready)
+	m.metrics.written(r, p, t.Seconds, n)
 	m.rd.Timing(t)
 	return m.rd.Round(rec)
 }

@@ -85,7 +85,20 @@ type NodeConfig struct {
 	// MaxBuffered bounds the bytes held per sender (default 64 MiB plus
 	// four of the largest messages the limits allow).
 	MaxBuffered int
-	Log         *slog.Logger
+	// StateDir, when set, is where the node writes its checkpoint after
+	// every round (SaveCheckpoint). Resume starts from the checkpoint
+	// there: the node restores its state and joins the round whose window
+	// is open (wall-clock mode only: in lock-step the other nodes would
+	// wait for a round it already finished).
+	StateDir string
+	Resume   bool
+	// Fingerprint names the config (Fingerprint) in the checkpoints;
+	// Resume refuses a checkpoint that names another.
+	Fingerprint string
+	// Metrics, when set, is updated as the node runs (ServeMetrics serves
+	// it).
+	Metrics *NodeMetrics
+	Log     *slog.Logger
 }
 
 // driver runs one node.
@@ -128,9 +141,15 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 	}
 	defer d.close()
 	rounds := d.s.Rounds
-	last := -1
+	last, first := -1, 0
+	if cfg.Resume {
+		if first, err = d.resume(); err != nil {
+			return err
+		}
+		last = first - 1
+	}
 	defer func() { d.leave(last) }()
-	for r := 0; r < rounds; r++ {
+	for r := first; r < rounds; r++ {
 		if ctx.Err() != nil {
 			d.log.Info("stopping after the current round", "round", r)
 			break
@@ -148,12 +167,56 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 		if err != nil {
 			return fmt.Errorf("node %d round %d: %w", d.id, r, err)
 		}
+		if cfg.Resume && last == first-1 {
+			rec.ResumedAfter = first // the checkpoint's round + 1
+		}
 		if err := d.push(rec); err != nil {
 			return err
 		}
 		last = r
+		if d.cfg.StateDir != "" {
+			if err := d.checkpoint(r); err != nil {
+				return fmt.Errorf("node %d round %d: checkpoint: %w", d.id, r, err)
+			}
+		}
 	}
 	return d.push(&Record{Node: d.id, Round: -1, Done: true})
+}
+
+// resume restores the node from its checkpoint and returns the first
+// round to run.
+func (d *driver) resume() (int, error) {
+	switch {
+	case d.cfg.StateDir == "":
+		return 0, errors.New("resume needs the checkpoint directory")
+	case d.cfg.Mode != Wallclock:
+		return 0, errors.New("resume joins the wall-clock round that is open: it needs wall-clock mode (in lock-step the others wait for the rounds it missed)")
+	}
+	st, err := LoadCheckpoint(d.cfg.StateDir)
+	if err != nil {
+		return 0, fmt.Errorf("node %d: resume: %w", d.id, err)
+	}
+	if st.Round >= d.s.Rounds {
+		return 0, fmt.Errorf("node %d: resume: the checkpoint is of round %d of a %d-round run", d.id, st.Round, d.s.Rounds)
+	}
+	if st.Config != "" && d.cfg.Fingerprint != "" && st.Config != d.cfg.Fingerprint {
+		return 0, fmt.Errorf("node %d: resume: the checkpoint in %s is of a run of another config (resume with the config it ran)", d.id, d.cfg.StateDir)
+	}
+	if err := experiment.Restore(d.n, st); err != nil {
+		return 0, fmt.Errorf("node %d: resume from %s: %w", d.id, d.cfg.StateDir, err)
+	}
+	d.log.Info("resumed from the checkpoint", "round", st.Round)
+	return st.Round + 1, nil
+}
+
+// checkpoint writes the node's state after round r.
+func (d *driver) checkpoint(r int) error {
+	st, err := experiment.Capture(d.n, r)
+	if err != nil {
+		return err
+	}
+	st.Config = d.cfg.Fingerprint
+	return SaveCheckpoint(d.cfg.StateDir, st)
 }
 
 // leave tells every peer that this node takes part in no round after
@@ -214,6 +277,13 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 			return nil, fmt.Errorf("node %d is Byzantine: %w", d.id, err)
 		}
 	}
+	if cfg.StateDir != "" && !cfg.Resume {
+		// Fail now, not after the first round, if the node's state cannot
+		// be saved (a layer without a snapshot: DP, secure aggregation).
+		if _, err := experiment.Capture(d.n, 0); err != nil {
+			return nil, fmt.Errorf("node %d cannot checkpoint: %w (run it without a checkpoint directory)", d.id, err)
+		}
+	}
 	d.global = s.GlobalTest != 0 && s.Data.Test != nil
 	limits := wire.DefaultLimits()
 	maxBuf := cfg.MaxBuffered
@@ -221,7 +291,11 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		maxBuf = 64<<20 + 4*limits.MaxMessageBytes
 	}
 	d.in = newInbox(d.id, s.Nodes, dir, limits, maxBuf)
-	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*s.Nodes+16, d.in.handle); err != nil {
+	handle := func(frame []byte) bool {
+		cfg.Metrics.received(len(frame))
+		return d.in.handle(frame)
+	}
+	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*s.Nodes+16, handle); err != nil {
 		return nil, err
 	}
 	d.peers = make([]*Pusher, s.Nodes)
@@ -405,7 +479,8 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 			if to == d.id || d.drops.Dropped(r, d.id, to) {
 				continue
 			}
-			d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
+			ok := d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
+			d.cfg.Metrics.sent(len(b), true, ok)
 			counts[to]++
 		}
 	}
@@ -418,7 +493,7 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 		if err != nil {
 			return err
 		}
-		d.peers[to].Send(mk)
+		d.cfg.Metrics.sent(len(mk), false, d.peers[to].Send(mk))
 	}
 	return nil
 }
@@ -455,6 +530,7 @@ func (d *driver) push(rec *Record) error {
 	if v := s.Closed.Swap(0); v > 0 {
 		rec.Refused["closed"] += int(v) // connections closed after an unacceptable frame
 	}
+	d.cfg.Metrics.record(rec)
 	b, err := encodeRecord(rec, d.ident)
 	if err != nil {
 		return err

@@ -202,12 +202,13 @@ func TestLaunchRefusesOmniscientAttack(t *testing.T) {
 }
 
 // TestWallclockSurvivesKilledNode: in wall-clock mode (Δ = 2 s), node 3
-// is killed with SIGKILL after round 0 was written, and restarted (without
-// a checkpoint: a fresh model) once round 1 was; node 2 gets SIGTERM then.
-// Node 2 stops cleanly after its current round (exit 0), nodes 0 and 1
-// finish every round, the restarted node 3 joins the open round (its peers
-// reconnect to it) and finishes the run, and the monitor writes every
-// round, marking the records that never came.
+// is killed with SIGKILL once its checkpoint after round 0 (or later) is
+// on disk, and restarted with --resume once two rounds were written; node
+// 2 gets SIGTERM then. Node 2 stops cleanly after its current round (exit
+// 0), nodes 0 and 1 finish every round, the restarted node 3 restores its
+// checkpoint (its first record says which), joins the open round (its
+// peers reconnect to it) and finishes the run, checkpointing every round,
+// and the monitor writes every round, marking the records that never came.
 func TestWallclockSurvivesKilledNode(t *testing.T) {
 	bin := trellisBinary(t)
 	const rounds = 8
@@ -246,8 +247,16 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	}
 	mon := start(append([]string{"monitor", "-o", out, "--gap", "4s"}, common...)...)
 	var nodes []*exec.Cmd
+	state := func(i int) string { return filepath.Join(dir, fmt.Sprintf("node-%d.state", i)) }
 	nodeArgs := func(i int) []string {
-		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s"}, common...)
+		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s", "--checkpoint", state(i)}, common...)
+	}
+	checkpointRound := func(i int) int {
+		st, err := cluster.LoadCheckpoint(state(i))
+		if err != nil {
+			return -1
+		}
+		return st.Round
 	}
 	for i := range 4 {
 		nodes = append(nodes, start(nodeArgs(i)...))
@@ -264,10 +273,16 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 		t.Fatalf("fewer than %d rounds written", n)
 	}
 	waitRounds(1)
+	for deadline := time.Now().Add(time.Minute); checkpointRound(3) < 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("node 3 wrote no checkpoint")
+		}
+	}
 	_ = nodes[3].Process.Signal(syscall.SIGKILL)
 	_ = nodes[3].Wait()
-	waitRounds(2)
-	nodes[3] = start(nodeArgs(3)...)
+	killedAt := checkpointRound(3)
+	waitRounds(killedAt + 3)
+	nodes[3] = start(append(nodeArgs(3), "--resume")...)
 	_ = nodes[2].Process.Signal(syscall.SIGTERM)
 	for i, n := range nodes {
 		if err := n.Wait(); err != nil {
@@ -313,8 +328,15 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	if lastMissing3 {
 		t.Errorf("the restarted node 3 has no record of the last round: it did not rejoin")
 	}
-	if d, err := os.ReadFile(filepath.Join(out, cluster.DriverFile)); err != nil || !bytes.Contains(d, []byte(`"missing_markers":[`)) {
+	d, err := os.ReadFile(filepath.Join(out, cluster.DriverFile))
+	if err != nil || !bytes.Contains(d, []byte(`"missing_markers":[`)) {
 		t.Errorf("%s does not list the missing markers (err %v)", cluster.DriverFile, err)
+	}
+	if !bytes.Contains(d, []byte(`"node":3,`)) || !bytes.Contains(d, []byte(fmt.Sprintf(`"resumed_after":%d}`, killedAt))) {
+		t.Errorf("%s has no record of node 3 resumed after round %d", cluster.DriverFile, killedAt)
+	}
+	if r := checkpointRound(3); r != rounds-1 {
+		t.Errorf("the resumed node's checkpoint is of round %d, want %d", r, rounds-1)
 	}
 	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err != nil {
 		t.Errorf("no summary: %v", err)

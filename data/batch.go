@@ -24,6 +24,8 @@ type Batcher struct {
 	pos   int
 	rng   *rand.Rand
 	tf    Transform
+	// resets counts the Resets since NewBatcher's (Position, Seek).
+	resets uint64
 }
 
 // NewBatcher returns a batcher over idx (copied once, 4 bytes per sample;
@@ -34,6 +36,7 @@ type Batcher struct {
 func NewBatcher(d *Dataset, idx []int32, rng *rand.Rand, tf Transform) *Batcher {
 	b := &Batcher{d: d, order: append([]int32(nil), idx...), rng: rng, tf: tf}
 	b.Reset()
+	b.resets = 0
 	return b
 }
 
@@ -43,6 +46,7 @@ func (b *Batcher) Len() int { return len(b.order) }
 // Reset starts a new epoch, reshuffling when the batcher has an rng.
 func (b *Batcher) Reset() {
 	b.pos = 0
+	b.resets++
 	if b.rng != nil {
 		shuffle32(b.rng, b.order)
 	}

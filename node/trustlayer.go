@@ -62,6 +62,12 @@ func (t *TrustLayer) Begin(r int, hood Neighborhood) error {
 		t.ts = ts
 	}
 	t.hood = hood
+	if t.ts.Round()+1 < uint64(r) {
+		// Rounds were skipped (a node restarted from its checkpoint joins
+		// the open round): the claims chosen for the round after the last
+		// one are stale now, and forwarding them would count against it.
+		t.fwd = nil
+	}
 	if err := t.ts.BeginRound(uint64(r)); err != nil {
 		return err
 	}

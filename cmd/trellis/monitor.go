@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 func monitorCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var gap time.Duration
+	var metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "monitor --config CFG --peers PEERS [-o DIR]",
 		Short: "receive a deployed run's records and write its run directory (passive: never sends to nodes)",
@@ -49,9 +52,21 @@ func monitorCmd(o *options) *cobra.Command {
 			}
 			bar := newProgress(o.stderr, o.quiet)
 			ctx := stopContext(cmd.Context())
+			var pm *cluster.MonitorMetrics
+			if metricsAddr != "" {
+				pm = cluster.NewMonitorMetrics()
+				log := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+				a, err := cluster.ServeMetrics(context.WithoutCancel(ctx), metricsAddr, pm, log)
+				if err != nil {
+					return err
+				}
+				if !o.quiet {
+					fmt.Fprintf(o.stderr, "metrics at http://%s/metrics\n", a)
+				}
+			}
 			fin, err := cluster.RunMonitor(ctx, cluster.MonitorConfig{
 				Config: c, Setup: s, Endpoint: peers.Monitor, Directory: dir, Dir: out,
-				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap,
+				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap, Metrics: pm,
 				Progress: func(r *metrics.Round, rounds int) {
 					bar.update(fmt.Sprintf("round %d/%d honest acc %.3f", r.Round+1, rounds, r.HonestLocalAcc), r.Round+1, rounds)
 				},
@@ -70,6 +85,7 @@ func monitorCmd(o *options) *cobra.Command {
 		},
 	}
 	f.add(cmd)
+	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().DurationVar(&gap, "gap", 0, "write a round this long after its first record even if some nodes never reported (0: wait for all)")
 	return cmd
 }

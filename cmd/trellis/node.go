@@ -52,6 +52,8 @@ func (f *clusterFlags) source(c experiment.Config) (seed.Source, error) {
 	return nil, fmt.Errorf("--randomness %q: want private or seeded", f.randomness)
 }
 
+const metricsUsage = "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; :PORT binds 127.0.0.1 only)"
+
 // stopContext is cancelled by the first SIGINT or SIGTERM (a graceful stop
 // after the current round); a second one kills the process.
 func stopContext(ctx context.Context) context.Context {
@@ -66,7 +68,8 @@ func stopContext(ctx context.Context) context.Context {
 func nodeCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var id int
-	var key, epoch string
+	var key, epoch, state, metricsAddr string
+	var resume bool
 	var t cluster.Timing
 	cmd := &cobra.Command{
 		Use:   "node --config CFG --id I --peers PEERS [--key FILE]",
@@ -76,7 +79,10 @@ the peers file, runs every round (lock-step, or on the wall-clock epoch t0 + kΔ
 exchanges signed messages with the round's neighbours over ZeroMQ (ZMTP 3.1), and
 pushes its per-round record to the monitor. Without --key, keys derive from the
 seed (simulation keys: anyone who knows the seed can forge them). SIGINT or SIGTERM
-stops it after the current round.`,
+stops it after the current round. With --checkpoint DIR it writes its state there
+after every round (atomically); --resume restarts from it after a crash or a kill:
+the node restores its model, optimizer, strategy and trust state and joins the
+wall-clock round that is open (the rounds it missed are missing in the run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, peers, err := f.load()
@@ -104,6 +110,9 @@ stops it after the current round.`,
 			}
 			s.Random = src
 			t.Mode = cluster.Mode(f.mode)
+			if resume && state == "" {
+				return fmt.Errorf("--resume needs --checkpoint DIR (where the node wrote its checkpoints)")
+			}
 			if epoch != "" {
 				if t.Epoch, err = time.Parse(time.RFC3339Nano, epoch); err != nil {
 					return fmt.Errorf("--epoch: %w (want RFC 3339, e.g. 2026-12-01T16:00:00Z)", err)
@@ -114,8 +123,22 @@ stops it after the current round.`,
 				level = slog.LevelInfo
 			}
 			log := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})).With("node", id)
-			return cluster.RunNode(stopContext(cmd.Context()), cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
-				Peers: peers, Timing: t, Log: log})
+			fp, err := cluster.Fingerprint(c)
+			if err != nil {
+				return err
+			}
+			ctx := stopContext(cmd.Context())
+			var pm *cluster.NodeMetrics
+			if metricsAddr != "" {
+				pm = cluster.NewNodeMetrics(id)
+				a, err := cluster.ServeMetrics(context.WithoutCancel(ctx), metricsAddr, pm, log)
+				if err != nil {
+					return err
+				}
+				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
+			}
+			return cluster.RunNode(ctx, cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
+				Peers: peers, Timing: t, StateDir: state, Resume: resume, Fingerprint: fp, Metrics: pm, Log: log})
 		},
 	}
 	f.add(cmd)
@@ -125,6 +148,9 @@ stops it after the current round.`,
 	cmd.Flags().DurationVar(&t.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
 	cmd.Flags().DurationVar(&t.Grace, "grace", 0, "wallclock: time kept free at the end of a round (default Δ/10)")
 	cmd.Flags().DurationVar(&t.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
+	cmd.Flags().StringVar(&state, "checkpoint", "", "write the node's checkpoint into this directory after every round")
+	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
+	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
 }
