@@ -226,6 +226,16 @@ func collectRuns(dir string) ([]RunResult, []string, error) {
 	// With explicit labels (sweep variants), a key that is constant within
 	// each label is part of the method, not a sweep point.
 	labeled := slices.ContainsFunc(cfgs, func(c experiment.Config) bool { return c.RunLabel != "" })
+	if labeled && variantsSpanStrategies(cfgs) {
+		// The variants are sweep points (e.g. one attack each, their keys
+		// then swept keys) and the grid sweeps strategies: the strategy is
+		// the method.
+		labeled = false
+		for i, c := range cfgs {
+			c.RunLabel = ""
+			runs[i].Label = c.Label()
+		}
+	}
 	var keys []string
 	for k, v := range values[0] {
 		if k == "seed" || k == "name" || k == "label" || slices.Contains(experiment.LabelKeys(), k) || strings.HasPrefix(k, "run.") {
@@ -258,6 +268,21 @@ func shortKey(k string) string {
 		return k[i+1:]
 	}
 	return k
+}
+
+// variantsSpanStrategies reports whether some sweep variant holds runs of
+// different strategies (different labels once the variant's is removed).
+func variantsSpanStrategies(cfgs []experiment.Config) bool {
+	seen := map[string]string{}
+	for _, c := range cfgs {
+		v := c.RunLabel
+		c.RunLabel = ""
+		if l, ok := seen[v]; ok && l != c.Label() {
+			return true
+		}
+		seen[v] = c.Label()
+	}
+	return false
 }
 
 // fixedPerLabel reports whether key k has one value among the runs of each
