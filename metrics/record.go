@@ -39,6 +39,18 @@ type NodeRound struct {
 	// layer (absent otherwise).
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	Delta   *float64 `json:"delta,omitempty"`
+	// SecAgg is the node's secure-aggregation round, when it runs the
+	// layer (absent otherwise).
+	SecAgg *SecAggRound `json:"secagg,omitempty"`
+}
+
+// SecAggRound is a node's secure aggregation in one round: the size of its
+// group (members besides itself), how many inputs its sum held, and
+// whether the sum failed so that the node kept its own model.
+type SecAggRound struct {
+	Members   int  `json:"members"`
+	Survivors int  `json:"survivors"`
+	Fallback  bool `json:"fallback,omitempty"`
 }
 
 // Score is one agreement score a node gave a sender.

@@ -14,8 +14,9 @@ import (
 // with the same tag, in sender-id order; it is built here, by the driver, so
 // no honest code ever sees it.
 //
-// Byzantine claims go through claimAdversary first; every message a
-// Byzantine node sends is then renumbered and signed with its key.
+// Byzantine claims go through claimAdversary first, and a privacy layer's
+// messages pass unchanged; every message a Byzantine node sends is then
+// renumbered and signed with its key.
 func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Message) error {
 	if len(r.cfg.Byzantine) == 0 {
 		return nil
@@ -25,6 +26,16 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 		var err error
 		if claims[b], err = r.claimAdversary(round, g, b, outbox[b]); err != nil {
 			return err
+		}
+		// A privacy layer's messages (keys, shares, masked inputs,
+		// ciphertexts) go out as the node made them: the node runs the
+		// honest protocol on what it trained (a data attack poisons that);
+		// only its vectors are crafted.
+		for _, m := range outbox[b] {
+			if m.Kind != wire.KindVector && m.Kind != wire.KindClaim {
+				c := *m
+				claims[b] = append(claims[b], &c)
+			}
 		}
 	}
 	if r.cfg.Attack == nil {
