@@ -72,6 +72,9 @@ type Setup struct {
 	Trust *trust.Config
 	// Privacy, if set, gives every node a DP layer (experiment/privacy.go).
 	Privacy *Privacy
+	// SecAgg, if set, gives every node a secure-aggregation layer after
+	// it (experiment/secagg.go).
+	SecAgg *SecAgg
 	// ByzantineIdle and Claims are sim.Config's.
 	ByzantineIdle bool
 	Claims        sim.ClaimAttack
@@ -272,6 +275,9 @@ func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
 		cfg.Trust = &tc
 	}
 	if err := p.addPrivacy(i, &cfg); err != nil {
+		return nil, err
+	}
+	if err := p.addSecAgg(i, &cfg); err != nil {
 		return nil, err
 	}
 	if len(p.splits[i].Val) > 0 {

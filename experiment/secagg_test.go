@@ -1,0 +1,106 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+// Every bad [secagg] value is an error naming the key, the value and what
+// is allowed.
+func TestSecAggKeysAreChecked(t *testing.T) {
+	for _, c := range []struct{ toml, want string }{
+		{"[secagg]\nmode = \"star\"", `secagg.mode = "star": want "none", "neighbourhood" or "screened"`},
+		{"[secagg]\nmode = \"neighbourhood\"", "secagg.threshold = 0: need a whole number ≥ 2"},
+		{"[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\nscale_bits = 30", "secagg.scale_bits = 30: allowed range 1 to 24"},
+		{"[secagg]\nmode = \"screened\"\nthreshold = 2", "screened groups need the trust layer"},
+		{"[strategy]\nname = \"local\"\n[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\nacross = true", "secagg.across = true: the strategy must send its model only"},
+		{"[strategy]\nname = \"robust\"\n[secagg]\nmode = \"neighbourhood\"\nthreshold = 2", `strategy.name = "robust": secagg with across = false`},
+		{"[privacy]\nmode = \"node\"\nnoise_multiplier = 1.0\n[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\nacross = true", "node-level DP covers the noisy model"},
+	} {
+		_, err := ParseConfig([]byte(c.toml+"\n"), "s.toml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.toml, err, c.want)
+		}
+	}
+	_, err := ParseConfig([]byte("[secagg]\nthresold = 2\n"), "s.toml")
+	if err == nil || !strings.Contains(err.Error(), `(did you mean "secagg.threshold"?)`) {
+		t.Errorf("misspelt key: %v", err)
+	}
+}
+
+// A threshold no group can meet is refused before the run: above a node's
+// degree, or so low that 2t ≤ n.
+func TestSecAggImpossibleGroupsRefusedBeforeTheRun(t *testing.T) {
+	for _, c := range []struct{ extra, want string }{
+		{"[secagg]\nmode = \"neighbourhood\"\nthreshold = 4\n", "secagg.threshold = 4: node 0 has 3 neighbours, so its group can never reach t"},
+		{"[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\n", "node 0's group of 4 needs t > 2"},
+	} {
+		c0 := tinyConfig(t, c.extra)
+		if strings.Contains(c.extra, "threshold = 2") {
+			c0.Nodes = 5
+		}
+		tt, err := c0.LoadData()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c0.Setup(tt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.extra, err, c.want)
+		}
+	}
+}
+
+// A run with secure aggregation in neighbourhoods: every node's group sum
+// succeeds, and the accuracy is FedAvg's (the group mean is FedAvg's
+// uniform average up to fixed-point rounding). Screened groups with a
+// robust rule across the groups' means run too.
+func TestSecAggRun(t *testing.T) {
+	plain := tinyConfig(t, "")
+	sec := tinyConfig(t, "[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\n")
+	var acc [2]float64
+	for k, c := range []Config{plain, sec} {
+		dir := t.TempDir()
+		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := lastRound(dir + "/" + MetricsFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nr := range recs {
+			acc[k] += nr.GlobalAcc / float64(len(recs))
+			if k == 0 {
+				continue
+			}
+			if sa := nr.SecAgg; sa == nil || sa.Fallback || sa.Members != 3 || sa.Survivors != 3 {
+				t.Fatalf("node %d: %+v", nr.Node, nr.SecAgg)
+			}
+			if nr.Rejected != 0 {
+				t.Fatalf("node %d: %d rejected", nr.Node, nr.Rejected)
+			}
+		}
+	}
+	if math.Abs(acc[0]-acc[1]) > 0.01 {
+		t.Errorf("global accuracy: FedAvg %.4f, secagg %.4f", acc[0], acc[1])
+	}
+	if testing.Short() {
+		return
+	}
+	across := tinyConfig(t, "[trust]\nenabled = true\n[strategy]\nname = \"robust\"\nrule = \"median\"\n[secagg]\nmode = \"screened\"\nthreshold = 3\nacross = true\n")
+	across.Nodes = 5
+	dir := t.TempDir()
+	if _, err := RunToDir(context.Background(), across, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := lastRound(dir + "/" + MetricsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nr := range recs {
+		if nr.SecAgg == nil || nr.SecAgg.Fallback || nr.SecAgg.Survivors < 3 {
+			t.Fatalf("node %d: %+v", nr.Node, nr.SecAgg)
+		}
+	}
+}
