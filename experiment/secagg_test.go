@@ -57,8 +57,10 @@ func TestSecAggImpossibleGroupsRefusedBeforeTheRun(t *testing.T) {
 // uniform average up to fixed-point rounding). Screened groups with a
 // robust rule across the groups' means run too.
 func TestSecAggRun(t *testing.T) {
-	plain := tinyConfig(t, "")
-	sec := tinyConfig(t, "[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\n")
+	// One of the four nodes is the adversary's (sending honest payloads):
+	// the simulator re-signs its messages over every exchange phase.
+	plain := tinyConfig(t, "[adversary]\nfraction = 0.25\n")
+	sec := tinyConfig(t, "[adversary]\nfraction = 0.25\n[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\n")
 	var acc [2]float64
 	for k, c := range []Config{plain, sec} {
 		dir := t.TempDir()

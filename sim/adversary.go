@@ -108,19 +108,25 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 }
 
 // sendAs makes Byzantine node b's outbox the claims, then the vectors,
-// numbered in that order and signed with b's key.
+// numbered in that order and signed with b's key. Numbers continue over
+// the round's exchange phases (replay protection refuses a number that
+// does not grow within a round).
 func (r *runner) sendAs(b int, claims, vecs []*wire.Message, outbox [][]*wire.Message) error {
-	msgs, err := signAs(r.cfg.Identities[b], claims, vecs)
+	if r.seq == nil {
+		r.seq = make([]uint64, len(outbox))
+	}
+	msgs, err := signAs(r.cfg.Identities[b], r.seq[b], claims, vecs)
+	r.seq[b] += uint64(len(msgs))
 	outbox[b] = msgs
 	return err
 }
 
-// signAs returns the claims, then the vectors, numbered in that order and
-// signed with id.
-func signAs(id *wire.Identity, claims, vecs []*wire.Message) ([]*wire.Message, error) {
+// signAs returns the claims, then the vectors, numbered in that order from
+// after+1 and signed with id.
+func signAs(id *wire.Identity, after uint64, claims, vecs []*wire.Message) ([]*wire.Message, error) {
 	msgs := append(claims, vecs...)
 	for k, m := range msgs {
-		m.Seq = uint64(k + 1)
+		m.Seq = after + uint64(k+1)
 		if err := wire.Sign(m, id); err != nil {
 			return nil, err
 		}
