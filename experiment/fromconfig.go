@@ -92,6 +92,9 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		return Setup{}, err
 	}
 	s.SecAgg = c.secAggSetup()
+	if s.Paillier, err = c.paillierSetup(); err != nil {
+		return Setup{}, err
+	}
 	name := c.Strategy.Name
 	if sp := c.Partition.Split; len(sp) == 3 {
 		s.Fractions = data.Fractions{Train: sp[0], Val: sp[1], Test: sp[2]}

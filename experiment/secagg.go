@@ -23,14 +23,24 @@ import (
 // group means and lets the strategy (a robust rule, DMTT) combine the
 // neighbours' means; across = false makes the group mean the node's model,
 // which is FedAvg's uniform average (strategy "fedavg").
+//
+// mode = "paillier" aggregates each neighbourhood through an untrusted
+// relay instead (node.PaillierLayer): members encrypt their packed models
+// under a key holder's Paillier key (paillier_bits, ≥ 512; 2048 for real
+// use), the node multiplies the ciphertexts it cannot read, the key holder
+// decrypts only their product. Values must stay within ±bound.
 type SecAggConfig struct {
-	Mode      string `toml:"mode"`
-	Threshold int    `toml:"threshold"`
-	ScaleBits int    `toml:"scale_bits"`
-	Across    bool   `toml:"across"`
+	Mode         string  `toml:"mode"`
+	Threshold    int     `toml:"threshold"`
+	ScaleBits    int     `toml:"scale_bits"`
+	Across       bool    `toml:"across"`
+	PaillierBits int     `toml:"paillier_bits"`
+	Bound        float64 `toml:"bound"`
 }
 
-func defaultSecAgg() SecAggConfig { return SecAggConfig{Mode: "none", ScaleBits: 16} }
+func defaultSecAgg() SecAggConfig {
+	return SecAggConfig{Mode: "none", ScaleBits: 16, PaillierBits: 2048, Bound: 16}
+}
 
 func (c Config) secAggOn() bool {
 	return c.SecAgg.Mode == "neighbourhood" || c.SecAgg.Mode == "screened"
@@ -47,8 +57,25 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 	case "none":
 		return
 	case "neighbourhood", "screened":
+	case "paillier":
+		if s.PaillierBits < 512 || s.PaillierBits > 8192 || s.PaillierBits%64 != 0 {
+			bad("secagg.paillier_bits", s.PaillierBits, "allowed 512 to 8192, a multiple of 64 (2048 for real use)")
+		}
+		if !(s.Bound > 0 && s.Bound <= 1<<20) {
+			bad("secagg.bound", s.Bound, "allowed range (0, 2^20]: the largest |parameter| the packing holds")
+		}
+		if s.ScaleBits < 1 || s.ScaleBits > 24 {
+			bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; the spec's 16)")
+		}
+		if s.Across || s.Threshold != 0 {
+			bad("secagg.mode", `"paillier"`, "the Paillier relay takes no threshold and no across")
+		}
+		if c.Strategy.Name != "fedavg" || c.Strategy.Weighting != "uniform" {
+			bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "the Paillier relay makes the neighbourhood's mean the model, which is fedavg's (uniform); set strategy.name = \"fedavg\"")
+		}
+		return
 	default:
-		bad("secagg.mode", fmt.Sprintf("%q", s.Mode), `want "none", "neighbourhood" or "screened"`)
+		bad("secagg.mode", fmt.Sprintf("%q", s.Mode), `want "none", "neighbourhood", "screened" or "paillier"`)
 		return
 	}
 	if s.Threshold < 2 {
@@ -82,6 +109,9 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 // back at run time; only a t above every node's degree in every round is
 // refused.
 func (c Config) checkSecAggGroups() error {
+	if c.SecAgg.Mode == "paillier" {
+		return c.checkPaillierGroups()
+	}
 	if !c.secAggOn() {
 		return nil
 	}
@@ -134,8 +164,29 @@ func minDegree(g interface {
 	return m
 }
 
+// checkPaillierGroups refuses a directed graph and a group that could
+// reveal one input to the key holder (fewer than 3 neighbours) in a static
+// topology; the packing's headroom is the largest degree's.
+func (c Config) checkPaillierGroups() error {
+	dyn, err := c.graph(c.Nodes, c.Seed)
+	if err != nil {
+		return err
+	}
+	g := dyn.At(0)
+	if !g.Undirected() {
+		return fmt.Errorf("secagg.mode = \"paillier\": topology.kind = %q gives a directed graph; the relay needs every link both ways", c.Topology.Kind)
+	}
+	if d := minDegree(g); d < 3 && c.Topology.Kind != "mobility" && c.Topology.Kind != "trace" {
+		return fmt.Errorf("secagg.mode = \"paillier\": a node has %d neighbours; a group needs 3 (the key holder would learn the other input)", d)
+	}
+	return nil
+}
+
 // SecAgg is the nodes' secure-aggregation setting in a Setup (nil: none).
 type SecAgg = node.SecAggConfig
+
+// Paillier is the nodes' Paillier-relay setting in a Setup (nil: none).
+type Paillier = node.PaillierConfig
 
 func (c Config) secAggSetup() *SecAgg {
 	if !c.secAggOn() {
@@ -145,16 +196,52 @@ func (c Config) secAggSetup() *SecAgg {
 	return &SecAgg{Threshold: s.Threshold, ScaleBits: s.ScaleBits, Screened: s.Mode == "screened", Across: s.Across}
 }
 
+// paillierSetup is the Setup's Paillier (nil unless mode = "paillier");
+// the headroom holds sums of up to every node's neighbours.
+func (c Config) paillierSetup() (*Paillier, error) {
+	s := c.SecAgg
+	if s.Mode != "paillier" {
+		return nil, nil
+	}
+	dyn, err := c.graph(c.Nodes, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	rounds := 1
+	if c.Topology.Kind == "mobility" || c.Topology.Kind == "trace" {
+		rounds = c.Rounds
+	}
+	maxDeg := 1
+	for r := range rounds {
+		g := dyn.At(r)
+		for i := range g.N() {
+			maxDeg = max(maxDeg, g.InDegree(i))
+		}
+	}
+	head := 0
+	for 1<<head < maxDeg {
+		head++
+	}
+	return &Paillier{KeyBits: s.PaillierBits, ScaleBits: s.ScaleBits, Bound: s.Bound, Headroom: head}, nil
+}
+
 // addSecAgg gives node i its secure-aggregation layer, after the DP layer
 // (its input is the noisy model).
 func (p *plan) addSecAgg(i int, cfg *node.Config) error {
-	sa := p.s.SecAgg
-	if sa == nil {
-		return nil
-	}
 	random := cfg.Random
 	if random == nil {
 		random = seed.Seeded(cfg.Seed)
+	}
+	if pc := p.s.Paillier; pc != nil {
+		l, err := node.NewPaillierLayer(i, cfg.Model, cfg.Directory, random, *pc)
+		if err != nil {
+			return fmt.Errorf("node %d: paillier: %w", i, err)
+		}
+		cfg.Layers = append(cfg.Layers, l)
+	}
+	sa := p.s.SecAgg
+	if sa == nil {
+		return nil
 	}
 	l, err := node.NewSecAggLayer(i, cfg.Model, cfg.Directory, random, *sa)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 // is allowed.
 func TestSecAggKeysAreChecked(t *testing.T) {
 	for _, c := range []struct{ toml, want string }{
-		{"[secagg]\nmode = \"star\"", `secagg.mode = "star": want "none", "neighbourhood" or "screened"`},
+		{"[secagg]\nmode = \"star\"", `secagg.mode = "star": want "none", "neighbourhood", "screened" or "paillier"`},
 		{"[secagg]\nmode = \"neighbourhood\"", "secagg.threshold = 0: need a whole number ≥ 2"},
 		{"[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\nscale_bits = 30", "secagg.scale_bits = 30: allowed range 1 to 24"},
 		{"[secagg]\nmode = \"screened\"\nthreshold = 2", "screened groups need the trust layer"},
@@ -103,6 +103,45 @@ func TestSecAggRun(t *testing.T) {
 	for _, nr := range recs {
 		if nr.SecAgg == nil || nr.SecAgg.Fallback || nr.SecAgg.Survivors < 3 {
 			t.Fatalf("node %d: %+v", nr.Node, nr.SecAgg)
+		}
+	}
+}
+
+// The Paillier relay through the config: every group's mean goes through
+// ciphertexts, and the accuracy is FedAvg's.
+func TestPaillierRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Paillier key generation and encryption take seconds")
+	}
+	plain := tinyConfig(t, "[topology]\nkind = \"complete\"\n")
+	pl := tinyConfig(t, "[secagg]\nmode = \"paillier\"\npaillier_bits = 512\n")
+	var acc [2]float64
+	for k, c := range []Config{plain, pl} {
+		dir := t.TempDir()
+		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := lastRound(dir + "/" + MetricsFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nr := range recs {
+			acc[k] += nr.GlobalAcc / float64(len(recs))
+			if k == 1 && (nr.SecAgg == nil || nr.SecAgg.Fallback || nr.SecAgg.Survivors != 3 || nr.Rejected != 0) {
+				t.Fatalf("node %d: %+v, %d rejected", nr.Node, nr.SecAgg, nr.Rejected)
+			}
+		}
+	}
+	if math.Abs(acc[0]-acc[1]) > 0.01 {
+		t.Errorf("global accuracy: FedAvg %.4f, Paillier relay %.4f", acc[0], acc[1])
+	}
+	for _, c := range []struct{ toml, want string }{
+		{"[secagg]\nmode = \"paillier\"\npaillier_bits = 256", "secagg.paillier_bits = 256: allowed 512 to 8192"},
+		{"[secagg]\nmode = \"paillier\"\nbound = 0.0", "secagg.bound = 0"},
+		{"[secagg]\nmode = \"paillier\"\nthreshold = 3", "the Paillier relay takes no threshold"},
+	} {
+		if _, err := ParseConfig([]byte(c.toml+"\n"), "p.toml"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.toml, err, c.want)
 		}
 	}
 }

@@ -75,6 +75,9 @@ type Setup struct {
 	// SecAgg, if set, gives every node a secure-aggregation layer after
 	// it (experiment/secagg.go).
 	SecAgg *SecAgg
+	// Paillier, if set, gives every node the Paillier-relay layer instead
+	// (experiment/secagg.go).
+	Paillier *Paillier
 	// ByzantineIdle and Claims are sim.Config's.
 	ByzantineIdle bool
 	Claims        sim.ClaimAttack
