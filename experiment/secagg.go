@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -29,6 +30,11 @@ import (
 // under a key holder's Paillier key (paillier_bits, ≥ 512; 2048 for real
 // use), the node multiplies the ciphertexts it cannot read, the key holder
 // decrypts only their product. Values must stay within ±bound.
+//
+// mode = "ckks": each neighbourhood under threshold CKKS (node.CKKSLayer):
+// a collective key per group and round, the sum computed on ciphertexts,
+// decrypted only with every member's share. Not bit-reproducible (lattigo
+// draws its noise from crypto/rand).
 type SecAggConfig struct {
 	Mode         string  `toml:"mode"`
 	Threshold    int     `toml:"threshold"`
@@ -36,10 +42,13 @@ type SecAggConfig struct {
 	Across       bool    `toml:"across"`
 	PaillierBits int     `toml:"paillier_bits"`
 	Bound        float64 `toml:"bound"`
+	// CKKSCiphertexts bounds the ciphertexts (4,096 values each) a model
+	// may need under mode = "ckks"; a larger model is refused before the run.
+	CKKSCiphertexts int `toml:"ckks_ciphertexts"`
 }
 
 func defaultSecAgg() SecAggConfig {
-	return SecAggConfig{Mode: "none", ScaleBits: 16, PaillierBits: 2048, Bound: 16}
+	return SecAggConfig{Mode: "none", ScaleBits: 16, PaillierBits: 2048, Bound: 16, CKKSCiphertexts: 64}
 }
 
 func (c Config) secAggOn() bool {
@@ -74,8 +83,19 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 			bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "the Paillier relay makes the neighbourhood's mean the model, which is fedavg's (uniform); set strategy.name = \"fedavg\"")
 		}
 		return
+	case "ckks":
+		if s.CKKSCiphertexts < 1 || s.CKKSCiphertexts > 4096 {
+			bad("secagg.ckks_ciphertexts", s.CKKSCiphertexts, "allowed range 1 to 4096 (ciphertexts of 4,096 values a model may need)")
+		}
+		if s.Across || s.Threshold != 0 {
+			bad("secagg.mode", `"ckks"`, "CKKS takes no threshold (every member's share is needed) and no across")
+		}
+		if c.Strategy.Name != "fedavg" || c.Strategy.Weighting != "uniform" {
+			bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "CKKS makes the neighbourhood's mean the model, which is fedavg's (uniform); set strategy.name = \"fedavg\"")
+		}
+		return
 	default:
-		bad("secagg.mode", fmt.Sprintf("%q", s.Mode), `want "none", "neighbourhood", "screened" or "paillier"`)
+		bad("secagg.mode", fmt.Sprintf("%q", s.Mode), `want "none", "neighbourhood", "screened", "paillier" or "ckks"`)
 		return
 	}
 	if s.Threshold < 2 {
@@ -109,7 +129,7 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 // back at run time; only a t above every node's degree in every round is
 // refused.
 func (c Config) checkSecAggGroups() error {
-	if c.SecAgg.Mode == "paillier" {
+	if c.SecAgg.Mode == "paillier" || c.SecAgg.Mode == "ckks" {
 		return c.checkPaillierGroups()
 	}
 	if !c.secAggOn() {
@@ -231,6 +251,14 @@ func (p *plan) addSecAgg(i int, cfg *node.Config) error {
 	random := cfg.Random
 	if random == nil {
 		random = seed.Seeded(cfg.Seed)
+	}
+	if max := p.s.CKKS; max > 0 {
+		crs := binary.LittleEndian.AppendUint64([]byte("trellis/ckks/v1 crs"), p.s.Seed)
+		l, err := node.NewCKKSLayer(i, cfg.Model, crs, max)
+		if err != nil {
+			return fmt.Errorf("node %d: secagg.mode = \"ckks\": %w (raise secagg.ckks_ciphertexts or use a smaller model)", i, err)
+		}
+		cfg.Layers = append(cfg.Layers, l)
 	}
 	if pc := p.s.Paillier; pc != nil {
 		l, err := node.NewPaillierLayer(i, cfg.Model, cfg.Directory, random, *pc)

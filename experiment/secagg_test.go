@@ -11,7 +11,7 @@ import (
 // is allowed.
 func TestSecAggKeysAreChecked(t *testing.T) {
 	for _, c := range []struct{ toml, want string }{
-		{"[secagg]\nmode = \"star\"", `secagg.mode = "star": want "none", "neighbourhood", "screened" or "paillier"`},
+		{"[secagg]\nmode = \"star\"", `secagg.mode = "star": want "none", "neighbourhood", "screened", "paillier" or "ckks"`},
 		{"[secagg]\nmode = \"neighbourhood\"", "secagg.threshold = 0: need a whole number ≥ 2"},
 		{"[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\nscale_bits = 30", "secagg.scale_bits = 30: allowed range 1 to 24"},
 		{"[secagg]\nmode = \"screened\"\nthreshold = 2", "screened groups need the trust layer"},
@@ -139,9 +139,52 @@ func TestPaillierRun(t *testing.T) {
 		{"[secagg]\nmode = \"paillier\"\npaillier_bits = 256", "secagg.paillier_bits = 256: allowed 512 to 8192"},
 		{"[secagg]\nmode = \"paillier\"\nbound = 0.0", "secagg.bound = 0"},
 		{"[secagg]\nmode = \"paillier\"\nthreshold = 3", "the Paillier relay takes no threshold"},
+		{"[secagg]\nmode = \"ckks\"\nckks_ciphertexts = 0", "secagg.ckks_ciphertexts = 0: allowed range 1 to 4096"},
 	} {
 		if _, err := ParseConfig([]byte(c.toml+"\n"), "p.toml"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.toml, err, c.want)
 		}
+	}
+}
+
+// CKKS through the config: a model too large for the allowed ciphertexts
+// is refused before the run; a run's group means match FedAvg's accuracy.
+func TestCKKSRun(t *testing.T) {
+	c := tinyConfig(t, "[secagg]\nmode = \"ckks\"\nckks_ciphertexts = 2\n") // 784·16+16+16·10+10 = 12,730 parameters: 4 ciphertexts
+	tt, err := c.LoadData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Setup(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Build(); err == nil || !strings.Contains(err.Error(), "need 4 ciphertexts of 4096 slots, more than the 2 allowed") {
+		t.Fatalf("a model too large for the ciphertexts: %v", err)
+	}
+	if testing.Short() {
+		return
+	}
+	plain := tinyConfig(t, "")
+	ck := tinyConfig(t, "[secagg]\nmode = \"ckks\"\n")
+	var acc [2]float64
+	for k, c := range []Config{plain, ck} {
+		dir := t.TempDir()
+		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := lastRound(dir + "/" + MetricsFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nr := range recs {
+			acc[k] += nr.GlobalAcc / float64(len(recs))
+			if k == 1 && (nr.SecAgg == nil || nr.SecAgg.Fallback || nr.SecAgg.Survivors != 3 || nr.Rejected != 0) {
+				t.Fatalf("node %d: %+v, %d rejected", nr.Node, nr.SecAgg, nr.Rejected)
+			}
+		}
+	}
+	if math.Abs(acc[0]-acc[1]) > 0.01 {
+		t.Errorf("global accuracy: FedAvg %.4f, CKKS %.4f", acc[0], acc[1])
 	}
 }

@@ -78,6 +78,9 @@ type Setup struct {
 	// Paillier, if set, gives every node the Paillier-relay layer instead
 	// (experiment/secagg.go).
 	Paillier *Paillier
+	// CKKS, if positive, gives every node the threshold-CKKS layer, with
+	// at most that many ciphertexts a model.
+	CKKS int
 	// ByzantineIdle and Claims are sim.Config's.
 	ByzantineIdle bool
 	Claims        sim.ClaimAttack

@@ -2,6 +2,7 @@ package node
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/trellis-fl/trellis/internal/seed"
@@ -67,5 +68,45 @@ func TestPaillierLayerRelayMean(t *testing.T) {
 	rds = pl2.round(0)
 	if !rds[0].SecAgg.Fallback {
 		t.Fatalf("node 0 without its key holder's answer: %+v", rds[0].SecAgg)
+	}
+}
+
+// Under threshold CKKS the node's model becomes its neighbourhood's mean
+// within CKKS's error (≤ 1e-4 relative to the parameters' scale); a
+// member that withholds its decryption share makes the group fall back.
+func TestCKKSLayerMean(t *testing.T) {
+	adj := circulant(7, 1, 3)
+	plain := newSecAggNet(t, adj, SecAggConfig{}, false)
+	n := len(adj)
+	ids, dir := wire.SimIdentities(5, n)
+	net := &secAggNet{t: t, ids: ids, adj: adj, replay: -1}
+	for i := range n {
+		nd := newTestNode(t, i, ids, dir, &strategy.FedAvg{}, func(c *Config) {
+			copy(c.Model.Params(), plain.nodes[i].Model().Params())
+			l, err := NewCKKSLayer(i, c.Model, []byte("test crs"), 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Layers = append(c.Layers, l)
+		})
+		net.nodes = append(net.nodes, nd)
+	}
+	net.silent = func(i, p int) bool { return i == 1 && p == 4 } // node 1 withholds its decryption shares
+	plain.round(0)
+	rds := net.round(0)
+	for i, rd := range rds {
+		fallback := slices.Contains(adj[1], i) // node 1's neighbours lack its share
+		if rd.SecAgg == nil || rd.SecAgg.Fallback != fallback || rd.Rejected != 0 {
+			t.Fatalf("node %d: %+v %+v", i, rd.SecAgg, rd.Rejections)
+		}
+		if fallback {
+			continue
+		}
+		a, b := plain.nodes[i].Model().Params(), net.nodes[i].Model().Params()
+		for k := range a {
+			if math.Abs(float64(a[k]-b[k])) > 1e-4 {
+				t.Fatalf("node %d param %d: FedAvg %v, CKKS %v", i, k, a[k], b[k])
+			}
+		}
 	}
 }
