@@ -41,11 +41,7 @@ func TestSecAggImpossibleGroupsRefusedBeforeTheRun(t *testing.T) {
 		if strings.Contains(c.extra, "threshold = 2") {
 			c0.Nodes = 5
 		}
-		tt, err := c0.LoadData()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c0.Setup(tt)
+		_, err := c0.Setup(loadMNIST(t))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.extra, err, c.want)
 		}
@@ -57,6 +53,9 @@ func TestSecAggImpossibleGroupsRefusedBeforeTheRun(t *testing.T) {
 // uniform average up to fixed-point rounding). Screened groups with a
 // robust rule across the groups' means run too.
 func TestSecAggRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two simulations (node/secagg_test.go covers the layer under -short)")
+	}
 	// One of the four nodes is the adversary's (sending honest payloads):
 	// the simulator re-signs its messages over every exchange phase.
 	plain := tinyConfig(t, "[adversary]\nfraction = 0.25\n")
@@ -86,9 +85,6 @@ func TestSecAggRun(t *testing.T) {
 	}
 	if math.Abs(acc[0]-acc[1]) > 0.01 {
 		t.Errorf("global accuracy: FedAvg %.4f, secagg %.4f", acc[0], acc[1])
-	}
-	if testing.Short() {
-		return
 	}
 	across := tinyConfig(t, "[trust]\nenabled = true\n[strategy]\nname = \"robust\"\nrule = \"median\"\n[secagg]\nmode = \"screened\"\nthreshold = 3\nacross = true\n")
 	across.Nodes = 5
@@ -151,11 +147,7 @@ func TestPaillierRun(t *testing.T) {
 // is refused before the run; a run's group means match FedAvg's accuracy.
 func TestCKKSRun(t *testing.T) {
 	c := tinyConfig(t, "[secagg]\nmode = \"ckks\"\nckks_ciphertexts = 2\n") // 784·16+16+16·10+10 = 12,730 parameters: 4 ciphertexts
-	tt, err := c.LoadData()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Setup(tt)
+	s, err := c.Setup(loadMNIST(t))
 	if err != nil {
 		t.Fatal(err)
 	}
