@@ -574,3 +574,50 @@ func BenchmarkSecAggMember(b *testing.B) {
 		})
 	}
 }
+
+// FuzzSecAggDecoders: nothing a peer sends — a roster, a forward, shares,
+// an unmasking answer, a CKKS object — panics a party; each is refused or
+// taken.
+func FuzzSecAggDecoders(f *testing.F) {
+	g := newGroup(f, 3, 2, 4, 1, 0)
+	for i := 1; i <= 3; i++ {
+		g.advertise(i)
+	}
+	roster, _, _ := g.agg.Roster()
+	f.Add(uint8(0), roster)
+	f.Add(uint8(1), make([]byte, 8+4*3+4*3+2*shareCipher))
+	f.Add(uint8(2), make([]byte, sharesHeader+2*sharesEntry))
+	f.Add(uint8(3), make([]byte, 3*ShareValueSize))
+	f.Add(uint8(4), []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
+		g := newGroup(t, 3, 2, 4, 1, 0)
+		for i := 1; i <= 3; i++ {
+			g.advertise(i)
+		}
+		r, _, err := g.agg.Roster()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := g.members[0]
+		switch which % 5 {
+		case 0:
+			_ = m.TakeRoster(b)
+		case 1:
+			if m.TakeRoster(r) == nil {
+				if _, _, err := m.ShareAndMask(g.inputs[0]); err == nil {
+					_ = m.TakeForward(b)
+				}
+			}
+		case 2:
+			_ = g.agg.TakeShares(1, b)
+		case 3:
+			_ = g.agg.TakeUnmask(1, b)
+		case 4:
+			if ck, err := NewCKKSGroup(CKKSParams, []byte("fuzz")); err == nil {
+				_ = ck.SetPublicKeyBytes(b)
+				_, _ = ck.Ciphertext(b, 1)
+				_ = ck.SetPublicKeyFromBytes([][]byte{b})
+			}
+		}
+	})
+}
