@@ -76,23 +76,13 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 		if s.ScaleBits < 1 || s.ScaleBits > 24 {
 			bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; the spec's 16)")
 		}
-		if s.Across || s.Threshold != 0 {
-			bad("secagg.mode", `"paillier"`, "the Paillier relay takes no threshold and no across")
-		}
-		if c.Strategy.Name != "fedavg" || c.Strategy.Weighting != "uniform" {
-			bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "the Paillier relay makes the neighbourhood's mean the model, which is fedavg's (uniform); set strategy.name = \"fedavg\"")
-		}
+		c.encryptedMean(bad, "the Paillier relay")
 		return
 	case "ckks":
 		if s.CKKSCiphertexts < 1 || s.CKKSCiphertexts > 4096 {
 			bad("secagg.ckks_ciphertexts", s.CKKSCiphertexts, "allowed range 1 to 4096 (ciphertexts of 4,096 values a model may need)")
 		}
-		if s.Across || s.Threshold != 0 {
-			bad("secagg.mode", `"ckks"`, "CKKS takes no threshold (every member's share is needed) and no across")
-		}
-		if c.Strategy.Name != "fedavg" || c.Strategy.Weighting != "uniform" {
-			bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "CKKS makes the neighbourhood's mean the model, which is fedavg's (uniform); set strategy.name = \"fedavg\"")
-		}
+		c.encryptedMean(bad, "CKKS")
 		return
 	default:
 		bad("secagg.mode", fmt.Sprintf("%q", s.Mode), `want "none", "neighbourhood", "screened", "paillier" or "ckks"`)
@@ -118,6 +108,17 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 		bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "secagg with across = false makes the group mean the model, which is fedavg's; set strategy.name = \"fedavg\", or across = true for a rule across the groups' means")
 	} else if c.Strategy.Weighting != "uniform" {
 		bad("strategy.weighting", fmt.Sprintf("%q", c.Strategy.Weighting), "secagg's group mean weighs members uniformly")
+	}
+}
+
+// encryptedMean checks what the encryption modes share: no threshold, no
+// across, and FedAvg's uniform mean.
+func (c Config) encryptedMean(bad func(key string, val any, allowed string), what string) {
+	if c.SecAgg.Across || c.SecAgg.Threshold != 0 {
+		bad("secagg.mode", fmt.Sprintf("%q", c.SecAgg.Mode), what+" takes no threshold and no across")
+	}
+	if c.Strategy.Name != "fedavg" || c.Strategy.Weighting != "uniform" {
+		bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), what+" makes the neighbourhood's mean the model, which is fedavg's (uniform); set strategy.name = \"fedavg\"")
 	}
 }
 

@@ -124,28 +124,7 @@ func TestPaillierRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Paillier key generation and encryption take seconds")
 	}
-	plain := tinyConfig(t, "[topology]\nkind = \"complete\"\n")
-	pl := tinyConfig(t, "[secagg]\nmode = \"paillier\"\npaillier_bits = 512\n")
-	var acc [2]float64
-	for k, c := range []Config{plain, pl} {
-		dir := t.TempDir()
-		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
-			t.Fatal(err)
-		}
-		recs, err := lastRound(dir + "/" + MetricsFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, nr := range recs {
-			acc[k] += nr.GlobalAcc / float64(len(recs))
-			if k == 1 && (nr.SecAgg == nil || nr.SecAgg.Fallback || nr.SecAgg.Survivors != 3 || nr.Rejected != 0) {
-				t.Fatalf("node %d: %+v, %d rejected", nr.Node, nr.SecAgg, nr.Rejected)
-			}
-		}
-	}
-	if math.Abs(acc[0]-acc[1]) > 0.01 {
-		t.Errorf("global accuracy: FedAvg %.4f, Paillier relay %.4f", acc[0], acc[1])
-	}
+	matchesFedAvg(t, tinyConfig(t, "[secagg]\nmode = \"paillier\"\npaillier_bits = 512\n"), "Paillier relay")
 	for _, c := range []struct{ toml, want string }{
 		{"[secagg]\nmode = \"paillier\"\npaillier_bits = 256", "secagg.paillier_bits = 256: allowed 512 to 8192"},
 		{"[secagg]\nmode = \"paillier\"\nbound = 0.0", "secagg.bound = 0"},
@@ -172,10 +151,16 @@ func TestCKKSRun(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	plain := tinyConfig(t, "")
-	ck := tinyConfig(t, "[secagg]\nmode = \"ckks\"\n")
+	matchesFedAvg(t, tinyConfig(t, "[secagg]\nmode = \"ckks\"\n"), "CKKS")
+}
+
+// matchesFedAvg runs the tiny FedAvg config and c: every node's group
+// mean of c succeeds with all 3 neighbours' inputs, nothing is rejected,
+// and the global accuracy is FedAvg's within 0.01.
+func matchesFedAvg(t *testing.T, c Config, name string) {
+	t.Helper()
 	var acc [2]float64
-	for k, c := range []Config{plain, ck} {
+	for k, c := range []Config{tinyConfig(t, ""), c} {
 		dir := t.TempDir()
 		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
 			t.Fatal(err)
@@ -187,11 +172,11 @@ func TestCKKSRun(t *testing.T) {
 		for _, nr := range recs {
 			acc[k] += nr.GlobalAcc / float64(len(recs))
 			if k == 1 && (nr.SecAgg == nil || nr.SecAgg.Fallback || nr.SecAgg.Survivors != 3 || nr.Rejected != 0) {
-				t.Fatalf("node %d: %+v, %d rejected", nr.Node, nr.SecAgg, nr.Rejected)
+				t.Fatalf("%s: node %d: %+v, %d rejected", name, nr.Node, nr.SecAgg, nr.Rejected)
 			}
 		}
 	}
 	if math.Abs(acc[0]-acc[1]) > 0.01 {
-		t.Errorf("global accuracy: FedAvg %.4f, CKKS %.4f", acc[0], acc[1])
+		t.Errorf("global accuracy: FedAvg %.4f, %s %.4f", acc[0], name, acc[1])
 	}
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -287,15 +286,7 @@ func (l *CKKSLayer) Outbox(p int) ([]*wire.Message, error) {
 
 // Handle implements Layer.
 func (l *CKKSLayer) Handle(m *wire.Message) error {
-	err := l.handle(m)
-	if err == nil {
-		return nil
-	}
-	reason := ReasonSecAggProtocol
-	if errors.Is(err, privacy.ErrForged) {
-		reason = ReasonSecAggForged
-	}
-	return &Refusal{Reason: reason, Err: fmt.Errorf("ckks: from node %d: %w", m.From, err)}
+	return hiddenRefusal("ckks", m.From, l.handle(m))
 }
 
 func (l *CKKSLayer) handle(m *wire.Message) error {
@@ -362,13 +353,7 @@ func (l *CKKSLayer) handle(m *wire.Message) error {
 
 // Release implements Releaser: the strategy's vectors stay in the node.
 func (l *CKKSLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
-	keep := out[:0]
-	for _, m := range out {
-		if m.Kind != wire.KindVector {
-			keep = append(keep, m)
-		}
-	}
-	return keep, nil
+	return dropVectors(out), nil
 }
 
 // End implements Layer: with every member's decryption share the sum is

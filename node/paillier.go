@@ -2,7 +2,6 @@ package node
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -285,15 +284,7 @@ func (l *PaillierLayer) fail(reason string) {
 
 // Handle implements Layer.
 func (l *PaillierLayer) Handle(m *wire.Message) error {
-	err := l.handle(m)
-	if err == nil {
-		return nil
-	}
-	reason := ReasonSecAggProtocol
-	if errors.Is(err, privacy.ErrForged) {
-		reason = ReasonSecAggForged
-	}
-	return &Refusal{Reason: reason, Err: fmt.Errorf("paillier: from node %d: %w", m.From, err)}
+	return hiddenRefusal("paillier", m.From, l.handle(m))
 }
 
 func (l *PaillierLayer) handle(m *wire.Message) error {
@@ -374,13 +365,7 @@ func (l *PaillierLayer) handle(m *wire.Message) error {
 
 // Release implements Releaser: the strategy's vectors stay in the node.
 func (l *PaillierLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
-	keep := out[:0]
-	for _, m := range out {
-		if m.Kind != wire.KindVector {
-			keep = append(keep, m)
-		}
-	}
-	return keep, nil
+	return dropVectors(out), nil
 }
 
 // End implements Layer: the group mean becomes the model, or the node

@@ -334,6 +334,12 @@ func (l *SecAggLayer) Handle(m *wire.Message) error {
 	default:
 		err = fmt.Errorf("%w: a %s message tagged %q", privacy.ErrProtocol, m.Kind, tagOf(m))
 	}
+	return hiddenRefusal("secagg", m.From, err)
+}
+
+// hiddenRefusal is a privacy layer's refusal of a message from node from:
+// forged (authentication failed) or a protocol violation; nil for nil.
+func hiddenRefusal(layer string, from uint32, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -341,7 +347,19 @@ func (l *SecAggLayer) Handle(m *wire.Message) error {
 	if errors.Is(err, privacy.ErrForged) {
 		reason = ReasonSecAggForged
 	}
-	return &Refusal{Reason: reason, Err: fmt.Errorf("secagg: from node %d: %w", m.From, err)}
+	return &Refusal{Reason: reason, Err: fmt.Errorf("%s: from node %d: %w", layer, from, err)}
+}
+
+// dropVectors keeps the non-vector messages of out: the layers whose
+// group mean is the node's combination send no model in the clear.
+func dropVectors(out []*wire.Message) []*wire.Message {
+	keep := out[:0]
+	for _, m := range out {
+		if m.Kind != wire.KindVector {
+			keep = append(keep, m)
+		}
+	}
+	return keep
 }
 
 func tagOf(m *wire.Message) string {
