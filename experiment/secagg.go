@@ -67,8 +67,10 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 		return
 	case "neighbourhood", "screened":
 	case "paillier":
-		if s.PaillierBits < 512 || s.PaillierBits > 8192 || s.PaillierBits%64 != 0 {
-			bad("secagg.paillier_bits", s.PaillierBits, "allowed 512 to 8192, a multiple of 64 (2048 for real use)")
+		if s.PaillierBits < 512 || s.PaillierBits > 8192 || s.PaillierBits%256 != 0 {
+			// A multiple of 256 bits: the key goes in a key advertisement,
+			// which holds whole 32-byte units (wire).
+			bad("secagg.paillier_bits", s.PaillierBits, "allowed 512 to 8192, a multiple of 256 (2048 for real use)")
 		}
 		if !(s.Bound > 0 && s.Bound <= 1<<20) {
 			bad("secagg.bound", s.Bound, "allowed range (0, 2^20]: the largest |parameter| the packing holds")
