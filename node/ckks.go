@@ -390,6 +390,13 @@ func (l *CKKSLayer) End(rd *Ready) error {
 				w[i] = float32((float64(w[i]) + s[i]) / k)
 			}
 			l.rep.Answered = len(l.roster)
+			var in []uint32
+			for _, j := range l.roster {
+				if l.inputs[j] != nil {
+					in = append(in, j)
+				}
+			}
+			l.rep.Weights = meanWeights(l.id, in)
 		}
 	}
 	rep := l.rep

@@ -386,6 +386,7 @@ func (l *PaillierLayer) End(rd *Ready) error {
 				w[i] = float32((float64(w[i]) + s[i]) / k)
 			}
 			l.rep.Answered = l.sumCount
+			l.rep.Weights = meanWeights(l.id, slices.Sorted(mapKeys(l.inputs)))
 		}
 	}
 	rep := l.rep

@@ -52,7 +52,7 @@ func TestPaillierLayerRelayMean(t *testing.T) {
 		t.Fatal("a vector left a node")
 	}
 	for i, rd := range rds {
-		if rd.SecAgg == nil || rd.SecAgg.Fallback || rd.SecAgg.Survivors != 4 || rd.Rejected != 0 {
+		if rd.SecAgg == nil || rd.SecAgg.Fallback || rd.SecAgg.Survivors != 4 || rd.Rejected != 0 || len(rd.SecAgg.Weights) != 5 {
 			t.Fatalf("node %d: %+v %+v", i, rd.SecAgg, rd.Rejections)
 		}
 		a, b := plain.nodes[i].Model().Params(), pl.nodes[i].Model().Params()
@@ -101,6 +101,9 @@ func TestCKKSLayerMean(t *testing.T) {
 		}
 		if fallback {
 			continue
+		}
+		if w := rd.SecAgg.Weights; len(w) != 5 || w[adj[i][0]] != 0.2 {
+			t.Fatalf("node %d: weights %v", i, w)
 		}
 		a, b := plain.nodes[i].Model().Params(), net.nodes[i].Model().Params()
 		for k := range a {

@@ -296,10 +296,7 @@ func (l *SecAggLayer) finish() {
 				w[i] = float32((float64(w[i]) + sum[i]) / k)
 			}
 			if !l.cfg.Across {
-				l.rep.Weights = map[int]float64{int(l.id): 1 / k}
-				for _, j := range res.Inputs {
-					l.rep.Weights[int(j)] = 1 / k
-				}
+				l.rep.Weights = meanWeights(l.id, res.Inputs)
 			}
 			return
 		}
@@ -335,6 +332,17 @@ func (l *SecAggLayer) Handle(m *wire.Message) error {
 		err = fmt.Errorf("%w: a %s message tagged %q", privacy.ErrProtocol, m.Kind, tagOf(m))
 	}
 	return hiddenRefusal("secagg", m.From, err)
+}
+
+// meanWeights are a group mean's weights: 1/(|inputs| + 1) for the node
+// and each input's sender.
+func meanWeights(self uint32, inputs []uint32) map[int]float64 {
+	k := 1 / float64(len(inputs)+1)
+	w := map[int]float64{int(self): k}
+	for _, j := range inputs {
+		w[int(j)] = k
+	}
+	return w
 }
 
 // hiddenRefusal is a privacy layer's refusal of a message from node from:
