@@ -41,6 +41,7 @@ type Config struct {
 	Strategy   StrategyConfig   `toml:"strategy"`
 	Trust      TrustConfig      `toml:"trust"`
 	Privacy    PrivacyConfig    `toml:"privacy"`
+	SecAgg     SecAggConfig     `toml:"secagg"`
 	Evaluation EvaluationConfig `toml:"evaluation"`
 	Run        RunConfig        `toml:"run"`
 	Sweep      SweepConfig      `toml:"sweep"`
@@ -238,6 +239,7 @@ func DefaultConfig() Config {
 		Strategy:   StrategyConfig{Name: "fedavg", Weighting: "uniform", Rule: "median", F: AutoF()},
 		Trust:      defaultTrust(),
 		Privacy:    defaultPrivacy(),
+		SecAgg:     defaultSecAgg(),
 		Evaluation: EvaluationConfig{GlobalTest: -1},
 	}
 }

@@ -88,6 +88,16 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 	}
 	s.ByzantineIdle, s.Claims = c.Adversary.Idle, c.claimAttack()
 	s.Privacy = c.privacySetup()
+	if err := c.checkSecAggGroups(); err != nil {
+		return Setup{}, err
+	}
+	s.SecAgg = c.secAggSetup()
+	if s.Paillier, err = c.paillierSetup(); err != nil {
+		return Setup{}, err
+	}
+	if c.SecAgg.Mode == "ckks" {
+		s.CKKS = c.SecAgg.CKKSCiphertexts
+	}
 	name := c.Strategy.Name
 	if sp := c.Partition.Split; len(sp) == 3 {
 		s.Fractions = data.Fractions{Train: sp[0], Val: sp[1], Test: sp[2]}

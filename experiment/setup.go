@@ -72,6 +72,15 @@ type Setup struct {
 	Trust *trust.Config
 	// Privacy, if set, gives every node a DP layer (experiment/privacy.go).
 	Privacy *Privacy
+	// SecAgg, if set, gives every node a secure-aggregation layer after
+	// it (experiment/secagg.go).
+	SecAgg *SecAgg
+	// Paillier, if set, gives every node the Paillier-relay layer instead
+	// (experiment/secagg.go).
+	Paillier *Paillier
+	// CKKS, if positive, gives every node the threshold-CKKS layer, with
+	// at most that many ciphertexts a model.
+	CKKS int
 	// ByzantineIdle and Claims are sim.Config's.
 	ByzantineIdle bool
 	Claims        sim.ClaimAttack
@@ -272,6 +281,9 @@ func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
 		cfg.Trust = &tc
 	}
 	if err := p.addPrivacy(i, &cfg); err != nil {
+		return nil, err
+	}
+	if err := p.addSecAgg(i, &cfg); err != nil {
 		return nil, err
 	}
 	if len(p.splits[i].Val) > 0 {

@@ -166,6 +166,7 @@ func (c Config) Validate() error {
 	c.validateDMTT(bad, &errs)
 	c.validateMore(bad)
 	c.validatePrivacy(bad)
+	c.validateSecAgg(bad)
 	if c.Evaluation.GlobalTest < -1 {
 		bad("evaluation.global_test", c.Evaluation.GlobalTest, "need ≥ −1 (−1: all, 0: none)")
 	}

@@ -43,6 +43,9 @@ type NodeRound struct {
 	// (absent for other strategies): whether the adaptive clip and the G_d
 	// bound changed it, and which prediction was used.
 	Correction *Correction `json:"correction,omitempty"`
+	// SecAgg is the node's secure-aggregation round, when it runs the
+	// layer (absent otherwise).
+	SecAgg *SecAggRound `json:"secagg,omitempty"`
 }
 
 // Correction is one R-DPFL node-round's neighbourhood direction
@@ -55,6 +58,15 @@ type Correction struct {
 	GdFactor   float64 `json:"gd_factor"`
 	Prediction string  `json:"prediction"`
 	Empty      bool    `json:"empty,omitempty"`
+}
+
+// SecAggRound is a node's secure aggregation in one round: the size of its
+// group (members besides itself), how many inputs its sum held, and
+// whether the sum failed so that the node kept its own model.
+type SecAggRound struct {
+	Members   int  `json:"members"`
+	Survivors int  `json:"survivors"`
+	Fallback  bool `json:"fallback,omitempty"`
 }
 
 // Score is one agreement score a node gave a sender.

@@ -32,8 +32,10 @@
 // vector sent is post-processing of one release; for model exchange the
 // node releases and keeps start + noisy(clipped(update))); sample-level DP
 // (SampleDPLayer, which is also the node's Config.Trainer: DP-SGD, its
-// steps charged at the round's end). Secure aggregation's masks
-// (spec/privacy.md) are to follow. Layers take part in
+// steps charged at the round's end); secure aggregation inside each
+// node's group (SecAggLayer: five phases, relayed by the aggregator) and
+// its encrypted counterparts (PaillierLayer, CKKSLayer), whose group mean
+// replaces what the strategy would combine. Layers take part in
 // every step of the round in a fixed order, own message kinds (claims,
 // masked vectors, keys, shares, ciphertexts), may need several exchange
 // phases, and a Releaser may transform what the strategy releases before

@@ -29,6 +29,10 @@ type Ready struct {
 	// Privacy is a DP layer's account of the node's ε so far (nil
 	// without one).
 	Privacy *PrivacyReport
+	// SecAgg is the secure-aggregation layer's account of the round (nil
+	// without one): its group, survivors, and whether it fell back to its
+	// own model.
+	SecAgg *SecAggReport
 	// Rejected counts the messages refused this round (by the validator or
 	// a layer, or dropped as stale, early beyond bounds or of no known
 	// kind), including those of the round that arrived before it began or

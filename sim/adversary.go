@@ -14,8 +14,9 @@ import (
 // with the same tag, in sender-id order; it is built here, by the driver, so
 // no honest code ever sees it.
 //
-// Byzantine claims go through claimAdversary first; every message a
-// Byzantine node sends is then renumbered and signed with its key.
+// Byzantine claims go through claimAdversary first, and a privacy layer's
+// messages pass unchanged; every message a Byzantine node sends is then
+// renumbered and signed with its key.
 func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Message) error {
 	if len(r.cfg.Byzantine) == 0 {
 		return nil
@@ -25,6 +26,16 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 		var err error
 		if claims[b], err = r.claimAdversary(round, g, b, outbox[b]); err != nil {
 			return err
+		}
+		// A privacy layer's messages (keys, shares, masked inputs,
+		// ciphertexts) go out as the node made them: the node runs the
+		// honest protocol on what it trained (a data attack poisons that);
+		// only its vectors are crafted.
+		for _, m := range outbox[b] {
+			if m.Kind != wire.KindVector && m.Kind != wire.KindClaim {
+				c := *m
+				claims[b] = append(claims[b], &c)
+			}
 		}
 	}
 	if r.cfg.Attack == nil {
@@ -100,19 +111,25 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 }
 
 // sendAs makes Byzantine node b's outbox the claims, then the vectors,
-// numbered in that order and signed with b's key.
+// numbered in that order and signed with b's key. Numbers continue over
+// the round's exchange phases (replay protection refuses a number that
+// does not grow within a round).
 func (r *runner) sendAs(b int, claims, vecs []*wire.Message, outbox [][]*wire.Message) error {
-	msgs, err := signAs(r.cfg.Identities[b], claims, vecs)
+	if r.seq == nil {
+		r.seq = make([]uint64, len(outbox))
+	}
+	msgs, err := signAs(r.cfg.Identities[b], r.seq[b], claims, vecs)
+	r.seq[b] += uint64(len(msgs))
 	outbox[b] = msgs
 	return err
 }
 
-// signAs returns the claims, then the vectors, numbered in that order and
-// signed with id.
-func signAs(id *wire.Identity, claims, vecs []*wire.Message) ([]*wire.Message, error) {
+// signAs returns the claims, then the vectors, numbered in that order from
+// after+1 and signed with id.
+func signAs(id *wire.Identity, after uint64, claims, vecs []*wire.Message) ([]*wire.Message, error) {
 	msgs := append(claims, vecs...)
 	for k, m := range msgs {
-		m.Seq = uint64(k + 1)
+		m.Seq = after + uint64(k+1)
 		if err := wire.Sign(m, id); err != nil {
 			return nil, err
 		}

@@ -26,6 +26,9 @@ type Adversary struct {
 	byz      []bool
 	identity *wire.Identity
 	last     map[int]wire.Claim
+	// seq numbers the node's messages over a round's exchange phases.
+	seq      uint64
+	seqRound int
 }
 
 // AdversaryConfig is what every Byzantine node knows of its coalition
@@ -58,12 +61,14 @@ func NewAdversary(cfg AdversaryConfig, id int, identity *wire.Identity) (*Advers
 	if id < 0 || id >= cfg.Nodes || !byz[id] {
 		return nil, fmt.Errorf("sim: node %d is not one of the Byzantine nodes %v", id, cfg.Byzantine)
 	}
-	return &Adversary{id: id, cfg: cfg, byz: byz, identity: identity, last: map[int]wire.Claim{}}, nil
+	return &Adversary{id: id, cfg: cfg, byz: byz, identity: identity, last: map[int]wire.Claim{}, seqRound: -1}, nil
 }
 
 // Rewrite returns what the node sends instead of its outbox msgs in the
 // round (graph g): its claims rewritten by the claim attack, then its
-// vectors crafted by the attack, numbered and signed, as Run sends them.
+// vectors crafted by the attack (a privacy layer's messages unchanged in
+// between), numbered over the round's phases and signed, as Run sends
+// them.
 func (a *Adversary) Rewrite(round int, g *topology.Graph, msgs []*wire.Message) ([]*wire.Message, error) {
 	claims, err := claimsOf(a.cfg.Claims, a.cfg.Byzantine, a.byz, a.identity, round, g, a.id, msgs, a.last)
 	if err != nil {
@@ -84,5 +89,16 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, msgs []*wire.Message) 
 			return nil, err
 		}
 	}
-	return signAs(a.identity, claims, vecs)
+	for _, m := range msgs {
+		if m.Kind != wire.KindVector && m.Kind != wire.KindClaim {
+			c := *m // a privacy layer's message, as the node made it
+			claims = append(claims, &c)
+		}
+	}
+	if round != a.seqRound {
+		a.seq, a.seqRound = 0, round
+	}
+	out, err := signAs(a.identity, a.seq, claims, vecs)
+	a.seq += uint64(len(out))
+	return out, err
 }

@@ -25,6 +25,12 @@ func Record(rec *metrics.Round, g *topology.Graph, byz []bool, ready []node.Read
 		nr.Rejected = rd.Rejected
 		nr.Diverged = rd.Diverged
 		nr.ByzWeight = byzWeight(rd.Weights, byz)
+		if sa := rd.SecAgg; sa != nil {
+			// The group mean's weights are the influence each sender had
+			// (the strategy combined nothing it could see).
+			nr.ByzWeight += byzWeight(sa.Weights, byz)
+			nr.SecAgg = &metrics.SecAggRound{Members: sa.Members, Survivors: sa.Survivors, Fallback: sa.Fallback}
+		}
 		if i < g.N() {
 			live.In[i] = g.In(i)
 		}

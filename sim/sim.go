@@ -109,6 +109,9 @@ type runner struct {
 	// lastClaims are the Byzantine nodes' own claims of the previous
 	// round, for ClaimAttack.Replay.
 	lastClaims map[int]wire.Claim
+	// seq is the last sequence number each Byzantine node's messages got
+	// this round (over its exchange phases).
+	seq []uint64
 }
 
 func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
@@ -196,6 +199,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	// 2. The exchange phases: every node's outbox, the adversary's
 	// replacements, traffic, delivery along the round's graph.
 	ready := make([]node.Ready, n)
+	clear(r.seq)
 	for {
 		outbox := make([][]*wire.Message, n)
 		more := make([]bool, n)
