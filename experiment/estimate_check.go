@@ -340,6 +340,9 @@ func bytesText(b int64) string {
 // BytesText is b in binary units (512 B, 340 MiB, 1.25 GiB).
 func BytesText(b int64) string { return bytesText(b) }
 
+// Thousands is n with thousands separators: 1,663,370.
+func Thousands(n int64) string { return group(n) }
+
 // group is n with thousands separators: 1,663,370.
 func group(n int64) string {
 	s := strconv.FormatInt(n, 10)

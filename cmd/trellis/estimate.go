@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -184,7 +183,7 @@ func printEstimates(o *options, es []estimated, mem experiment.Memory, memErr er
 			if i == big {
 				mark = "  ← largest"
 			}
-			fmt.Fprintf(w, "  %-*s %7d %13s %10s %10s%s\n", width, e.Dir, e.Estimate.Nodes, group(e.Estimate.Params),
+			fmt.Fprintf(w, "  %-*s %7d %13s %10s %10s%s\n", width, e.Dir, e.Estimate.Nodes, experiment.Thousands(e.Estimate.Params),
 				experiment.BytesText(e.Estimate.Live), experiment.BytesText(e.Estimate.Peak), mark)
 		}
 		fmt.Fprintf(w, "\nthe largest, %s:\n", es[big].Dir)
@@ -220,18 +219,6 @@ func duration(s float64) string {
 		return fmt.Sprintf("%.0f min", s/60)
 	}
 	return fmt.Sprintf("%.1f h", s/3600)
-}
-
-func group(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // setMemoryLimit makes the collector keep the heap under the available
