@@ -29,8 +29,18 @@ type K8s struct {
 	// Claim is the PersistentVolumeClaim mounted at /runs, where the run
 	// or sweep directory is written (ReadWriteMany for a sweep's pods).
 	Claim string
-	// CPU and Memory are each pod's resource requests (e.g. "1", "2Gi").
-	CPU, Memory string
+	// CPU and Memory are each pod's resource requests (e.g. "1", "2Gi"):
+	// the sweep's shards', the deployed run's nodes'. MonitorMemory is the
+	// monitor's. The trellis k8s command fills the memory requests from
+	// the run's memory estimate (MemoryRequest) unless given.
+	CPU, Memory, MonitorMemory string
+}
+
+// MemoryRequest is a pod's memory request for an estimate: its expected
+// peak resident set, rounded up to whole MiB (a Kubernetes quantity).
+func MemoryRequest(e experiment.Estimate) string {
+	const mi = 1 << 20
+	return fmt.Sprintf("%dMi", (e.Peak+mi-1)/mi)
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
@@ -62,13 +72,15 @@ func (k K8s) meta(name string) obj {
 	return m
 }
 
-func (k K8s) resources() obj {
+func (k K8s) resources() obj { return requests(k.CPU, k.Memory) }
+
+func requests(cpu, memory string) obj {
 	req := obj{}
-	if k.CPU != "" {
-		req["cpu"] = k.CPU
+	if cpu != "" {
+		req["cpu"] = cpu
 	}
-	if k.Memory != "" {
-		req["memory"] = k.Memory
+	if memory != "" {
+		req["memory"] = memory
 	}
 	return obj{"requests": req}
 }
@@ -217,6 +229,7 @@ func K8sLaunch(k K8s, nodes, port int, t Timing) ([]byte, error) {
 			"command":      append(append([]string{k.trellis(), "monitor", "-o", "/runs/" + k.Name}, cfg...), t.monitorArgs()...),
 			"ports":        []obj{{"name": "zmtp", "containerPort": port}},
 			"volumeMounts": mounts,
+			"resources":    requests("", k.MonitorMemory),
 		}},
 		"volumes": k.volumes(),
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/scale"
 )
 
@@ -30,7 +31,7 @@ sweep's pods).`,
 	pf.StringVar(&k.Name, "name", "", "the objects' name prefix (default: the config's name, as a DNS label)")
 	pf.StringVar(&k.Namespace, "namespace", "", "the objects' namespace (default: kubectl's current one)")
 	pf.StringVar(&k.CPU, "cpu", "", "each pod's CPU request (e.g. 1)")
-	pf.StringVar(&k.Memory, "memory", "", "each pod's memory request (e.g. 2Gi)")
+	pf.StringVar(&k.Memory, "memory", "", "each pod's memory request (e.g. 2Gi; default: the run's memory estimate, `--dry-run`'s expected peak)")
 	pf.StringVar(&file, "file", "", "write the manifests here (mode 0600: a run's hold its node keys) instead of stdout")
 	prepare := func(arg string) (configArg, error) {
 		ca, err := loadConfigArg(arg)
@@ -71,6 +72,15 @@ sweep's pods).`,
 			if shards, err = ca.shards(shards); err != nil {
 				return err
 			}
+			if k.Memory == "" {
+				// A pod runs its shard's runs one after another: the
+				// largest sets its peak.
+				es, err := estimateRuns(ca.cfg, experiment.Shard{})
+				if err != nil {
+					return fmt.Errorf("memory estimate (give --memory to skip it): %w", err)
+				}
+				k.Memory = scale.MemoryRequest(es[largest(es)].Estimate)
+			}
 			b, err := scale.K8sSweep(k, shards, parallel)
 			if err != nil {
 				return err
@@ -96,6 +106,19 @@ sweep's pods).`,
 			if err := ca.single("k8s"); err != nil {
 				return err
 			}
+			if k.Memory == "" {
+				d, err := (shapes{}).of(ca.cfg)
+				if err == nil {
+					var e experiment.Estimate
+					if e, err = ca.cfg.EstimateNodeProcess(d); err == nil {
+						k.Memory = scale.MemoryRequest(e)
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("memory estimate (give --memory to skip it): %w", err)
+				}
+			}
+			k.MonitorMemory = scale.MemoryRequest(ca.cfg.EstimateMonitor())
 			if epoch != "" {
 				if t.Epoch, err = time.Parse(time.RFC3339Nano, epoch); err != nil {
 					return fmt.Errorf("--epoch: %w (want RFC 3339, e.g. 2026-12-01T16:00:00Z)", err)

@@ -13,6 +13,7 @@ import (
 func launchCmd(o *options) *cobra.Command {
 	var lc cluster.LaunchConfig
 	var mode string
+	var mf memFlags
 	cmd := &cobra.Command{
 		Use:   "launch CONFIG|PRESET [-o DIR]",
 		Short: "run an experiment as one process per node on this machine (IPC), with a monitor writing the run directory",
@@ -21,11 +22,14 @@ talking ZeroMQ over Unix sockets. Lock-step mode (the default) gives the simulat
 metrics bit for bit; wallclock runs rounds on the epoch t0 + kΔ. The run directory
 (-o, default runs/NAME) holds the same files as ` + "`trellis run`" + `'s, plus cluster/ with the
 config, keys, peers file and each node's log. Ctrl-C stops every process after its
-current round.`,
+current round.` + memHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := loadConfigOrPreset(args[0], nil)
 			if err != nil {
+				return err
+			}
+			if done, err := mf.launchGate(o, c); done || err != nil {
 				return err
 			}
 			if lc.Exe, err = os.Executable(); err != nil {
@@ -39,6 +43,7 @@ current round.`,
 			return cluster.Launch(cmd.Context(), lc)
 		},
 	}
+	mf.register(cmd, false)
 	cmd.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock")
 	cmd.Flags().DurationVar(&lc.Timing.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
 	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts")

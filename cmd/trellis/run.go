@@ -24,6 +24,7 @@ func runCmd(o *options, name string) *cobra.Command {
 	var sets []string
 	var force, keepGoing bool
 	var sf shardFlags
+	var mf memFlags
 	dash := &dashFlag{}
 	c := &cobra.Command{
 		Use:   name + " CONFIG|PRESET",
@@ -33,7 +34,7 @@ func runCmd(o *options, name string) *cobra.Command {
 A run directory records its config's hash: calling the command again with the
 same config resumes an interrupted run after its last complete round (the
 final files are those of an uninterrupted run) and keeps finished ones; with
-another config it refuses, unless --force redoes the runs.` + shardHelp,
+another config it refuses, unless --force redoes the runs.` + shardHelp + memHelp,
 		Args: sf.args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			shard, err := sf.get()
@@ -52,6 +53,9 @@ another config it refuses, unless --force redoes the runs.` + shardHelp,
 				return mergeSweep(o, cfg, out, args[1:])
 			}
 			warn(o, cfg)
+			if done, err := mf.gate(cmd.Context(), o, cfg, shard); done || err != nil {
+				return err
+			}
 			live, dashDone, err := dash.start(o, cfg, out, force)
 			if err != nil {
 				return err
@@ -84,6 +88,7 @@ another config it refuses, unless --force redoes the runs.` + shardHelp,
 	f.BoolVar(&force, "force", false, "redo runs whose directories hold another config's (or a finished) run")
 	f.BoolVar(&keepGoing, "keep-going", false, "record a failed run and go on with the next")
 	sf.add(c)
+	mf.register(c, true)
 	dash.register(c)
 	return c
 }

@@ -1,0 +1,902 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/topology"
+	"github.com/trellis-fl/trellis/wire"
+)
+
+// An Estimate is the memory a run needs, part by part, worked out from its
+// config alone: nothing of the model, the nodes or the graph is allocated,
+// so a config that would not fit (hidden = [1000000, 1000000], 20,000
+// nodes) is refused before it takes the machine down (CheckMemory).
+//
+// Every part is counted the way the code allocates it: the same slices,
+// each rounded up to the Go allocator's size class or page. What the
+// estimate does not count is small (goroutine stacks, a few maps); the
+// runtime and the program's own pages are one measured constant
+// (EstimateRuntimeBytes).
+type Estimate struct {
+	// What is estimated: "run" (a simulated run: every node in one
+	// process), "node process" (one node of a deployed run) or "monitor".
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Nodes int    `json:"nodes"`
+	// Params is the model's parameter count P (one vector is 4P bytes).
+	Params int64  `json:"params"`
+	Model  string `json:"model"`
+	// Parts are the components: per node (Count nodes each hold Each
+	// bytes) or shared (Count 1).
+	Parts []EstimatePart `json:"parts"`
+	// Live is what stays allocated while rounds run (every part but the
+	// garbage); Peak adds the garbage the collector lets pile up between
+	// collections: the expected peak resident set.
+	Live int64 `json:"live_bytes"`
+	Peak int64 `json:"peak_bytes"`
+	// PerNode is the bytes every node adds (the per-node parts).
+	PerNode int64 `json:"per_node_bytes"`
+	// Work is a round's work: training samples and evaluated samples
+	// (all nodes), the basis of a time estimate (Probe measures one).
+	TrainSamples int64 `json:"train_samples_per_round"`
+	EvalSamples  int64 `json:"eval_samples_per_round"`
+	// RoundGarbage is what a round allocates and drops, over Rounds
+	// rounds (the garbage part: setGarbage).
+	RoundGarbage int64 `json:"round_garbage_bytes"`
+	Rounds       int   `json:"rounds"`
+	// Notes say what the estimate assumed.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// An EstimatePart is one component of an Estimate.
+type EstimatePart struct {
+	Name string `json:"name"`
+	// Each is the bytes one holder has; Count the holders (nodes, or 1
+	// for a shared part); Bytes = Each × Count.
+	Each  int64 `json:"each_bytes"`
+	Count int   `json:"count"`
+	Bytes int64 `json:"bytes"`
+	// PerNode says the part is held by each node (Count = nodes).
+	PerNode bool `json:"per_node"`
+	// Garbage marks the part that is not live: what accumulates between
+	// collections.
+	Garbage bool `json:"garbage,omitempty"`
+	// How says how it was counted.
+	How string `json:"how,omitempty"`
+}
+
+// EstimateRuntimeBytes is what a trellis process takes besides its heap:
+// the Go runtime's own structures, goroutine stacks, the program's text
+// and data (the embedded MNIST files among them) and the heap's metadata.
+// Measured: the peak resident set of a 2-node logistic regression on MNIST
+// less its heap (BENCHMARKS.md, "Memory estimate").
+const EstimateRuntimeBytes = 48 << 20
+
+// DataShape is what an estimate needs of a dataset: its sample counts, one
+// sample's shape and the classes.
+type DataShape struct {
+	Name        string `json:"name"`
+	Train, Test int
+	Shape       []int
+	Classes     int
+	// Groups says the samples carry group ids (writers, subjects).
+	Groups bool
+}
+
+// ShapeOf is the shape of a loaded dataset.
+func ShapeOf(tt data.TrainTest) DataShape {
+	var d DataShape
+	if tt.Train != nil {
+		d = DataShape{Name: tt.Train.Name, Train: tt.Train.Len(), Shape: slices.Clone(tt.Train.Shape),
+			Classes: tt.Train.NumClasses(), Groups: tt.Train.Groups != nil}
+	}
+	if tt.Test != nil {
+		d.Test = tt.Test.Len()
+	}
+	return d
+}
+
+// KnownShape is the shape of the configured dataset when it is known
+// without loading it: the embedded MNIST (data.dir unset). Other datasets
+// come from files whose size only loading them tells (LoadData, then
+// ShapeOf).
+func (c Config) KnownShape() (DataShape, bool) {
+	if c.Data.Dataset == "mnist" && c.Data.Dir == "" {
+		return DataShape{Name: "MNIST", Train: 60000, Test: 10000, Shape: []int{1, 28, 28}, Classes: 10}, true
+	}
+	return DataShape{}, false
+}
+
+// Estimate estimates a simulated run of c: with KnownShape's dataset
+// shape, or loading the dataset to learn it (EstimateWith takes the shape).
+func (c Config) Estimate() (Estimate, error) {
+	d, ok := c.KnownShape()
+	if !ok {
+		tt, err := c.LoadData()
+		if err != nil {
+			return Estimate{}, err
+		}
+		d = ShapeOf(tt)
+	}
+	return c.EstimateWith(d)
+}
+
+// Sizes saturate at satMax (mul, add): those of absurd configs (10^12
+// parameters × 10^5 nodes) stay positive and comparable.
+const satMax = math.MaxInt64 / 4
+
+func mul(xs ...int64) int64 {
+	p := int64(1)
+	for _, x := range xs {
+		if x <= 0 {
+			return 0
+		}
+		if p > satMax/x {
+			return satMax
+		}
+		p *= x
+	}
+	return p
+}
+
+func add(xs ...int64) int64 {
+	s := int64(0)
+	for _, x := range xs {
+		s += x
+		if s > satMax {
+			return satMax
+		}
+	}
+	return s
+}
+
+// goSizeClasses are the Go allocator's small-object sizes
+// (internal/runtime/gc/sizeclasses.go); larger objects take whole 8 KiB
+// pages.
+var goSizeClasses = []int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288,
+	320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688,
+	3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728, 10240, 10880, 12288, 13568, 14336,
+	16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
+
+// alloc is what the heap spends on one allocation of b bytes.
+func alloc(b int64) int64 {
+	switch {
+	case b <= 0:
+		return 0
+	case b <= 32768:
+		i, _ := slices.BinarySearch(goSizeClasses, b)
+		return goSizeClasses[i]
+	case b >= satMax:
+		return satMax
+	}
+	return (b + 8191) / 8192 * 8192
+}
+
+// floats is one []float32 of n values on the heap.
+func floats(n int64) int64 { return alloc(mul(4, n)) }
+
+// The kernel of the matrix engine decides its packing buffers' sizes.
+type gemmKernel struct{ mr, nr, mc, nc int64 }
+
+func currentKernel() gemmKernel {
+	e := gemm.New(1)
+	defer e.Close()
+	switch e.Kernel() {
+	case "avx512":
+		return gemmKernel{8, 32, 96, 1024}
+	case "avx2":
+		return gemmKernel{6, 16, 120, 1024}
+	}
+	if runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
+		return gemmKernel{2, 4, 128, 1024}
+	}
+	return gemmKernel{4, 4, 128, 1024}
+}
+
+// gemmCall is one matrix product C(m×n) = op(A)(m×k) op(B)(k×n) a layer runs.
+type gemmCall struct {
+	m, n, k, ldb int64
+	transB       bool
+}
+
+func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
+
+// workspace is the matrix engine's packing buffers after the calls (they
+// only grow: the largest of each), in bytes (internal/gemm/block.go).
+func (g gemmKernel) workspace(calls []gemmCall) int64 {
+	var ap, bp int64
+	for _, c := range calls {
+		blocks := (c.k + 255) / 256
+		kc := (c.k + blocks - 1) / blocks
+		mcb := min(g.mc, roundUp(c.m, g.mr))
+		ncb := min(g.nc, roundUp(c.n, g.nr))
+		ap = max(ap, mcb*kc)
+		if !c.transB && c.m <= 8*g.mr && c.ldb%1024 != 0 {
+			bp = max(bp, kc*g.nr)
+		} else {
+			bp = max(bp, kc*ncb)
+		}
+	}
+	if len(calls) == 0 {
+		return 0
+	}
+	return floats(ap+16) + floats(bp+16) + floats(g.mr*g.nr+16)
+}
+
+// modelFoot is a model's memory as nn.Build lays it out for batches of
+// up to batch samples, counted without building it.
+type modelFoot struct {
+	params, state int64
+	// buffers are the activation buffers' allocations in bytes (each
+	// layer's outputs and input gradients, the logits' gradient, one
+	// input batch), bufferFloats their float32 count (nn's
+	// Model.MemoryBytes counts floats).
+	buffers      int64
+	bufferFloats int64
+	inSize       int64
+	feature      int64 // the last linear layer's input width
+	classes      int64
+	calls        []gemmCall
+	layers       []string
+}
+
+// footprint mirrors nn.Spec's layer stack (nn/spec.go) and each layer's
+// alloc; TestEstimateModelMatchesNN checks it against nn.Build.
+func footprint(s nn.Spec, batch int) (modelFoot, error) {
+	var f modelFoot
+	if s.Classes < 2 {
+		return f, fmt.Errorf("model %s: classes = %d, need at least 2", s.Kind, s.Classes)
+	}
+	if batch < 1 {
+		return f, fmt.Errorf("model batch size %d: need ≥ 1", batch)
+	}
+	shape := slices.Clone(s.Input)
+	size := func(sh []int) int64 {
+		p := int64(1)
+		for _, d := range sh {
+			p = mul(p, int64(d))
+		}
+		return p
+	}
+	if len(shape) == 0 || size(shape) < 1 {
+		return f, fmt.Errorf("model %s: input shape %v is empty", s.Kind, s.Input)
+	}
+	B := int64(batch)
+	f.inSize, f.classes = size(shape), int64(s.Classes)
+	index := 0 // layers so far: the first one computes no input gradient
+	buf := func(n int64) {
+		f.buffers = add(f.buffers, floats(n))
+		f.bufferFloats = add(f.bufferFloats, n)
+	}
+	needDx := func() bool { return index > 0 }
+	next := func(kind string) { f.layers = append(f.layers, kind); index++ }
+	flatten := func() {
+		if len(shape) > 1 {
+			shape = []int{int(size(shape))}
+			next("flatten")
+		}
+	}
+	linear := func(out int64) {
+		in := int64(shape[0])
+		f.params = add(f.params, mul(in, out), out)
+		buf(mul(B, out))
+		f.calls = append(f.calls, gemmCall{m: B, n: out, k: in, ldb: in, transB: true},
+			gemmCall{m: out, n: in, k: B, ldb: in})
+		if needDx() {
+			buf(mul(B, in))
+			f.calls = append(f.calls, gemmCall{m: B, n: in, k: out, ldb: in})
+		}
+		f.feature = in
+		shape = []int{int(min(out, math.MaxInt32))}
+		next(fmt.Sprintf("linear %d→%d", in, out))
+	}
+	elementwise := func(kind string, perSample int) { // relu (1 buffer), dropout (mask and output)
+		n := mul(B, size(shape))
+		for range perSample {
+			buf(n)
+		}
+		if needDx() {
+			buf(n)
+		}
+		next(kind)
+	}
+	batchNorm := func() {
+		c := int64(shape[0])
+		f.params = add(f.params, 2*c)
+		f.state = add(f.state, 2*c)
+		n := mul(B, size(shape))
+		buf(n)
+		buf(n)
+		buf(c)
+		if needDx() {
+			buf(n)
+		}
+		next("batchnorm")
+	}
+	conv := func(cout, k, stride, pad int64) {
+		cin, h, w := int64(shape[0]), int64(shape[1]), int64(shape[2])
+		ho, wo := (h+2*pad-k)/stride+1, (w+2*pad-k)/stride+1
+		hw, kr := ho*wo, cin*k*k
+		f.params = add(f.params, cout*kr+cout)
+		buf(B * cout * hw)
+		buf(kr * hw)
+		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw},
+			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true})
+		if needDx() {
+			buf(B * cin * h * w)
+			buf(kr * hw)
+			f.calls = append(f.calls, gemmCall{m: kr, n: hw, k: cout, ldb: hw})
+		}
+		shape = []int{int(cout), int(ho), int(wo)}
+		next(fmt.Sprintf("conv2d %d→%d k%d", cin, cout, k))
+	}
+	maxPool := func(k int64) {
+		c, h, w := int64(shape[0]), int64(shape[1]), int64(shape[2])
+		ho, wo := (h-k)/k+1, (w-k)/k+1
+		buf(B * c * ho * wo)                           // output
+		f.buffers = add(f.buffers, alloc(4*B*c*ho*wo)) // the winners' offsets, int32
+		f.bufferFloats += B * c * ho * wo
+		if needDx() {
+			buf(B * c * h * w)
+		}
+		shape = []int{int(c), int(ho), int(wo)}
+		next(fmt.Sprintf("maxpool2d k%d", k))
+	}
+	same := func(want ...int) bool { return slices.Equal(s.Input, want) }
+	switch s.Kind {
+	case "logreg":
+		flatten()
+		linear(int64(s.Classes))
+	case "mlp":
+		flatten()
+		for _, h := range s.Hidden {
+			if h < 1 {
+				return f, fmt.Errorf("model mlp: hidden width %d, need ≥ 1", h)
+			}
+			linear(int64(h))
+			if s.BatchNorm {
+				batchNorm()
+			}
+			elementwise("relu", 1)
+			if s.Dropout > 0 {
+				elementwise("dropout", 2)
+			}
+		}
+		linear(int64(s.Classes))
+	case "femnist_cnn":
+		if !same(1, 28, 28) {
+			return f, fmt.Errorf("model femnist_cnn needs input 1×28×28, got %v", s.Input)
+		}
+		conv(32, 5, 1, 2)
+		elementwise("relu", 1)
+		maxPool(2)
+		conv(64, 5, 1, 2)
+		elementwise("relu", 1)
+		maxPool(2)
+		flatten()
+		linear(512)
+		elementwise("relu", 1)
+		elementwise("dropout", 2)
+		linear(int64(s.Classes))
+	case "lenet5":
+		pad := int64(0)
+		switch {
+		case same(1, 28, 28):
+			pad = 2
+		case same(3, 32, 32):
+		default:
+			return f, fmt.Errorf("model lenet5 needs input 1×28×28 or 3×32×32, got %v", s.Input)
+		}
+		conv(6, 5, 1, pad)
+		elementwise("relu", 1)
+		maxPool(2)
+		conv(16, 5, 1, 0)
+		elementwise("relu", 1)
+		maxPool(2)
+		flatten()
+		linear(120)
+		elementwise("relu", 1)
+		linear(84)
+		elementwise("relu", 1)
+		linear(int64(s.Classes))
+	default:
+		return f, fmt.Errorf("unknown model kind %q (want one of %s)", s.Kind, strings.Join(nn.Kinds, ", "))
+	}
+	// The logits' gradient and one input batch (labels as int).
+	buf(mul(B, f.classes))
+	buf(mul(B, f.inSize))
+	f.buffers = add(f.buffers, alloc(8*B))
+	return f, nil
+}
+
+// memoryBytes is what nn's Model.MemoryBytes reports for the model.
+func (f modelFoot) memoryBytes(batch int) int64 {
+	return add(mul(4, add(2*f.params, f.state, f.bufferFloats)), 8*int64(batch))
+}
+
+// degrees are the configured topology's mean and largest in-degree for n
+// nodes, worked out without building the graph (a complete graph of 20,000
+// nodes is 6 GB); a graph from a file is read (its size is the file's).
+func (c Config) degrees(n int) (mean, most float64, err error) {
+	t := c.Topology
+	nn1 := float64(n - 1)
+	switch t.Kind {
+	case "complete":
+		return nn1, nn1, nil
+	case "ring":
+		return min(2, nn1), min(2, nn1), nil
+	case "kregular", "small_world":
+		k := min(float64(t.K), nn1)
+		if t.Kind == "small_world" {
+			return k, min(nn1, k+3*math.Sqrt(k)+1), nil
+		}
+		return k, k, nil
+	case "erdos_renyi":
+		m := t.P * nn1
+		return m, min(nn1, m+3*math.Sqrt(m*(1-t.P))+1), nil
+	case "star":
+		return 2 * nn1 / float64(n), nn1, nil
+	case "mobility":
+		// Contacts within r_c on the A × A torus: a share π r_c² / A² of
+		// the others.
+		share := min(1, math.Pi*topology.ContactRange*topology.ContactRange/(topology.TorusSide*topology.TorusSide))
+		m := share * nn1
+		return m, min(nn1, m+3*math.Sqrt(m*(1-share))+1), nil
+	case "edge_list", "trace":
+		g, err := c.graph(n, c.Seed) // bounded by the file
+		if err != nil {
+			return 0, 0, err
+		}
+		g0 := g.At(0)
+		sum, top := 0, 0
+		for i := range n {
+			d := len(g0.In(i))
+			sum, top = sum+d, max(top, d)
+		}
+		return float64(sum) / float64(n), float64(top), nil
+	}
+	return 0, 0, fmt.Errorf("topology.kind = %q: want one of %v", t.Kind, topologies)
+}
+
+// Sizes of the structures the estimate counts by their Go types.
+var (
+	sizeMessage   = int64(unsafe.Sizeof(wire.Message{}))
+	sizeIncoming  = int64(unsafe.Sizeof(strategy.Incoming{}))
+	sizeNodeRound = int64(unsafe.Sizeof(metrics.NodeRound{}))
+	sizeCounts    = int64(unsafe.Sizeof(wire.Counts{}))
+)
+
+// digesterBytes is a wire digester's scratch (wire/sign.go): every signed
+// message allocates one.
+const digesterBytes = 8192 + 256
+
+// ruleScratch is one node's aggregation-rule scratch, in bytes, for rule
+// (with pre-aggregators, "nnm+krum") over k inputs of vectors of p floats.
+func ruleScratch(rule string, k, p int64) (int64, string) {
+	vec, dbl := floats(p), alloc(mul(8, p))
+	var total int64
+	var how []string
+	gram := func() int64 {
+		parts := min(64, max(1, (1<<22)/max(1, k*k)))
+		return alloc(mul(8, k, k)) + alloc(mul(8, parts, k, k)) + floats(k*256) + floats(k*k)
+	}
+	for _, r := range strings.Split(rule, "+") {
+		var b int64
+		switch r {
+		case "mean":
+		case "median", "trimmed_mean":
+			b = alloc(8*4096) + 4*alloc(8*k)
+		case "krum", "multi_krum", "bulyan":
+			b = gram()
+		case "geometric_median":
+			b = vec + dbl + alloc(8*4096)
+			how = append(how, r+": a start vector and a float64 point")
+		case "centered_clipping":
+			b = 2*vec + dbl
+			how = append(how, r+": start and previous vectors, a float64 point")
+		case "msr":
+			b = vec
+		case "ios":
+			b = dbl
+			how = append(how, r+": a float64 mean")
+		case "rtc":
+			b = vec + dbl
+			how = append(how, r+": a reference and a float64 sum")
+		case "nnm":
+			b = gram() + alloc(mul(4, k, p))
+			how = append(how, fmt.Sprintf("nnm: %d mixed vectors", k))
+		case "bucketing":
+			b = alloc(mul(4, k, p))
+			how = append(how, fmt.Sprintf("bucketing: up to %d bucket means", k))
+		case "clip", "arc":
+			b = alloc(mul(4, k, p))
+			how = append(how, fmt.Sprintf("%s: up to %d clipped copies", r, k))
+		}
+		total = add(total, b)
+	}
+	return total, strings.Join(how, "; ")
+}
+
+// EstimateWith estimates a simulated run of c (every node in this
+// process) on a dataset of shape d.
+func (c Config) EstimateWith(d DataShape) (Estimate, error) {
+	return c.estimate("run", d)
+}
+
+// EstimateNodeProcess estimates one node process of a deployed run
+// (`trellis node`, each `trellis launch` process, each Kubernetes or Slurm
+// task): it loads the whole dataset and builds one node, and holds what
+// its in-neighbours send it as decoded messages.
+func (c Config) EstimateNodeProcess(d DataShape) (Estimate, error) {
+	return c.estimate("node process", d)
+}
+
+// EstimateMonitor estimates a deployed run's monitor: no dataset, no
+// model, the nodes' records of the rounds in flight.
+func (c Config) EstimateMonitor() Estimate {
+	n := int64(c.Nodes)
+	e := Estimate{Kind: "monitor", Name: c.Name, Nodes: c.Nodes}
+	mean, _, _ := c.degrees(c.Nodes)
+	graph := alloc(mul(8, int64(float64(n)*mean+0.5))) + alloc(8*(n+1))
+	e.Parts = []EstimatePart{
+		{Name: "graph", Each: graph, Count: 1, How: fmt.Sprintf("%s adjacency, %.4g links a node", c.Topology.Kind, mean)},
+		{Name: "round records in flight", Each: mul(4, n, alloc(sizeNodeRound+512)), Count: 1, How: "a node's record and its frame, up to 4 rounds"},
+		{Name: "runtime and program", Each: EstimateRuntimeBytes, Count: 1, How: "measured"},
+	}
+	e.finish()
+	return e
+}
+
+func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
+	e := Estimate{Kind: kind, Name: c.Name, Nodes: c.Nodes}
+	if c.Nodes < 1 {
+		return e, fmt.Errorf("nodes = %d, need ≥ 1", c.Nodes)
+	}
+	if d.Classes < 2 || len(d.Shape) == 0 {
+		return e, fmt.Errorf("dataset %s: no shape to estimate from", c.Data.Dataset)
+	}
+	spec := c.modelSpec(nil)
+	spec.Input, spec.Classes = d.Shape, d.Classes
+	batch := max(1, c.Training.Batch)
+	mf, err := footprint(spec, batch)
+	if err != nil {
+		return e, err
+	}
+	P := mf.params
+	e.Params = P
+	e.Model = modelDescription(spec, mf)
+	V := floats(P)
+	n := int64(c.Nodes)
+	holders := c.Nodes // nodes this process holds
+	if kind == "node process" {
+		holders = 1
+	}
+	mean, most, err := c.degrees(c.Nodes)
+	if err != nil {
+		return e, err
+	}
+	deg := mean
+	if kind == "node process" {
+		deg = most // the busiest node's process
+	}
+	degI := int64(math.Ceil(deg))
+	per := func(name string, each int64, how string) {
+		if each > 0 {
+			e.Parts = append(e.Parts, EstimatePart{Name: name, Each: each, Count: holders, PerNode: true, How: how})
+		}
+	}
+	shared := func(name string, b int64, how string) {
+		if b > 0 {
+			e.Parts = append(e.Parts, EstimatePart{Name: name, Each: b, Count: 1, How: how})
+		}
+	}
+	st := c.Strategy.Name
+
+	// The model: parameters and gradients (one flat vector each), the
+	// node-local state (batch-norm statistics), activation buffers for a
+	// full batch, and the matrix engine's packing buffers.
+	per("model parameters and gradients", 2*V+floats(mf.state),
+		fmt.Sprintf("%s parameters × 2 (weights, gradients) × 4 B", group(P)))
+	per("activation buffers", mf.buffers, fmt.Sprintf("batch %d through %d layers, input batch, logit gradients", batch, len(mf.layers)))
+	per("matrix-engine workspace", currentKernel().workspace(mf.calls), "packing buffers of the largest products")
+
+	// Optimizer state.
+	optState, optHow := int64(0), ""
+	switch c.Training.Optimizer {
+	case "adam", "adamw":
+		optState, optHow = 2*V, c.Training.Optimizer+": first and second moments"
+	default:
+		if c.Training.Momentum > 0 {
+			optState, optHow = V, "sgd: momentum buffer"
+		}
+	}
+	if st == "ditto" {
+		optState *= 2 // a second optimizer for the personal model's copy
+		optHow += " (×2: ditto trains a second model)"
+	}
+	per("optimizer state", optState, optHow)
+
+	// The node: the round's start, the send buffers (one per distinct
+	// vector the strategy shares), a scratch copy where the node scores
+	// or trains a second model.
+	sends := int64(1)
+	switch st {
+	case "local":
+		sends = 0
+	case "gradient_tracking":
+		sends = 2
+	case "admm":
+		sends = degI
+	}
+	per("round start and send buffers", (1+sends)*V, fmt.Sprintf("1 + %d vectors", sends))
+
+	// Strategy state.
+	var stratB int64
+	var stratHow string
+	evalOut := func(nval int64, outputs int64) int64 {
+		// agreement.Outputs: probabilities, features, vacuity, for nval
+		// samples; the node's validation batch and labels; a saved copy.
+		o := floats(nval*mf.classes) + floats(nval*mf.feature) + floats(nval)
+		return mul(outputs, o) + floats(int64(batch)*mf.inSize) + alloc(8*nval) + V
+	}
+	k := int64(math.Ceil(deg)) + 1 // inputs of an aggregation: the in-neighbours and itself
+	switch st {
+	case "dpsgd":
+		stratB, stratHow = V, "the local update"
+	case "gradient_tracking":
+		stratB, stratHow = 4*V, "tracker, mixed tracker, update, previous update"
+	case "ditto":
+		stratB, stratHow = 2*V, "the global model and a saved copy"
+	case "robust":
+		stratB, stratHow = V, "the aggregate"
+		if c.Strategy.Exchange == "update" {
+			stratB, stratHow = 2*V, "the aggregate and the update"
+		}
+		rs, how := ruleScratch(c.Strategy.Rule, k, P)
+		per("aggregation scratch ("+c.Strategy.Rule+")", rs, how)
+	case "rdpfl":
+		stratB, stratHow = 4*V, "history: direction, w^{t−2}, two past aggregates"
+		rs, how := ruleScratch(c.Strategy.Rule, k-1, P)
+		per("aggregation scratch ("+c.Strategy.Rule+")", rs, how)
+	case "afa":
+		stratB, stratHow = alloc(8*P), "a float64 centre"
+	case "admm":
+		stratB, stratHow = mul(degI, 3, V)+V, fmt.Sprintf("per in-neighbour: dual, edge variable, message (%d in-neighbours); a reference", degI)
+	case "lightyear":
+		nval := int64(strategy.LightyearNVal)
+		stratB = evalOut(nval, 2) + 2*alloc(8*nval*nval)
+		stratHow = fmt.Sprintf("outputs of %d validation samples for the own and a peer's model, two kernels, a saved copy", nval)
+	case "dmtt", "murmura":
+		stratB, stratHow = evalOut(strategy.DMTTNEval, 1), fmt.Sprintf("outputs of %d validation samples, a saved copy", strategy.DMTTNEval)
+	case "ubar":
+		stratB, stratHow = floats(int64(batch)*mf.inSize)+alloc(8*int64(batch))+V, "a probe batch and a saved copy"
+	case "cfl", "asmr":
+		stratB, stratHow = 2*alloc(8*k*k), "a Gram matrix and distances over the inputs"
+	}
+	per("strategy state ("+st+")", stratB, stratHow)
+
+	// Privacy.
+	switch c.Privacy.Mode {
+	case "node":
+		per("privacy layer (node-level DP)", 2*V, "the round's start and clipped update")
+	case "sample":
+		dp := alloc(mul(8, int64(batch)))*2 + mul(int64(len(mf.layers)), floats(int64(batch)*max(mf.feature, mf.classes)))
+		if spec.Kind == "femnist_cnn" || spec.Kind == "lenet5" {
+			dp = add(dp, floats(mul(int64(batch), P))) // per-sample gradients of conv layers, at most
+		}
+		per("privacy layer (DP-SGD)", dp, "per-sample norms and gradients")
+	}
+
+	// Trust layer (DMTT): a peer record per known node (its claim with
+	// its neighbour list) and the edges it reasons about.
+	if c.trustOn() {
+		// Claims travel HopLimit hops: at most mean^H nodes are known.
+		known := n - 1
+		if reach := math.Pow(max(mean, 1), float64(max(1, c.Trust.HopLimit))); reach < float64(known) {
+			known = int64(math.Ceil(reach))
+		}
+		peer := alloc(600) + alloc(4*int64(math.Ceil(mean))) + 96
+		edges := min(known*int64(math.Ceil(mean)), n*int64(math.Ceil(mean)))
+		per("trust state", mul(known, peer)+mul(edges, 96), fmt.Sprintf("%d known peers, %d edges", known, edges))
+	}
+
+	// Messages: the validator's state per sender, the inbox, the node's
+	// digester, its key.
+	msgs := int64(1)
+	if c.trustOn() {
+		msgs += 1 + int64(c.Trust.Budget) // its claim and forwarded ones
+	}
+	inbox := mul(degI, sizeIncoming) + mul(degI, alloc(sizeCounts+32)+48) + digesterBytes + 512
+	if kind == "node process" {
+		// Decoded vectors from every in-neighbour (each its own copy
+		// here, not the sender's buffer), their frames while decoding,
+		// and the own vector encoded once for all out-links.
+		inbox = add(inbox, mul(degI, sends, V+alloc(sizeMessage)), mul(2, V))
+	}
+	per("validator and inbox", inbox, fmt.Sprintf("%d in-neighbours", degI))
+
+	// Data: the shared decoded dataset, the nodes' index lists (train,
+	// validation and test splits, each copied by its batcher) and, where
+	// evaluated, every node's copy of the global test indices.
+	row := int64(1)
+	for _, s := range d.Shape {
+		row = mul(row, int64(s))
+	}
+	ds := func(samples int64) int64 {
+		b := floats(mul(samples, row)) + alloc(8*samples)
+		if d.Groups {
+			b += alloc(4 * samples)
+		}
+		return b
+	}
+	shared(fmt.Sprintf("dataset %s (decoded)", c.Data.Dataset), ds(int64(d.Train))+ds(int64(d.Test)),
+		fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row)))
+	pool := int64(d.Train)
+	if c.Data.Samples > 0 {
+		pool = min(pool, int64(c.Data.Samples))
+	}
+	perNodeSamples := (pool + n - 1) / n
+	// The partition and the splits of every client (all of them, in a
+	// node process too: the split is computed whole).
+	shared("partition and splits", add(mul(3, 4, pool), mul(n, 4, 48)), "index lists of every client")
+	var batchers int64
+	for i := range 3 {
+		batchers += alloc(4*int64(float64(perNodeSamples)*c.splitFraction(i)+0.5)) + alloc(80)
+	}
+	per("data batchers", batchers, fmt.Sprintf("%s samples a node: each split's order", group(perNodeSamples)))
+	var global int64
+	switch {
+	case c.Evaluation.GlobalTest < 0:
+		global = int64(d.Test)
+	case c.Evaluation.GlobalTest > 0:
+		global = min(int64(c.Evaluation.GlobalTest), int64(d.Test))
+	}
+	if global > 0 {
+		shared("global test indices", alloc(4*global), "")
+		per("evaluation: global test order", alloc(4*global), fmt.Sprintf("%s indices, copied by each node's batcher", group(global)))
+	}
+	e.EvalSamples = mul(int64(c.Nodes), global+int64(float64(perNodeSamples)*c.splitFraction(2)+0.5))
+
+	// The graph (compressed rows; undirected graphs store each link
+	// twice), the keys and, in a simulation, the shared signature cache.
+	links := int64(float64(n)*mean + 0.5)
+	graph := alloc(mul(8, links)) + alloc(8*(n+1))
+	if c.Topology.Kind == "mobility" {
+		graph = add(2*graph, alloc(mul(8, links))) // the last graph, the build's edges
+	}
+	shared("graph", graph, fmt.Sprintf("%s, %.4g in-neighbours a node", c.Topology.Kind, mean))
+	shared("keys and directory", mul(n, 256), "Ed25519 keys and the public directory")
+	if kind == "run" {
+		entries := min(1<<18, mul(int64(max(1, c.Rounds)), n, msgs))
+		cache := alloc(mul(64, int64(1)<<int(math.Ceil(math.Log2(float64(max(8, entries)))))))
+		shared("signature cache", cache, fmt.Sprintf("%s verified messages", group(entries)))
+		// A round's records and messages.
+		shared("round records and messages", mul(n, 2*sizeNodeRound+msgs*(sizeMessage+64)+alloc(16*degI)+512),
+			"per node: its records, messages, weights")
+	}
+
+	// The adversary's crafted vectors: one per out-link and vector
+	// message (one for all with same_for_all), alive through the round.
+	if byz := int64(len(c.byzantineIDs())); byz > 0 && c.Adversary.Attack != "none" && c.Adversary.Attack != "" && kind == "run" {
+		fan := degI
+		if c.Adversary.SameForAll {
+			fan = 1
+		}
+		shared("attack vectors", mul(byz, fan, sends, V), fmt.Sprintf("%d Byzantine nodes × %d links", byz, fan))
+	}
+	shared("runtime and program", EstimateRuntimeBytes, "measured: Go runtime, stacks, program text and data")
+
+	// Training work of a round.
+	steps := int64(c.Training.Steps)
+	trainPer := int64(float64(perNodeSamples)*c.splitFraction(0) + 0.5)
+	if steps == 0 {
+		e.TrainSamples = mul(int64(c.Nodes), int64(max(1, c.Training.Epochs)), trainPer)
+	} else {
+		e.TrainSamples = mul(int64(c.Nodes), steps, int64(batch))
+	}
+
+	// Garbage: what a round allocates and drops (signing scratch, the
+	// round's records and messages, attack vectors), piling up until the
+	// collector runs (setGarbage).
+	roundGarbage := mul(n, msgs, digesterBytes+sizeMessage)
+	if kind == "node process" {
+		roundGarbage = add(mul(degI, sends, 2*V), mul(msgs, digesterBytes))
+	}
+	for _, p := range e.Parts {
+		if p.Name == "round records and messages" || p.Name == "attack vectors" {
+			roundGarbage = add(roundGarbage, p.Each)
+		}
+	}
+	e.RoundGarbage, e.Rounds = roundGarbage, c.Rounds
+	e.setGarbage(c.Rounds - 1) // the last round's is live
+	if c.Data.Samples > 0 {
+		e.Notes = append(e.Notes, fmt.Sprintf("data.samples = %d uses part of the training set; the whole dataset is decoded", c.Data.Samples))
+	}
+	return e, nil
+}
+
+// splitFraction is the clients' train (0), validation (1) or test (2)
+// fraction.
+func (c Config) splitFraction(i int) float64 {
+	if len(c.Partition.Split) == 3 {
+		return c.Partition.Split[i]
+	}
+	return []float64{0.7, 0.1, 0.2}[i]
+}
+
+// setGarbage puts the garbage of k rounds in e: what piles up until the
+// collector runs, at the latest when the heap has doubled (GOGC = 100).
+func (e *Estimate) setGarbage(k int) {
+	e.Parts = slices.DeleteFunc(e.Parts, func(p EstimatePart) bool { return p.Garbage })
+	e.finish()
+	heap := e.Live - EstimateRuntimeBytes
+	if g := min(heap, mul(int64(max(0, k)), e.RoundGarbage)); g > 0 {
+		e.Parts = append(e.Parts, EstimatePart{Name: "garbage between collections", Each: g, Count: 1, Garbage: true,
+			How: fmt.Sprintf("%s a round over %d rounds, at most the live heap (GOGC = 100)", bytesText(e.RoundGarbage), k)})
+		e.finish()
+	}
+}
+
+// WithRoundTime is e for rounds of secs seconds (Probe's): the Go runtime
+// collects at least every two minutes, so garbage piles up over at most
+// that many rounds.
+func (e Estimate) WithRoundTime(secs float64) Estimate {
+	k := e.Rounds - 1
+	if secs > 0 {
+		k = min(k, int(math.Ceil(120/secs)))
+	}
+	e.Parts = slices.Clone(e.Parts)
+	e.setGarbage(k)
+	return e
+}
+
+// Totals is e with Bytes, Live, Peak and PerNode worked out from its
+// parts (for estimates composed of others: a launch's processes).
+func Totals(e Estimate) Estimate {
+	e.Parts = slices.Clone(e.Parts)
+	e.finish()
+	return e
+}
+
+// finish fills the totals from the parts.
+func (e *Estimate) finish() {
+	e.Live, e.PerNode, e.Peak = 0, 0, 0
+	for i := range e.Parts {
+		p := &e.Parts[i]
+		p.Bytes = mul(p.Each, int64(max(1, p.Count)))
+		if p.Garbage {
+			e.Peak = add(e.Peak, p.Bytes)
+			continue
+		}
+		e.Live = add(e.Live, p.Bytes)
+		if p.PerNode {
+			e.PerNode = add(e.PerNode, p.Each)
+		}
+	}
+	e.Peak = add(e.Peak, e.Live)
+}
+
+func modelDescription(s nn.Spec, f modelFoot) string {
+	in := make([]string, len(s.Input))
+	for i, d := range s.Input {
+		in[i] = fmt.Sprint(d)
+	}
+	desc := s.Kind + " " + strings.Join(in, "×")
+	if s.Kind == "mlp" || s.Kind == "logreg" {
+		for _, h := range s.Hidden {
+			desc += fmt.Sprintf("→%d", h)
+		}
+		desc += fmt.Sprintf("→%d", s.Classes)
+	}
+	return desc
+}
