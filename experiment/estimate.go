@@ -673,9 +673,13 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	case "admm":
 		stratB, stratHow = mul(degI, 3, V)+V, fmt.Sprintf("per in-neighbour: dual, edge variable, message (%d in-neighbours); a reference", degI)
 	case "lightyear":
+		// Kernels, own and peer's: the spec's and the logits' (a Gram
+		// matrix and its centring each), and one centred block per class
+		// plus a scratch matrix (the score variants, agreement/variants.go).
 		nval := int64(strategy.LightyearNVal)
-		stratB = evalOut(nval, 2) + 2*alloc(8*nval*nval)
-		stratHow = fmt.Sprintf("outputs of %d validation samples for the own and a peer's model, two kernels, a saved copy", nval)
+		gram := alloc(8 * nval * nval)
+		stratB = evalOut(nval, 2) + 8*gram + mul(2*(mf.classes+1), gram)
+		stratHow = fmt.Sprintf("outputs of %d validation samples for the own and a peer's model, their kernels (spec, logits, %d class blocks), a saved copy", nval, mf.classes)
 	case "dmtt", "murmura":
 		stratB, stratHow = evalOut(strategy.DMTTNEval, 1), fmt.Sprintf("outputs of %d validation samples, a saved copy", strategy.DMTTNEval)
 	case "ubar":
