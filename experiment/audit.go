@@ -395,22 +395,21 @@ func FindModels(dir string) (map[int]*State, error) {
 	return out, err
 }
 
-// loadModels puts the checkpoints into b's models: one per node of the
-// run that has a record in the last round (every node, or the honest
-// ones: a Byzantine node's model is not audited), each of that round, of
-// the model's size, and reproducing the node's recorded local test
-// accuracy and loss exactly.
+// loadModels puts the checkpoints into b's honest models (a Byzantine
+// node's is not audited): one per honest node, each of the run's last
+// round, of the model's size, and reproducing the node's recorded local
+// test accuracy and loss exactly.
 func loadModels(s Setup, b *Built, models map[int]*State, round int, rec []metrics.NodeRound) error {
 	shift, err := data.FeatureShift(s.Data.Train.Shape, s.Nodes, s.Shift)
 	if err != nil {
 		return err
 	}
 	for i, n := range b.Nodes {
+		if slices.Contains(b.Config.Byzantine, i) {
+			continue // not audited: its checkpoint, if any, is not read
+		}
 		st, ok := models[i]
 		if !ok {
-			if slices.Contains(b.Config.Byzantine, i) {
-				continue
-			}
 			return fmt.Errorf("no checkpoint of node %d (found nodes %v)", i, slices.Sorted(maps.Keys(models)))
 		}
 		if st.Round != round {
