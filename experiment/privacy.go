@@ -34,6 +34,62 @@ type PrivacyConfig struct {
 	Clip            float64 `toml:"clip"`
 	Delta           float64 `toml:"delta"`
 	Sampling        string  `toml:"sampling"`
+	// Audit, when present, runs the membership-inference audit on the
+	// final models at the end of the run (with or without DP).
+	Audit *AuditConfig `toml:"audit,omitempty"`
+}
+
+// AuditConfig is the [privacy.audit] section: the leakage audit that
+// `trellis run` does at the end of a run (and `trellis audit` by
+// default), written to the run directory's audit.json and summary.csv's
+// final_audit_* columns.
+//
+//	attack = "threshold" | "lira"
+//	shadows = 16       # lira: shadow models per audited node, 4 to 256
+//	samples = 0        # members and non-members scored per node, each at most this many (0: all)
+//	save_models = false  # also write the final models to models/node-I/ (experiment.Save)
+//
+// "threshold" is the loss-threshold attack (and, for strategy local, the
+// reference-model attack); "lira" adds LiRA (Carlini et al. 2022) with
+// shadow models trained like the node (locally: exact for strategy local,
+// an approximation otherwise) on random subsets of the node's training and
+// test samples.
+type AuditConfig struct {
+	Attack     string `toml:"attack"`
+	Shadows    int    `toml:"shadows"`
+	Samples    int    `toml:"samples"`
+	SaveModels bool   `toml:"save_models"`
+}
+
+// DefaultShadows is LiRA's number of shadow models per node when
+// [privacy.audit] shadows is 0.
+const DefaultShadows = 16
+
+// withDefaults fills the zero keys.
+func (a AuditConfig) withDefaults() AuditConfig {
+	if a.Attack == "lira" && a.Shadows == 0 {
+		a.Shadows = DefaultShadows
+	}
+	return a
+}
+
+// validate checks the [privacy.audit] keys.
+func (a *AuditConfig) validate(bad func(key string, val any, allowed string)) {
+	switch a.Attack {
+	case "threshold":
+		if a.Shadows != 0 {
+			bad("privacy.audit.shadows", a.Shadows, `only attack = "lira" trains shadow models`)
+		}
+	case "lira":
+		if a.Shadows != 0 && (a.Shadows < 4 || a.Shadows > 256) {
+			bad("privacy.audit.shadows", a.Shadows, "allowed range 4 to 256 (0: 16)")
+		}
+	default:
+		bad("privacy.audit.attack", fmt.Sprintf("%q", a.Attack), `want "threshold" or "lira"`)
+	}
+	if a.Samples < 0 {
+		bad("privacy.audit.samples", a.Samples, "need ≥ 0 (0: every member and non-member)")
+	}
 }
 
 func defaultPrivacy() PrivacyConfig {
@@ -69,6 +125,9 @@ func (c Config) privacySetup() *Privacy {
 // validatePrivacy checks the [privacy] keys.
 func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 	p := c.Privacy
+	if p.Audit != nil {
+		p.Audit.validate(bad)
+	}
 	switch p.Mode {
 	case "none":
 		return
@@ -108,26 +167,25 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 	}
 }
 
-// addPrivacy gives node i's configuration its DP layer (and, for DP-SGD,
-// its trainer).
-func (p *plan) addPrivacy(i int, cfg *node.Config) error {
-	dp := p.s.Privacy
-	if dp == nil {
-		return nil
-	}
-	n := len(p.splits[i].Train)
+// nodeDP is a node's DP setting: the noise multiplier (calibrated when
+// the config gives a target ε), δ and, at sample level, DP-SGD's
+// configuration.
+type nodeDP struct {
+	z, delta float64
+	dc       nn.DPConfig
+}
+
+// nodeDP is the DP setting of a node with n training samples (s.Privacy
+// set).
+func (s Setup) nodeDP(n int) (nodeDP, error) {
+	dp := s.Privacy
 	if n == 0 {
-		return fmt.Errorf("node %d: privacy: an empty training split", i)
+		return nodeDP{}, fmt.Errorf("privacy: an empty training split")
 	}
 	delta := dp.Delta
 	if delta == 0 {
 		delta = privacy.DefaultDelta(n)
 	}
-	random := cfg.Random
-	if random == nil {
-		random = seed.Seeded(cfg.Seed)
-	}
-	s := p.s
 	sampling, steps := privacy.Unamplified(), s.Rounds // node level: one release a round
 	q := min(1, float64(s.Batch)/float64(n))
 	if dp.Sample {
@@ -147,22 +205,43 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 	if z == 0 {
 		var err error
 		if z, err = privacy.Calibrate(dp.TargetEpsilon, delta, steps, sampling, nil); err != nil {
-			return fmt.Errorf("node %d: privacy.target_epsilon: %w", i, err)
+			return nodeDP{}, fmt.Errorf("privacy.target_epsilon: %w", err)
 		}
 	}
+	out := nodeDP{z: z, delta: delta}
+	if dp.Sample {
+		out.dc = nn.DPConfig{Clip: dp.Clip, Multiplier: z}
+		if dp.Poisson {
+			out.dc.Sampling, out.dc.Rate = nn.PoissonBatches, q
+		}
+	}
+	return out, nil
+}
+
+// addPrivacy gives node i's configuration its DP layer (and, for DP-SGD,
+// its trainer).
+func (p *plan) addPrivacy(i int, cfg *node.Config) error {
+	dp := p.s.Privacy
+	if dp == nil {
+		return nil
+	}
+	nd, err := p.s.nodeDP(len(p.splits[i].Train))
+	if err != nil {
+		return fmt.Errorf("node %d: %w", i, err)
+	}
+	random := cfg.Random
+	if random == nil {
+		random = seed.Seeded(cfg.Seed)
+	}
 	if !dp.Sample {
-		l, err := node.NewDPLayer(i, cfg.Model, random, dp.Clip, z, delta)
+		l, err := node.NewDPLayer(i, cfg.Model, random, dp.Clip, nd.z, nd.delta)
 		if err != nil {
 			return fmt.Errorf("node %d: privacy: %w", i, err)
 		}
 		cfg.Layers = append(cfg.Layers, l)
 		return nil
 	}
-	dc := nn.DPConfig{Clip: dp.Clip, Multiplier: z}
-	if dp.Poisson {
-		dc.Sampling, dc.Rate = nn.PoissonBatches, q
-	}
-	l, err := node.NewSampleDPLayer(i, cfg.Model, random, dc, delta)
+	l, err := node.NewSampleDPLayer(i, cfg.Model, random, nd.dc, nd.delta)
 	if err != nil {
 		return fmt.Errorf("node %d: privacy: %w", i, err)
 	}
@@ -189,16 +268,26 @@ func (f Final) privacyValues() []string {
 // readPrivacy reads privacyColumns back from a summary row (nil when
 // absent or empty).
 func readPrivacy(row map[string]string) *metrics.PrivacyRound {
-	var v [3]float64
-	for i, k := range privacyColumns {
+	v, ok := readColumns(row, privacyColumns)
+	if !ok {
+		return nil
+	}
+	return &metrics.PrivacyRound{HonestMaxEpsilon: v[0], HonestMeanEpsilon: v[1], Delta: v[2]}
+}
+
+// readColumns parses the summary row's values of cols; false when one is
+// absent, empty or not a number.
+func readColumns(row map[string]string, cols []string) ([]float64, bool) {
+	v := make([]float64, len(cols))
+	for i, k := range cols {
 		s, ok := row[k]
 		if !ok || s == "" {
-			return nil
+			return nil, false
 		}
 		var err error
 		if v[i], err = strconv.ParseFloat(s, 64); err != nil {
-			return nil
+			return nil, false
 		}
 	}
-	return &metrics.PrivacyRound{HonestMaxEpsilon: v[0], HonestMeanEpsilon: v[1], Delta: v[2]}
+	return v, true
 }

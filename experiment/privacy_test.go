@@ -52,7 +52,7 @@ func TestPrivacyRunReportsTheAccountantsEpsilon(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := lastRound(dir + "/" + MetricsFile)
+		_, recs, err := lastRound(dir + "/" + MetricsFile)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/sim"
 )
 
 // Files of a run directory.
@@ -128,6 +129,8 @@ type Final struct {
 	// Privacy is the last round's ε over honest nodes (nil without DP):
 	// ε only grows, so the final value is the last one.
 	Privacy *metrics.PrivacyRound `json:"privacy,omitempty"`
+	// Audit is the [privacy.audit] of the final models (nil without).
+	Audit *AuditSummary `json:"audit,omitempty"`
 }
 
 var finalColumns = []string{"final_honest_local_acc", "final_honest_global_acc", "final_all_acc",
@@ -240,7 +243,16 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Fina
 	if o.Live != nil {
 		out.Add(o.Live, metrics.Latest, 0)
 	}
-	runErr := s.Run(ctx, out)
+	// The run keeps its nodes for [privacy.audit] (auditAtEnd) and its
+	// last round for their ε.
+	var last *metrics.Round
+	if c.Privacy.Audit != nil {
+		out.Add(metrics.SinkFunc(func(r *metrics.Round) error { last = r; return nil }), metrics.Every, 0)
+	}
+	b, runErr := s.Build()
+	if runErr == nil {
+		runErr = sim.Run(ctx, b.Config, b.Nodes, out)
+	}
 	if err := out.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -252,6 +264,9 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Fina
 	fin.DivergedRound, fin.Diverged = sink.firstDiverged, sink.lastDiverged
 	if runErr != nil {
 		return fin, runErr
+	}
+	if fin.Audit, err = auditAtEnd(ctx, c, dir, s, b, last); err != nil {
+		return fin, err
 	}
 	return fin, writeSummary(filepath.Join(dir, SummaryFile), nil, []summaryRow{{c: c, f: fin}})
 }
@@ -503,9 +518,13 @@ func writeSummary(path string, keys []string, rows []summaryRow) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	private := slices.ContainsFunc(rows, func(r summaryRow) bool { return r.f.Privacy != nil })
+	audited := slices.ContainsFunc(rows, func(r summaryRow) bool { return r.f.Audit != nil })
 	head := append(append([]string{"name", "seed"}, keys...), finalColumns...)
 	if private {
 		head = append(head, privacyColumns...)
+	}
+	if audited {
+		head = append(head, auditColumns...)
 	}
 	_ = w.Write(head)
 	for _, r := range rows {
@@ -518,6 +537,9 @@ func writeSummary(path string, keys []string, rows []summaryRow) error {
 		}
 		if private {
 			rec = append(rec, r.f.privacyValues()...)
+		}
+		if audited {
+			rec = append(rec, r.f.Audit.values()...)
 		}
 		_ = w.Write(rec)
 	}
@@ -577,8 +599,11 @@ func ReadSummary(dir string) ([]map[string]string, error) {
 }
 
 // FinalColumns are the final metrics of summary.csv, in column order;
-// the privacy columns are there only for runs with DP.
-func FinalColumns() []string { return append(slices.Clone(finalColumns), privacyColumns...) }
+// the privacy columns are there only for runs with DP, the audit columns
+// only for runs with [privacy.audit].
+func FinalColumns() []string {
+	return append(append(slices.Clone(finalColumns), privacyColumns...), auditColumns...)
+}
 
 // RunDir is a run directory written from records another driver produces
 // (the cluster's monitor): the same files RunToDir writes, in the same

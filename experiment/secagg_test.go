@@ -87,7 +87,7 @@ func TestSecAggRun(t *testing.T) {
 			}
 			break
 		}
-		recs, err := lastRound(dir + "/" + MetricsFile)
+		_, recs, err := lastRound(dir + "/" + MetricsFile)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestSecAggRun(t *testing.T) {
 	if _, err := RunToDir(context.Background(), across, dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := lastRound(dir + "/" + MetricsFile)
+	_, recs, err := lastRound(dir + "/" + MetricsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func matchesFedAvg(t *testing.T, c Config, name string) {
 		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
 			t.Fatal(err)
 		}
-		recs, err := lastRound(dir + "/" + MetricsFile)
+		_, recs, err := lastRound(dir + "/" + MetricsFile)
 		if err != nil {
 			t.Fatal(err)
 		}

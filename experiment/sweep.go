@@ -329,7 +329,7 @@ func readFinal(dir string) (Final, bool) {
 		}
 	}
 	return Final{HonestLocalAcc: vals[0], HonestGlobalAcc: vals[1], AllAcc: vals[2], HonestLoss: vals[3],
-		DeltaMax: vals[4], MeanByzWeight: vals[5], Rounds: int(vals[6]), DivergedRound: int(vals[7]), Diverged: int(vals[8]), Privacy: readPrivacy(rows[0])}, true
+		DeltaMax: vals[4], MeanByzWeight: vals[5], Rounds: int(vals[6]), DivergedRound: int(vals[7]), Diverged: int(vals[8]), Privacy: readPrivacy(rows[0]), Audit: readAudit(rows[0])}, true
 }
 
 // SafeName is s made safe as a file name (what sweep directories and

@@ -28,9 +28,11 @@ import (
 //     clipping; Bu et al. 2022 choose between the two per layer as here).
 //
 // Clipping then scales each sample's output gradients δ_i by
-// c_i = min(1, C/‖g_i‖) and forms the parameter gradients once from the
-// scaled δ (the "book-keeping" of Bu et al. 2023): the cost over a plain
-// step is the norms, the noise draw, and for conv layers one more product.
+// c_i = min(1, C/‖g_i‖), divided by the step's denominator (the batch, or
+// q·|D| with Poisson sampling), and forms the parameter gradients once
+// from the scaled δ (the "book-keeping" of Bu et al. 2023): the cost over
+// a plain step is the norms, the noise draw (one pass over the gradient),
+// and for conv layers one more product.
 // Backward is linear in δ per sample only when no layer mixes samples, so
 // batch norm is refused (as Opacus does).
 
@@ -96,7 +98,7 @@ type DPSGD struct {
 	lowest int         // index of the lowest layer with parameters
 	convs  []*dpConv   // per layer (nil unless conv2d)
 	norms2 []float64   // per-sample squared gradient norms
-	scale  []float32   // per-sample clip factors c_i
+	scale  []float32   // per-sample factors c_i/denom (clip, then mean)
 	lastN  int         // samples in the last chunk processed
 	// forceGhost makes every conv layer use the Gram trick (tests).
 	forceGhost bool
@@ -192,7 +194,7 @@ func (d *DPSGD) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig
 		return 0, fmt.Errorf("batch of %d samples: model buffers hold 1 to %d", n, d.m.batch)
 	}
 	clear(d.m.grads)
-	loss, err := d.accumulate(x, y, n, rng)
+	loss, err := d.accumulate(x, y, n, 1/float64(n), rng)
 	if err != nil {
 		return 0, err
 	}
@@ -210,6 +212,7 @@ func (d *DPSGD) PoissonStep(src Batches, opt Optimizer, cfg TrainConfig, rng *ra
 	}
 	total := src.Len()
 	b := binomial(d.noise, total, d.cfg.Rate)
+	denom := d.cfg.Rate * float64(total)
 	src.Reset()
 	clear(d.m.grads)
 	x, y := d.m.inputBuffers()
@@ -219,14 +222,14 @@ func (d *DPSGD) PoissonStep(src Batches, opt Optimizer, cfg TrainConfig, rng *ra
 		if k == 0 {
 			return 0, 0, fmt.Errorf("dp-sgd: the source ended after %d of %d samples of one pass", b-left, total)
 		}
-		l, err := d.accumulate(x, y, k, rng)
+		l, err := d.accumulate(x, y, k, 1/denom, rng)
 		if err != nil {
 			return 0, 0, err
 		}
 		loss += l
 		left -= k
 	}
-	return loss, b, d.finish(d.cfg.Rate*float64(total), opt, cfg)
+	return loss, b, d.finish(denom, opt, cfg)
 }
 
 // Train runs DP-SGD over src like Model.Train: cfg.Steps steps, or
@@ -278,30 +281,28 @@ func (d *DPSGD) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Ran
 	return res, nil
 }
 
-// finish adds the noise to the clipped sum in Grads, divides by denom,
-// applies cfg's post-processing and the optimizer.
+// finish adds the noise, N(0, (zC/denom)²) per coordinate, to the mean
+// clipped gradient in Grads (accumulate divided by denom already, in the
+// per-sample factors), applies cfg's post-processing and the optimizer.
 func (d *DPSGD) finish(denom float64, opt Optimizer, cfg TrainConfig) error {
 	m := d.m
-	inv := float32(1 / denom)
 	if sd := float32(d.cfg.Multiplier * d.cfg.Clip / denom); sd > 0 {
-		// The noise draw is most of what DP-SGD adds to a step (one
-		// normal per parameter): a source with a bulk AddNormal
-		// (privacy.Stream) draws them in one call; a concrete *rand.Rand
-		// is called directly rather than through the interface.
+		// The noise draw is a large part of what DP-SGD adds to a step
+		// (one normal per parameter, a pass over the gradient): a source
+		// with a bulk AddNormal (privacy.Stream, SIMD) draws them in one
+		// call; a concrete *rand.Rand is called directly rather than
+		// through the interface.
 		if b, ok := d.noise.(bulkNormal); ok {
-			vec.Scale(inv, m.grads)
 			b.AddNormal(m.grads, sd)
 		} else if r, ok := d.noise.(*rand.Rand); ok {
-			for i, g := range m.grads {
-				m.grads[i] = g*inv + sd*float32(r.NormFloat64())
+			for i := range m.grads {
+				m.grads[i] += sd * float32(r.NormFloat64())
 			}
 		} else {
-			for i, g := range m.grads {
-				m.grads[i] = g*inv + sd*float32(d.noise.NormFloat64())
+			for i := range m.grads {
+				m.grads[i] += sd * float32(d.noise.NormFloat64())
 			}
 		}
-	} else {
-		vec.Scale(inv, m.grads)
 	}
 	if cfg.ProxMu > 0 {
 		mu := float32(cfg.ProxMu)
@@ -320,8 +321,10 @@ func (d *DPSGD) finish(denom float64, opt Optimizer, cfg TrainConfig) error {
 }
 
 // accumulate adds the clipped per-sample gradients of the first n samples
-// of x and y to Grads and returns their summed loss.
-func (d *DPSGD) accumulate(x []float32, y []int, n int, rng *rand.Rand) (float64, error) {
+// of x and y, times inv (1 over the step's denominator: the mean is taken
+// in the per-sample factors, not by another pass over the gradient), to
+// Grads and returns their summed loss.
+func (d *DPSGD) accumulate(x []float32, y []int, n int, inv float64, rng *rand.Rand) (float64, error) {
 	m := d.m
 	m.run = pass{eng: m.eng, train: true, rng: rng}
 	p := &m.run
@@ -348,7 +351,7 @@ func (d *DPSGD) accumulate(x []float32, y []int, n int, rng *rand.Rand) (float64
 		if nrm > d.cfg.Clip {
 			c = d.cfg.Clip / nrm
 		}
-		d.scale[i] = float32(c)
+		d.scale[i] = float32(c * inv)
 	}
 	d.clippedGradients(p, n)
 	return loss, nil
@@ -424,7 +427,8 @@ func (d *DPSGD) convNorms(p *pass, c *conv2d, dc *dpConv, dy []float32, n int, n
 	return dx
 }
 
-// clippedGradients adds Σ_i c_i g_i to Grads from the kept δ (or the
+// clippedGradients adds Σ_i s_i g_i (s_i = d.scale[i], the clip factor
+// over the step's denominator) to Grads from the kept δ (or the
 // formed per-sample conv gradients).
 func (d *DPSGD) clippedGradients(p *pass, n int) {
 	cs := d.scale[:n]

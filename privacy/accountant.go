@@ -98,6 +98,45 @@ func DefaultOrders() []float64 {
 	return append(o, 128, 256)
 }
 
+// DenseOrders is a finer order grid, for ε within 1 % of the reference
+// accountants' (TF-Privacy's, Opacus's): α ∈ {1.25, 1.30, …, 11} ∪
+// {11.5, 12, …, 64} ∪ {68, 72, …, 256} ∪ {320, 384, 448, 512, 768, 1024},
+// 356 orders, a superset of the spec's grid and of TF-Privacy's and
+// Opacus's from 1.25 up, so its ε is never above theirs. The spec's grid
+// (DefaultOrders, the default) lacks the odd orders above 10 and can give
+// ε a few per cent above the optimum (measured +1.4 % and +3.9 % on two
+// published DP-SGD settings, whose optima are α = 19 and 13); this grid
+// meets all four published points of TestPublishedDPSGDEpsilons within
+// 10⁻⁴. It costs about five times the default grid per composition
+// (cached per event) and per calibration step. Orders below 1.25 are left
+// out as the references leave them out: for σ ≪ 1 (a degenerate ε in the
+// millions) they would give a far smaller, still valid, ε.
+func DenseOrders() []float64 {
+	var o []float64
+	for k := 0; k <= 195; k++ {
+		o = append(o, 1.25+float64(k)*0.05)
+	}
+	for k := 1; k <= 106; k++ {
+		o = append(o, 11+float64(k)*0.5)
+	}
+	for a := 68.0; a <= 256; a += 4 {
+		o = append(o, a)
+	}
+	return append(o, 320, 384, 448, 512, 768, 1024)
+}
+
+// OrderGrid is the named order grid: "spec" (DefaultOrders) or "dense"
+// (DenseOrders).
+func OrderGrid(name string) ([]float64, error) {
+	switch name {
+	case "spec", "":
+		return DefaultOrders(), nil
+	case "dense":
+		return DenseOrders(), nil
+	}
+	return nil, fmt.Errorf("order grid %q: want spec or dense", name)
+}
+
 // Accountant composes releases by adding their RDP at each order (Mironov
 // 2017, Prop. 1) and converts the total to (ε, δ). It is not safe for
 // concurrent use.

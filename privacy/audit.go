@@ -34,8 +34,11 @@ type AuditResult struct {
 	// member's loss is below a random non-member's (ties count half).
 	AUC float64
 	// TPRAt1FPR is the largest true-positive rate over thresholds whose
-	// false-positive rate is at most 1 %.
-	TPRAt1FPR float64
+	// false-positive rate is at most 1 %; TPRAt01FPR at most 0.1 %
+	// (meaningful only with thousands of non-members: below 1000 it is the
+	// TPR at no false positive).
+	TPRAt1FPR  float64
+	TPRAt01FPR float64
 	// Advantage is max over thresholds of TPR − FPR (Yeom et al.'s
 	// membership advantage).
 	Advantage float64
@@ -74,6 +77,9 @@ func LossThresholdAudit(member, nonMember []float64, delta, alpha float64) (Audi
 		tpr, fpr := float64(p.tp)/float64(nm), float64(p.fp)/float64(no)
 		if fpr <= 0.01 {
 			res.TPRAt1FPR = max(res.TPRAt1FPR, tpr)
+		}
+		if fpr <= 0.001 {
+			res.TPRAt01FPR = max(res.TPRAt01FPR, tpr)
 		}
 		res.Advantage = max(res.Advantage, tpr-fpr)
 		res.EpsilonPoint = max(res.EpsilonPoint, epsFromRates(tpr, fpr, delta))

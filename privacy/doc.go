@@ -33,7 +33,11 @@
 // # Sample-level DP (DP-SGD)
 //
 // nn.DPSGD clips per-sample gradients and adds noise every local step; a
-// Stream from this package is its noise source (bulk AddNormal).
+// Stream from this package is its noise source: AddNormal and
+// ScaleAddNormal draw a whole vector at once with a float32 ziggurat whose
+// fast path has portable, AVX2 and AVX-512 kernels drawing the same noise
+// bit for bit (gauss.go; UseNoiseKernel forces one), from xoshiro128++
+// lanes when seeded or an AES-256-CTR keystream keyed from crypto/rand.
 // node.SampleDPLayer (the node's Trainer) accounts the round's steps with
 // Compose(GaussianEvent{Multiplier: z, Sampling: Poisson(q)}, steps) for
 // nn.PoissonBatches, or Sampling: Unamplified() for shuffled fixed batches
@@ -45,11 +49,16 @@
 // Zhang (2019), integer and fractional orders in log space; the Laplace
 // mechanism's RDP (Mironov 2017); composition by addition per order; the
 // (ε, δ) conversion of Balle et al. (2020). Calibrate and Question answer
-// "which σ gives ε after T steps" (trellis privacy).
+// "which σ gives ε after T steps" (trellis privacy). DefaultOrders is the
+// spec's order grid; DenseOrders a finer one that meets published
+// reference values within 1 %.
 //
 // # Audit
 //
 // LossThresholdAudit turns member and non-member losses of a released model
-// into AUC, TPR at 1 % FPR and an ε lower bound with confidence 1 − α,
-// which must never exceed the accountant's ε.
+// into AUC, TPR at 1 % and 0.1 % FPR and an ε lower bound with confidence
+// 1 − α, which must never exceed the accountant's ε. FitLiRA and ScoreAudit
+// are LiRA (Carlini et al. 2022): per-example Gaussians of the
+// logit-scaled confidence under shadow models that did and did not train
+// on the example, and the likelihood ratio of the target's.
 package privacy

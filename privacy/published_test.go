@@ -36,7 +36,8 @@ func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Abs(wa
 // order grid the value must agree to 1e-6 (same method; measured: ≤ 5e-12).
 // On the spec's grid, which has only even orders from 12 to 64, ε is a
 // looser but still valid bound when the optimum is an odd order: measured
-// +1.4 % (optimum 19) and +3.9 % (optimum 13), +0.01 % elsewhere.
+// +1.4 % (optimum 19) and +3.9 % (optimum 13), +0.01 % elsewhere. The
+// dense grid (DenseOrders) meets every point within 1 %.
 func TestPublishedDPSGDEpsilons(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -86,6 +87,17 @@ func TestPublishedDPSGDEpsilons(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("spec grid: ε = %.10g (rel. error %.2e) at order %g", se, relErr(se, c.want), so)
+			// The dense grid meets the published value within 1 %
+			// (measured ≤ 1e-4): from above never by more, from below
+			// only because it holds orders the reference lacks.
+			de, do, err := EpsilonAfter(ev, c.steps, c.delta, DenseOrders())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("dense grid: ε = %.10g (rel. error %.2e) at order %g", de, relErr(de, c.want), do)
+			if relErr(de, c.want) > 0.01 || de > se*(1+1e-12) {
+				t.Errorf("dense grid: ε = %.8g, published %.8g (%.3f %% off), spec grid %.8g", de, c.want, 100*relErr(de, c.want), se)
+			}
 			// The spec grid is a subset-free coarsening: its ε is still a
 			// valid bound, so never below the published optimum.
 			if se < c.want*(1-1e-9) || relErr(se, c.want) > c.specTol {
@@ -115,5 +127,35 @@ func TestPublishedRDPValues(t *testing.T) {
 		if math.Abs(got-want[i]) > 1e-5 {
 			t.Errorf("RDP(q=0.01, σ=2.5, 50 steps, α=%g) = %.8f, published %.8f", a, got, want[i])
 		}
+	}
+}
+
+func TestDenseOrders(t *testing.T) {
+	d := DenseOrders()
+	if len(d) != 356 || d[0] != 1.25 || d[len(d)-1] != 1024 {
+		t.Fatalf("%d orders, %v … %v", len(d), d[0], d[len(d)-1])
+	}
+	has := func(a float64) bool {
+		for _, x := range d {
+			if math.Abs(x-a) < 1e-9 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, g := range [][]float64{DefaultOrders(), tfOrders(), opacusOrders()} {
+		for _, a := range g {
+			if a >= 1.25 && !has(a) {
+				t.Errorf("order %v of a reference grid is not in the dense grid", a)
+			}
+		}
+	}
+	for _, name := range []string{"spec", "dense"} {
+		if _, err := OrderGrid(name); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := OrderGrid("fine"); err == nil {
+		t.Error("unknown grid accepted")
 	}
 }

@@ -1,25 +1,26 @@
 package privacy
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	crand "crypto/rand"
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/trellis-fl/trellis/internal/seed"
 )
 
-// This file is the noise generator behind both sources: Marsaglia and
-// Tsang's ziggurat for the standard normal ("The Ziggurat Method for
-// Generating Random Variables", J. Stat. Softw. 5(8), 2000; 128 strips,
-// r = 3.442619855899, v = 9.91256303526217e-3), with the strip index
-// taken from bits the value does not use (Doornik 2005, "An Improved
-// Ziggurat Method to Generate Normal Random Samples"), over a buffer of
-// 64-bit words: SplitMix64 (Steele, Lea and Flood 2014) when seeded, whose
-// state advances by one addition so that draws pipeline, or crypto/rand
-// (deployment).
-// Bulk noise (AddNormal) runs the ziggurat's fast path inline over the
-// buffer: DP-SGD draws one normal per parameter per step, which dominated
-// its step time through a per-draw interface call.
+// This file is the scalar noise generator of both sources and their
+// random words: Marsaglia and Tsang's ziggurat for the standard normal
+// ("The Ziggurat Method for Generating Random Variables", J. Stat. Softw.
+// 5(8), 2000; 128 strips, r = 3.442619855899, v = 9.91256303526217e-3),
+// with the strip index taken from bits the value does not use (Doornik
+// 2005, "An Improved Ziggurat Method to Generate Normal Random Samples"),
+// one 64-bit word per draw: SplitMix64 (Steele, Lea and Flood 2014) when
+// seeded, a keystream keyed from crypto/rand in deployment. Bulk noise
+// (AddNormal, ScaleAddNormal: DP-SGD draws one normal per parameter per
+// step) is the float32 ziggurat of gauss.go over the same tables.
 
 const (
 	zigR = 3.442619855899
@@ -53,16 +54,28 @@ var zig = func() (t struct {
 	return t
 }()
 
-// Stream is a noise source over a buffer of random words. It implements
-// Source and the bulk AddNormal that nn's DP-SGD looks for. Not safe for
-// concurrent use.
+// Stream is a noise source over a stream of random words. It implements
+// Source, and the bulk AddNormal and ScaleAddNormal that nn's DP-SGD looks
+// for (gauss.go). Not safe for concurrent use.
+//
+// A seeded Stream draws its scalar words (NormFloat64, ExpFloat64, Uint64,
+// the bulk draws' rare slow path) from SplitMix64 and its bulk words from
+// 16 xoshiro128++ lanes, both started from the seed. A crypto Stream draws
+// every word from an AES-256-CTR keystream whose key and counter come from
+// crypto/rand, with a fresh key every 2³⁰ bytes: the CTR_DRBG construction
+// of NIST SP 800-90A (without derivation function) at a reseed interval
+// far below its limit, and about 17× the throughput of reading
+// crypto/rand itself (getrandom), which would bound DP-SGD's step.
 type Stream struct {
 	state  uint64 // SplitMix64 state (seeded)
 	crypto bool
-	// buf holds crypto/rand bytes, read 64 KiB at a time (one getrandom
-	// call per 8192 words); pos is the next unread byte.
-	buf []byte
-	pos int
+	// ctr is the keystream of a crypto Stream and left the bytes until
+	// its next key; buf holds its scalar words, pos the next unread byte.
+	ctr  cipher.Stream
+	left int
+	buf  []byte
+	pos  int
+	bulk bulk
 }
 
 // NewSeededSource returns a deterministic source for simulation
@@ -70,23 +83,60 @@ type Stream struct {
 // knows the seed can subtract it — so a run that uses it must be marked
 // "not private" (DESIGN.md, "Randomness").
 func NewSeededSource(seed1, seed2 uint64) *Stream {
-	return &Stream{state: seed.Derive(seed1, seed2)}
+	s := &Stream{state: seed.Derive(seed1, seed2)}
+	s.bulk.lanes.seed(seed.Mix(s.state ^ 0x6c616e6573)) // independent of the scalar words
+	return s
 }
 
-// NewCryptoSource returns a source whose every random bit comes from
-// crypto/rand, for deployment; the laws are those of the seeded source.
+// NewCryptoSource returns a source whose every random bit comes from a
+// keystream keyed from crypto/rand, for deployment; the laws are those of
+// the seeded source.
 // Like every floating-point sampler it leaks through the low-order bits of
 // a noisy value (Mironov 2012); updates are released as float32, which
 // rounds the noise to 24 bits of precision relative to the value.
 func NewCryptoSource() *Stream {
-	return &Stream{crypto: true, buf: make([]byte, 64<<10), pos: 64 << 10}
+	return &Stream{crypto: true, buf: make([]byte, 512), pos: 512}
 }
 
-// refill draws a new buffer of crypto/rand words. crypto/rand.Read never
-// fails since Go 1.24 (the program crashes rather than hand out
-// predictable bytes).
+// cryptoRekeyBytes is how much keystream one key gives.
+const cryptoRekeyBytes = 1 << 30
+
+// keystream overwrites p with the crypto Stream's next keystream bytes,
+// rekeying from crypto/rand when the key's bytes are used up.
+func (s *Stream) keystream(p []byte) {
+	clear(p)
+	for len(p) > 0 {
+		if s.left == 0 {
+			// crypto/rand.Read never fails since Go 1.24 (the program
+			// crashes rather than hand out predictable bytes).
+			var k [48]byte
+			_, _ = crand.Read(k[:])
+			b, err := aes.NewCipher(k[:32])
+			if err != nil {
+				panic(err) // a 32-byte key is always valid
+			}
+			s.ctr, s.left = cipher.NewCTR(b, k[32:]), cryptoRekeyBytes
+			clear(k[:])
+		}
+		n := min(len(p), s.left)
+		s.ctr.XORKeyStream(p[:n], p[:n])
+		p, s.left = p[n:], s.left-n
+	}
+}
+
+// fillWords draws the words of a bulk draw (len(w) a multiple of 16): the
+// xoshiro lanes through kernel k when seeded, the keystream otherwise.
+func (s *Stream) fillWords(k *gaussKernel, w []uint32) {
+	if !s.crypto {
+		k.fill(w, &s.bulk.lanes)
+		return
+	}
+	s.keystream(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), 4*len(w)))
+}
+
+// refill draws a new buffer of scalar words.
 func (s *Stream) refill() {
-	_, _ = crand.Read(s.buf)
+	s.keystream(s.buf)
 	s.pos = 0
 }
 
@@ -99,12 +149,17 @@ func splitMix64(st *uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// word is the next random word: SplitMix64 when seeded, the crypto/rand
-// buffer otherwise.
+// word is the next scalar random word: SplitMix64 when seeded, the
+// keystream otherwise.
 func (s *Stream) word() uint64 {
 	if !s.crypto {
 		return splitMix64(&s.state)
 	}
+	return s.cryptoWord()
+}
+
+// cryptoWord is word for a crypto Stream (kept out of word, which inlines).
+func (s *Stream) cryptoWord() uint64 {
 	if s.pos == len(s.buf) {
 		s.refill()
 	}
@@ -139,36 +194,6 @@ func (s *Stream) NormFloat64() float64 {
 		return float64(j) * zig.wn[i]
 	}
 	return s.slowNormal(j, i)
-}
-
-// AddNormal adds sd·N(0, 1) to every element of dst. The ziggurat's fast
-// path (≈ 98.8 % of draws) runs inline here.
-func (s *Stream) AddNormal(dst []float32, sd float32) {
-	if !s.crypto {
-		st := s.state // in a register for the loop
-		for k := range dst {
-			w := splitMix64(&st)
-			j, i := int32(w), (w>>32)&127
-			x := float64(j) * zig.wn[i]
-			if abs32(j) >= zig.kn[i] {
-				s.state = st
-				x = s.slowNormal(j, i)
-				st = s.state
-			}
-			dst[k] += sd * float32(x)
-		}
-		s.state = st
-		return
-	}
-	for k := range dst {
-		w := s.word()
-		j, i := int32(w), (w>>32)&127
-		x := float64(j) * zig.wn[i]
-		if abs32(j) >= zig.kn[i] {
-			x = s.slowNormal(j, i)
-		}
-		dst[k] += sd * float32(x)
-	}
 }
 
 // slowNormal is the ziggurat's rejection path (Marsaglia and Tsang 2000,

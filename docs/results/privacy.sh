@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates the tables of docs/results/privacy.md: runs the three quick
 # privacy presets (resuming any that stopped), prints accuracy and ε by
-# rule × attack with `trellis report --rows/--cols`. About 22 minutes on 2
-# shared, busy cores (216 runs). The audit table: trellis run
-# privacy/audit-quick -o OUT/audit && trellis audit OUT/audit.
+# rule × attack with `trellis report --rows/--cols`. About 17 minutes on 2
+# shared, busy cores (216 runs). The audit tables: trellis run
+# privacy/audit-quick -o OUT/audit && trellis audit OUT/audit, trellis run
+# privacy/lira-quick -o OUT/lira, then docs/results/privacy_audit.py on
+# each directory.
 #
 #   docs/results/privacy.sh [OUT]      (default runs/privacy)
 set -euo pipefail
@@ -27,9 +29,9 @@ for m in honest_local_acc honest_global_acc; do
     "$t" report "$out/node" --rows label --cols adversary.attack --where privacy.noise_multiplier=$z --metric $m
   done
 done
-echo "## ε reached (largest over honest nodes)"
-"$t" report "$out/sample" --rows label --cols privacy.target_epsilon --metric honest_max_epsilon
-"$t" report "$out/node" --rows label --cols privacy.noise_multiplier --metric honest_max_epsilon
+echo "## ε reached (largest over honest nodes; the same under every attack)"
+"$t" report "$out/sample" --rows label --cols privacy.target_epsilon --where adversary.attack=none --metric honest_max_epsilon
+"$t" report "$out/node" --rows label --cols privacy.noise_multiplier --where adversary.attack=none --metric honest_max_epsilon
 echo "## delta_max (weight on Byzantine senders): no DP, DP-SGD ε = 4 and 1, node-level z = 1"
 "$t" report "$out/baseline" --rows label --cols adversary.attack --metric delta_max
 for e in 4 1; do

@@ -1,0 +1,141 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAuditKeysAreChecked: [privacy.audit]'s keys are strict and range
+// checked, with or without DP.
+func TestAuditKeysAreChecked(t *testing.T) {
+	for _, c := range []struct{ toml, want string }{
+		{`attack = "lirra"`, `privacy.audit.attack = "lirra": want "threshold" or "lira"`},
+		{"", `privacy.audit.attack = "": want "threshold" or "lira"`},
+		{"attack = \"lira\"\nshadows = 2", "privacy.audit.shadows = 2: allowed range 4 to 256 (0: 16)"},
+		{"attack = \"lira\"\nshadows = 1000", "privacy.audit.shadows = 1000: allowed range 4 to 256"},
+		{"attack = \"threshold\"\nshadows = 8", `privacy.audit.shadows = 8: only attack = "lira" trains shadow models`},
+		{"attack = \"threshold\"\nsamples = -1", "privacy.audit.samples = -1: need ≥ 0"},
+	} {
+		_, err := ParseConfig([]byte("[privacy.audit]\n"+c.toml+"\n"), "p.toml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.toml, err, c.want)
+		}
+	}
+	_, err := ParseConfig([]byte("[privacy.audit]\nattack = \"lira\"\nshadow = 8\n"), "p.toml")
+	if err == nil || !strings.Contains(err.Error(), `unknown key "privacy.audit.shadow"`) {
+		t.Errorf("misspelt key: %v", err)
+	}
+	c, err := ParseConfig([]byte("[privacy]\nmode = \"sample\"\ntarget_epsilon = 1.0\n[privacy.audit]\nattack = \"lira\"\n"), "p.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := auditOptions(c); o.Attack != "lira" || o.Shadows != DefaultShadows {
+		t.Errorf("options %+v", o)
+	}
+	// A config without the section keeps its hash (the section is
+	// omitted from the resolved TOML, not written empty).
+	plain, _ := ParseConfig(nil, "p.toml")
+	h1, _ := ConfigHash(plain)
+	plain.Privacy.Audit = nil
+	h2, _ := ConfigHash(plain)
+	if h1 != h2 {
+		t.Error("no audit section changes the config hash")
+	}
+}
+
+// TestAuditAtEndOfRunAndFromCheckpoints: a run with [privacy.audit]
+// (LiRA, four shadows, save_models) writes audit.json, the final_audit_*
+// columns and every node's model; `trellis audit` on the directory then
+// audits the saved models (no re-run) and gets the same report; the same
+// checkpoints under a cluster run's layout are found too; a checkpoint
+// that is not the evaluated model is refused.
+func TestAuditAtEndOfRunAndFromCheckpoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run with sixteen shadow trainings, twice")
+	}
+	c := tinyConfig(t, `
+[training]
+lr = 0.1
+epochs = 5
+[strategy]
+name = "local"
+[partition]
+method = "iid"
+split = [0.5, 0.0, 0.5]
+[privacy]
+mode = "sample"
+target_epsilon = 4.0
+[privacy.audit]
+attack = "lira"
+shadows = 4
+save_models = true
+`)
+	c.Rounds, c.FinalRounds = 2, 1
+	dir := t.TempDir()
+	fin, err := RunToDir(context.Background(), c, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fin.Audit == nil {
+		t.Fatal("no audit summary")
+	}
+	rows, err := ReadSummary(dir)
+	if err != nil || rows[0]["final_audit_auc"] == "" || rows[0]["final_audit_tpr_at_0.1pct"] == "" {
+		t.Fatalf("summary %v, %v: no audit columns", rows, err)
+	}
+	var atEnd AuditReport
+	b, err := os.ReadFile(filepath.Join(dir, AuditFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &atEnd); err != nil {
+		t.Fatal(err)
+	}
+	if atEnd.Models != "run" || atEnd.Attack != "lira" || atEnd.Shadows != 4 || atEnd.Pooled.LiRA == nil || len(atEnd.Nodes) != c.Nodes {
+		t.Fatalf("audit at the end of the run: %+v", atEnd)
+	}
+	for _, n := range atEnd.Nodes {
+		if n.LiRA == nil || n.Accountant == nil || n.Violation || n.LiRA.Members != n.Members {
+			t.Errorf("node %d: %+v", n.Node, n)
+		}
+	}
+	t.Logf("at the end of the run:\n%s", &atEnd)
+	again, err := Audit(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Models != "checkpoints" {
+		t.Errorf("audit of a directory with saved models used %q", again.Models)
+	}
+	for k := range again.Nodes {
+		if a, e := again.Nodes[k], atEnd.Nodes[k]; a.AUC != e.AUC || a.LiRA.AUC != e.LiRA.AUC || a.LiRA.TPRAt1FPR != e.LiRA.TPRAt1FPR {
+			t.Errorf("node %d: from checkpoints AUC %v / LiRA %v, at the end of the run %v / %v", a.Node, a.AUC, a.LiRA.AUC, e.AUC, e.LiRA.AUC)
+		}
+	}
+	// A cluster run keeps node I's checkpoint in cluster/node-I.state.
+	if err := os.MkdirAll(filepath.Join(dir, "cluster"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Nodes {
+		if err := os.Rename(filepath.Join(dir, ModelDir(i)), filepath.Join(dir, "cluster", "node-"+string(rune('0'+i))+".state")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	models, err := FindModels(dir)
+	if err != nil || len(models) != c.Nodes {
+		t.Fatalf("cluster layout: %d models, %v", len(models), err)
+	}
+	// Node 2's checkpoint replaced by node 1's model: refused.
+	st := models[1]
+	st.Node = 2
+	if err := Save(filepath.Join(dir, "cluster", "node-2.state"), st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Audit(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "not the model the run evaluated") {
+		t.Errorf("a foreign checkpoint: %v", err)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package privacy
+
+func gaussAsmKernels() []*gaussKernel { return nil }
