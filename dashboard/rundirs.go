@@ -58,6 +58,12 @@ func findRuns(root string) ([]runDir, error) {
 	return out, nil
 }
 
+// accuracyOf is the accuracy a run's curve in the sweep's comparison
+// shows, as the report's plots choose it (report.AccuracyCurve).
+func accuracyOf(c experiment.Config) string {
+	return report.AccuracyCurve(c.Strategy.Name, c.Evaluation.GlobalTest != 0)
+}
+
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
@@ -132,7 +138,7 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 // describe is a run's RunInfo from its config and what its directory
 // holds (status, final metrics, config and manifest text).
 func describe(c experiment.Config, path string) RunInfo {
-	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Status: Pending}
+	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Accuracy: accuracyOf(c), Status: Pending}
 	if b, err := os.ReadFile(filepath.Join(path, experiment.ConfigFile)); err == nil {
 		info.Config = string(b)
 	}

@@ -38,7 +38,10 @@ type RunInfo struct {
 	Nodes    int               `json:"nodes"`
 	Rounds   int               `json:"rounds"`
 	Strategy string            `json:"strategy"`
-	Status   string            `json:"status"`
+	// Accuracy is the accuracy the sweep's comparison plot draws for the
+	// run (report.AccuracyCurve): honest_local_acc or honest_global_acc.
+	Accuracy string `json:"accuracy"`
+	Status   string `json:"status"`
 	Error    string            `json:"error,omitempty"`
 	// Final is the run's summary.csv row (final metrics), when finished.
 	Final map[string]num `json:"final,omitempty"`

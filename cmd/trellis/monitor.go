@@ -53,7 +53,7 @@ func monitorCmd(o *options) *cobra.Command {
 				Config: c, Setup: s, Endpoint: peers.Monitor, Directory: dir, Dir: out,
 				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap,
 				Progress: func(r *metrics.Round, rounds int) {
-					bar.update(fmt.Sprintf("round %d/%d honest acc %.3f", r.Round+1, rounds, r.HonestLocalAcc), r.Round+1, rounds)
+					bar.update(fmt.Sprintf("round %d of 0–%d, honest local accuracy %.3f", r.Round, rounds-1, r.HonestLocalAcc), r.Round+1, rounds)
 				},
 			})
 			bar.done()
