@@ -42,7 +42,7 @@ type RunInfo struct {
 	// run (report.AccuracyCurve): honest_local_acc or honest_global_acc.
 	Accuracy string `json:"accuracy"`
 	Status   string `json:"status"`
-	Error    string            `json:"error,omitempty"`
+	Error    string `json:"error,omitempty"`
 	// Final is the run's summary.csv row (final metrics), when finished.
 	Final map[string]num `json:"final,omitempty"`
 	// Config is the resolved config (TOML) and Manifest the manifest

@@ -208,6 +208,10 @@ type EvaluationConfig struct {
 type RunConfig struct {
 	Workers       int  `toml:"workers"`        // 0 = GOMAXPROCS
 	WireRoundTrip bool `toml:"wire_roundtrip"` // encode and decode every message
+	// Edges writes edges.jsonl, the weight each receiver gave each sender
+	// per round (about 8 MB for 100 nodes × 30 rounds on the complete
+	// graph; false leaves it out).
+	Edges bool `toml:"edges"`
 }
 
 // SweepConfig lists keys and the values to run each with (a grid), named
@@ -235,6 +239,7 @@ func DefaultConfig() Config {
 		Trust:      defaultTrust(),
 		Privacy:    defaultPrivacy(),
 		Evaluation: EvaluationConfig{GlobalTest: -1},
+		Run:        RunConfig{Edges: true},
 	}
 }
 

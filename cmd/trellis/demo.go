@@ -94,7 +94,7 @@ func demoCmd(o *options) *cobra.Command {
 		Long: `Nodes learn the embedded MNIST together while some lie: local-only, FedAvg, the
 trimmed mean with f = auto, BALANCE and UBAR side by side, one run directory each.
 As every output of trellis: accuracies are fractions (0–1) and rounds count from 0.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 	}
 	f := c.Flags()
 	f.IntVar(&base.Nodes, "nodes", base.Nodes, "number of nodes")

@@ -328,7 +328,7 @@
     svg.push("</svg>");
     g.innerHTML = svg.join("");
     $("graph-note").textContent = "round " + f.round + ": " + n + " nodes, " + f.edges.length + " edges" +
-      (f.weighted ? "" : (f.edges.length ? " (weights are not recorded in a run directory: only a live run has them)" : " (the graph is not recorded in a run directory: only a live run has it)"));
+      (f.weighted ? "" : (f.edges.length ? " (no weights: this run directory has no edges.jsonl; run.edges = true writes it)" : " (no graph: this run directory has no edges.jsonl and its config cannot rebuild the graph here)"));
   }
 
   var COLS = [["id", "node", "l"], ["role", "role", "l"], ["local", label("local_acc")], ["global", label("global_acc")], ["loss", label("local_loss")], ["indeg", "in-degree"],
