@@ -44,6 +44,9 @@ type LaunchConfig struct {
 	// Stderr receives the monitor's progress, unless Quiet.
 	Stderr io.Writer
 	Quiet  bool
+	// Dashboard, when set, is the HOST:PORT the monitor serves its live
+	// dashboard on (trellis monitor --dashboard).
+	Dashboard string
 }
 
 // ClusterDir is the subdirectory of a launched run's directory with what
@@ -160,6 +163,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	monArgs := append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...)
 	if lc.Quiet {
 		monArgs = append(monArgs, "-q")
+	}
+	if lc.Dashboard != "" {
+		monArgs = append(monArgs, "--dashboard", lc.Dashboard)
 	}
 	if err := start("the monitor", monArgs, stderr); err != nil {
 		return err

@@ -272,13 +272,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 // given explicitly, and the returned warning says that it exposes the
 // run; an address without a host (":8080", all interfaces) is refused.
 func Listen(addr string) (net.Listener, string, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("dashboard address %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	if err := CheckAddr(addr); err != nil {
+		return nil, "", err
 	}
-	if host == "" {
-		return nil, "", errors.New("dashboard address " + strconv.Quote(addr) + " has no host and would listen on every interface: give 127.0.0.1" + addr + " (this machine only), or 0.0.0.0" + addr + " to expose the run to the network")
-	}
+	host, _, _ := net.SplitHostPort(addr)
 	warning := ""
 	if !loopback(host) {
 		warning = fmt.Sprintf("the dashboard on %s is reachable from the network: anyone who can reach it sees the run (its config, metrics and who is Byzantine)", addr)
@@ -288,6 +285,20 @@ func Listen(addr string) (net.Listener, string, error) {
 		return nil, "", err
 	}
 	return l, warning, nil
+}
+
+// CheckAddr checks a dashboard address as Listen does, without binding
+// it: HOST:PORT, with a host (an address without one would listen on
+// every interface).
+func CheckAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("dashboard address %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	}
+	if host == "" {
+		return errors.New("dashboard address " + strconv.Quote(addr) + " has no host and would listen on every interface: give 127.0.0.1" + addr + " (this machine only), or 0.0.0.0" + addr + " to expose the run to the network")
+	}
+	return nil
 }
 
 // loopback reports whether every address host names is a loopback one.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/dashboard"
 )
 
 func launchCmd(o *options) *cobra.Command {
@@ -36,6 +37,12 @@ current round.`,
 				lc.Out = filepath.Join("runs", c.Name)
 			}
 			lc.Timing.Mode = cluster.Mode(mode)
+			if lc.Dashboard != "" {
+				// Checked here, before any process starts; the monitor binds it.
+				if err := dashboard.CheckAddr(lc.Dashboard); err != nil {
+					return err
+				}
+			}
 			return cluster.Launch(cmd.Context(), lc)
 		},
 	}
@@ -46,5 +53,6 @@ current round.`,
 	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
 	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")
 	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")
+	cmd.Flags().StringVar(&lc.Dashboard, "dashboard", "", "HOST:PORT: the monitor serves a live dashboard of the run in the browser (e.g. 127.0.0.1:8080; a non-loopback host exposes the run and is warned about)")
 	return cmd
 }
