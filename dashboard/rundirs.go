@@ -70,7 +70,8 @@ func exists(p string) bool {
 }
 
 // sweptParams returns, per run, the config keys whose values differ
-// between the runs (the seed, the name and the run section left out).
+// between the runs (the seed, the name, the label and the run section
+// left out).
 func sweptParams(cs []experiment.Config) []map[string]string {
 	flat := make([]map[string]string, len(cs))
 	for i, c := range cs {
@@ -84,7 +85,7 @@ func sweptParams(cs []experiment.Config) []map[string]string {
 		return out
 	}
 	for k, v := range flat[0] {
-		if k == "seed" || k == "name" || strings.HasPrefix(k, "run.") {
+		if k == "seed" || k == "name" || k == "label" || strings.HasPrefix(k, "run.") { // the label has its own column
 			continue
 		}
 		differs := false
@@ -138,7 +139,7 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 // describe is a run's RunInfo from its config and what its directory
 // holds (status, final metrics, config and manifest text).
 func describe(c experiment.Config, path string) RunInfo {
-	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Accuracy: accuracyOf(c), Status: Pending}
+	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Accuracy: accuracyOf(c), Global: c.Evaluation.GlobalTest != 0, Status: Pending}
 	if b, err := os.ReadFile(filepath.Join(path, experiment.ConfigFile)); err == nil {
 		info.Config = string(b)
 	}

@@ -41,6 +41,9 @@ type RunInfo struct {
 	// Accuracy is the accuracy the sweep's comparison plot draws for the
 	// run (report.AccuracyCurve): honest_local_acc or honest_global_acc.
 	Accuracy string `json:"accuracy"`
+	// Global says whether the run measures global accuracy
+	// (evaluation.global_test ≠ 0); the page shows – where it does not.
+	Global bool `json:"global"`
 	Status   string `json:"status"`
 	Error    string `json:"error,omitempty"`
 	// Final is the run's summary.csv row (final metrics), when finished.

@@ -201,3 +201,20 @@ func TestAccuracyFollowsTheStrategy(t *testing.T) {
 		t.Errorf("axis %q", ax)
 	}
 }
+
+// docs/reports.md lists every entry of the label table.
+func TestDocsListEveryLabel(t *testing.T) {
+	b, err := os.ReadFile("../docs/reports.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Metrics() {
+		unit := m.Unit
+		if unit == "" {
+			unit = "—"
+		}
+		if row := "| `" + m.Name + "` | " + m.Label + " | " + unit + " |"; !strings.Contains(string(b), row) {
+			t.Errorf("docs/reports.md lacks the row %s", row)
+		}
+	}
+}

@@ -190,6 +190,7 @@
 
   function finalOf(r, k) {
     var info = runs[r];
+    if (info && info.global === false && /global/.test(k)) return undefined; // not measured
     if (info && info.final && typeof info.final[k] === "number") return info.final[k];
     return undefined;
   }
@@ -339,12 +340,15 @@
       case "role": return x.byz ? "Byzantine" : "honest";
       case "reasons": return x.reasons ? Object.keys(x.reasons).sort().map(function (r) { return r + " " + x.reasons[r]; }).join(", ") : "";
       case "kept": return x.kept < 0 ? "–" : x.kept + "/" + x.indeg;
-      case "local": case "global": case "loss": return x.ev ? fmt(x[k]) : "–";
+      case "global": return x.ev && measuredGlobal() ? fmt(x[k]) : "–";
+      case "local": case "loss": return x.ev ? fmt(x[k]) : "–";
       case "byzw": return fmt(x.byzw);
       case "indeg": return x.indeg < 0 ? "–" : String(x.indeg);
       default: return String(x[k]);
     }
   }
+  // measuredGlobal says whether the selected run measures global accuracy.
+  function measuredGlobal() { var info = runs[selRun]; return !(info && info.global === false); }
   function sortVal(x, k) {
     if (k === "role") return x.byz ? 1 : 0;
     if (k === "reasons") return cell(x, k);
