@@ -43,9 +43,9 @@ type RunInfo struct {
 	Accuracy string `json:"accuracy"`
 	// Global says whether the run measures global accuracy
 	// (evaluation.global_test ≠ 0); the page shows – where it does not.
-	Global bool `json:"global"`
-	Status   string `json:"status"`
-	Error    string `json:"error,omitempty"`
+	Global bool   `json:"global"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
 	// Final is the run's summary.csv row (final metrics), when finished.
 	Final map[string]num `json:"final,omitempty"`
 	// Config is the resolved config (TOML) and Manifest the manifest
