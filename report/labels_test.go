@@ -187,7 +187,7 @@ func TestAccuracyFollowsTheStrategy(t *testing.T) {
 	if m != "accuracy" || sel[0].Label != "local (local)" || sel[1].Label != "fedavg (global)" || sel[1].Curves["accuracy"].Values[1] != 0.3 {
 		t.Errorf("mixed figure: metric %q, runs %+v", m, sel)
 	}
-	if ax := acc.axis(sel, false); ax != "honest accuracy (fraction)" {
+	if ax := acc.axis(runs, false); ax != "honest accuracy (fraction)" {
 		t.Errorf("mixed axis %q", ax)
 	}
 	if n := acc.note(); !strings.Contains(n, "local accuracy for local") || !strings.Contains(n, "global accuracy for fedavg") {

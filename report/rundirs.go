@@ -88,9 +88,9 @@ func ResultsCurve(dir, curve string) (string, error) {
 		if len(sel) == 0 {
 			continue
 		}
-		sel, metric := acc.runs(sel, "")
+		plotted, metric := acc.runs(sel, "")
 		name := "accuracy" + names[i]
-		ch, err := Curves(sel, metric, Figure{Title: plotTitle("Honest accuracy", keys, combo), YLabel: acc.axis(sel, false)})
+		ch, err := Curves(plotted, metric, Figure{Title: plotTitle("Honest accuracy", keys, combo), YLabel: acc.axis(sel, false)})
 		if err != nil {
 			return "", fmt.Errorf("plot %s: %w", name, err)
 		}
@@ -103,8 +103,8 @@ func ResultsCurve(dir, curve string) (string, error) {
 	}
 	if len(keys) == 1 {
 		k := keys[0]
-		sel, metric := acc.runs(runs, "final_")
-		ch, err := Sweep(sel, k, metric, Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: acc.axis(sel, true)})
+		plotted, metric := acc.runs(runs, "final_")
+		ch, err := Sweep(plotted, k, metric, Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: acc.axis(runs, true)})
 		if err == nil {
 			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".png"), filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".svg")); err != nil {
 				return "", err
@@ -196,9 +196,9 @@ func (a accuracy) one(runs []RunResult) (string, bool) {
 	return m, m != ""
 }
 
-// axis is the y label of a plot of runs (of their final value when
-// final): the label of the curve they share, or "honest accuracy" when the
-// legend says which each label plots.
+// axis is the y label of a plot of runs (a.runs' input; of their final
+// value when final): the label of the curve they share, or "honest
+// accuracy" when the legend says which each label plots.
 func (a accuracy) axis(runs []RunResult, final bool) string {
 	prefix := ""
 	if final {
