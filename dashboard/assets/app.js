@@ -224,8 +224,8 @@
       var which = accuracyOf(i) === "honest_global_acc" ? " (global)" : " (local)";
       series.push({ name: (r.dir || r.label) + (mixed ? which : ""), color: PALETTE[li % 10], dash: li >= 10 ? "6 3" : "", pts: pts });
     });
-    var keys = Object.keys(kinds);
-    lineChart($("compare"), { series: series, ylabel: keys.length === 1 ? label(keys[0]) : "honest accuracy (fraction)", y0: 0, y1: 1, integerX: true, legendWidth: 190 });
+    var drawn = Object.keys(kinds);
+    lineChart($("compare"), { series: series, ylabel: drawn.length === 1 ? label(drawn[0]) : "honest accuracy (fraction)", y0: 0, y1: 1, integerX: true, legendWidth: 190 });
   }
 
   function renderRun() {
