@@ -207,6 +207,9 @@
     var rows = runs.map(function (r, i) {
       if (!r) return "";
       var fs = roundsOf(i), done = fs.length;
+      // A run kept on file by a sweep that shows it without its rounds:
+      // the rounds its summary counts.
+      if (!done && r.final && typeof r.final.rounds === "number") done = r.final.rounds;
       return '<tr data-run="' + i + '"' + (i === selRun ? ' class="sel"' : "") + "><td class=l>" + i + "</td><td class=l>" + esc(r.dir || ".") + "</td><td class=l>" + esc(r.label) + "</td>" +
         keys.map(function (k) { return "<td class=l>" + esc((r.params || {})[k] || "") + "</td>"; }).join("") +
         "<td>" + r.seed + '</td><td class="l status-' + esc(r.status) + '">' + esc(r.status) + (r.error ? " (" + esc(r.error) + ")" : "") + "</td><td>" + done + "/" + r.rounds + "</td>" +
