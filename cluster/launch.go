@@ -53,6 +53,9 @@ type LaunchConfig struct {
 	// loopback interface: the monitor's at 127.0.0.1:MetricsPort, node
 	// i's at MetricsPort+1+i.
 	MetricsPort int
+	// Dashboard, when set, is the HOST:PORT the monitor serves its live
+	// dashboard on (trellis monitor --dashboard).
+	Dashboard string
 }
 
 // ClusterDir is the subdirectory of a launched run's directory with what
@@ -178,6 +181,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	monArgs := append(append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...), metrics(0)...)
 	if lc.Quiet {
 		monArgs = append(monArgs, "-q")
+	}
+	if lc.Dashboard != "" {
+		monArgs = append(monArgs, "--dashboard", lc.Dashboard)
 	}
 	if err := start("the monitor", monArgs, stderr); err != nil {
 		return err

@@ -41,6 +41,10 @@ type MonitorConfig struct {
 	// written (ServeMetrics serves it).
 	Metrics *MonitorMetrics
 	Log     *slog.Logger
+	// Live, when set, also gets every round's record as it is written, as
+	// a metrics.Latest sink (a live viewer such as the dashboard: it may
+	// skip records and never holds the monitor up).
+	Live metrics.Sink
 }
 
 // stopWait is how long a stopped monitor waits for the nodes to finish
@@ -115,6 +119,11 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 	defer df.Close()
 	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log,
 		prev: time.Now(), driver: json.NewEncoder(df), metrics: cfg.Metrics}
+	if cfg.Live != nil {
+		m.live = metrics.NewFanout()
+		m.live.Add(cfg.Live, metrics.Latest, 0)
+		defer m.live.Close()
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// A stop (ctx) lets the nodes finish their current round: the monitor
@@ -186,6 +195,7 @@ type monitor struct {
 	prev    time.Time
 	driver  *json.Encoder
 	metrics *MonitorMetrics
+	live    *metrics.Fanout // nil without MonitorConfig.Live
 }
 
 // DriverFile is the file of a deployed run's directory with what the
@@ -310,5 +320,11 @@ func (m *monitor) write(r int, p *pending) error {
 	sim.Record(rec, m.graph.At(r), m.byz, p.ready)
 	m.metrics.written(r, p, t.Seconds, n)
 	m.rd.Timing(t)
-	return m.rd.Round(rec)
+	if err := m.rd.Round(rec); err != nil {
+		return err
+	}
+	if m.live != nil {
+		_ = m.live.Round(rec) // a Latest sink: it never fails the run
+	}
+	return nil
 }

@@ -144,8 +144,8 @@ name = "dmtt"
 // TestLockstepMatchesSimulator is acceptance item 1 on small configs:
 // `trellis launch` (a monitor and one process per node over IPC, and over
 // TCP on the loopback, fresh key files, private randomness) writes
-// metrics.jsonl and rounds.jsonl bit-identical to the simulator's run of
-// the same config.
+// metrics.jsonl, rounds.jsonl and edges.jsonl bit-identical to the
+// simulator's run of the same config.
 func TestLockstepMatchesSimulator(t *testing.T) {
 	bin := trellisBinary(t)
 	for _, tc := range []struct {
@@ -169,7 +169,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("trellis launch: %v\n%s", err, out)
 			}
-			for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile} {
+			for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile, experiment.EdgesFile} {
 				want, err := os.ReadFile(filepath.Join(simDir, f))
 				if err != nil {
 					t.Fatal(err)

@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trellis-fl/trellis/report"
 )
 
 // chromium returns the headless browser's path, or skips the test.
@@ -238,5 +242,41 @@ func TestBrowserSweepAndReport(t *testing.T) {
 	}
 	if !strings.Contains(dom, "data inline") {
 		t.Fatal("report.html did not read its inline data")
+	}
+	// The labels are the report's (report.Label), the convention stated,
+	// and a finished run's graph has its weights from edges.jsonl.
+	for _, want := range []string{report.Label("final_honest_global_acc"), report.Label("round"), report.Label("local_acc"),
+		"accuracies are fractions, rounds count from 0"} {
+		if !strings.Contains(dom, html.EscapeString(want)) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(dom, ">final_honest") {
+		t.Error("report.html shows a raw metric name")
+	}
+	if note := attr(t, dom, `id="graph-note"[^>]*>([^<]*)<`); !strings.Contains(note, "12 edges") || strings.Contains(note, "no weights") {
+		t.Errorf("report.html's graph: %q, want the round's 12 edges with their weights", note)
+	}
+}
+
+// Every label the page asks for by name is in the report's table.
+func TestPageLabelsAreInTheTable(t *testing.T) {
+	js, err := assets.ReadFile("assets/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`label\("([a-z_]+)"\)|"(final_[a-z_]+)"`).FindAllStringSubmatch(string(js), -1)
+	if len(names) < 8 {
+		t.Fatalf("only %d labels found in app.js", len(names))
+	}
+	for _, m := range names {
+		name := m[1] + m[2]
+		if _, ok := report.Describe(name); !ok {
+			t.Errorf("app.js asks for the label of %q, which the table lacks", name)
+		}
+	}
+	page := pageHTML([]byte(`<script src="app.js"></script>`), "", false, nil)
+	if !bytes.Contains(page, []byte(`"final_honest_global_acc":"final honest global accuracy (fraction)"`)) {
+		t.Errorf("the served page does not carry the label table: %.300s", page)
 	}
 }

@@ -16,9 +16,12 @@
 //   - A live run feeds the list through a metrics.Latest sink: a record the
 //     dashboard is too slow for is skipped, never waited for, so the run's
 //     rounds and its metrics.jsonl are the same with and without it.
-//   - Edge weights (who gave whom how much) are not in run directories:
-//     a live run takes them from metrics.Round.Live; a finished run's page
-//     draws the round's graph from its config, without weights.
+//   - Edge weights (who gave whom how much): a live run takes them from
+//     metrics.Round.Live; a finished run's page from its edges.jsonl
+//     (metrics.EdgeWriter, written unless run.edges = false) over the
+//     round's graph rebuilt from its config. A run directory without the
+//     file (written before it existed, or with run.edges = false) shows
+//     the graph without weights.
 //   - The server serves its page and its API only, and binds a
 //     non-loopback address only when asked to (Listen).
 package dashboard

@@ -28,7 +28,7 @@ func (s *Server) Plan(out string, runs []experiment.SweepRun, force bool) *Sweep
 	params := sweptParams(cs)
 	for i, r := range runs {
 		info := RunInfo{Label: r.Config.Label(), Seed: r.Config.Seed, Nodes: r.Config.Nodes, Rounds: r.Config.Rounds,
-			Strategy: r.Config.Strategy.Name, Status: Pending, Dir: r.Dir, Params: params[i]}
+			Strategy: r.Config.Strategy.Name, Accuracy: accuracyOf(r.Config), Global: r.Config.Evaluation.GlobalTest != 0, Status: Pending, Dir: r.Dir, Params: params[i]}
 		if len(r.Params) > 0 {
 			info.Params = r.Params
 		}

@@ -2,8 +2,25 @@ package dashboard
 
 import (
 	"bytes"
+	"encoding/json"
 	"html"
+
+	"github.com/trellis-fl/trellis/report"
 )
+
+// labelsScript is the script that gives the page the report's label table
+// (report.Metrics): every metric's label with its unit, by name, final
+// metrics ("final_" + name) included, so that the page, the plots and
+// results.md call a metric the same.
+func labelsScript() []byte {
+	labels := map[string]string{}
+	for _, m := range report.Metrics() {
+		labels[m.Name] = m.Text()
+		labels["final_"+m.Name] = report.Label("final_" + m.Name)
+	}
+	b, _ := json.Marshal(labels) // a map of strings always encodes
+	return append(append([]byte("<script>window.TRELLIS_LABELS = "), b...), ";</script>\n"...)
+}
 
 // pageHTML fills the page template: its title, and for a self-contained
 // file the stylesheet, the script and the events inline.
@@ -13,12 +30,13 @@ func pageHTML(tmpl []byte, title string, inline bool, events [][]byte) []byte {
 	}
 	b := bytes.ReplaceAll(tmpl, []byte("{{TITLE}}"), []byte(html.EscapeString(title)))
 	if !inline {
-		return b
+		return bytes.Replace(b, []byte(`<script src="app.js"></script>`), append(labelsScript(), `<script src="app.js"></script>`...), 1)
 	}
 	css, _ := assets.ReadFile("assets/app.css")
 	js, _ := assets.ReadFile("assets/app.js")
 	b = bytes.Replace(b, []byte(`<link rel="stylesheet" href="app.css">`), append(append([]byte("<style>\n"), css...), "</style>"...), 1)
 	var data bytes.Buffer
+	data.Write(labelsScript())
 	data.WriteString("<script>window.TRELLIS_EVENTS = ")
 	// encoding/json escapes <, > and & in strings, so no event closes the
 	// script element.

@@ -58,13 +58,20 @@ func findRuns(root string) ([]runDir, error) {
 	return out, nil
 }
 
+// accuracyOf is the accuracy a run's curve in the sweep's comparison
+// shows, as the report's plots choose it (report.AccuracyCurve).
+func accuracyOf(c experiment.Config) string {
+	return report.AccuracyCurve(c.Strategy.Name, c.Evaluation.GlobalTest != 0)
+}
+
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
 
 // sweptParams returns, per run, the config keys whose values differ
-// between the runs (the seed, the name and the run section left out).
+// between the runs (the seed, the name, the label and the run section
+// left out).
 func sweptParams(cs []experiment.Config) []map[string]string {
 	flat := make([]map[string]string, len(cs))
 	for i, c := range cs {
@@ -78,7 +85,7 @@ func sweptParams(cs []experiment.Config) []map[string]string {
 		return out
 	}
 	for k, v := range flat[0] {
-		if k == "seed" || k == "name" || strings.HasPrefix(k, "run.") {
+		if k == "seed" || k == "name" || k == "label" || strings.HasPrefix(k, "run.") { // the label has its own column
 			continue
 		}
 		differs := false
@@ -132,7 +139,7 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 // describe is a run's RunInfo from its config and what its directory
 // holds (status, final metrics, config and manifest text).
 func describe(c experiment.Config, path string) RunInfo {
-	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Status: Pending}
+	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Accuracy: accuracyOf(c), Global: c.Evaluation.GlobalTest != 0, Status: Pending}
 	if b, err := os.ReadFile(filepath.Join(path, experiment.ConfigFile)); err == nil {
 		info.Config = string(b)
 	}
@@ -210,6 +217,14 @@ func (s *Server) loadRounds(run int, path string) error {
 	for _, n := range nodes {
 		byRound[n.Round] = append(byRound[n.Round], n.NodeRound)
 	}
+	edges, err := metrics.ReadEdges(filepath.Join(path, experiment.EdgesFile))
+	if err != nil {
+		return err
+	}
+	weights := map[int][][3]float64{}
+	for _, e := range edges {
+		weights[e.Round] = e.Edges
+	}
 	for _, r := range rounds {
 		r.Nodes = byRound[r.Round]
 		slices.SortFunc(r.Nodes, func(a, b metrics.NodeRound) int { return a.Node - b.Node })
@@ -217,11 +232,40 @@ func (s *Server) loadRounds(run int, path string) error {
 		if in != nil {
 			inOf = in(r.Round)
 		}
+		if w, ok := weights[r.Round]; ok {
+			r.Live = liveOf(len(r.Nodes), w, inOf)
+		}
 		if err := s.round(run, r, inOf); err != nil {
 			return fmt.Errorf("%s: round %d: %w", path, r.Round, err)
 		}
 	}
 	return nil
+}
+
+// liveOf rebuilds a finished round's metrics.Live from its edges file
+// line: the weights as written, over the round's graph from the config
+// (in; nil: the senders the file lists), so that a sender given no weight
+// is drawn as an edge of weight 0. The rejections by reason are not on
+// file.
+func liveOf(n int, edges [][3]float64, in func(int) []int) *metrics.Live {
+	l := &metrics.Live{In: make([][]int, n), Weights: make([]map[int]float64, n), Rejections: make([]map[string]int, n)}
+	for i := range n {
+		l.Weights[i] = map[int]float64{}
+		if in != nil {
+			l.In[i] = in(i)
+		}
+	}
+	for _, e := range edges {
+		recv, send := int(e[0]), int(e[1])
+		if recv < 0 || recv >= n || float64(recv) != e[0] || float64(send) != e[1] {
+			continue // not a node of this round: a damaged line
+		}
+		l.Weights[recv][send] = e[2]
+		if in == nil && send != recv {
+			l.In[recv] = append(l.In[recv], send)
+		}
+	}
+	return l
 }
 
 func readLines[T any](path string, mk func() *T) ([]*T, error) {

@@ -33,14 +33,24 @@ func tinyConfig(t *testing.T, rounds int) experiment.Config {
 }
 
 // A run with the dashboard attached writes the same files, byte for
-// byte, as one without (metrics.Round.Live is never written), and its
-// live frames carry the weights; trellis serve's reader shows the run
-// directory with every round.
+// byte, as one without (metrics.Round.Live is never written), and so does
+// one without edges.jsonl (run.edges = false); the live frames carry the
+// weights; trellis serve's reader shows the run directory with every
+// round, its edges weighted as live from edges.jsonl, or unweighted
+// without the file.
 func TestLiveRunAndServeRunDir(t *testing.T) {
 	c := tinyConfig(t, 3)
-	plain, watched := t.TempDir(), t.TempDir()
+	plain, watched, noEdges := t.TempDir(), t.TempDir(), t.TempDir()
 	if _, err := experiment.RunToDir(t.Context(), c, plain, nil); err != nil {
 		t.Fatal(err)
+	}
+	c2 := c
+	c2.Run.Edges = false
+	if _, err := experiment.RunToDir(t.Context(), c2, noEdges, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(noEdges, experiment.EdgesFile)); err == nil {
+		t.Errorf("run.edges = false wrote %s", experiment.EdgesFile)
 	}
 	s := New("live")
 	sw := s.Plan(watched, []experiment.SweepRun{{Config: c}}, false)
@@ -48,11 +58,17 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw.Done(nil)
-	for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile, experiment.SummaryFile} {
+	for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile, experiment.SummaryFile, experiment.EdgesFile} {
 		a, _ := os.ReadFile(filepath.Join(plain, f))
 		b, _ := os.ReadFile(filepath.Join(watched, f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s differs with the dashboard attached", f)
+		}
+		if f == experiment.EdgesFile {
+			continue
+		}
+		if b, _ := os.ReadFile(filepath.Join(noEdges, f)); !bytes.Equal(a, b) {
+			t.Errorf("%s differs without edges.jsonl", f)
 		}
 	}
 	info, _ := s.Run(0)
@@ -90,40 +106,58 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 		t.Fatalf("kept run: %d rounds shown, want 3", n)
 	}
 
-	// The finished directory, as trellis serve reads it.
-	srv := New("serve")
-	n, err := srv.LoadDirs(plain)
-	if err != nil || n != 1 {
-		t.Fatalf("LoadDirs: %d %v", n, err)
+	liveEdges := map[int]string{}
+	for _, f := range liveFrames {
+		b, _ := json.Marshal(f.Edges)
+		liveEdges[f.Round] = string(b)
 	}
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	resp := get(t, ts.URL+"/api/events.json", nil)
-	var evs []map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&evs); err != nil {
-		t.Fatal(err)
-	}
-	var rounds int
-	for _, e := range evs {
-		switch e["type"] {
-		case "run":
-			if e["status"] != Finished || !strings.Contains(e["config"].(string), "fedavg") || !strings.Contains(e["command"].(string), "trellis run") {
-				t.Errorf("run event: %v", e)
-			}
-		case "round":
-			if len(e["nodes"].([]any)) != 6 {
-				t.Errorf("round %v: %d nodes", e["round"], len(e["nodes"].([]any)))
-			}
-			// The round's graph, rebuilt from the config: the same edges
-			// as live, without weights.
-			if edges := e["edges"].([]any); len(edges) != 12 || edges[0].([]any)[2] != nil || e["weighted"] != false {
-				t.Errorf("round %v: edges %v", e["round"], edges)
-			}
-			rounds++
+
+	// The finished directories, as trellis serve reads them.
+	for _, dir := range []string{plain, noEdges} {
+		srv := New("serve")
+		n, err := srv.LoadDirs(dir)
+		if err != nil || n != 1 {
+			t.Fatalf("LoadDirs: %d %v", n, err)
 		}
-	}
-	if rounds != 3 {
-		t.Errorf("%d rounds served, want 3", rounds)
+		ts := httptest.NewServer(srv.Handler())
+		resp := get(t, ts.URL+"/api/events.json", nil)
+		var evs []map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&evs); err != nil {
+			t.Fatal(err)
+		}
+		ts.Close()
+		var rounds int
+		for _, e := range evs {
+			switch e["type"] {
+			case "run":
+				if e["status"] != Finished || !strings.Contains(e["config"].(string), "fedavg") || !strings.Contains(e["command"].(string), "trellis run") {
+					t.Errorf("run event: %v", e)
+				}
+			case "round":
+				if len(e["nodes"].([]any)) != 6 {
+					t.Errorf("round %v: %d nodes", e["round"], len(e["nodes"].([]any)))
+				}
+				edges := e["edges"].([]any)
+				if dir == noEdges {
+					// The round's graph, rebuilt from the config: the
+					// same edges as live, without weights.
+					if len(edges) != 12 || edges[0].([]any)[2] != nil || e["weighted"] != false {
+						t.Errorf("round %v: edges %v", e["round"], edges)
+					}
+				} else {
+					// From edges.jsonl: the live weights.
+					b, _ := json.Marshal(edges)
+					round := int(e["round"].(float64))
+					if want, ok := liveEdges[round]; e["weighted"] != true || len(edges) != 12 || ok && string(b) != want {
+						t.Errorf("round %d from edges.jsonl: %s, live %s", round, b, want)
+					}
+				}
+				rounds++
+			}
+		}
+		if rounds != 3 {
+			t.Errorf("%d rounds served, want 3", rounds)
+		}
 	}
 
 	// report.html: one file, the page with the events inline, no

@@ -38,8 +38,14 @@ type RunInfo struct {
 	Nodes    int               `json:"nodes"`
 	Rounds   int               `json:"rounds"`
 	Strategy string            `json:"strategy"`
-	Status   string            `json:"status"`
-	Error    string            `json:"error,omitempty"`
+	// Accuracy is the accuracy the sweep's comparison plot draws for the
+	// run (report.AccuracyCurve): honest_local_acc or honest_global_acc.
+	Accuracy string `json:"accuracy"`
+	// Global says whether the run measures global accuracy
+	// (evaluation.global_test ≠ 0); the page shows – where it does not.
+	Global bool   `json:"global"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
 	// Final is the run's summary.csv row (final metrics), when finished.
 	Final map[string]num `json:"final,omitempty"`
 	// Config is the resolved config (TOML) and Manifest the manifest
@@ -269,13 +275,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 // given explicitly, and the returned warning says that it exposes the
 // run; an address without a host (":8080", all interfaces) is refused.
 func Listen(addr string) (net.Listener, string, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("dashboard address %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	if err := CheckAddr(addr); err != nil {
+		return nil, "", err
 	}
-	if host == "" {
-		return nil, "", errors.New("dashboard address " + strconv.Quote(addr) + " has no host and would listen on every interface: give 127.0.0.1" + addr + " (this machine only), or 0.0.0.0" + addr + " to expose the run to the network")
-	}
+	host, _, _ := net.SplitHostPort(addr)
 	warning := ""
 	if !loopback(host) {
 		warning = fmt.Sprintf("the dashboard on %s is reachable from the network: anyone who can reach it sees the run (its config, metrics and who is Byzantine)", addr)
@@ -285,6 +288,20 @@ func Listen(addr string) (net.Listener, string, error) {
 		return nil, "", err
 	}
 	return l, warning, nil
+}
+
+// CheckAddr checks a dashboard address as Listen does, without binding
+// it: HOST:PORT, with a host (an address without one would listen on
+// every interface).
+func CheckAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("dashboard address %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	}
+	if host == "" {
+		return errors.New("dashboard address " + strconv.Quote(addr) + " has no host and would listen on every interface: give 127.0.0.1" + addr + " (this machine only), or 0.0.0.0" + addr + " to expose the run to the network")
+	}
+	return nil
 }
 
 // loopback reports whether every address host names is a loopback one.

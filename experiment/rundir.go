@@ -35,6 +35,7 @@ const (
 	RoundsFile   = "rounds.jsonl"  // one line per round: the aggregates over nodes
 	TimingsFile  = "timings.jsonl" // wall-clock seconds per round, never reproducible
 	SummaryFile  = "summary.csv"   // the final metrics; written last, so it marks a finished run
+	EdgesFile    = "edges.jsonl"   // per round, the weight each receiver gave each sender (run.edges)
 )
 
 // Manifest records what a run needs to be re-run exactly.
@@ -240,6 +241,13 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Fina
 	// own: the next round starts while the last one is written.
 	out := metrics.NewFanout()
 	out.Add(sink, metrics.Every, 0)
+	edges, err := openEdges(c, dir, done)
+	if err != nil {
+		return Final{}, err
+	}
+	if edges != nil {
+		out.Add(edges, metrics.Every, 0)
+	}
 	if o.Live != nil {
 		out.Add(o.Live, metrics.Latest, 0)
 	}
@@ -255,6 +263,11 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Fina
 	}
 	if err := out.Close(); err != nil && runErr == nil {
 		runErr = err
+	}
+	if edges != nil {
+		if err := edges.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	man.End = time.Now().UTC()
 	if err := writeManifest(dir, man); err != nil && runErr == nil {
@@ -285,7 +298,7 @@ func ConfigHash(c Config) (string, error) {
 }
 
 // runFiles are the files a run writes (removed when a run is redone).
-var runFiles = []string{ConfigFile, ManifestFile, MetricsFile, RoundsFile, TimingsFile, SummaryFile}
+var runFiles = []string{ConfigFile, ManifestFile, MetricsFile, RoundsFile, TimingsFile, SummaryFile, EdgesFile}
 
 // previousRounds says what dir holds for a run of config hash: -1 a
 // finished run, else the number of complete rounds on file to resume from
@@ -605,14 +618,24 @@ func FinalColumns() []string {
 	return append(append(slices.Clone(finalColumns), privacyColumns...), auditColumns...)
 }
 
+// openEdges opens dir's edges file when c asks for one (run.edges), for a
+// run whose first keep rounds are on file; nil otherwise.
+func openEdges(c Config, dir string, keep int) (*metrics.EdgeWriter, error) {
+	if !c.Run.Edges {
+		return nil, nil
+	}
+	return metrics.NewEdgeWriter(filepath.Join(dir, EdgesFile), keep)
+}
+
 // RunDir is a run directory written from records another driver produces
 // (the cluster's monitor): the same files RunToDir writes, in the same
 // format, so every report tool reads a deployed run as a simulated one.
 type RunDir struct {
-	dir  string
-	c    Config
-	man  Manifest
-	sink *runSink
+	dir   string
+	c     Config
+	man   Manifest
+	sink  *runSink
+	edges *metrics.EdgeWriter // nil without run.edges
 }
 
 // CreateRunDir creates dir (if needed) and writes c and the manifest, its
@@ -644,11 +667,23 @@ func CreateRunDir(c Config, dir, randomness string, progress Progress) (*RunDir,
 	if d.sink, err = newRunSink(dir, c, &d.man, progress, 0); err != nil {
 		return nil, err
 	}
+	if d.edges, err = openEdges(c, dir, 0); err != nil {
+		d.sink.close()
+		return nil, err
+	}
 	return d, nil
 }
 
 // Round implements metrics.Sink: one round's record, rounds in order.
-func (d *RunDir) Round(r *metrics.Round) error { return d.sink.Round(r) }
+func (d *RunDir) Round(r *metrics.Round) error {
+	if err := d.sink.Round(r); err != nil {
+		return err
+	}
+	if d.edges != nil {
+		return d.edges.Round(r)
+	}
+	return nil
+}
 
 // Timing records one round's wall-clock timing.
 func (d *RunDir) Timing(t metrics.Timing) { d.sink.timing(t) }
@@ -658,6 +693,9 @@ func (d *RunDir) Timing(t metrics.Timing) { d.sink.timing(t) }
 // the final metrics over the rounds received.
 func (d *RunDir) Close(runErr error) (Final, error) {
 	d.sink.close()
+	if d.edges != nil {
+		runErr = errors.Join(runErr, d.edges.Close())
+	}
 	d.man.End = time.Now().UTC()
 	err := writeManifest(d.dir, d.man)
 	fin := finalOf(d.sink.evaluated, d.c.FinalRounds, d.man.Rounds)

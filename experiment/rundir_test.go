@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,5 +153,15 @@ seeds = [1, 2]
 	rows, err := ReadSummary(out)
 	if err != nil || len(rows) != 4 || rows[3]["adversary.fraction"] != "0.25" {
 		t.Errorf("sweep summary: %v %v", rows, err)
+	}
+	// The resumed run's edges.jsonl is that of an uninterrupted run.
+	fresh := t.TempDir()
+	if _, err := RunToDir(context.Background(), runs[2].Config, fresh, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(filepath.Join(fresh, EdgesFile))
+	b, _ := os.ReadFile(filepath.Join(out, runs[2].Dir, EdgesFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("%s of the resumed run differs from an uninterrupted run's (%d and %d bytes)", EdgesFile, len(b), len(a))
 	}
 }

@@ -11,8 +11,8 @@ import (
 // label's runs (its seeds) and, when some round has two or more runs, a
 // shaded band of ± one std. Every run must have a curve for metric, and no
 // two runs may share a label and seed: pass the runs of one sweep point
-// (see Filter). Defaults: title "<metric> vs round", x label "round",
-// y label metric.
+// (see Filter). Defaults: title the metric's label "by round", x label
+// "round (from 0)", y label the metric's label with its unit (Label).
 func Curves(runs []RunResult, metric string, fig Figure) (*Chart, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("report: no runs to plot %q", metric)
@@ -21,7 +21,8 @@ func Curves(runs []RunResult, metric string, fig Figure) (*Chart, error) {
 	if err := checkDistinct(sorted, nil); err != nil {
 		return nil, err
 	}
-	ch := newChart(fig, metric+" vs round", "round", metric)
+	m, _ := Describe(metric)
+	ch := newChart(fig, capital(m.Label)+" by round", Label("round"), m.Text())
 
 	var bands, lines []plot.Plotter
 	for i, g := range groupByLabel(sorted) {

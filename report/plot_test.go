@@ -255,7 +255,7 @@ func TestCurvesFiles(t *testing.T) {
 	}
 	c := parseSVG(t, svg)
 	labels := []string{"fedavg", "median"}
-	checkSeries(t, c, labels, "Honest accuracy, 20 % Byzantine", "round", "honest accuracy")
+	checkSeries(t, c, labels, "Honest accuracy, 20 % Byzantine", "round (from 0)", "honest accuracy")
 	// Two seeds per label: one band per label.
 	for i := range labels {
 		if c.fills[i] != 1 {
@@ -280,7 +280,8 @@ func TestCurvesOneSeedHasNoBand(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := parseSVG(t, svg)
-	checkSeries(t, c, []string{"fedavg", "median"}, metric+" vs round", "round", metric)
+	// The defaults are the label table's: no raw metric name on a plot.
+	checkSeries(t, c, []string{"fedavg", "median"}, "Honest local accuracy by round", "round (from 0)", "honest local accuracy (fraction)")
 	if len(c.fills) != 0 {
 		t.Errorf("one seed per label, yet bands: %v", c.fills)
 	}
@@ -297,7 +298,7 @@ func TestSweepFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := parseSVG(t, svg)
-	checkSeries(t, c, []string{"fedavg", "median"}, metric+" vs "+key, "Byzantine fraction", metric)
+	checkSeries(t, c, []string{"fedavg", "median"}, "Honest local accuracy vs "+key, "Byzantine fraction", "honest local accuracy (fraction)")
 	if len(c.fills) != 0 {
 		t.Errorf("a sweep plot has no bands, got %v", c.fills)
 	}

@@ -10,9 +10,12 @@ type Series struct {
 // RunResult is one run: one label (e.g. a strategy), one point of the
 // sweep and one seed.
 type RunResult struct {
-	Label  string             // legend label, e.g. the strategy name
-	Params map[string]string  // swept key → value, e.g. "adversary.fraction": "0.3"
-	Seed   uint64             // the run's experiment seed
-	Curves map[string]Series  // metric name → per-round values, e.g. "honest_local_acc"
-	Final  map[string]float64 // final metrics, e.g. the mean over the last evaluated rounds
+	Label string // legend label, e.g. the strategy name
+	// Strategy is the run's strategy.name, when known: the default
+	// accuracy curve follows it (Personalized).
+	Strategy string
+	Params   map[string]string  // swept key → value, e.g. "adversary.fraction": "0.3"
+	Seed     uint64             // the run's experiment seed
+	Curves   map[string]Series  // metric name → per-round values, e.g. "honest_local_acc"
+	Final    map[string]float64 // final metrics, e.g. the mean over the last evaluated rounds
 }

@@ -3,9 +3,12 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,13 +23,13 @@ import (
 // std over seeds) and the plots — honest accuracy vs round per strategy,
 // one figure per combination of the other swept values, and, when one
 // numeric key was swept besides the strategy, the final accuracy vs that
-// key — as PNG and SVG, and returns the Markdown table. The curves are of
-// honest_global_acc when the runs measured it, else honest_local_acc.
+// key — as PNG and SVG, and returns the Markdown table. The accuracy
+// plotted follows each run's strategy (AccuracyCurve).
 func Results(dir string) (string, error) { return ResultsCurve(dir, "") }
 
-// ResultsCurve is Results with the accuracy curves of the plots chosen:
-// honest_local_acc (personalized accuracy, the headline of the
-// personalized methods) or honest_global_acc; "" picks as Results does.
+// ResultsCurve is Results with the accuracy curves of the plots chosen
+// for every run: honest_local_acc (personalized accuracy) or
+// honest_global_acc; "" lets each run's strategy choose (AccuracyCurve).
 func ResultsCurve(dir, curve string) (string, error) {
 	switch curve {
 	case "", "honest_local_acc", "honest_global_acc":
@@ -49,7 +52,7 @@ func ResultsCurve(dir, curve string) (string, error) {
 		// One swept key besides the strategy (e.g. the number of
 		// malfunctioning clients): the honest accuracy per label and value,
 		// ± its spread across honest nodes.
-		fmt.Fprintf(&md, "\nfinal_honest_local_acc ± final_honest_local_acc_std (the spread across honest nodes), mean over seeds:\n\n")
+		fmt.Fprintf(&md, "\n%s ± its spread across honest nodes (std), mean over seeds:\n\n", capital(Label("final_honest_local_acc")))
 		if err := WriteSpreadPivot(&md, runs, keys[0], "final_honest_local_acc", "final_honest_local_acc_std", 4); err != nil {
 			return "", err
 		}
@@ -64,14 +67,10 @@ func ResultsCurve(dir, curve string) (string, error) {
 		return "", err
 	}
 	md.WriteString(corrections)
+	acc := accuracyOf(runs, curve)
+	fmt.Fprintf(&md, "\nAccuracies are fractions (0–1) and rounds count from 0, as in the run files. %s\n", acc.note())
 	if err := WriteFile(filepath.Join(dir, "results.md"), func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
 		return "", err
-	}
-	if curve == "" {
-		curve = "honest_global_acc"
-	}
-	if !hasCurve(runs, curve) {
-		curve = "honest_local_acc"
 	}
 	// One curve figure per combination of the non-strategy swept values.
 	combos := []map[string]string{{}}
@@ -88,26 +87,29 @@ func ResultsCurve(dir, curve string) (string, error) {
 		}
 		combos = next
 	}
-	for _, combo := range combos {
+	names := plotNames(keys, combos)
+	for i, combo := range combos {
 		sel := Filter(runs, combo)
 		if len(sel) == 0 {
 			continue
 		}
-		name, title := plotName("accuracy", "Honest accuracy", keys, combo)
-		ch, err := Curves(sel, curve, Figure{Title: title, XLabel: "round", YLabel: curve})
+		plotted, metric := acc.runs(sel, "")
+		name := "accuracy" + names[i]
+		ch, err := Curves(plotted, metric, Figure{Title: plotTitle("Honest accuracy", keys, combo), YLabel: acc.axis(sel, false)})
 		if err != nil {
 			return "", fmt.Errorf("plot %s: %w", name, err)
 		}
-		if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
+		if err := savePlot(dir, name, oldPlotName("accuracy", keys, combo), ch); err != nil {
 			return "", err
 		}
 	}
-	if err := trustPlots(dir, runs, combos, keys); err != nil {
+	if err := trustPlots(dir, runs, combos, keys, names); err != nil {
 		return "", err
 	}
 	if len(keys) == 1 {
 		k := keys[0]
-		ch, err := Sweep(runs, k, "final_"+curve, Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: "final_" + curve})
+		plotted, metric := acc.runs(runs, "final_")
+		ch, err := Sweep(plotted, k, metric, Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: acc.axis(runs, true)})
 		if err == nil {
 			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".png"), filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".svg")); err != nil {
 				return "", err
@@ -115,6 +117,122 @@ func ResultsCurve(dir, curve string) (string, error) {
 		}
 	}
 	return md.String(), nil
+}
+
+// Personalized reports whether a strategy keeps a personal model that it
+// evaluates on the node's own data — local-only training, Ditto, R-DPFL,
+// LIGHTYEAR, MURMURA and DMTT on it — so that its headline is the honest
+// nodes' local (personalized) accuracy; the others train one model per
+// node towards a common one, judged on the global test set.
+func Personalized(strategy string) bool {
+	switch strategy {
+	case "local", "ditto", "rdpfl", "lightyear", "murmura", "dmtt":
+		return true
+	}
+	return false
+}
+
+// AccuracyCurve is the accuracy a run's plots show by default: honest
+// local accuracy for a personalized strategy (Personalized) and for a run
+// that measured no global accuracy, honest global accuracy otherwise.
+func AccuracyCurve(strategy string, measuredGlobal bool) string {
+	if Personalized(strategy) || !measuredGlobal {
+		return "honest_local_acc"
+	}
+	return "honest_global_acc"
+}
+
+// accuracy is the accuracy curve each label's runs plot.
+type accuracy map[string]string // label → honest_local_acc or honest_global_acc
+
+// accuracyOf picks each label's accuracy curve: curve for every label
+// when given, else by the label's strategy (AccuracyCurve), global only
+// where every run of the label measured it.
+func accuracyOf(runs []RunResult, curve string) accuracy {
+	a := accuracy{}
+	global := map[string]bool{}
+	for _, r := range runs {
+		ok, seen := global[r.Label]
+		global[r.Label] = (ok || !seen) && hasCurve([]RunResult{r}, "honest_global_acc")
+	}
+	for _, r := range runs {
+		switch {
+		case curve != "":
+			a[r.Label] = curve
+		case a[r.Label] == "":
+			a[r.Label] = AccuracyCurve(r.Strategy, global[r.Label])
+		}
+	}
+	return a
+}
+
+// runs returns the runs to plot and the metric (prefix + curve) they
+// plot: the runs themselves when their labels share one curve, else
+// copies whose metric "accuracy" holds each label's curve and whose label
+// says which ("ubar (global)").
+func (a accuracy) runs(runs []RunResult, prefix string) ([]RunResult, string) {
+	if m, ok := a.one(runs); ok {
+		return runs, prefix + m
+	}
+	out := make([]RunResult, len(runs))
+	for i, r := range runs {
+		m := a[r.Label]
+		c := r
+		c.Label = r.Label + " (" + strings.TrimSuffix(strings.TrimPrefix(m, "honest_"), "_acc") + ")"
+		c.Curves = map[string]Series{"accuracy": r.Curves[m]}
+		c.Final = map[string]float64{}
+		if v, ok := r.Final["final_"+m]; ok {
+			c.Final["final_accuracy"] = v
+		}
+		out[i] = c
+	}
+	return out, prefix + "accuracy"
+}
+
+// one returns the curve every label of runs plots, if they agree.
+func (a accuracy) one(runs []RunResult) (string, bool) {
+	m := ""
+	for _, r := range runs {
+		if m != "" && a[r.Label] != m && a[r.Label] != "" {
+			return "", false
+		}
+		m = cmp.Or(m, a[r.Label])
+	}
+	return m, m != ""
+}
+
+// axis is the y label of a plot of runs (a.runs' input; of their final
+// value when final): the label of the curve they share, or "honest
+// accuracy" when the legend says which each label plots.
+func (a accuracy) axis(runs []RunResult, final bool) string {
+	prefix := ""
+	if final {
+		prefix = "final_"
+	}
+	if m, ok := a.one(runs); ok {
+		return Label(prefix + m)
+	}
+	return strings.ReplaceAll(prefix, "_", " ") + "honest accuracy (" + UnitFraction + ")"
+}
+
+// note says in results.md which accuracy the plots show.
+func (a accuracy) note() string {
+	var local, global []string
+	for _, l := range slices.SortedFunc(maps.Keys(a), CompareValues) {
+		if a[l] == "honest_local_acc" {
+			local = append(local, l)
+		} else {
+			global = append(global, l)
+		}
+	}
+	switch {
+	case len(global) == 0:
+		return "The accuracy plots show honest local accuracy."
+	case len(local) == 0:
+		return "The accuracy plots show honest global accuracy."
+	}
+	return fmt.Sprintf("The accuracy plots show honest local accuracy for %s (personalized, or no global test) and honest global accuracy for %s (`trellis report --curve` picks one for all).",
+		strings.Join(local, ", "), strings.Join(global, ", "))
 }
 
 // trustCurves are the per-round topology-trust diagnostics a run records
@@ -127,8 +245,8 @@ var trustCurves = []string{"trust_neighbor_honest", "trust_neighbor_byzantine", 
 // trustPlots draws, per combination of the swept values, the mean
 // topology trust honest nodes hold in honest and in Byzantine neighbors
 // over rounds, for every run that records it (one curve pair per label).
-func trustPlots(dir string, runs []RunResult, combos []map[string]string, keys []string) error {
-	for _, combo := range combos {
+func trustPlots(dir string, runs []RunResult, combos []map[string]string, keys, names []string) error {
+	for i, combo := range combos {
 		var sel []RunResult
 		for _, r := range Filter(runs, combo) {
 			for _, side := range []string{"honest", "byzantine"} {
@@ -143,26 +261,97 @@ func trustPlots(dir string, runs []RunResult, combos []map[string]string, keys [
 		if len(sel) == 0 {
 			continue
 		}
-		name, title := plotName("trust", "Trust in neighbors", keys, combo)
-		ch, err := Curves(sel, "trust", Figure{Title: title, XLabel: "round", YLabel: "mean T_topo"})
+		name := "trust" + names[i]
+		ch, err := Curves(sel, "trust", Figure{Title: plotTitle("Trust in neighbors", keys, combo), XLabel: Label("round"), YLabel: "mean topology trust (T_topo, 0–1)"})
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
 		}
-		if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
+		if err := savePlot(dir, name, oldPlotName("trust", keys, combo), ch); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// plotName appends a combination of swept values to a plot's file name
-// and title.
-func plotName(name, title string, keys []string, combo map[string]string) (string, string) {
+// plotNames are the file-name suffixes of the plots of each combination
+// of swept values: per key its short name and the value, "-"-joined, the
+// pairs "_"-joined ("_fraction-0.1_rule-median"); a key whose short name
+// two swept keys share keeps its full name (dots as "-"). Names that
+// still coincide (values that differ only in characters a file name
+// cannot hold) get a number.
+func plotNames(keys []string, combos []map[string]string) []string {
+	short := map[string]string{}
+	count := map[string]int{}
 	for _, k := range keys {
-		name += "_" + experiment.SafeName(k+"="+combo[k])
+		count[shortKey(k)]++
+	}
+	for _, k := range keys {
+		short[k] = shortKey(k)
+		if count[short[k]] > 1 {
+			short[k] = strings.ReplaceAll(k, ".", "-")
+		}
+	}
+	names := make([]string, len(combos))
+	seen := map[string]int{}
+	for i, combo := range combos {
+		var b strings.Builder
+		for _, k := range keys {
+			b.WriteString("_" + slug(short[k]) + "-" + slug(combo[k]))
+		}
+		n := b.String()
+		if seen[n]++; seen[n] > 1 {
+			n += fmt.Sprintf("_%d", seen[n])
+		}
+		names[i] = n
+	}
+	return names
+}
+
+// slug is s with every character but ASCII letters, digits, '.', '-' and
+// '_' replaced by '_'.
+func slug(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// plotTitle appends a combination of swept values to a plot's title.
+func plotTitle(title string, keys []string, combo map[string]string) string {
+	for _, k := range keys {
 		title += fmt.Sprintf(", %s = %s", shortKey(k), combo[k])
 	}
-	return name, title
+	return title
+}
+
+// oldPlotName is the name earlier versions gave the plot of a combination
+// ("accuracy_adversary.fraction=0.1"): savePlot removes such a file when
+// it redraws the plot under its new name.
+func oldPlotName(name string, keys []string, combo map[string]string) string {
+	for _, k := range keys {
+		name += "_" + experiment.SafeName(k+"="+combo[k])
+	}
+	return name
+}
+
+// savePlot writes dir/name.png and .svg and removes the same plot under
+// its old name, if there.
+func savePlot(dir, name, old string, ch *Chart) error {
+	if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
+		return err
+	}
+	if old == name {
+		return nil
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		if err := os.Remove(filepath.Join(dir, old+ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 func hasCurve(runs []RunResult, m string) bool {
@@ -300,7 +489,7 @@ func fixedPerLabel(runs []RunResult, values []map[string]string, k string) bool 
 
 // readRun loads one run's curves (evaluated rounds) and final metrics.
 func readRun(dir string, c experiment.Config) (RunResult, error) {
-	r := RunResult{Label: c.Label(), Params: map[string]string{}, Seed: c.Seed,
+	r := RunResult{Label: c.Label(), Strategy: c.Strategy.Name, Params: map[string]string{}, Seed: c.Seed,
 		Curves: map[string]Series{}, Final: map[string]float64{}}
 	f, err := os.Open(filepath.Join(dir, experiment.RoundsFile))
 	if err != nil {

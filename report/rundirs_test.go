@@ -53,10 +53,11 @@ seeds = [1, 2]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md, "0.25") || !strings.Contains(md, "±") {
-		t.Errorf("results table:\n%s", md)
+	if !strings.Contains(md, "0.25") || !strings.Contains(md, "±") || !strings.Contains(md, "final honest global accuracy (fraction)") ||
+		!strings.Contains(md, "rounds count from 0") || strings.Contains(md, "final_honest") {
+		t.Errorf("results table (labelled, with the convention):\n%s", md)
 	}
-	for _, f := range []string{"results.md", "accuracy_adversary.fraction=0.25.png", "accuracy_adversary.fraction=0.svg",
+	for _, f := range []string{"results.md", "accuracy_fraction-0.25.png", "accuracy_fraction-0.svg",
 		"final-vs-adversary.fraction.png", "final-vs-adversary.fraction.svg"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("report file %s: %v", f, err)
@@ -92,7 +93,7 @@ attack = "gaussian"
 	if _, err := Results(out); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out, "trust_"+experiment.SafeName("adversary.fraction=0.25")+".png")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "trust_fraction-0.25.png")); err != nil {
 		t.Errorf("no trust plot: %v", err)
 	}
 	q := PivotQuery{Rows: "label", Cols: "adversary.fraction", Decimals: 2}

@@ -16,8 +16,8 @@ import (
 // std where a point has two or more seeds. Every run must have key (a
 // number) and the final metric, and no two runs may share label, value of
 // key and seed: with a grid sweep, pass the runs of one value of the other
-// keys (see Filter). Defaults: title "<metric> vs <key>", x label key,
-// y label metric.
+// keys (see Filter). Defaults: title the metric's label "vs" key, x label
+// key, y label the metric's label with its unit (Label).
 func Sweep(runs []RunResult, key, metric string, fig Figure) (*Chart, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("report: no runs to plot %q against %q", metric, key)
@@ -38,7 +38,8 @@ func Sweep(runs []RunResult, key, metric string, fig Figure) (*Chart, error) {
 	if err := checkDistinct(sorted, []string{key}); err != nil {
 		return nil, err
 	}
-	ch := newChart(fig, metric+" vs "+key, key, metric)
+	m, _ := Describe(metric)
+	ch := newChart(fig, capital(m.Label)+" vs "+key, key, m.Text())
 	pos := sweepPositions(sorted, key)
 
 	var xs []float64

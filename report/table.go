@@ -10,7 +10,8 @@ import (
 
 // WriteMarkdown writes a Markdown table of final metrics: one row per label
 // and combination of parameter values, sorted (CompareValues); one column
-// per parameter key, then one per metric, as "mean ± std" over the row's
+// per parameter key, then one per metric headed by its label and unit
+// (Label), as "mean ± std" over the row's
 // runs with decimals digits after the point, then seeds, the row's number
 // of runs. A nil metrics takes every final metric name, sorted. A row
 // with one run shows the mean alone; a cell averaged over fewer runs than
@@ -26,7 +27,10 @@ func WriteMarkdown(w io.Writer, runs []RunResult, metrics []string, decimals int
 		return err
 	}
 
-	header := append(append([]string{"label"}, keys...), metrics...)
+	header := append([]string{"label"}, keys...)
+	for _, m := range metrics {
+		header = append(header, Label(m))
+	}
 	header = append(header, "seeds")
 	right := make([]bool, len(header)) // right-aligned: the numbers
 	for i := 1 + len(keys); i < len(header); i++ {

@@ -44,6 +44,19 @@ func (d *dashFlag) start(o *options, cfg experiment.Config, out string, force bo
 	}, nil
 }
 
+// startRun is start for one run written by another driver (the
+// cluster's monitor): the sink to give it (nil without a dashboard) and a
+// function that records the run's end (its error) and stops the server.
+func (d *dashFlag) startRun(o *options, cfg experiment.Config, out string) (metrics.Sink, func(error), error) {
+	live, done, err := d.start(o, cfg, out, true)
+	if err != nil || live == nil {
+		return nil, func(error) {}, err
+	}
+	return live(0, experiment.SweepRun{Config: cfg}), func(err error) {
+		done(&experiment.SweepResult{Errs: []error{err}})
+	}, nil
+}
+
 // listen binds the dashboard's address, printing the warning of a
 // non-loopback one, and returns the listener and the page's URL.
 func listen(o *options, addr string) (net.Listener, string, error) {

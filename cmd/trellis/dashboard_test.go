@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/cluster"
 )
 
 // run --dashboard refuses an address without a host before any work; a
@@ -20,6 +22,23 @@ func TestDashboardFlagAndServe(t *testing.T) {
 	}
 	if err := run([]string{"serve", t.TempDir(), "--addr", "127.0.0.1:0"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "no run directories") {
 		t.Fatalf("serve of an empty directory: %v", err)
+	}
+	// launch and monitor take --dashboard too, and refuse the same
+	// address before any process starts or any socket is bound.
+	if err := run([]string{"launch", "quickstart", "--dashboard", ":0", "-o", t.TempDir()}, &out, &errb); err == nil || !strings.Contains(err.Error(), "every interface") {
+		t.Fatalf("launch --dashboard :0: %v", err)
+	}
+	cdir := t.TempDir()
+	cfgPath, peersPath := filepath.Join(cdir, "c.toml"), filepath.Join(cdir, "peers.toml")
+	if err := os.WriteFile(cfgPath, []byte("name = \"m\"\nnodes = 2\nrounds = 1\n[model]\nkind = \"logreg\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.IPCEndpoints(cdir, 2).Write(peersPath); err != nil {
+		t.Fatal(err)
+	}
+	err = run([]string{"monitor", "--config", cfgPath, "--peers", peersPath, "--dashboard", ":0", "-o", filepath.Join(cdir, "out")}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "every interface") {
+		t.Fatalf("monitor --dashboard :0: %v", err)
 	}
 	if testing.Short() {
 		t.Skip("runs a small sweep")

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -27,13 +26,13 @@ type demoMethod struct {
 
 // demoFacts are what the explanations quote besides the final metrics.
 type demoFacts struct {
-	k, liarsPct, fAuto, outnumbered, honest int
-	sigma                                   float64
+	k, fAuto, outnumbered, honest int
+	liars, sigma                  float64
 }
 
 // demoMethods are the demo's columns: the baseline, the plain average the
 // liars break, a robust rule with f = "auto" (derived from the declared
-// 30 %: on a 5-regular graph f = ⌈0.3·5⌉ = 2 of the 6 inputs, which makes
+// fraction 0.3: on a 5-regular graph f = ⌈0.3·5⌉ = 2 of the 6 inputs, which makes
 // the trimmed mean the median), and two personalized peer-side defences
 // that judge neighbours against the node's own model.
 var demoMethods = []demoMethod{
@@ -45,35 +44,37 @@ var demoMethods = []demoMethod{
 			d.k, d.sigma, d.k+1, versus(f, l))
 	}},
 	{"trimmed_mean(f=auto)", experiment.StrategyConfig{Name: "robust", Rule: "trimmed_mean"}, func(d demoFacts, f, l experiment.Final) string {
-		return fmt.Sprintf("drops the f = %d largest and smallest values of each coordinate (f = ⌈%d %% · %d⌉ from the declared fraction; with %d inputs that is the median); it holds at nodes with at most %d lying neighbours and breaks at the %d of %d honest nodes with more, and it also averages away a node's own label mix: %s.",
-			d.fAuto, d.liarsPct, d.k, d.k+1, d.fAuto, d.outnumbered, d.honest, versus(f, l))
+		return fmt.Sprintf("drops the f = %d largest and smallest values of each coordinate (f = ⌈%g · %d⌉ from the declared fraction; with %d inputs that is the median); it holds at nodes with at most %d lying neighbours and breaks at the %d of %d honest nodes with more, and it also averages away a node's own label mix: %s.",
+			d.fAuto, d.liars, d.k, d.k+1, d.fAuto, d.outnumbered, d.honest, versus(f, l))
 	}},
 	{"balance", experiment.StrategyConfig{Name: "balance"}, func(d demoFacts, f, l experiment.Final) string {
 		return fmt.Sprintf("accepts a neighbour only if its model is within 0.3·e^(−t/T) of its own model's norm, which the noisy models never are (delta_max %.2f), and mixes the accepted ones half and half with its own: %s.",
 			f.DeltaMax, versus(f, l))
 	}},
 	{"ubar", experiment.StrategyConfig{Name: "ubar"}, func(d demoFacts, f, l experiment.Final) string {
-		return fmt.Sprintf("keeps the 40 %% of its neighbours nearest to its own model, then only those whose loss on one of its own batches is no worse than its own (delta_max %.2f): %s.",
+		return fmt.Sprintf("keeps the nearest fraction ρ = 0.4 of its neighbours to its own model, then only those whose loss on one of its own batches is no worse than its own (delta_max %.2f): %s.",
 			f.DeltaMax, versus(f, l))
 	}},
 }
 
 // versus compares a final line with local-only's, on the honest nodes'
-// global accuracy (the demo's headline) and on their local accuracy.
+// global accuracy (the demo's headline) and on their local accuracy, as
+// differences of fractions (the convention of every output: accuracies
+// are fractions, never percent).
 func versus(f, local experiment.Final) string {
 	return fmt.Sprintf("%s local-only in global accuracy, %s in local accuracy",
-		points(f.HonestGlobalAcc, local.HonestGlobalAcc), points(f.HonestLocalAcc, local.HonestLocalAcc))
+		difference(f.HonestGlobalAcc, local.HonestGlobalAcc), difference(f.HonestLocalAcc, local.HonestLocalAcc))
 }
 
-func points(a, b float64) string {
-	d := 100 * (a - b)
+func difference(a, b float64) string {
+	d := a - b
 	switch {
-	case d >= 0.05:
-		return fmt.Sprintf("%.1f points above", d)
-	case d > -0.05:
+	case d >= 0.0005:
+		return fmt.Sprintf("%.3f above", d)
+	case d > -0.0005:
 		return "level with"
 	}
-	return fmt.Sprintf("%.1f points below", -d)
+	return fmt.Sprintf("%.3f below", -d)
 }
 
 // demoCmd runs the framework's main job on the embedded MNIST: nodes on a
@@ -90,7 +91,10 @@ func demoCmd(o *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "nodes learn the embedded MNIST together while some lie: local-only, FedAvg, trimmed mean with f = auto, BALANCE, UBAR",
-		Args:  cobra.NoArgs,
+		Long: `Nodes learn the embedded MNIST together while some lie: local-only, FedAvg, the
+trimmed mean with f = auto, BALANCE and UBAR side by side, one run directory each.
+As every output of trellis: accuracies are fractions (0–1) and rounds count from 0.`,
+		Args: cobra.NoArgs,
 	}
 	f := c.Flags()
 	f.IntVar(&base.Nodes, "nodes", base.Nodes, "number of nodes")
@@ -133,12 +137,12 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 	w := o.stdout
 	b := cfgs[0]
 	if !o.json {
-		fmt.Fprintf(w, "trellis demo: %d nodes learn MNIST together on a %d-regular graph; %.0f %% of them lie\n",
-			b.Nodes, b.Topology.K, 100*b.Adversary.Fraction)
-		fmt.Fprintf(w, "(they add Gaussian noise, σ = %g, to every model they send). Robust rules take f = \"auto\" from that %.0f %%.\n", b.Adversary.Sigma, 100*b.Adversary.Fraction)
+		fmt.Fprintf(w, "trellis demo: %d nodes learn MNIST together on a %d-regular graph; a fraction %g of them lie\n",
+			b.Nodes, b.Topology.K, b.Adversary.Fraction)
+		fmt.Fprintf(w, "(they add Gaussian noise, σ = %g, to every model they send). Robust rules take f = \"auto\" from that fraction.\n", b.Adversary.Sigma)
 		fmt.Fprintf(w, "Data: embedded MNIST, %d training images split by Dirichlet(%g); MLP 784-%d-10; 1 local epoch per round.\n",
 			b.Data.Samples, b.Partition.Alpha, b.Model.Hidden[0])
-		fmt.Fprintf(w, "Accuracy of the honest nodes on the 10,000-image global test set:\n\n%5s", "round")
+		fmt.Fprintf(w, "%s on the 10,000-image global test set; rounds count from 0:\n\n%5s", capital(report.Label("honest_global_acc")), "round")
 		for _, c := range cfgs {
 			fmt.Fprintf(w, "  %17s", c.Label())
 		}
@@ -153,9 +157,9 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 		if o.json {
 			return
 		}
-		fmt.Fprintf(w, "%5d", round+1)
+		fmt.Fprintf(w, "%5d", round)
 		for _, r := range rs {
-			fmt.Fprintf(w, "  %16.1f%%", 100*r.HonestGlobalAcc)
+			fmt.Fprintf(w, "  %17.3f", r.HonestGlobalAcc)
 		}
 		fmt.Fprintln(w)
 	})
@@ -172,16 +176,17 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 		}
 		return jsonOut(w, res)
 	}
-	fmt.Fprintf(w, "\nFinal (mean of the last %d rounds):\n\n| strategy | honest global accuracy | honest local accuracy | delta_max |\n|---|---:|---:|---:|\n", b.FinalRounds)
+	fmt.Fprintf(w, "\nFinal (mean of the last %d rounds):\n\n| strategy | %s | %s | %s |\n|---|---:|---:|---:|\n", b.FinalRounds,
+		report.Label("honest_global_acc"), report.Label("honest_local_acc"), report.Label("delta_max"))
 	for k, c := range cfgs {
 		f := fins[k]
-		fmt.Fprintf(w, "| %s | %.1f %% | %.1f %% | %.2f |\n", c.Label(), 100*f.HonestGlobalAcc, 100*f.HonestLocalAcc, f.DeltaMax)
+		fmt.Fprintf(w, "| %s | %.3f | %.3f | %.2f |\n", c.Label(), f.HonestGlobalAcc, f.HonestLocalAcc, f.DeltaMax)
 	}
 	facts, err := demoFactsOf(cfgs)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	fmt.Fprintf(w, "\nGlobal accuracy is on the 10,000 test images every node is also evaluated on; local accuracy on the\nnode's own test split (its own label mix). delta_max is the largest total weight an honest node gave\nto liars in a round. Each line:\n\n")
+	fmt.Fprintf(w, "\nGlobal accuracy is on the 10,000 test images every node is also evaluated on; local accuracy on the\nnode's own test split (its own label mix). δ_max (delta_max in the files) is the largest total weight an\nhonest node gave to liars in a round. Each line:\n\n")
 	for k, m := range demoMethods {
 		fmt.Fprintf(w, "- %s %s\n", m.label, m.explain(facts, fins[k], fins[0]))
 	}
@@ -196,7 +201,7 @@ func runDemo(cmd *cobra.Command, o *options, cfgs []experiment.Config, out strin
 // honest nodes have more lying neighbours than it tolerates.
 func demoFactsOf(cfgs []experiment.Config) (demoFacts, error) {
 	b := cfgs[0]
-	d := demoFacts{k: b.Topology.K, liarsPct: int(math.Round(100 * b.Adversary.Fraction)), sigma: b.Adversary.Sigma}
+	d := demoFacts{k: b.Topology.K, liars: b.Adversary.Fraction, sigma: b.Adversary.Sigma}
 	for _, c := range cfgs {
 		rec, err := c.FRecord()
 		if err != nil {
@@ -227,3 +232,11 @@ func dirName(label string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// capital is s with its first letter upper-case.
+func capital(s string) string {
+	for i, r := range s {
+		return strings.ToUpper(string(r)) + s[i+len(string(r)):]
+	}
+	return s
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/dashboard"
 )
 
 func launchCmd(o *options) *cobra.Command {
@@ -40,6 +41,12 @@ current round.` + memHelp,
 				lc.Out = filepath.Join("runs", c.Name)
 			}
 			lc.Timing.Mode = cluster.Mode(mode)
+			if lc.Dashboard != "" {
+				// Checked here, before any process starts; the monitor binds it.
+				if err := dashboard.CheckAddr(lc.Dashboard); err != nil {
+					return err
+				}
+			}
 			return cluster.Launch(cmd.Context(), lc)
 		},
 	}
@@ -53,5 +60,6 @@ current round.` + memHelp,
 	cmd.Flags().BoolVar(&lc.Checkpoints, "checkpoints", false, "wallclock: every node writes its checkpoint after every round into cluster/node-I.state (restart one with `trellis node … --checkpoint DIR --resume`)")
 	cmd.Flags().IntVar(&lc.MetricsPort, "metrics-port", 0, "serve Prometheus metrics on 127.0.0.1: the monitor's at this port, node i's at port+1+i")
 	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")
+	cmd.Flags().StringVar(&lc.Dashboard, "dashboard", "", "HOST:PORT: the monitor serves a live dashboard of the run in the browser (e.g. 127.0.0.1:8080; a non-loopback host exposes the run and is warned about)")
 	return cmd
 }

@@ -29,10 +29,19 @@ func TestDemoWritesReproducibleRuns(t *testing.T) {
 		}
 		outputs = append(outputs, out.String())
 	}
-	for _, want := range []string{"local", "fedavg", "trimmed_mean(f=auto)", "balance", "ubar", "\n    2 ", "delta_max", "- fedavg averages", "- ubar keeps", "local-only"} {
+	for _, want := range []string{"local", "fedavg", "trimmed_mean(f=auto)", "balance", "ubar", "\n    0 ", "\n    1 ", "delta_max", "- fedavg averages", "- ubar keeps", "local-only",
+		"honest global accuracy (fraction)", "rounds count from 0"} {
 		if !strings.Contains(outputs[0], want) {
 			t.Errorf("demo output lacks %q:\n%s", want, outputs[0])
 		}
+	}
+	// One convention, as in the files: rounds 0 … N−1, accuracies as
+	// fractions with three decimals, never percent.
+	if strings.Contains(outputs[0], "\n    2 ") || strings.Contains(outputs[0], "%") {
+		t.Errorf("demo output numbers rounds from 1 or prints percent:\n%s", outputs[0])
+	}
+	if !regexp.MustCompile(`\n    1 +0\.\d{3} +0\.\d{3}`).MatchString(outputs[0]) || !regexp.MustCompile(`\| fedavg \| 0\.\d{3} \| 0\.\d{3} \|`).MatchString(outputs[0]) {
+		t.Errorf("demo output: accuracies are not fractions:\n%s", outputs[0])
 	}
 	for _, s := range []string{"local", "fedavg", "trimmed_mean-fauto", "balance", "ubar"} {
 		a, err := os.ReadFile(filepath.Join(dirs[0], s, "metrics.jsonl"))

@@ -20,6 +20,7 @@ func monitorCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var gap time.Duration
 	var metricsAddr string
+	dash := &dashFlag{}
 	cmd := &cobra.Command{
 		Use:   "monitor --config CFG --peers PEERS [-o DIR]",
 		Short: "receive a deployed run's records and write its run directory (passive: never sends to nodes)",
@@ -50,6 +51,10 @@ func monitorCmd(o *options) *cobra.Command {
 			if out == "" {
 				out = filepath.Join("runs", c.Name)
 			}
+			live, dashDone, err := dash.startRun(o, c, out)
+			if err != nil {
+				return err
+			}
 			bar := newProgress(o.stderr, o.quiet)
 			ctx := stopContext(cmd.Context())
 			var pm *cluster.MonitorMetrics
@@ -66,12 +71,13 @@ func monitorCmd(o *options) *cobra.Command {
 			}
 			fin, err := cluster.RunMonitor(ctx, cluster.MonitorConfig{
 				Config: c, Setup: s, Endpoint: peers.Monitor, Directory: dir, Dir: out,
-				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap, Metrics: pm,
+				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap, Metrics: pm, Live: live,
 				Progress: func(r *metrics.Round, rounds int) {
-					bar.update(fmt.Sprintf("round %d/%d honest acc %.3f", r.Round+1, rounds, r.HonestLocalAcc), r.Round+1, rounds)
+					bar.update(fmt.Sprintf("round %d of 0–%d, honest local accuracy %.3f", r.Round, rounds-1, r.HonestLocalAcc), r.Round+1, rounds)
 				},
 			})
 			bar.done()
+			dashDone(err)
 			if err != nil && ctx.Err() != nil {
 				return fmt.Errorf("interrupted; the %d finished rounds are in %s", fin.Rounds, out)
 			}
@@ -87,5 +93,6 @@ func monitorCmd(o *options) *cobra.Command {
 	f.add(cmd)
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().DurationVar(&gap, "gap", 0, "write a round this long after its first record even if some nodes never reported (0: wait for all)")
+	dash.register(cmd)
 	return cmd
 }

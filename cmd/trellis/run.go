@@ -177,7 +177,7 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 	f.StringVar(&q.Metric, "metric", "honest_local_acc", "final metric in the cells")
 	f.StringArrayVar(&where, "where", nil, "KEY=VALUE: only runs with this swept value (repeatable)")
 	f.IntVar(&q.Decimals, "decimals", 4, "digits after the point")
-	f.StringVar(&curve, "curve", "", "accuracy the plots draw: honest_local_acc or honest_global_acc (default: global when measured)")
+	f.StringVar(&curve, "curve", "", "accuracy the plots draw for every run: honest_local_acc or honest_global_acc (default: each run's strategy picks, local for personalized methods, global for the others where measured)")
 	return cmd
 }
 

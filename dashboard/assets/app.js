@@ -13,6 +13,10 @@
   var sortKey = "id", sortDir = 1;
   var pending = false;
   var $ = function (id) { return document.getElementById(id); };
+  // Every metric's label and unit, by name: the report's one label table
+  // (report.Metrics), given by the server or the report file.
+  var LABELS = window.TRELLIS_LABELS || {};
+  function label(name) { return LABELS[name] || name; }
 
   function report(msg) {
     var e = $("errors");
@@ -95,7 +99,7 @@
       svg.push('<text x="' + sx(t) + '" y="' + (T + ph + 16) + '" text-anchor="middle">' + (+t.toPrecision(4)) + "</text>");
     });
     svg.push('<path d="M' + L + "," + T + "V" + (T + ph) + "H" + (L + pw) + '" fill="none"/>');
-    svg.push('<text x="' + (L + pw / 2) + '" y="' + (H - 4) + '" text-anchor="middle">' + esc(o.xlabel || "round") + "</text>");
+    svg.push('<text x="' + (L + pw / 2) + '" y="' + (H - 4) + '" text-anchor="middle">' + esc(o.xlabel || label("round")) + "</text>");
     svg.push('<text transform="translate(12,' + (T + ph / 2) + ') rotate(-90)" text-anchor="middle">' + esc(o.ylabel || "") + "</text>");
     svg.push("</g>");
     o.series.forEach(function (s) {
@@ -131,11 +135,18 @@
 
   function roundsOf(run) { return (frames[run] || []).filter(function (f) { return !!f; }); }
 
-  function accuracyCurve(fs) {
-    // Global accuracy when the run measured it, local (personalized) otherwise.
-    var ev = fs.filter(function (f) { return f.evaluated; });
+  // accuracyOf is the accuracy a run's comparison curve draws: the one
+  // its strategy makes the headline (RunInfo.accuracy: local for
+  // personalized methods), global only where the run measured it.
+  function accuracyOf(run) {
+    var info = runs[run];
+    var ev = roundsOf(run).filter(function (f) { return f.evaluated; });
     var global = ev.some(function (f) { return f.global.mean > 0; });
-    return ev.map(function (f) { return [f.round, global ? f.global.mean : f.local.mean]; });
+    return info && info.accuracy === "honest_global_acc" && global ? "honest_global_acc" : "honest_local_acc";
+  }
+  function accuracyCurve(run) {
+    var g = accuracyOf(run) === "honest_global_acc";
+    return roundsOf(run).filter(function (f) { return f.evaluated; }).map(function (f) { return [f.round, g ? f.global.mean : f.local.mean]; });
   }
 
   // ---- rendering -------------------------------------------------------
@@ -179,6 +190,7 @@
 
   function finalOf(r, k) {
     var info = runs[r];
+    if (info && info.global === false && /global/.test(k)) return undefined; // not measured
     if (info && info.final && typeof info.final[k] === "number") return info.final[k];
     return undefined;
   }
@@ -188,28 +200,35 @@
     runs.forEach(function (r) { if (r && r.params) Object.keys(r.params).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
     keys.sort();
     var head = "<tr><th class=l>#</th><th class=l>run</th><th class=l>label</th>" + keys.map(function (k) { return "<th class=l>" + esc(k) + "</th>"; }).join("") +
-      "<th>seed</th><th class=l>status</th><th>rounds</th><th>final global acc</th><th>final local acc</th><th>final delta_max</th></tr>";
+      "<th>seed</th><th class=l>status</th><th>rounds done</th>" + ["final_honest_global_acc", "final_honest_local_acc", "final_delta_max"].map(function (k) { return "<th>" + esc(label(k)) + "</th>"; }).join("") + "</tr>";
     $("runs").tHead.innerHTML = head;
     var labels = [];
     runs.forEach(function (r) { if (r && labels.indexOf(r.label) < 0) labels.push(r.label); });
     var rows = runs.map(function (r, i) {
       if (!r) return "";
       var fs = roundsOf(i), done = fs.length;
+      // A run kept on file by a sweep that shows it without its rounds:
+      // the rounds its summary counts.
+      if (!done && r.final && typeof r.final.rounds === "number") done = r.final.rounds;
       return '<tr data-run="' + i + '"' + (i === selRun ? ' class="sel"' : "") + "><td class=l>" + i + "</td><td class=l>" + esc(r.dir || ".") + "</td><td class=l>" + esc(r.label) + "</td>" +
         keys.map(function (k) { return "<td class=l>" + esc((r.params || {})[k] || "") + "</td>"; }).join("") +
         "<td>" + r.seed + '</td><td class="l status-' + esc(r.status) + '">' + esc(r.status) + (r.error ? " (" + esc(r.error) + ")" : "") + "</td><td>" + done + "/" + r.rounds + "</td>" +
         "<td>" + fmt(finalOf(i, "final_honest_global_acc")) + "</td><td>" + fmt(finalOf(i, "final_honest_local_acc")) + "</td><td>" + fmt(finalOf(i, "final_delta_max")) + "</td></tr>";
     });
     $("runs").tBodies[0].innerHTML = rows.join("");
-    var series = [];
+    var series = [], kinds = {};
+    runs.forEach(function (r, i) { if (r && roundsOf(i).length) kinds[accuracyOf(i)] = true; });
+    var mixed = Object.keys(kinds).length > 1;
     runs.forEach(function (r, i) {
       if (!r) return;
-      var pts = accuracyCurve(roundsOf(i));
+      var pts = accuracyCurve(i);
       if (!pts.length) return;
       var li = labels.indexOf(r.label);
-      series.push({ name: (r.dir || r.label), color: PALETTE[li % 10], dash: li >= 10 ? "6 3" : (i === selRun ? "" : ""), pts: pts });
+      var which = accuracyOf(i) === "honest_global_acc" ? " (global)" : " (local)";
+      series.push({ name: (r.dir || r.label) + (mixed ? which : ""), color: PALETTE[li % 10], dash: li >= 10 ? "6 3" : "", pts: pts });
     });
-    lineChart($("compare"), { series: series, ylabel: "honest accuracy", y0: 0, y1: 1, integerX: true, legendWidth: 190 });
+    var drawn = Object.keys(kinds);
+    lineChart($("compare"), { series: series, ylabel: drawn.length === 1 ? label(drawn[0]) : "honest accuracy (fraction)", y0: 0, y1: 1, integerX: true, legendWidth: 190 });
   }
 
   function renderRun() {
@@ -237,13 +256,13 @@
     if (hasGlobal) acc.push({ name: "global (mean)", color: PALETTE[1], pts: ev.map(function (f) { return [f.round, f.global.mean]; }),
       band: ev.map(function (f) { return [f.round, f.global.mean - f.global.std, f.global.mean + f.global.std]; }) });
     acc.push({ name: "local (min)", color: PALETTE[0], dash: "2 3", pts: ev.map(function (f) { return [f.round, f.local.min]; }) });
-    lineChart($("c-acc"), { series: acc, ylabel: "accuracy", y0: 0, y1: 1, marker: selRound, integerX: true });
+    lineChart($("c-acc"), { series: acc, ylabel: "honest accuracy (fraction)", y0: 0, y1: 1, marker: selRound, integerX: true });
     lineChart($("c-byz"), { series: [
-      { name: "delta_max", color: BYZ, pts: fs.map(function (f) { return [f.round, f.delta_max]; }) },
-      { name: "mean Byzantine weight", color: PALETTE[4], pts: fs.map(function (f) { return [f.round, f.mean_byz_weight]; }) }],
-      ylabel: "weight", y0: 0, marker: selRound, integerX: true });
+      { name: "δ_max", color: BYZ, pts: fs.map(function (f) { return [f.round, f.delta_max]; }) },
+      { name: "mean", color: PALETTE[4], pts: fs.map(function (f) { return [f.round, f.mean_byz_weight]; }) }],
+      ylabel: "Byzantine weight (0–1)", y0: 0, marker: selRound, integerX: true });
     lineChart($("c-loss"), { series: [{ name: "honest loss", color: PALETTE[2], pts: ev.map(function (f) { return [f.round, f.loss]; }) }],
-      ylabel: "loss", marker: selRound, integerX: true });
+      ylabel: label("honest_loss"), marker: selRound, integerX: true });
     var tr = fs.filter(function (f) { return f.trust; });
     $("f-trust").hidden = !tr.length;
     if (tr.length) {
@@ -251,7 +270,7 @@
         ["screened_honest", "screened: honest", HONEST, "4 3"], ["screened_byzantine", "screened: Byzantine", BYZ, "4 3"]];
       lineChart($("c-trust"), { series: tk.map(function (k) {
         return { name: k[1], color: k[2], dash: k[3], pts: tr.filter(function (f) { return typeof f.trust[k[0]] === "number"; }).map(function (f) { return [f.round, f.trust[k[0]]]; }) };
-      }), ylabel: "trust / fraction", y0: 0, y1: 1, marker: selRound, integerX: true, legendWidth: 180 });
+      }), ylabel: "T_topo or fraction (0–1)", y0: 0, y1: 1, marker: selRound, integerX: true, legendWidth: 180 });
     }
     var sc = fs.filter(function (f) { return f.scores; });
     $("f-scores").hidden = !sc.length;
@@ -268,7 +287,7 @@
             band: ki ? [] : pts.map(function (f) { return [f.round, f.scores[k][side[0]].min, f.scores[k][side[0]].max]; }) });
         });
       });
-      lineChart($("c-scores"), { series: ss, ylabel: "score", marker: selRound, integerX: true, legendWidth: 180 });
+      lineChart($("c-scores"), { series: ss, ylabel: "agreement score (0–1)", marker: selRound, integerX: true, legendWidth: 180 });
     }
     var pr = fs.filter(function (f) { return f.privacy; });
     $("f-eps").hidden = !pr.length;
@@ -276,7 +295,7 @@
       lineChart($("c-eps"), { series: [
         { name: "max ε", color: PALETTE[3], pts: pr.map(function (f) { return [f.round, f.privacy.honest_max_epsilon]; }) },
         { name: "mean ε", color: PALETTE[5], pts: pr.map(function (f) { return [f.round, f.privacy.honest_mean_epsilon]; }) }],
-        ylabel: "ε", y0: 0, marker: selRound, integerX: true });
+        ylabel: label("epsilon"), y0: 0, marker: selRound, integerX: true });
     }
     var f = frames[selRun] && frames[selRun][selRound];
     renderGraph(f);
@@ -313,23 +332,26 @@
     svg.push("</svg>");
     g.innerHTML = svg.join("");
     $("graph-note").textContent = "round " + f.round + ": " + n + " nodes, " + f.edges.length + " edges" +
-      (f.weighted ? "" : (f.edges.length ? " (weights are not recorded in a run directory: only a live run has them)" : " (the graph is not recorded in a run directory: only a live run has it)"));
+      (f.weighted ? "" : (f.edges.length ? " (no weights: this run directory has no edges.jsonl; run.edges = true writes it)" : " (no graph: this run directory has no edges.jsonl and its config cannot rebuild the graph here)"));
   }
 
-  var COLS = [["id", "node", "l"], ["role", "role", "l"], ["local", "local acc"], ["global", "global acc"], ["loss", "loss"], ["indeg", "in-degree"],
-    ["kept", "weights kept"], ["byzw", "Byzantine weight"], ["rejected", "rejected"], ["reasons", "rejections by reason", "l"]];
+  var COLS = [["id", "node", "l"], ["role", "role", "l"], ["local", label("local_acc")], ["global", label("global_acc")], ["loss", label("local_loss")], ["indeg", "in-degree"],
+    ["kept", "weights kept"], ["byzw", label("byz_weight")], ["rejected", label("rejected")], ["reasons", "rejections by reason", "l"]];
 
   function cell(x, k) {
     switch (k) {
       case "role": return x.byz ? "Byzantine" : "honest";
       case "reasons": return x.reasons ? Object.keys(x.reasons).sort().map(function (r) { return r + " " + x.reasons[r]; }).join(", ") : "";
       case "kept": return x.kept < 0 ? "–" : x.kept + "/" + x.indeg;
-      case "local": case "global": case "loss": return x.ev ? fmt(x[k]) : "–";
+      case "global": return x.ev && measuredGlobal() ? fmt(x[k]) : "–";
+      case "local": case "loss": return x.ev ? fmt(x[k]) : "–";
       case "byzw": return fmt(x.byzw);
       case "indeg": return x.indeg < 0 ? "–" : String(x.indeg);
       default: return String(x[k]);
     }
   }
+  // measuredGlobal says whether the selected run measures global accuracy.
+  function measuredGlobal() { var info = runs[selRun]; return !(info && info.global === false); }
   function sortVal(x, k) {
     if (k === "role") return x.byz ? 1 : 0;
     if (k === "reasons") return cell(x, k);
