@@ -47,13 +47,13 @@ func correctionReport(dir string) (string, error) {
 	fmt.Fprintf(&md, "\n## R-DPFL's correction at work\n\n")
 	fmt.Fprintf(&md, "Over honest nodes' rounds that received neighbour directions: how often the adaptive clip\n")
 	fmt.Fprintf(&md, "(‖Δ‖ > τ) and the G_d bound changed the direction, their mean factors (1 = never acted), and\n")
-	fmt.Fprintf(&md, "how often the Barzilai–Borwein prediction was in use.\n\n")
+	fmt.Fprintf(&md, "how often the Barzilai–Borwein prediction was in use (shares as fractions of the node-rounds).\n\n")
 	fmt.Fprintf(&md, "| run | node-rounds | clip acted | mean clip factor | G_d acted | mean G_d factor | BB prediction |\n")
 	fmt.Fprintf(&md, "|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range stats {
 		n := float64(s.n)
-		fmt.Fprintf(&md, "| %s | %d | %.1f %% | %.3f | %.1f %% | %.3f | %.1f %% |\n", s.run, s.n,
-			100*float64(s.clipped)/n, s.clipFactor/n, 100*float64(s.gd)/n, s.gdFactor/n, 100*float64(s.bb)/n)
+		fmt.Fprintf(&md, "| %s | %d | %.4f | %.3f | %.4f | %.3f | %.4f |\n", s.run, s.n,
+			float64(s.clipped)/n, s.clipFactor/n, float64(s.gd)/n, s.gdFactor/n, float64(s.bb)/n)
 	}
 	return md.String(), nil
 }

@@ -90,6 +90,13 @@ var metricTable = []Metric{
 	{"missing", "record missing (the node did not report)", "true/false"},
 	{"scores", "agreement scores given each sender", "0–1"},
 	{"epsilon", "ε so far", "ε at δ"},
+	{"correction.clip_factor", "R-DPFL adaptive clip factor", "1: not clipped"},
+	{"correction.gd_factor", "R-DPFL G_d bound factor", "1: not bounded"},
+	{"correction.prediction", "R-DPFL prediction used", "none, self, previous or bb"},
+	{"correction.empty", "no neighbour direction arrived", "true/false"},
+	{"secagg.members", "secure-aggregation group members besides the node", "nodes"},
+	{"secagg.survivors", "inputs in the secure group sum", "inputs"},
+	{"secagg.fallback", "secure group sum failed, own model kept", "true/false"},
 	// timings.jsonl: wall-clock, never reproducible.
 	{"round_seconds", "round time", "seconds"},
 	{"train_seconds", "training time", "seconds"},
@@ -101,11 +108,19 @@ var metricTable = []Metric{
 	{"rounds", "rounds finished", "rounds"},
 	{"diverged_round", "first round with a diverged honest node", "round, from 0; −1: none"},
 	{"diverged_nodes", "honest nodes diverged at the end", "nodes"},
+	{"audit_auc", "membership-inference AUC of the audit's attack", "0–1"},
+	{"audit_tpr_at_0.1pct", "audit true-positive rate at a false-positive rate of 0.001", UnitFraction},
+	{"audit_tpr_at_1pct", "audit true-positive rate at a false-positive rate of 0.01", UnitFraction},
+	{"audit_epsilon_lower", "certified ε lower bound from the audit", "ε at δ"},
+	{"audit_threshold_auc", "loss-threshold attack AUC", "0–1"},
 	// The dashboard's own curves.
 	{"local_acc_min", "lowest honest local accuracy", UnitFraction},
 	{"score_ntk", "NTK agreement score", "0–1"},
 	{"score_calibration", "calibration agreement score", "0–1"},
 	{"score_cosine", "cosine agreement score", "0–1"},
+	{"score_ntk_logits", "NTK agreement score, logits' Jacobian", "0–1"},
+	{"score_ntk_uncentered", "NTK agreement score, uncentred alignment", "0–1"},
+	{"score_ntk_classwise", "NTK agreement score, per-class blocks", "0–1"},
 }
 
 // Metrics returns the label table, in its order.
