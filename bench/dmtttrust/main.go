@@ -10,13 +10,15 @@
 //
 //   - byz≤0.05: the fraction of (honest node, Byzantine peer it was ever a
 //     neighbour of) pairs with T_topo ≤ 0.05, and their mean T_topo;
+//
 //   - hon≥0.8: the fraction of (honest, honest ever-met) pairs with
 //     T_topo ≥ 0.8, and their mean;
+//
 //   - pass: the fraction of (honest node, Byzantine neighbour of the last
 //     round) pairs that pass the topology screen (trust.State.Screened).
 //
-//	go run ./bench/dmtttrust -n 100 -rounds 15 -rules paper
-//	go run ./bench/dmtttrust -n 100 -rounds 15 -rules screen
+//     go run ./bench/dmtttrust -n 100 -rounds 15 -rules paper
+//     go run ./bench/dmtttrust -n 100 -rounds 15 -rules screen
 package main
 
 import (
@@ -90,11 +92,11 @@ func fail(err error) {
 }
 
 type result struct {
-	byz                       int
-	byzLow, byzMean           float64
-	honHigh, honMean          float64
-	pass                      float64
-	passPairs                 int
+	byz              int
+	byzLow, byzMean  float64
+	honHigh, honMean float64
+	pass             float64
+	passPairs        int
 }
 
 func run(n, rounds int, seed uint64, frac float64, liar string, cfg trust.Config) (result, error) {
