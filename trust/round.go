@@ -190,13 +190,10 @@ func (s *State) status(e Edge) (EdgeStatus, bool) {
 	return s.evals[i], true
 }
 
-// observe adds to p.ev (which may already hold q events from Ingest) the
-// evidence of this round (Algorithm 4, line 1; package doc, "Evidence"):
+// observe adds to p.ev (which may already hold q events from Ingest and
+// d / x from selfInclusion) the evidence of this round (Algorithm 4, line
+// 1; package doc, "Evidence" and "Evidence rules"):
 //
-//   - d / x: the self-inclusion check (§V-D). If p delivered a message this
-//     round and its current claim is for this round, the claim lists this
-//     node (d) or omits it (x). A claim listing this node although nothing
-//     arrived from p is no evidence: links may be asymmetric.
 //   - f, c, z: at most one each, from the source's current claim if it was
 //     accepted this round. z if it lists an edge rejected with
 //     χ < 1 - τ_add. Otherwise, if the claim drew no contradiction (x), it
@@ -244,8 +241,12 @@ func (s *State) observe(p *peer) {
 	}
 }
 
-// selfInclusion is the d / x part of observe (§V-D), done for every peer
-// before the edges are evaluated, so Rules see this round's observations.
+// selfInclusion is the self-inclusion check (§V-D), done for every peer
+// before the edges are evaluated, so Rules see this round's observations:
+// if p delivered a message this round and its current claim is for this
+// round, the claim lists this node (d) or omits it (x). A claim listing
+// this node although nothing arrived from p is no evidence: links may be
+// asymmetric.
 func (s *State) selfInclusion(p *peer) {
 	if p.heard && p.has && p.claim.Round == s.round {
 		if lists(p.claim.Neighbors, s.self) {
