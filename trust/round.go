@@ -19,7 +19,9 @@ func (s *State) EndRound() (Report, error) {
 	s.updateLinks()
 	rep := Report{Round: s.round}
 	for _, id := range s.order {
-		s.selfInclusion(s.peers[id])
+		p := s.peers[id]
+		p.before = p.trust
+		s.selfInclusion(p)
 	}
 	rep.Accepted, rep.Added, rep.Removed = s.evaluate()
 	for _, id := range s.order {
@@ -134,9 +136,11 @@ func (s *State) inConflict(p *peer) bool {
 // verified reports whether this node confirmed p directly (d >= 1, more
 // confirmations than contradictions, ever) and trusts it (T_topo >=
 // TauTrust): a witness whose word counts against others (Rules.Quorum).
+// Trust is taken as it was when the round ended (before), so no judgment
+// depends on the order in which sources are updated.
 func (s *State) verified(p *peer) bool {
 	d := p.total.D + p.ev.D
-	return d >= 1 && d > p.total.X+p.ev.X && p.trust >= s.cfg.TauTrust
+	return d >= 1 && d > p.total.X+p.ev.X && p.before >= s.cfg.TauTrust
 }
 
 // evaluate decides every candidate edge between two other nodes — those
@@ -220,12 +224,10 @@ func (s *State) observe(p *peer) {
 				(!r.Quorum || s.verified(q)) && (!r.Conflict || !s.inConflict(q)) {
 				corroborated = true
 			}
-		} else if st.Pools.severe(&s.cfg) {
-			if !r.Quorum {
-				severe = true
-			} else if qc, ok := s.sameRound(s.peers[j], p); ok && !lists(qc.Neighbors, p.id) {
-				severe = true // a verified endpoint denies the edge for the same round
-			}
+		} else if !r.Quorum {
+			severe = severe || st.Pools.severe(&s.cfg)
+		} else if qc, ok := s.sameRound(s.peers[j], p); ok && !lists(qc.Neighbors, p.id) && s.outweighs(s.peers[j], p) {
+			severe = true // a verified endpoint denies the edge for the same round
 		}
 	}
 	if severe || (r.Quorum && s.omitsAttested(p)) {
@@ -274,9 +276,19 @@ func (s *State) sameRound(q, p *peer) (*wire.Claim, bool) {
 	return nil, false
 }
 
+// outweighs reports whether witness q's word decides a dispute with p
+// about the edge between them: T_q / (T_q + T_p + ε) >= τ_add, χ of the
+// two endpoints' claims without the hop discount. The hop count says how
+// far a claim travelled, not who is right: with it, a verified liar next to
+// the node (hop 0) outweighs an honest endpoint two hops away (ψ discounted
+// by e^-1) and could charge it z for a true edge (issue 22).
+func (s *State) outweighs(q, p *peer) bool {
+	return q.before/(q.before+p.before+s.cfg.Epsilon) >= s.cfg.TauAdd
+}
+
 // omitsAttested reports whether p's current claim omits an edge at p that
-// a verified witness attests and the pools decide for (χ >= τ_add): the
-// claim is contradicted by a trusted quorum (Rules.Quorum, §IV-D).
+// a verified witness attests for the same round and outweighs p: the claim
+// is contradicted by a trusted quorum (Rules.Quorum, §IV-D).
 func (s *State) omitsAttested(p *peer) bool {
 	for _, id := range s.order {
 		if id == p.id || lists(p.claim.Neighbors, id) {
@@ -286,7 +298,7 @@ func (s *State) omitsAttested(p *peer) bool {
 		if !ok || !lists(qc.Neighbors, p.id) {
 			continue
 		}
-		if st, ok := s.status(MakeEdge(p.id, id)); ok && st.Pools.VerifiedSupport && st.Confidence >= s.cfg.TauAdd {
+		if s.outweighs(s.peers[id], p) {
 			return true
 		}
 	}

@@ -59,29 +59,39 @@ func TestIndependentPaths(t *testing.T) {
 	}
 }
 
-// TestQuorumContradiction: node 1, confirmed directly, lists 5; 5's claim
-// of the same round (forwarded by 1) omits 1, and the pools decide for the
-// edge. Under Rules.Quorum 5's claim is contradicted by a trusted quorum
+// TestQuorumContradiction: node 1 confirms node 0 in rounds 0 and 1
+// (d and f each round: T_1 = 0.797) and in round 2 lists 5; 5's claim of the same round
+// (forwarded by 1) omits 1, and 1 outweighs 5 (0.797 / (0.797 + 0.5) >=
+// τ_add). Under Rules.Quorum 5's claim is contradicted by a trusted quorum
 // (z, β = 0.9 + 1, T = 0.9/2.8); under the spec's rules it earns f. A claim
 // of 1 from another round is no contradiction (the edge may have formed
-// between the rounds).
+// between the rounds), and neither is one from a witness that does not
+// outweigh 5 (1 confirmed only once: T_1 = 0.705, 0.705 / 1.205 < 0.6).
 func TestQuorumContradiction(t *testing.T) {
 	for _, c := range []struct {
 		rules   Rules
-		round1  uint64 // round of 1's claim
+		round1  uint64 // round of 1's claim in round 2
+		from    uint64 // first round 1 confirms 0
 		want    Evidence
 		wantT   float64
 		explain string
 	}{
-		{Rules{}, 1, Evidence{F: 1}, 1.15 / 2.05, "spec rules"},
-		{ScreenRules(), 1, Evidence{Z: 1}, 0.9 / 2.8, "same round"},
-		{ScreenRules(), 0, Evidence{F: 1}, 1.15 / 2.05, "1's claim of round 0"},
+		{Rules{}, 2, 0, Evidence{F: 1}, 1.15 / 2.05, "spec rules"},
+		{ScreenRules(), 2, 0, Evidence{Z: 1}, 0.9 / 2.8, "same round"},
+		{ScreenRules(), 1, 0, Evidence{F: 1}, 1.15 / 2.05, "1's claim of round 1"},
+		{ScreenRules(), 2, 1, Evidence{F: 1}, 1.15 / 2.05, "1 confirmed once"},
 	} {
 		s := withRules(t, c.rules, 0, 1)
-		begin(t, s, 1)
+		for r := c.from; r < 2; r++ {
+			begin(t, s, r)
+			mustHear(t, s, 1)
+			mustIngest(t, s, 1, signed(t, 1, r, r+1, 0))
+			end(t, s)
+		}
+		begin(t, s, 2)
 		mustHear(t, s, 1)
-		mustIngest(t, s, 1, signed(t, 1, c.round1, 1, 0, 5))
-		mustIngest(t, s, 1, hop(signed(t, 5, 1, 1, 6), 1))
+		mustIngest(t, s, 1, signed(t, 1, c.round1, 3, 0, 5))
+		mustIngest(t, s, 1, hop(signed(t, 5, 2, 1, 6), 1))
 		rep := end(t, s)
 		if got := evidenceOf(rep, 5); got != c.want {
 			t.Errorf("%s: evidence of 5 %+v, want %+v", c.explain, got, c.want)

@@ -56,6 +56,7 @@ type peer struct {
 	// Source trust.
 	beta   Beta
 	trust  float64
+	before float64  // trust when EndRound began (Rules' judgments use it)
 	ev     Evidence // this round
 	total  Evidence // since the start
 	blamed [NumReasons]uint64

@@ -42,7 +42,7 @@ func main() {
 	rounds := flag.Int("rounds", 15, "rounds")
 	seed := flag.Uint64("seed", 42, "seed (mobility, identities, who is Byzantine)")
 	fracs := flag.String("fractions", "0.1,0.2,0.3,0.4,0.5", "Byzantine fractions")
-	liars := flag.String("liars", "omission,inflation", "liar kinds")
+	liars := flag.String("liars", "omission,inflation", "liar kinds: omission, inflation, framing")
 	rules := flag.String("rules", "paper", "evidence rules: paper (the spec's) or screen (trust.ScreenRules)")
 	lambda := flag.Float64("lambda", 0, "forgetting factor λ (0: the default)")
 	wd := flag.Float64("wd", 0, "w_d (0: the default)")
@@ -71,6 +71,9 @@ func main() {
 	fmt.Printf("n=%d rounds=%d seed=%d rules=%s λ=%v w_d=%v k=%d\n", *n, *rounds, *seed, *rules, cfg.Lambda, cfg.Wd, *assurance)
 	fmt.Printf("%-9s %5s %4s | %9s %8s | %9s %8s | %6s %5s\n", "liar", "frac", "byz", "byz≤0.05", "mean", "hon≥0.8", "mean", "pass", "pairs")
 	for _, liar := range strings.Split(*liars, ",") {
+		if !slices.Contains([]string{"omission", "inflation", "framing"}, liar) {
+			fail(fmt.Errorf("-liars: %q, want omission, inflation or framing", liar))
+		}
 		for _, fs := range strings.Split(*fracs, ",") {
 			f, err := strconv.ParseFloat(fs, 64)
 			if err != nil {
@@ -141,7 +144,7 @@ func run(n, rounds int, seed uint64, frac float64, liar string, cfg trust.Config
 			}
 			nb := u32(g.Out(i))
 			if byz[i] {
-				nb = lie(liar, nb, coalition, uint32(i))
+				nb = lie(liar, nb, coalition, uint32(i), byz)
 			}
 			if claims[i], err = s.OwnClaim(nb); err != nil {
 				return result{}, err
@@ -253,11 +256,22 @@ func ratio(a, b int) float64 { return float64(a) / float64(max(b, 1)) }
 
 // lie is what liar b claims when its true neighbours are nb (sim's
 // ClaimAttack: omission claims the coalition only, inflation its true
-// neighbours plus the coalition).
-func lie(kind string, nb, coalition []uint32, b uint32) []uint32 {
+// neighbours plus the coalition) or, framing (not in sim), its true
+// neighbours plus the coalition without its honest neighbours of odd id:
+// it confirms most nodes it meets, so it is verified there, and denies
+// true edges of honest nodes to frame them with a severe conflict.
+func lie(kind string, nb, coalition []uint32, b uint32, byz []bool) []uint32 {
 	var out []uint32
-	if kind == "inflation" {
+	switch kind {
+	case "omission":
+	case "inflation":
 		out = slices.Clone(nb)
+	case "framing":
+		for _, j := range nb {
+			if byz[j] || j%2 == 0 {
+				out = append(out, j)
+			}
+		}
 	}
 	for _, c := range coalition {
 		if c != b {
