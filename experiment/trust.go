@@ -32,8 +32,11 @@ func (c Config) trustConfig() (*trust.Config, error) {
 	case "spec":
 	case "screen":
 		t.Rules = trust.ScreenRules()
+	case "screen_unhopped":
+		t.Rules = trust.ScreenRules()
+		t.Rules.Unhopped = true
 	default:
-		return nil, fmt.Errorf("trust: rules = %q, want \"spec\" or \"screen\"", tc.Rules)
+		return nil, fmt.Errorf("trust: rules = %q, want \"spec\", \"screen\" or \"screen_unhopped\"", tc.Rules)
 	}
 	t.Rules.DisjointPaths = tc.DisjointPaths
 	if c.Strategy.Name == "dmtt" {

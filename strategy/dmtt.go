@@ -110,7 +110,8 @@ func (*DMTT) Name() string { return "dmtt" }
 
 // Scores reports, per scored sender in id order, its model score s_model,
 // its topology trust, its q, the gates it failed ("gate": a mask of
-// GateModel, GateTrust, GateNorm; a gate switched off never fails) and,
+// GateModel, GateTrust, GateNorm; with NormGate off GateNorm is reported
+// but not applied) and,
 // for the selected collaborators, the weight it got ("weight").
 func (d *DMTT) Scores() []PeerScore { return d.scores }
 
@@ -168,10 +169,10 @@ func (d *DMTT) Combine(v *View, in []Incoming) (map[int]float64, error) {
 			PeerScore{From: x.From, Kind: "q", Value: q})
 		norm := vec.Norm(x.Vector)
 		failed := DMTTGateFailures(s, sii, t, norm, ownNorm, d.Gamma, d.TauTrust, d.Kappa)
-		if !d.NormGate {
-			failed &^= GateNorm
-		}
 		d.scores = append(d.scores, PeerScore{From: x.From, Kind: "gate", Value: float64(failed)})
+		if !d.NormGate {
+			failed &^= GateNorm // recorded, not applied: what the gate would have done
+		}
 		if failed == 0 && q > 0 {
 			d.cand = append(d.cand, dmttCand{k: k, q: q})
 		}

@@ -87,6 +87,10 @@ type Rules struct {
 	// §IV-D); a severe conflict (z) is charged only when a verified
 	// witness opposes the edge.
 	Quorum bool
+	// Unhopped: under Quorum, a dispute between the two endpoints of an
+	// edge is decided by their trust without the hop discount (State's
+	// decides; the trade-off is measured in docs/results/dmtt.md).
+	Unhopped bool
 	// DisjointPaths is the high-assurance mode (§IV-B): with k > 0 an edge
 	// enters the view only when its support arrives through at least k+1
 	// internally node-disjoint paths (known paths only: direct copies and

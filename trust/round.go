@@ -226,7 +226,7 @@ func (s *State) observe(p *peer) {
 			}
 		} else if !r.Quorum {
 			severe = severe || st.Pools.severe(&s.cfg)
-		} else if qc, ok := s.sameRound(s.peers[j], p); ok && !lists(qc.Neighbors, p.id) && s.outweighs(s.peers[j], p) {
+		} else if qc, ok := s.sameRound(s.peers[j], p); ok && !lists(qc.Neighbors, p.id) && s.decides(s.peers[j], p, st, false) {
 			severe = true // a verified endpoint denies the edge for the same round
 		}
 	}
@@ -276,19 +276,35 @@ func (s *State) sameRound(q, p *peer) (*wire.Claim, bool) {
 	return nil, false
 }
 
-// outweighs reports whether witness q's word decides a dispute with p
-// about the edge between them: T_q / (T_q + T_p + ε) >= τ_add, χ of the
-// two endpoints' claims without the hop discount. The hop count says how
-// far a claim travelled, not who is right: with it, a verified liar next to
-// the node (hop 0) outweighs an honest endpoint two hops away (ψ discounted
-// by e^-1) and could charge it z for a true edge (issue 22).
-func (s *State) outweighs(q, p *peer) bool {
-	return q.before/(q.before+p.before+s.cfg.Epsilon) >= s.cfg.TauAdd
+// decides reports whether verified witness q's word about the edge between
+// q and p (whose evaluation is st; q attests it or, !attests, denies it)
+// prevails over p's (Rules.Quorum): by
+// default when the pools decide for q (χ, or 1 - χ when q denies the
+// edge, >= τ_add, with the hop discount of ψ); with Rules.Unhopped when
+// T_q / (T_q + T_p) >= τ_add, trust as it was when the round ended and a
+// p in conflict weighing nothing. The hop count says how far a claim
+// travelled, not who is right: with it a verified liar next to the node
+// can frame an honest endpoint two hops away; without it a liar the node
+// never met is contradicted only once the witness is 1.5 times more
+// trusted (docs/results/dmtt.md measures both).
+func (s *State) decides(q, p *peer, st EdgeStatus, attests bool) bool {
+	if !s.cfg.Rules.Unhopped {
+		if attests {
+			return st.Pools.VerifiedSupport && st.Confidence >= s.cfg.TauAdd
+		}
+		return st.Pools.severe(&s.cfg)
+	}
+	wp := p.before
+	if s.cfg.Rules.Conflict && s.inConflict(p) {
+		wp = 0
+	}
+	return q.before/(q.before+wp+s.cfg.Epsilon) >= s.cfg.TauAdd
 }
 
 // omitsAttested reports whether p's current claim omits an edge at p that
-// a verified witness attests for the same round and outweighs p: the claim
-// is contradicted by a trusted quorum (Rules.Quorum, §IV-D).
+// a verified witness attests for the same round and the pools decide for
+// (χ >= τ_add): the claim is contradicted by a trusted quorum
+// (Rules.Quorum, §IV-D).
 func (s *State) omitsAttested(p *peer) bool {
 	for _, id := range s.order {
 		if id == p.id || lists(p.claim.Neighbors, id) {
@@ -298,7 +314,7 @@ func (s *State) omitsAttested(p *peer) bool {
 		if !ok || !lists(qc.Neighbors, p.id) {
 			continue
 		}
-		if s.outweighs(s.peers[id], p) {
+		if st, ok := s.status(MakeEdge(p.id, id)); ok && s.decides(s.peers[id], p, st, true) {
 			return true
 		}
 	}

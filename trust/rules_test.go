@@ -65,9 +65,13 @@ func TestIndependentPaths(t *testing.T) {
 // τ_add). Under Rules.Quorum 5's claim is contradicted by a trusted quorum
 // (z, β = 0.9 + 1, T = 0.9/2.8); under the spec's rules it earns f. A claim
 // of 1 from another round is no contradiction (the edge may have formed
-// between the rounds), and neither is one from a witness that does not
-// outweigh 5 (1 confirmed only once: T_1 = 0.705, 0.705 / 1.205 < 0.6).
+// between the rounds). With Rules.Unhopped the dispute goes by trust
+// alone: a witness that does not outweigh 5 (1 confirmed only once:
+// T_1 = 0.705, 0.705 / 1.205 < 0.6) contradicts nothing. (By the pools,
+// 5's copy forwarded by 1 is no witness of the edge 1–5: χ = 1.)
 func TestQuorumContradiction(t *testing.T) {
+	unhopped := ScreenRules()
+	unhopped.Unhopped = true
 	for _, c := range []struct {
 		rules   Rules
 		round1  uint64 // round of 1's claim in round 2
@@ -79,7 +83,8 @@ func TestQuorumContradiction(t *testing.T) {
 		{Rules{}, 2, 0, Evidence{F: 1}, 1.15 / 2.05, "spec rules"},
 		{ScreenRules(), 2, 0, Evidence{Z: 1}, 0.9 / 2.8, "same round"},
 		{ScreenRules(), 1, 0, Evidence{F: 1}, 1.15 / 2.05, "1's claim of round 1"},
-		{ScreenRules(), 2, 1, Evidence{F: 1}, 1.15 / 2.05, "1 confirmed once"},
+		{unhopped, 2, 0, Evidence{Z: 1}, 0.9 / 2.8, "unhopped"},
+		{unhopped, 2, 1, Evidence{F: 1}, 1.15 / 2.05, "unhopped, 1 confirmed once"},
 	} {
 		s := withRules(t, c.rules, 0, 1)
 		for r := c.from; r < 2; r++ {

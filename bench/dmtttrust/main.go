@@ -43,7 +43,7 @@ func main() {
 	seed := flag.Uint64("seed", 42, "seed (mobility, identities, who is Byzantine)")
 	fracs := flag.String("fractions", "0.1,0.2,0.3,0.4,0.5", "Byzantine fractions")
 	liars := flag.String("liars", "omission,inflation", "liar kinds: omission, inflation, framing")
-	rules := flag.String("rules", "paper", "evidence rules: paper (the spec's) or screen (trust.ScreenRules)")
+	rules := flag.String("rules", "paper", "evidence rules: paper (the spec's), screen (trust.ScreenRules) or unhopped (screen with Rules.Unhopped)")
 	lambda := flag.Float64("lambda", 0, "forgetting factor λ (0: the default)")
 	wd := flag.Float64("wd", 0, "w_d (0: the default)")
 	assurance := flag.Int("k", 0, "high-assurance mode: support through k+1 node-disjoint paths (0: off)")
@@ -54,8 +54,11 @@ func main() {
 	case "paper":
 	case "screen":
 		cfg.Rules = trust.ScreenRules()
+	case "unhopped":
+		cfg.Rules = trust.ScreenRules()
+		cfg.Rules.Unhopped = true
 	default:
-		fail(fmt.Errorf("-rules %q, want paper or screen", *rules))
+		fail(fmt.Errorf("-rules %q, want paper, screen or unhopped", *rules))
 	}
 	if *lambda != 0 {
 		cfg.Lambda = *lambda
