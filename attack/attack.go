@@ -138,6 +138,8 @@ var names = []string{
 	// ε ~ N(0, σ²I)), sfa is sign_flip (−aθ, a = 1), under the paper's
 	// names; dynamic picks one of ana, sfa, random per round.
 	"ana", "sfa", "dynamic",
+	// Gaussian noise at the honest norm (issue 22: the norm-gate ablation).
+	"gaussian_norm",
 }
 
 // aliases are the paper names of attacks that exist under another name;
@@ -156,6 +158,8 @@ func New(name string, p Params) (Attack, error) {
 		a = None{}
 	case "gaussian", "ana":
 		a = Gaussian{Sigma: p.Sigma, Replace: p.Replace}
+	case "gaussian_norm":
+		a = GaussianNorm{Sigma: p.Sigma}
 	case "dynamic":
 		return newDynamic(p)
 	case "sign_flip", "sfa":

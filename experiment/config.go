@@ -158,6 +158,15 @@ type TrustConfig struct {
 	Lambda   float64 `toml:"lambda"`    // Beta forgetting factor λ
 	Eta      float64 `toml:"eta"`       // uncertainty penalty η
 	TauU     float64 `toml:"tau_u"`     // uncertainty allowance τ_U
+	Wd       float64 `toml:"wd"`        // weight w_d of a direct confirmation
+	// Rules are the evidence rules: "spec" (the spec's protocol as
+	// written, the default), "screen" (trust.ScreenRules: no evidence
+	// for a coalition, issue 22) or "screen_unhopped" (the same, disputes
+	// decided without the hop discount: trust.Rules.Unhopped).
+	Rules string `toml:"rules"`
+	// DisjointPaths k > 0 is the high-assurance mode: support through
+	// k+1 node-disjoint paths (trust.Rules.DisjointPaths).
+	DisjointPaths int `toml:"disjoint_paths"`
 }
 
 // StrategyConfig is how honest nodes collaborate.

@@ -11,7 +11,8 @@ import (
 func defaultTrust() TrustConfig {
 	d := trust.DefaultConfig()
 	return TrustConfig{Rho: d.Rho, Timeout: d.Timeout, Xi: d.Xi, TauAdd: d.TauAdd, TauFwd: d.TauFwd,
-		Budget: d.Budget, HopLimit: d.HopLimit, Lambda: d.Lambda, Eta: d.Eta, TauU: d.TauU}
+		Budget: d.Budget, HopLimit: d.HopLimit, Lambda: d.Lambda, Eta: d.Eta, TauU: d.TauU,
+		Wd: d.Wd, Rules: "spec"}
 }
 
 // trustOn reports whether the nodes run the topology-trust layer.
@@ -26,6 +27,18 @@ func (c Config) trustConfig() (*trust.Config, error) {
 	tc := c.Trust
 	t.Rho, t.Timeout, t.Xi, t.TauAdd, t.TauFwd = tc.Rho, tc.Timeout, tc.Xi, tc.TauAdd, tc.TauFwd
 	t.Budget, t.HopLimit, t.Lambda, t.Eta, t.TauU = tc.Budget, tc.HopLimit, tc.Lambda, tc.Eta, tc.TauU
+	t.Wd = tc.Wd
+	switch tc.Rules {
+	case "spec":
+	case "screen":
+		t.Rules = trust.ScreenRules()
+	case "screen_unhopped":
+		t.Rules = trust.ScreenRules()
+		t.Rules.Unhopped = true
+	default:
+		return nil, fmt.Errorf("trust: rules = %q, want \"spec\", \"screen\" or \"screen_unhopped\"", tc.Rules)
+	}
+	t.Rules.DisjointPaths = tc.DisjointPaths
 	if c.Strategy.Name == "dmtt" {
 		if v, ok := c.Strategy.Options["tau_trust"]; ok {
 			t.TauTrust = v // one τ_trust for the screen and the gate

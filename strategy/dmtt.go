@@ -29,11 +29,34 @@ func DMTTScore(s, t, p, c float64, l [4]float64) float64 {
 	return l[0]*s + l[1]*t + l[2]*p - l[3]*c
 }
 
+// The gates of item 5, as bits of DMTTGateFailures' result.
+const (
+	GateModel = 1 << iota // model compatibility s < γ s_ii
+	GateTrust             // topology trust T < τ_trust
+	GateNorm              // norm sanity ||θ_j|| > κ ||θ_i||
+)
+
+// DMTTGateFailures returns the gates of item 5 a candidate fails, as a
+// mask of GateModel, GateTrust and GateNorm (0: it passes all three).
+func DMTTGateFailures(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) int {
+	m := 0
+	if !(s >= gamma*sii) {
+		m |= GateModel
+	}
+	if !(t >= tauTrust) {
+		m |= GateTrust
+	}
+	if !(norm <= kappa*ownNorm) {
+		m |= GateNorm
+	}
+	return m
+}
+
 // DMTTGates reports whether a candidate passes the three gates of item 5:
 // model compatibility s ≥ γ s_ii, topology trust T ≥ τ_trust and norm
 // sanity ||θ_j|| ≤ κ ||θ_i||.
 func DMTTGates(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) bool {
-	return s >= gamma*sii && t >= tauTrust && norm <= kappa*ownNorm
+	return DMTTGateFailures(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa) == 0
 }
 
 // DMTT is the learning step of DMTT (spec/dmtt.md, "Learning step"; paper
@@ -59,6 +82,10 @@ type DMTT struct {
 	Kappa      float64
 	Budget     int
 	SelfWeight float64
+	// NormGate applies the norm-sanity gate ||θ_j|| <= Kappa ||θ_i|| (on
+	// in the spec; off is the ablation that shows which other gate or score
+	// stops a poisoned model, docs/results/dmtt.md).
+	NormGate bool
 
 	collab []int // C of the previous round
 	p      peerInputs
@@ -75,13 +102,17 @@ type dmttCand struct {
 // NewDMTT returns DMTT with the spec's defaults.
 func NewDMTT() *DMTT {
 	return &DMTT{NEval: DMTTNEval, WA: MurmuraWA, TauU: MurmuraTauU, L: [4]float64{DMTTL1, DMTTL2, DMTTL3, DMTTL4},
-		Gamma: DMTTGamma, TauTrust: DMTTTauTrust, Kappa: DMTTKappa, Budget: DMTTBudget, SelfWeight: DMTTSelfWeight}
+		Gamma: DMTTGamma, TauTrust: DMTTTauTrust, Kappa: DMTTKappa, Budget: DMTTBudget, SelfWeight: DMTTSelfWeight,
+		NormGate: true}
 }
 
 func (*DMTT) Name() string { return "dmtt" }
 
 // Scores reports, per scored sender in id order, its model score s_model,
-// its topology trust and its q.
+// its topology trust, its q, the gates it failed ("gate": a mask of
+// GateModel, GateTrust, GateNorm; with NormGate off GateNorm is reported
+// but not applied) and,
+// for the selected collaborators, the weight it got ("weight").
 func (d *DMTT) Scores() []PeerScore { return d.scores }
 
 // Share sends the trained model to each previous collaborator and each
@@ -137,7 +168,12 @@ func (d *DMTT) Combine(v *View, in []Incoming) (map[int]float64, error) {
 			PeerScore{From: x.From, Kind: "trust", Value: t},
 			PeerScore{From: x.From, Kind: "q", Value: q})
 		norm := vec.Norm(x.Vector)
-		if DMTTGates(s, sii, t, norm, ownNorm, d.Gamma, d.TauTrust, d.Kappa) && q > 0 {
+		failed := DMTTGateFailures(s, sii, t, norm, ownNorm, d.Gamma, d.TauTrust, d.Kappa)
+		d.scores = append(d.scores, PeerScore{From: x.From, Kind: "gate", Value: float64(failed)})
+		if !d.NormGate {
+			failed &^= GateNorm // recorded, not applied: what the gate would have done
+		}
+		if failed == 0 && q > 0 {
 			d.cand = append(d.cand, dmttCand{k: k, q: q})
 		}
 	}
@@ -151,6 +187,7 @@ func (d *DMTT) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	for _, c := range d.cand {
 		d.p.coef[c.k] = (1 - d.SelfWeight) * c.q / total
 		d.collab = append(d.collab, d.p.xs[c.k].From)
+		d.scores = append(d.scores, PeerScore{From: d.p.xs[c.k].From, Kind: "weight", Value: d.p.coef[c.k]})
 	}
 	slices.Sort(d.collab)
 	if len(d.cand) == 0 {

@@ -109,6 +109,7 @@ var options = map[string][]option{
 		{"kappa", DMTTKappa, 0, math.Inf(1), false, true},
 		{"b", DMTTBudget, 1, 1 << 20, true, false},
 		{"omega", DMTTSelfWeight, 0, 1, true, false},
+		{"norm_gate", 1, 0, 1, true, false}, // 0: the norm-gate ablation
 	},
 	// robust's f from the neighborhood (RobustRule.FFraction): f_fraction
 	// is the fraction; f_expected = 1 makes it the run's Byzantine fraction,
@@ -281,7 +282,7 @@ func New(name string, p Params) (Strategy, error) {
 		m.Threshold, m.Momentum, m.Gamma, m.Kappa, m.SelfWeight = o["threshold"], o["momentum"], o["gamma"], o["kappa"], o["omega"]
 		return m, nil
 	case "dmtt":
-		for _, k := range []string{"n_eval", "b"} {
+		for _, k := range []string{"n_eval", "b", "norm_gate"} {
 			if o[k] != math.Trunc(o[k]) {
 				return nil, fmt.Errorf("strategy dmtt: %s = %v, want a whole number", k, o[k])
 			}
@@ -290,6 +291,7 @@ func New(name string, p Params) (Strategy, error) {
 		d.NEval, d.WA, d.TauU = int(o["n_eval"]), o["w_a"], o["tau_u"]
 		d.L = [4]float64{o["l1"], o["l2"], o["l3"], o["l4"]}
 		d.Gamma, d.TauTrust, d.Kappa, d.Budget, d.SelfWeight = o["gamma"], o["tau_trust"], o["kappa"], int(o["b"]), o["omega"]
+		d.NormGate = o["norm_gate"] == 1
 		return d, nil
 	default: // "cfl"
 		return &CFL{}, nil

@@ -53,11 +53,54 @@ type Config struct {
 	MinReliability float64 // 0.1
 	TauTrust       float64 // τ_trust = 0.25
 
+	// Rules are the evidence rules that keep a coalition from earning
+	// evidence (issue 22; package doc, "Evidence rules"). The zero value
+	// is the spec's protocol; ScreenRules returns the full set.
+	Rules Rules
+
 	// Cache, if set, answers claim-signature verifications already made
 	// (by this node or, in a simulator, by any node sharing it); results
 	// are the same without it (wire.VerifyCache).
 	Cache *wire.VerifyCache
 }
+
+// Rules switch the evidence rules that do not reward a coalition (issue
+// 22; each cites the paper in the package doc, "Evidence rules"). With all
+// of them off the layer is the spec's protocol as written.
+type Rules struct {
+	// IndependentPaths: a witness counts in the pools of an edge only with
+	// a copy of its current claim observed directly (delivered by its
+	// source) or delivered by a forwarder that is not an endpoint of the
+	// edge, one hop from the source, so the whole path is known (§IV-B,
+	// "first-hop witnesses").
+	IndependentPaths bool
+	// Conflict: a source in conflict with the node's own observations
+	// (more self-inclusion contradictions x than confirmations d, ever)
+	// weighs nothing in the pools, corroborates nothing, and earns no f or
+	// c (§IV-D: its claims are not "consistent over time").
+	Conflict bool
+	// Quorum: third-party evidence comes only from verified witnesses —
+	// peers the node confirmed directly (d >= 1, d > x) with T_topo >=
+	// TauTrust. c needs a verified corroborator; a claim that omits an
+	// edge at its source which a verified witness attests and the pools
+	// decide for (χ >= τ_add) is "contradicted by a trusted quorum" (z,
+	// §IV-D); a severe conflict (z) is charged only when a verified
+	// witness opposes the edge.
+	Quorum bool
+	// Unhopped: under Quorum, a dispute between the two endpoints of an
+	// edge is decided by their trust without the hop discount (State's
+	// decides; the trade-off is measured in docs/results/dmtt.md).
+	Unhopped bool
+	// DisjointPaths is the high-assurance mode (§IV-B): with k > 0 an edge
+	// enters the view only when its support arrives through at least k+1
+	// internally node-disjoint paths (known paths only: direct copies and
+	// one-hop forwards, each forwarder one path). 0: off.
+	DisjointPaths int
+}
+
+// ScreenRules returns every evidence rule on, without the high-assurance
+// mode.
+func ScreenRules() Rules { return Rules{IndependentPaths: true, Conflict: true, Quorum: true} }
 
 // DefaultConfig returns the parameters of spec/dmtt.md.
 func DefaultConfig() Config {
@@ -129,6 +172,7 @@ func (c Config) Validate() error {
 		{"MaxNeighbors", c.MaxNeighbors, 0, 1 << 24},
 		{"Budget", c.Budget, 1, math.MaxInt32},
 		{"HopLimit", c.HopLimit, 0, maxHop},
+		{"Rules.DisjointPaths", c.Rules.DisjointPaths, 0, 1 << 16},
 	}
 	for _, k := range ints {
 		if k.v < k.lo || k.v > k.hi {

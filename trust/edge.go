@@ -40,6 +40,12 @@ func WitnessWeight(trust, xi float64, hop uint8) float64 {
 type Pools struct {
 	Support, Oppose      float64
 	Supporters, Opposers int
+	// Paths counts the internally node-disjoint known paths the support
+	// arrived by (direct copies, and one per forwarder of one-hop copies);
+	// VerifiedSupport and VerifiedOppose say whether a verified witness is
+	// on that side (Rules).
+	Paths                           int
+	VerifiedSupport, VerifiedOppose bool
 }
 
 // Confidence is χ = S+ / (S+ + S- + ε) (Eq. 5); 0 without any witness.
@@ -59,7 +65,8 @@ func (p Pools) Confidence(eps float64) float64 {
 func (p Pools) Decide(inView bool, c *Config) bool {
 	chi := p.Confidence(c.Epsilon)
 	if !inView {
-		return chi >= c.TauAdd && p.Supporters >= c.MinWitnesses
+		return chi >= c.TauAdd && p.Supporters >= c.MinWitnesses &&
+			(c.Rules.DisjointPaths == 0 || p.Paths >= c.Rules.DisjointPaths+1)
 	}
 	if p.Supporters == 0 {
 		return false

@@ -67,6 +67,7 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 		if c.Hop < src.claim.Hop {
 			s.lowerHop(src, c)
 		}
+		notePath(src, from, c.Hop)
 		return s.reject(Duplicate, from, "")
 	}
 	pub, _ := s.dir.Key(c.Source) // checkHeader checked the source is known
@@ -92,6 +93,7 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 		}
 		src.budgetUsed++
 		s.accept(src, c)
+		notePath(src, from, c.Hop)
 		return nil
 	case src.has && c.Version == src.claim.Version:
 		if r, detail := s.checkNeighbors(c); r != Accepted {
@@ -154,6 +156,15 @@ func (s *State) accept(src *peer, c *wire.Claim) {
 	cp.Neighbors = slices.Clone(c.Neighbors)
 	src.has, src.claim, src.claimTrust = true, cp, src.trust
 	src.fresh = append(src.fresh, cp)
+	src.direct0, src.via = false, src.via[:0]
+	if n := len(src.hist); n > 0 && src.hist[n-1].Round == cp.Round {
+		src.hist[n-1] = cp
+	} else {
+		src.hist = append(src.hist, cp)
+	}
+	for len(src.hist) > 0 && s.round-src.hist[0].Round > uint64(s.cfg.MaxAge) {
+		src.hist = src.hist[1:]
+	}
 	s.stats.Accepted++
 }
 
@@ -164,6 +175,20 @@ func (s *State) lowerHop(src *peer, c *wire.Claim) {
 	for k := range src.fresh {
 		if src.fresh[k].Version == c.Version {
 			src.fresh[k].Hop = c.Hop
+		}
+	}
+}
+
+// notePath records a known path of the source's current claim: the copy
+// the source sent itself (hop 0) or a one-hop forward by from. Longer paths
+// are not recorded: only their last forwarder is known.
+func notePath(src *peer, from uint32, hop uint8) {
+	switch hop {
+	case 0:
+		src.direct0 = true
+	case 1:
+		if i, ok := slices.BinarySearch(src.via, from); !ok {
+			src.via = slices.Insert(src.via, i, from)
 		}
 	}
 }

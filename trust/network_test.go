@@ -31,12 +31,17 @@ type network struct {
 
 func newNetwork(tb testing.TB, dyn topology.Dynamic, seed uint64, behave []behavior) *network {
 	tb.Helper()
+	return newNetworkConfig(tb, dyn, seed, behave, DefaultConfig())
+}
+
+func newNetworkConfig(tb testing.TB, dyn topology.Dynamic, seed uint64, behave []behavior, cfg Config) *network {
+	tb.Helper()
 	n := dyn.N()
 	ids, dir := wire.SimIdentities(seed, n)
 	nw := &network{dyn: dyn, ids: ids, behave: behave, pending: make([][]wire.Claim, n)}
 	g0 := dyn.At(0)
 	for i := range n {
-		s, err := New(ids[i], dir, u32(g0.Out(i)), DefaultConfig())
+		s, err := New(ids[i], dir, u32(g0.Out(i)), cfg)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -18,6 +18,11 @@ func (s *State) EndRound() (Report, error) {
 	s.open = false
 	s.updateLinks()
 	rep := Report{Round: s.round}
+	for _, id := range s.order {
+		p := s.peers[id]
+		p.before = p.trust
+		s.selfInclusion(p)
+	}
 	rep.Accepted, rep.Added, rep.Removed = s.evaluate()
 	for _, id := range s.order {
 		p := s.peers[id]
@@ -68,24 +73,74 @@ func lists(nb []uint32, j uint32) bool {
 // pools gathers the witnesses of edge e (Eqs. 3–4). A claim is its source's
 // neighbor list, so the witnesses of e are its endpoints: one with a current
 // claim supports e if the claim lists the other endpoint, and opposes it
-// otherwise.
+// otherwise. Under Rules a witness may not count (witness).
 func (s *State) pools(e Edge) Pools {
 	var p Pools
+	var paths []uint32 // forwarders of supporting one-hop copies
 	for _, w := range [2][2]uint32{{e.U, e.V}, {e.V, e.U}} {
 		q := s.peers[w[0]]
-		if !s.current(q) {
+		if !s.witness(q, w[1]) {
 			continue
 		}
 		psi := WitnessWeight(q.claimTrust, s.cfg.Xi, q.claim.Hop)
+		v := s.verified(q)
 		if lists(q.claim.Neighbors, w[1]) {
 			p.Support += psi
 			p.Supporters++
+			p.VerifiedSupport = p.VerifiedSupport || v
+			if q.direct0 {
+				p.Paths++
+			}
+			for _, f := range q.via {
+				if f != w[1] {
+					paths = append(paths, f)
+				}
+			}
 		} else {
 			p.Oppose += psi
 			p.Opposers++
+			p.VerifiedOppose = p.VerifiedOppose || v
 		}
 	}
+	// A forwarder of both endpoints' claims is one internal node: one path.
+	slices.Sort(paths)
+	p.Paths += len(slices.Compact(paths))
 	return p
+}
+
+// witness reports whether q's current claim counts as a witness of an edge
+// between q and other: it must be current and, under Rules, come from a
+// source not in conflict with this node's observations, by a known path not
+// through other (IndependentPaths).
+func (s *State) witness(q *peer, other uint32) bool {
+	if !s.current(q) {
+		return false
+	}
+	r := &s.cfg.Rules
+	if r.Conflict && s.inConflict(q) {
+		return false
+	}
+	if r.IndependentPaths && !q.direct0 && !slices.ContainsFunc(q.via, func(f uint32) bool { return f != other }) {
+		return false
+	}
+	return true
+}
+
+// inConflict reports whether p contradicted this node's own observations
+// more often than it confirmed them (self-inclusion x > d, ever, this
+// round included).
+func (s *State) inConflict(p *peer) bool {
+	return p.total.X+p.ev.X > p.total.D+p.ev.D
+}
+
+// verified reports whether this node confirmed p directly (d >= 1, more
+// confirmations than contradictions, ever) and trusts it (T_topo >=
+// TauTrust): a witness whose word counts against others (Rules.Quorum).
+// Trust is taken as it was when the round ended (before), so no judgment
+// depends on the order in which sources are updated.
+func (s *State) verified(p *peer) bool {
+	d := p.total.D + p.ev.D
+	return d >= 1 && d > p.total.X+p.ev.X && p.before >= s.cfg.TauTrust
 }
 
 // evaluate decides every candidate edge between two other nodes — those
@@ -139,13 +194,10 @@ func (s *State) status(e Edge) (EdgeStatus, bool) {
 	return s.evals[i], true
 }
 
-// observe adds to p.ev (which may already hold q events from Ingest) the
-// evidence of this round (Algorithm 4, line 1; package doc, "Evidence"):
+// observe adds to p.ev (which may already hold q events from Ingest and
+// d / x from selfInclusion) the evidence of this round (Algorithm 4, line
+// 1; package doc, "Evidence" and "Evidence rules"):
 //
-//   - d / x: the self-inclusion check (§V-D). If p delivered a message this
-//     round and its current claim is for this round, the claim lists this
-//     node (d) or omits it (x). A claim listing this node although nothing
-//     arrived from p is no evidence: links may be asymmetric.
 //   - f, c, z: at most one each, from the source's current claim if it was
 //     accepted this round. z if it lists an edge rejected with
 //     χ < 1 - τ_add. Otherwise, if the claim drew no contradiction (x), it
@@ -156,16 +208,10 @@ func (s *State) status(e Edge) (EdgeStatus, bool) {
 //     evidence independent of the order in which copies and versions
 //     arrived, and gives a source nothing for sending more claims.
 func (s *State) observe(p *peer) {
-	if p.heard && p.has && p.claim.Round == s.round {
-		if lists(p.claim.Neighbors, s.self) {
-			p.ev.D++
-		} else {
-			p.ev.X++
-		}
-	}
 	if len(p.fresh) == 0 {
 		return
 	}
+	r := &s.cfg.Rules
 	corroborated, severe := false, false
 	for _, j := range p.claim.Neighbors {
 		if j == s.self {
@@ -174,24 +220,105 @@ func (s *State) observe(p *peer) {
 		st, _ := s.status(MakeEdge(p.id, j)) // every edge of a current claim is evaluated
 		if st.Accepted {
 			q := s.peers[j]
-			if s.current(q) && q.trust >= s.cfg.TauTrust && lists(q.claim.Neighbors, p.id) {
+			if s.current(q) && q.trust >= s.cfg.TauTrust && lists(q.claim.Neighbors, p.id) &&
+				(!r.Quorum || s.verified(q)) && (!r.Conflict || !s.inConflict(q)) {
 				corroborated = true
 			}
-		} else if st.Pools.severe(&s.cfg) {
-			severe = true
+		} else if !r.Quorum {
+			severe = severe || st.Pools.severe(&s.cfg)
+		} else if qc, ok := s.sameRound(s.peers[j], p); ok && !lists(qc.Neighbors, p.id) && s.decides(s.peers[j], p, st, false) {
+			severe = true // a verified endpoint denies the edge for the same round
 		}
 	}
-	if severe {
+	if severe || (r.Quorum && s.omitsAttested(p)) {
 		p.ev.Z++
 		return
 	}
-	if p.ev.X > 0 {
+	if p.ev.X > 0 || (r.Conflict && s.inConflict(p)) {
 		return
 	}
 	p.ev.F++
 	if corroborated {
 		p.ev.C++
 	}
+}
+
+// selfInclusion is the self-inclusion check (§V-D), done for every peer
+// before the edges are evaluated, so Rules see this round's observations:
+// if p delivered a message this round and its current claim is for this
+// round, the claim lists this node (d) or omits it (x). A claim listing
+// this node although nothing arrived from p is no evidence: links may be
+// asymmetric.
+func (s *State) selfInclusion(p *peer) {
+	if p.heard && p.has && p.claim.Round == s.round {
+		if lists(p.claim.Neighbors, s.self) {
+			p.ev.D++
+		} else {
+			p.ev.X++
+		}
+	}
+}
+
+// sameRound returns q's claim of p's current claim's round, when q can
+// count against p (Rules.Quorum): q is verified and not in conflict, and
+// it signed a claim of that round this node still holds — on a mobile
+// graph an edge that formed or broke between two rounds is no
+// contradiction, so claims are compared round for round.
+func (s *State) sameRound(q, p *peer) (*wire.Claim, bool) {
+	if q == nil || !s.verified(q) || s.inConflict(q) {
+		return nil, false
+	}
+	for k := len(q.hist) - 1; k >= 0; k-- {
+		if q.hist[k].Round == p.claim.Round {
+			return &q.hist[k], true
+		}
+	}
+	return nil, false
+}
+
+// decides reports whether verified witness q's word about the edge between
+// q and p (whose evaluation is st; q attests it or, !attests, denies it)
+// prevails over p's (Rules.Quorum): by
+// default when the pools decide for q (χ, or 1 - χ when q denies the
+// edge, >= τ_add, with the hop discount of ψ); with Rules.Unhopped when
+// T_q / (T_q + T_p) >= τ_add, trust as it was when the round ended and a
+// p in conflict weighing nothing. The hop count says how far a claim
+// travelled, not who is right: with it a verified liar next to the node
+// can frame an honest endpoint two hops away; without it a liar the node
+// never met is contradicted only once the witness is 1.5 times more
+// trusted (docs/results/dmtt.md measures both).
+func (s *State) decides(q, p *peer, st EdgeStatus, attests bool) bool {
+	if !s.cfg.Rules.Unhopped {
+		if attests {
+			return st.Pools.VerifiedSupport && st.Confidence >= s.cfg.TauAdd
+		}
+		return st.Pools.severe(&s.cfg)
+	}
+	wp := p.before
+	if s.cfg.Rules.Conflict && s.inConflict(p) {
+		wp = 0
+	}
+	return q.before/(q.before+wp+s.cfg.Epsilon) >= s.cfg.TauAdd
+}
+
+// omitsAttested reports whether p's current claim omits an edge at p that
+// a verified witness attests for the same round and the pools decide for
+// (χ >= τ_add): the claim is contradicted by a trusted quorum
+// (Rules.Quorum, §IV-D).
+func (s *State) omitsAttested(p *peer) bool {
+	for _, id := range s.order {
+		if id == p.id || lists(p.claim.Neighbors, id) {
+			continue
+		}
+		qc, ok := s.sameRound(s.peers[id], p)
+		if !ok || !lists(qc.Neighbors, p.id) {
+			continue
+		}
+		if st, ok := s.status(MakeEdge(p.id, id)); ok && s.decides(s.peers[id], p, st, true) {
+			return true
+		}
+	}
+	return false
 }
 
 // ForwardReason says whether a claim accepted this round is forwarded.

@@ -56,6 +56,7 @@ type peer struct {
 	// Source trust.
 	beta   Beta
 	trust  float64
+	before float64  // trust when EndRound began (Rules' judgments use it)
 	ev     Evidence // this round
 	total  Evidence // since the start
 	blamed [NumReasons]uint64
@@ -70,6 +71,16 @@ type peer struct {
 	budgetRound uint64
 	budgetUsed  int
 	fresh       []wire.Claim
+
+	// The known paths the current claim arrived by (Rules): a copy from
+	// the source itself (hop 0), and the forwarders of its one-hop copies,
+	// sorted.
+	direct0 bool
+	via     []uint32
+	// hist holds the latest accepted claim of each of the source's last
+	// MaxAge+1 rounds, oldest first, so claims of the same round can be
+	// compared (Rules.Quorum).
+	hist []wire.Claim
 }
 
 // EdgeStatus is the evaluation of one edge between two other nodes at the
