@@ -15,13 +15,15 @@ import (
 // left before anything is allocated, and every field is read or the
 // snapshot is refused:
 //
-//	magic "trellis/trust" (13 bytes), format version u8 (1)
+//	magic "trellis/trust" (13 bytes), format version u8 (2; 1 is read too)
 //	self u32, round u64, started u8, version u64
 //	peers u32, then per peer in id order:
 //	  id u32, direct u8, silent u32, heard u8, reliability f64,
 //	  alpha f64, beta f64, trust f64, ev 6×u64, total 6×u64,
 //	  blamed NumReasons(u8)+counts u64, has u8, claim, claimTrust f64,
-//	  seen u64, budgetRound u64, budgetUsed u32, fresh u32 + claims
+//	  seen u64, budgetRound u64, budgetUsed u32, fresh u32 + claims,
+//	  then (format 2, the evidence rules' paths and history) before f64,
+//	  direct0 u8, via u32 + u32s, hist u32 + claims
 //	view u32 + edges (2×u32), evals u32 + (edge, support f64, oppose f64,
 //	  supporters u32, opposers u32, confidence f64, accepted u8),
 //	forwards u32 + claims,
@@ -33,7 +35,7 @@ import (
 // are not in it: Restore takes them, as New does.
 const (
 	snapshotMagic   = "trellis/trust"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // MarshalBinary encodes the state between rounds (after EndRound, or
@@ -70,6 +72,13 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		w.u64(p.budgetRound)
 		w.u32(uint32(p.budgetUsed))
 		w.claims(p.fresh)
+		w.f64(p.before)
+		w.bool(p.direct0)
+		w.u32(uint32(len(p.via)))
+		for _, v := range p.via {
+			w.u32(v)
+		}
+		w.claims(p.hist)
 	}
 	w.u32(uint32(len(s.view)))
 	for _, e := range s.view {
@@ -110,8 +119,9 @@ func Restore(id *wire.Identity, dir *wire.Directory, cfg Config, b []byte) (*Sta
 		return nil, errors.New("trust: not a trust snapshot")
 	}
 	r.b = r.b[len(snapshotMagic):]
-	if v := r.u8(); r.err == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("trust: snapshot format %d, this trellis reads %d", v, snapshotVersion)
+	format := r.u8()
+	if r.err == nil && (format < 1 || format > snapshotVersion) {
+		return nil, fmt.Errorf("trust: snapshot format %d, this trellis reads 1 to %d", format, snapshotVersion)
 	}
 	if self := r.u32(); r.err == nil && self != s.self {
 		return nil, fmt.Errorf("trust: snapshot of node %d given to node %d", self, s.self)
@@ -146,6 +156,17 @@ func Restore(id *wire.Identity, dir *wire.Directory, cfg Config, b []byte) (*Sta
 		p.budgetRound = r.u64()
 		p.budgetUsed = int(r.u32())
 		p.fresh = r.claims()
+		if format >= 2 {
+			p.before = r.f64()
+			p.direct0 = r.bool()
+			if n := r.count(4); r.err == nil && n > 0 {
+				p.via = make([]uint32, n)
+				for k := range p.via {
+					p.via[k] = r.u32()
+				}
+			}
+			p.hist = r.claims()
+		}
 	}
 	if n := r.count(8); r.err == nil && n > 0 {
 		s.view = make([]Edge, n)

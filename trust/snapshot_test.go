@@ -105,11 +105,42 @@ func TestSnapshotRefusesDamage(t *testing.T) {
 // silently loses it.
 func TestSnapshotCoversState(t *testing.T) {
 	// State: cfg, id, self, dir, prior (rebuilt by Restore) and 10 saved (open is false between rounds);
-	// peer: 17 fields, all saved.
+	// peer: 21 fields, all saved.
 	if n := reflect.TypeFor[State]().NumField(); n != 15 {
 		t.Errorf("trust.State has %d fields, the snapshot knows 15: extend snapshot.go", n)
 	}
-	if n := reflect.TypeFor[peer]().NumField(); n != 17 {
-		t.Errorf("trust.peer has %d fields, the snapshot knows 17: extend snapshot.go", n)
+	if n := reflect.TypeFor[peer]().NumField(); n != 21 {
+		t.Errorf("trust.peer has %d fields, the snapshot knows 21: extend snapshot.go", n)
+	}
+}
+
+// Under the evidence rules a peer also carries the paths its claim came by
+// and the claims of past rounds (format 2): they survive a round trip, and
+// the restored state goes on as the original does.
+func TestSnapshotRoundTripWithRules(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Rules = ScreenRules()
+	a, err := New(testIDs[0], testDir, []uint32{1, 2, 3}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive(t, a, 0, 6)
+	if p := a.peers[4]; p == nil || len(p.via) == 0 || len(p.hist) == 0 {
+		t.Fatal("the script gave peer 4 no relayed path or history: the test would not cover them")
+	}
+	snap, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Restore(testIDs[0], testDir, cfg, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive(t, a, 6, 12)
+	drive(t, b, 6, 12)
+	sa, _ := a.MarshalBinary()
+	sb, _ := b.MarshalBinary()
+	if !bytes.Equal(sa, sb) {
+		t.Fatal("under the evidence rules, the restored state and the original diverge")
 	}
 }
