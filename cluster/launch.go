@@ -207,6 +207,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		if !lc.SeedKeys {
 			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
 		}
+		args = append(args, "--export", filepath.Join(cdir, fmt.Sprintf("node-%d.safetensors", i)))
 		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}

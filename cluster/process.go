@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -92,6 +95,10 @@ type NodeConfig struct {
 	// wait for a round it already finished).
 	StateDir string
 	Resume   bool
+	// Export, when set, is the file the node writes its final model to, in
+	// the safetensors format (nn.Model.WriteSafetensors: loadable in
+	// PyTorch, readable with numpy), after its last round.
+	Export string
 	// Fingerprint names the config (Fingerprint) in the checkpoints;
 	// Resume refuses a checkpoint that names another.
 	Fingerprint string
@@ -180,7 +187,27 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 			}
 		}
 	}
+	if d.cfg.Export != "" {
+		if err := d.export(); err != nil {
+			return fmt.Errorf("node %d: exporting the model: %w", d.id, err)
+		}
+	}
 	return d.push(&Record{Node: d.id, Round: -1, Done: true})
+}
+
+// export writes the node's model to cfg.Export (a temporary file renamed
+// into place, so a reader never sees half a model).
+func (d *driver) export() error {
+	var b bytes.Buffer
+	meta := map[string]string{"node": strconv.Itoa(d.id), "rounds": strconv.Itoa(d.s.Rounds), "model": d.n.Model().Describe()}
+	if err := d.n.Model().WriteSafetensors(&b, meta); err != nil {
+		return err
+	}
+	tmp := d.cfg.Export + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, d.cfg.Export)
 }
 
 // resume restores the node from its checkpoint and returns the first

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/nn"
 )
 
 // The tests here start real processes: the trellis binary, built once per
@@ -184,6 +186,17 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(cluDir, experiment.SummaryFile)); err != nil {
 				t.Errorf("no summary: %v", err)
+			}
+			// Every node exported its final model (the format is tested in nn):
+			// one F32 value per parameter and state value after the header.
+			for i := range c.Nodes {
+				b, err := os.ReadFile(filepath.Join(cluDir, "cluster", fmt.Sprintf("node-%d.safetensors", i)))
+				if err != nil {
+					t.Fatalf("node %d exported no model: %v", i, err)
+				}
+				if len(b) < 8 || 8+binary.LittleEndian.Uint64(b)+uint64(4*modelValues(t, c)) != uint64(len(b)) {
+					t.Errorf("node %d's model file has %d bytes, not a header and %d float32", i, len(b), modelValues(t, c))
+				}
 			}
 		})
 	}
@@ -404,4 +417,23 @@ func TestLaunchStopsOnInterrupt(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err == nil {
 		t.Error("an interrupted run has a summary")
 	}
+}
+
+// modelValues is how many parameter and state values a config's model has.
+func modelValues(t *testing.T, c experiment.Config) int {
+	t.Helper()
+	tt, err := c.LoadData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Setup(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nn.Build(s.Model, 1, nn.Options{Batch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	return m.NumParams() + len(m.State())
 }

@@ -68,7 +68,7 @@ func stopContext(ctx context.Context) context.Context {
 func nodeCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var id int
-	var key, epoch, state, metricsAddr string
+	var key, epoch, state, metricsAddr, export string
 	var resume bool
 	var t cluster.Timing
 	cmd := &cobra.Command{
@@ -138,7 +138,7 @@ wall-clock round that is open (the rounds it missed are missing in the run).`,
 				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
 			}
 			return cluster.RunNode(ctx, cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
-				Peers: peers, Timing: t, StateDir: state, Resume: resume, Fingerprint: fp, Metrics: pm, Log: log})
+				Peers: peers, Timing: t, StateDir: state, Resume: resume, Fingerprint: fp, Metrics: pm, Log: log, Export: export})
 		},
 	}
 	f.add(cmd)
@@ -150,6 +150,7 @@ wall-clock round that is open (the rounds it missed are missing in the run).`,
 	cmd.Flags().DurationVar(&t.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
 	cmd.Flags().StringVar(&state, "checkpoint", "", "write the node's checkpoint into this directory after every round")
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
+	cmd.Flags().StringVar(&export, "export", "", "after the last round, write the node's model to this file (safetensors: PyTorch's safetensors.torch.load_file reads it)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
