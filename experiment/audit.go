@@ -437,11 +437,7 @@ func loadModels(s Setup, b *Built, models map[int]*State, round int, rec []metri
 // (experiment.Capture and Save, after the last round).
 func saveModels(dir string, b *Built, round int) error {
 	for i, n := range b.Nodes {
-		st, err := Capture(n, round)
-		if err != nil {
-			return err
-		}
-		if err := Save(filepath.Join(dir, ModelDir(i)), st); err != nil {
+		if err := Save(filepath.Join(dir, ModelDir(i)), CaptureModel(n, round)); err != nil {
 			return err
 		}
 	}

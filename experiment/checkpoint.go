@@ -191,6 +191,17 @@ func Load(dir string) (*State, error) {
 	return st, nil
 }
 
+// CaptureModel is the part of Capture an audit needs: the model's
+// parameters and model-local state after round, nothing of the optimizer,
+// strategy, layers or data position. It works for every node (a DP
+// layer's accountant cannot be saved yet, so Capture refuses such nodes);
+// it holds no optimizer, strategy or layer state, so it is for reading the
+// model (the audit), not for resuming a node.
+func CaptureModel(n *node.Node, round int) *State {
+	return &State{Round: round, Node: n.ID(), Params: slices.Clone(n.Model().Params()),
+		ModelState: slices.Clone(n.Model().State())}
+}
+
 // Capture is node n's state after round (its last finished one): its
 // parameters and model-local state, its optimizer's and strategy's state
 // when they implement FloatStateSaver / StateSaver, and its layers' (the
@@ -198,8 +209,7 @@ func Load(dir string) (*State, error) {
 // StateSaver nor strategy.Stateless), or a layer that cannot save its own,
 // is an error: a restart would silently lose it.
 func Capture(n *node.Node, round int) (*State, error) {
-	st := &State{Round: round, Node: n.ID(), Params: slices.Clone(n.Model().Params()),
-		ModelState: slices.Clone(n.Model().State())}
+	st := CaptureModel(n, round)
 	if o, ok := n.Optimizer().(FloatStateSaver); ok {
 		st.Optimizer = slices.Clone(o.State())
 	}

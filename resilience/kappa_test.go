@@ -223,7 +223,7 @@ func TestTable(t *testing.T) {
 	for _, a := range atks {
 		names = append(names, a.Name())
 	}
-	if want := []string{"none", "gaussian", "sign_flip", "scaling", "ana_proportional", "alie", "ipm", "min_max", "min_sum", "fang_trim"}; !slices.Equal(names, want) {
+	if want := []string{"none", "gaussian", "sign_flip", "scaling", "ana_proportional", "alie", "ipm", "min_max", "min_sum", "fang_trim", "gaussian_norm"}; !slices.Equal(names, want) {
 		t.Fatalf("standard attacks %v, want %v", names, want)
 	}
 	atks = append(atks, mustAttack(t, "label_flip", attack.Params{}))
@@ -267,7 +267,7 @@ func TestTable(t *testing.T) {
 	md := buf.String()
 	t.Log("\n" + md)
 	lines := strings.Split(strings.TrimSpace(md), "\n")
-	header := "| rule \\ attack | none | gaussian | sign_flip | scaling | ana_proportional | alie | ipm | min_max | min_sum | fang_trim | label_flip |"
+	header := "| rule \\ attack | none | gaussian | sign_flip | scaling | ana_proportional | alie | ipm | min_max | min_sum | fang_trim | gaussian_norm | label_flip |"
 	if !slices.Contains(lines, header) {
 		t.Errorf("no header row %q", header)
 	}
@@ -278,7 +278,7 @@ func TestTable(t *testing.T) {
 	}
 	// Every table row has as many cells as the header.
 	for _, l := range lines {
-		if strings.HasPrefix(l, "|") && strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") != 13 {
+		if strings.HasPrefix(l, "|") && strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") != 14 {
 			t.Errorf("row with the wrong number of cells: %q", l)
 		}
 	}

@@ -185,17 +185,19 @@ func indexOf(xs []string, s string) int {
 // the spec's defaults: none, gaussian (σ_n = 10·Spread, the spec leaving
 // it to the experiment), sign_flip, scaling (s = 10), ana_proportional
 // (s = 100 percent), alie (z_max), ipm (ε = 0.1), min_max and min_sum
-// (unit_vec, γ_init = 10) and fang_trim (b = 2). random and dynamic need a
+// (unit_vec, γ_init = 10), fang_trim (b = 2) and gaussian_norm (noise at
+// the honest mean's norm). random and dynamic need a
 // model architecture and label_flip is a data attack, so they are left
 // out, as are ana and sfa, LIGHTYEAR's names for gaussian and sign_flip,
-// and adaptive, which needs the previous round's honest vectors.
+// and adaptive and adaptive_receiver, which need the previous round's
+// honest vectors (and the latter each receiver's neighbourhood).
 func StandardAttacks(cfg Config) ([]attack.Attack, error) {
 	p := attack.Params{Sigma: 10 * cfg.Spread, Percent: 100}
 	var out []attack.Attack
 	var errs []error
 	for _, name := range attack.Names() {
 		switch name {
-		case "random", "label_flip", "dynamic", "ana", "sfa", "adaptive":
+		case "random", "label_flip", "dynamic", "ana", "sfa", "adaptive", "adaptive_receiver":
 			continue
 		}
 		a, err := attack.New(name, p)
