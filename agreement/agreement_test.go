@@ -222,21 +222,7 @@ func TestKernelMatchesJacobianProducts(t *testing.T) {
 func kernelMatchesJacobianProducts(t *testing.T, evidential bool) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const n, k, d = 5, 3, 4
-	o := &Outputs{N: n, Classes: k, Dim: d, Probs: make([]float32, n*k), Features: make([]float32, n*d)}
-	for a := range n {
-		var s float64
-		for j := range k {
-			v := r.Float64() + 0.1
-			o.Probs[a*k+j] = float32(v)
-			s += v
-		}
-		for j := range k {
-			o.Probs[a*k+j] /= float32(s)
-		}
-	}
-	for i := range o.Features {
-		o.Features[i] = float32(r.NormFloat64())
-	}
+	o := randomOutputs(r, n, k, d)
 	if evidential {
 		// S = K/u must exceed K so that every α_j = p_j S is above 1.
 		o.Vacuity = make([]float32, n)

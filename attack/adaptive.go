@@ -60,20 +60,26 @@ func (a Adaptive) Craft(dst []float32, v *View, honest []float32, _, _ int, _ *r
 		if p := v.Previous; p != nil && p.settled != nil && len(p.settled.mean) == len(cur) {
 			pred = p.settled.mean
 		}
-		var pn, cn float64
-		for j := range cur {
-			pn += pred[j] * pred[j]
-			cn += cur[j] * cur[j]
-		}
-		k := 0.0
-		if cn > 0 {
-			k = a.e() * math.Sqrt(pn) / math.Sqrt(cn)
-		}
-		for j := range out {
-			out[j] = float32(pred[j] - k*cur[j])
-		}
+		pullAgainst(out, pred, cur, a.e())
 		return nil
 	})
+}
+
+// pullAgainst writes pred − e·||pred||·cur/||cur|| into out (pred when cur
+// is zero): close to the prediction, pulled against the current direction.
+func pullAgainst(out []float32, pred, cur []float64, e float64) {
+	var pn, cn float64
+	for j := range cur {
+		pn += pred[j] * pred[j]
+		cn += cur[j] * cur[j]
+	}
+	k := 0.0
+	if cn > 0 {
+		k = e * math.Sqrt(pn) / math.Sqrt(cn)
+	}
+	for j := range out {
+		out[j] = float32(pred[j] - k*cur[j])
+	}
 }
 
 // UsesPrevious reports whether a reads View.Previous, so the driver must

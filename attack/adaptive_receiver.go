@@ -2,7 +2,6 @@ package attack
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -72,22 +71,7 @@ func (a AdaptiveReceiver) Craft(dst []float32, v *View, honest []float32, from, 
 				pred = x.([]float64)
 			}
 		}
-		e := a.E
-		if e == 0 {
-			e = DefaultEpsilon
-		}
-		var pn, cn float64
-		for j := range cur {
-			pn += pred[j] * pred[j]
-			cn += cur[j] * cur[j]
-		}
-		k := 0.0
-		if cn > 0 {
-			k = e * math.Sqrt(pn) / math.Sqrt(cn)
-		}
-		for j := range out {
-			out[j] = float32(pred[j] - k*cur[j])
-		}
+		pullAgainst(out, pred, cur, Adaptive{E: a.E}.e())
 		return nil
 	})
 }

@@ -1,11 +1,8 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/trellis-fl/trellis/experiment"
@@ -61,22 +58,11 @@ func correctionReport(dir string) (string, error) {
 // readCorrections counts one metrics.jsonl's honest corrections.
 func readCorrections(path string) (correctionStat, error) {
 	var st correctionStat
-	f, err := os.Open(path)
-	if err != nil {
-		return st, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		if !bytes.Contains(sc.Bytes(), []byte(`"correction"`)) {
-			continue
-		}
-		var n metrics.NodeRound
-		if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.Byzantine || n.Correction == nil || n.Correction.Empty {
-			continue // an interrupted run's last line, a Byzantine node, or nothing received
-		}
+	err := honestRecords(path, "correction", func(n *metrics.NodeRound) {
 		c := n.Correction
+		if c == nil || c.Empty {
+			return // nothing received
+		}
 		st.n++
 		st.clipFactor += c.ClipFactor
 		st.gdFactor += c.GdFactor
@@ -89,6 +75,6 @@ func readCorrections(path string) (correctionStat, error) {
 		if c.Prediction == "bb" {
 			st.bb++
 		}
-	}
-	return st, sc.Err()
+	})
+	return st, err
 }

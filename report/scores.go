@@ -24,21 +24,7 @@ type scoreSample struct{ benign, byz []float64 }
 func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
 	out := map[string]map[string]*scoreSample{}
 	err := eachRun(dir, experiment.MetricsFile, func(p string, c experiment.Config) error {
-		f, err := os.Open(filepath.Join(p, experiment.MetricsFile))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			if !bytes.Contains(sc.Bytes(), []byte(`"scores"`)) {
-				continue
-			}
-			var n metrics.NodeRound
-			if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.Byzantine {
-				continue // an interrupted run's last line, or a Byzantine receiver
-			}
+		return honestRecords(filepath.Join(p, experiment.MetricsFile), "scores", func(n *metrics.NodeRound) {
 			for _, s := range n.Scores {
 				g := out[c.Adversary.Attack]
 				if g == nil {
@@ -56,8 +42,7 @@ func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
 					k.benign = append(k.benign, s.Value)
 				}
 			}
-		}
-		return sc.Err()
+		})
 	})
 	return out, err
 }
@@ -173,4 +158,29 @@ func meanCell(xs []float64) string {
 		s += x
 	}
 	return fmt.Sprintf("%.3f", s/float64(len(xs)))
+}
+
+// honestRecords calls fn with every honest node's record in a
+// metrics.jsonl whose line holds the key field (a cheap filter before
+// decoding); an undecodable line (an interrupted run's last) is skipped.
+func honestRecords(path, field string, fn func(*metrics.NodeRound)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	key := []byte(`"` + field + `"`)
+	for sc.Scan() {
+		if !bytes.Contains(sc.Bytes(), key) {
+			continue
+		}
+		var n metrics.NodeRound
+		if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.Byzantine {
+			continue
+		}
+		fn(&n)
+	}
+	return sc.Err()
 }
