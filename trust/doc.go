@@ -153,6 +153,14 @@
 //     graph an edge that formed or broke between two rounds is no
 //     contradiction — comparing a forwarded claim of round t-1 with a
 //     direct claim of round t charged honest nodes z every round.
+//   - Unhopped (a choice the paper leaves open): under Quorum, a dispute
+//     between an edge's endpoints is decided by default by the pools' χ,
+//     hop discount included; Unhopped decides it by the endpoints' trust
+//     alone (a p in conflict weighing nothing). With the discount a
+//     verified liar next to the node can frame an honest endpoint farther
+//     away; without it a liar the node never met is contradicted only once
+//     the witness is 1.5 times more trusted. Rules' judgments take trust as
+//     it was when the round ended, so none depends on update order.
 //   - DisjointPaths k (§IV-B, the high-assurance mode, after Nesterenko
 //     and Tixeuil [6]): an edge enters the view only when its support
 //     arrives through at least k+1 internally node-disjoint paths. Only
