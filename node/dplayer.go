@@ -298,6 +298,24 @@ func NewSampleDPLayer(id int, model *nn.Model, random seed.Source, cfg nn.DPConf
 		acct: acct, event: privacy.GaussianEvent{Multiplier: cfg.Multiplier, Sampling: s}, delta: delta, clip: cfg.Clip}, nil
 }
 
+// UseOrders makes the layer's accountant compute ε over orders (e.g.
+// privacy.DenseOrders) instead of the spec's grid; only before the first
+// step is accounted.
+func (l *SampleDPLayer) UseOrders(orders []float64) error {
+	if l.acct.Steps() > 0 {
+		return fmt.Errorf("sample dp layer: the order grid changed after %d steps", l.acct.Steps())
+	}
+	a, err := privacy.NewAccountant(orders)
+	if err != nil {
+		return err
+	}
+	l.acct = a
+	return nil
+}
+
+// UseOrders is NodeDP.UseOrders for the layer's accountant.
+func (l *DPLayer) UseOrders(orders []float64) error { return l.dp.UseOrders(orders) }
+
 // Train implements Trainer: DP-SGD.
 func (l *SampleDPLayer) Train(src nn.Batches, opt nn.Optimizer, cfg nn.TrainConfig, rng *rand.Rand) (nn.TrainResult, error) {
 	return l.sgd.Train(src, opt, cfg, rng)

@@ -38,6 +38,20 @@ func NewNodeDP(clip, multiplier, delta float64, src Source) (*NodeDP, error) {
 	return &NodeDP{mech: g, src: src, acct: acct, delta: delta}, nil
 }
 
+// UseOrders makes the accountant compute ε over orders (DenseOrders, say)
+// instead of the spec's grid; only before the first release.
+func (n *NodeDP) UseOrders(orders []float64) error {
+	if n.acct.Steps() > 0 {
+		return fmt.Errorf("node-level DP: the order grid changed after %d releases", n.acct.Steps())
+	}
+	a, err := NewAccountant(orders)
+	if err != nil {
+		return err
+	}
+	n.acct = a
+	return nil
+}
+
 // Release clips update in place to the clip norm, adds the noise and
 // charges one release (no amplification: the node releases every round
 // from all of its data).
