@@ -206,8 +206,8 @@ type StrategyConfig struct {
 	// ones take the defaults. Each strategy's keys, defaults and ranges
 	// are declared once, in package strategy (strategy.OptionNames).
 	Options map[string]float64 `toml:"options,omitempty"`
-	// Score is lightyear's agreement score: ntk | calibration | cosine
-	// ("" = ntk).
+	// Score is lightyear's agreement score: ntk | calibration | cosine |
+	// ntk_logits | ntk_uncentered | ntk_classwise ("" = ntk).
 	Score string `toml:"score"`
 }
 

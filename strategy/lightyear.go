@@ -62,7 +62,7 @@ var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine, ScoreNTKLogit
 type Lightyear struct {
 	Tau, G float64
 	NVal   int
-	// Score is the kind that selects: ntk, calibration or cosine.
+	// Score is the kind that selects, one of ScoreKinds.
 	Score string
 	// IncludeSelf selects the authors' aggregation (own model in the
 	// average) instead of the paper's Eq. 17.

@@ -29,8 +29,7 @@ type Params struct {
 	Options map[string]float64
 	// NoPrediction and NoClipping are rdpfl's ablations (RDPFL).
 	NoPrediction, NoClipping bool
-	// Score is lightyear's agreement score: ntk (default for ""),
-	// calibration or cosine.
+	// Score is lightyear's agreement score, one of ScoreKinds (ntk for "").
 	Score string
 }
 
