@@ -224,11 +224,7 @@ func kernelMatchesJacobianProducts(t *testing.T, evidential bool) {
 	const n, k, d = 5, 3, 4
 	o := randomOutputs(r, n, k, d)
 	if evidential {
-		// S = K/u must exceed K so that every α_j = p_j S is above 1.
-		o.Vacuity = make([]float32, n)
-		for a := range o.Vacuity {
-			o.Vacuity[a] = float32(0.05 + 0.04*r.Float64())
-		}
+		addVacuity(r, o)
 	}
 	var kern Kernel
 	if err := kern.Compute(o); err != nil {

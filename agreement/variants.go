@@ -47,10 +47,16 @@ func (k *Kernel) prepare(o *Outputs) {
 	k.K = resize(k.K, n*n)
 	k.Centered = resize(k.Centered, n*n)
 	k.row = resize(k.row, n)
-	k.feat = resize(k.feat, n*d)
-	for i, v := range o.Features[:n*d] {
-		k.feat[i] = float64(v)
+	k.feat = toFloat64(k.feat, o.Features[:n*d])
+}
+
+// toFloat64 converts src into dst, resized to its length.
+func toFloat64(dst []float64, src []float32) []float64 {
+	dst = resize(dst, len(src))
+	for i, v := range src {
+		dst[i] = float64(v)
 	}
+	return dst
 }
 
 // Alignment is the uncentered kernel alignment <A, B>_F / (‖A‖_F ‖B‖_F) of
@@ -82,7 +88,8 @@ type ClassKernels struct {
 	Norm       []float64 // ‖H K_c H‖_F per class
 	jac        []float64 // n × classes² Jacobians
 	feat       []float64
-	k, row     []float64
+	ff         []float64 // φ_a·φ_b + 1, shared by every class block
+	row        []float64
 }
 
 // Compute fills c from o: K_c(a, b) = (φ_a·φ_b + 1)·Σ_l M_a[c,l] M_b[c,l],
@@ -96,11 +103,15 @@ func (c *ClassKernels) Compute(o *Outputs) error {
 	c.Centered = resize(c.Centered, cl*n*n)
 	c.Norm = resize(c.Norm, cl)
 	c.jac = resize(c.jac, n*cl*cl)
-	c.feat = resize(c.feat, n*d)
-	c.k = resize(c.k, n*n)
+	c.feat = toFloat64(c.feat, o.Features[:n*d])
+	c.ff = resize(c.ff, n*n)
 	c.row = resize(c.row, n)
-	for i, v := range o.Features[:n*d] {
-		c.feat[i] = float64(v)
+	for a := range n {
+		fa := c.feat[a*d : (a+1)*d]
+		for b := a; b < n; b++ {
+			v := dot64(fa, c.feat[b*d:(b+1)*d]) + 1
+			c.ff[a*n+b], c.ff[b*n+a] = v, v
+		}
 	}
 	for a := range n {
 		var u float32
@@ -110,16 +121,18 @@ func (c *ClassKernels) Compute(o *Outputs) error {
 		Jacobian(c.jac[a*cl*cl:(a+1)*cl*cl], o.Probs[a*cl:(a+1)*cl], u)
 	}
 	for cls := range cl {
+		// The block is filled in place and centred there (center reads
+		// each entry before it writes it).
+		block := c.Centered[cls*n*n : (cls+1)*n*n]
 		for a := range n {
 			ra := c.jac[a*cl*cl+cls*cl : a*cl*cl+(cls+1)*cl]
-			fa := c.feat[a*d : (a+1)*d]
 			for b := a; b < n; b++ {
 				rb := c.jac[b*cl*cl+cls*cl : b*cl*cl+(cls+1)*cl]
-				v := (dot64(fa, c.feat[b*d:(b+1)*d]) + 1) * dot64(ra, rb)
-				c.k[a*n+b], c.k[b*n+a] = v, v
+				v := c.ff[a*n+b] * dot64(ra, rb)
+				block[a*n+b], block[b*n+a] = v, v
 			}
 		}
-		c.Norm[cls] = center(c.Centered[cls*n*n:(cls+1)*n*n], c.k, c.row, n)
+		c.Norm[cls] = center(block, block, c.row, n)
 	}
 	return nil
 }

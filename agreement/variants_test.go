@@ -26,6 +26,15 @@ func randomOutputs(r *rand.Rand, n, k, d int) *Outputs {
 	return o
 }
 
+// addVacuity makes o an evidential head's outputs. S = K/u must exceed K
+// so that every α_j = p_j S is above 1: u in [0.05, 0.09].
+func addVacuity(r *rand.Rand, o *Outputs) {
+	o.Vacuity = make([]float32, o.N)
+	for a := range o.Vacuity {
+		o.Vacuity[a] = float32(0.05 + 0.04*r.Float64())
+	}
+}
+
 // By hand: features 1 and −1, 3 classes: K = 3·(φ_a φ_b + 1) = [[6, 0], [0, 6]].
 func TestLogitKernelHandValues(t *testing.T) {
 	o := &Outputs{N: 2, Classes: 3, Dim: 1, Probs: []float32{0.2, 0.3, 0.5, 0.9, 0.05, 0.05}, Features: []float32{1, -1}}
@@ -79,10 +88,7 @@ func TestClassKernels(t *testing.T) {
 		const n, k, d = 6, 3, 4
 		o := randomOutputs(r, n, k, d)
 		if evidential {
-			o.Vacuity = make([]float32, n)
-			for a := range o.Vacuity {
-				o.Vacuity[a] = float32(0.05 + 0.04*r.Float64())
-			}
+			addVacuity(r, o)
 		}
 		var whole Kernel
 		var blocks ClassKernels
