@@ -189,13 +189,16 @@ func (l *PaillierLayer) Outbox(p int) ([]*wire.Message, error) {
 		rd := privacy.NewStreamReader(rng.Uint64)
 		for _, a := range slices.Sorted(mapKeys(l.holder)) {
 			pk := l.holder[a]
+			enc, err := pk.Encrypter() // fixed-base (DJN) tables, shared by key
+			if err != nil {
+				return nil, err
+			}
 			cts := make([]*big.Int, len(ms))
 			for i, m := range ms {
 				if m.Cmp(pk.N) >= 0 {
 					return nil, fmt.Errorf("paillier layer: a packed plaintext over group %d's key", a)
 				}
-				var err error
-				if cts[i], err = pk.Encrypt(m, rd); err != nil {
+				if cts[i], err = enc.Encrypt(m, rd); err != nil {
 					return nil, err
 				}
 			}
