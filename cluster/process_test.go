@@ -6,10 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -143,6 +145,32 @@ liar = "omission"
 name = "dmtt"
 `
 
+// secureConfig is a 5-node neighbourhood (every node's 4 in-neighbours)
+// running one of the secure aggregation modes (issue 17): the group sums
+// are exact in fixed point, so masks and ciphertexts drawn from each
+// process's private randomness change no record.
+func secureConfig(mode string) string {
+	return fmt.Sprintf(`
+name = "cluster-%[1]s"
+nodes = 5
+rounds = 2
+seed = 7
+[data]
+samples = 2000
+[model]
+kind = "logreg"
+[topology]
+kind = "kregular"
+k = 4
+[strategy]
+name = "fedavg"
+[evaluation]
+global_test = 200
+[secagg]
+mode = %[1]q
+`, mode)
+}
+
 // TestLockstepMatchesSimulator is acceptance item 1 on small configs:
 // `trellis launch` (a monitor and one process per node over IPC, and over
 // TCP on the loopback, fresh key files, private randomness) writes
@@ -153,7 +181,9 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
 		flags      []string
-	}{{"fedavg", fedavgConfig, nil}, {"dmtt", dmttConfig, nil}, {"fedavg-tcp", fedavgConfig, []string{"--tcp"}}} {
+	}{{"fedavg", fedavgConfig, nil}, {"dmtt", dmttConfig, nil}, {"fedavg-tcp", fedavgConfig, []string{"--tcp"}},
+		{"secagg", secureConfig("neighbourhood") + "threshold = 3\n", nil},
+		{"paillier", secureConfig("paillier") + "paillier_bits = 512\n", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, cfgPath := writeConfig(t, tc.text)
 			c, err := experiment.LoadConfig(cfgPath)
@@ -200,6 +230,91 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLaunchCKKSMatchesSimulator: threshold CKKS in node processes gives
+// the simulator's records up to CKKS's own error. Lattigo draws its
+// encryption noise from crypto/rand, so the two runs cannot be
+// bit-identical: integers (bytes, steps, counts) must be equal, and every
+// other number within 10^-3 relative (CKKS's error is about 10^-6; an
+// accuracy within 0.02, one test sample of 200 near a decision boundary).
+func TestLaunchCKKSMatchesSimulator(t *testing.T) {
+	bin := trellisBinary(t)
+	dir, cfgPath := writeConfig(t, secureConfig("ckks"))
+	c, err := experiment.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simDir := filepath.Join(dir, "sim")
+	if _, err := experiment.RunToDir(context.Background(), c, simDir, nil); err != nil {
+		t.Fatal(err)
+	}
+	cluDir := filepath.Join(dir, "cluster")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a measurement
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "launch", cfgPath, "-o", cluDir, "-q").CombinedOutput(); err != nil {
+		t.Fatalf("trellis launch: %v\n%s", err, out)
+	}
+	for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile} {
+		want, err := os.ReadFile(filepath.Join(simDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(cluDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl, gl := bytes.Split(bytes.TrimSpace(want), []byte("\n")), bytes.Split(bytes.TrimSpace(got), []byte("\n"))
+		if len(wl) == 0 || len(wl) != len(gl) {
+			t.Fatalf("%s: %d records, simulator %d", f, len(gl), len(wl))
+		}
+		for i := range wl {
+			var w, g map[string]any
+			if err := json.Unmarshal(wl[i], &w); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(gl[i], &g); err != nil {
+				t.Fatal(err)
+			}
+			if msg := closeRecords("", w, g); msg != "" {
+				t.Errorf("%s record %d: %s", f, i, msg)
+			}
+		}
+	}
+}
+
+// closeRecords compares two decoded JSON values as TestLaunchCKKSMatchesSimulator
+// says, returning the first difference ("" if none).
+func closeRecords(path string, want, got any) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Sprintf("%s: %v, simulator %v", path, got, want)
+		}
+		for k, v := range w {
+			if msg := closeRecords(path+"."+k, v, g[k]); msg != "" {
+				return msg
+			}
+		}
+	case float64:
+		g, ok := got.(float64)
+		tol := 1e-3 * max(1, math.Abs(w))
+		if strings.HasSuffix(path, "_acc") {
+			tol = 0.02
+		}
+		if w == math.Trunc(w) && ok && g == math.Trunc(g) && !strings.Contains(path, "acc") && !strings.Contains(path, "loss") {
+			tol = 0 // an integer: bytes, steps, counts
+		}
+		if !ok || math.Abs(g-w) > tol {
+			return fmt.Sprintf("%s: %v, simulator %v (tolerance %g)", path, got, want, tol)
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return fmt.Sprintf("%s: %v, simulator %v", path, got, want)
+		}
+	}
+	return ""
 }
 
 // TestLaunchRefusesOmniscientAttack: an attack that needs every honest
