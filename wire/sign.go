@@ -140,15 +140,15 @@ func Verify(m *Message, pub ed25519.PublicKey) bool {
 }
 
 func (d *digester) verify(m *Message, pub ed25519.PublicKey) bool {
-	return d.verifyCached(m, pub, nil)
+	return d.verifyCached(m, pub, nil, nil)
 }
 
-// verifyCached is verify through a VerifyCache (nil: none).
-func (d *digester) verifyCached(m *Message, pub ed25519.PublicKey, c *VerifyCache) bool {
+// verifyCached is verify through a VerifyCache and a DigestMemo (nil: none).
+func (d *digester) verifyCached(m *Message, pub ed25519.PublicKey, c *VerifyCache, memo *DigestMemo) bool {
 	if len(pub) != ed25519.PublicKeySize { // ed25519 panics on other sizes
 		return false
 	}
-	sum, err := d.digest(m)
+	sum, err := memo.digest(m, d)
 	if err != nil {
 		return false
 	}
