@@ -84,9 +84,10 @@ type Setup struct {
 	// ByzantineIdle and Claims are sim.Config's.
 	ByzantineIdle bool
 	Claims        sim.ClaimAttack
-	// NoVerifyCache gives the nodes no shared verification cache (every
-	// node verifies every signature itself, as over a network); results
-	// are the same, only slower. For measurements.
+	// NoVerifyCache gives the nodes no shared verification cache and no
+	// digest memo (every node hashes every message and verifies every
+	// signature itself, as over a network); results are the same, only
+	// slower. For measurements.
 	NoVerifyCache bool
 	// Random is the nodes' randomness (node.Config.Random); nil: every
 	// stream from the seed.
@@ -145,6 +146,7 @@ func (s Setup) Build() (*Built, error) {
 	keys := NewSeedKeys(p.s.Seed, p.s.Nodes)
 	if !p.s.NoVerifyCache {
 		p.cache = wire.NewVerifyCache(0)
+		p.memo = wire.NewDigestMemo()
 	}
 	nodes := make([]*node.Node, p.s.Nodes)
 	for i := range nodes {
@@ -161,7 +163,7 @@ func (s Setup) Build() (*Built, error) {
 		Graph: p.graph, Drops: drops, Byzantine: p.byz, Attack: p.s.Attack, SameForAll: p.s.SameForAll,
 		Identities: keys.ids, WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
-		ByzantineIdle: p.s.ByzantineIdle, Claims: p.s.Claims,
+		ByzantineIdle: p.s.ByzantineIdle, Claims: p.s.Claims, DigestMemo: p.memo,
 	}
 	return &Built{Config: cfg, Nodes: nodes, Splits: p.splits}, nil
 }
@@ -191,6 +193,7 @@ type plan struct {
 	byz       []int
 	flip      attack.DataAttack
 	cache     *wire.VerifyCache
+	memo      *wire.DigestMemo // the simulator's only: Build sets it, BuildNode does not
 }
 
 func (s Setup) plan() (*plan, error) {
@@ -273,7 +276,7 @@ func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
 		TrainData:    train,
 		Test:         data.NewBatcher(tt.Train, p.splits[i].Test, nil, p.shift[i]),
 		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
-		VerifyCache: p.cache,
+		VerifyCache: p.cache, DigestMemo: p.memo,
 	}
 	if s.Trust != nil {
 		tc := *s.Trust

@@ -52,6 +52,10 @@ type Config struct {
 	// validator and the trust layer (wire.VerifyCache); a simulator gives
 	// all its nodes one. Results never depend on it.
 	VerifyCache *wire.VerifyCache
+	// DigestMemo, if set, is the simulator's memo of message digests
+	// (wire.DigestMemo), consulted by the validator only while the
+	// simulator has a delivery phase open. A node on a network has none.
+	DigestMemo *wire.DigestMemo
 }
 
 // Neighborhood is what a node knows of the round's graph: whom it may hear
@@ -103,7 +107,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node %d: identity is for node %d", cfg.ID, cfg.Identity.ID())
 	}
 	v, err := wire.NewValidator(wire.ValidatorConfig{
-		Self: uint32(cfg.ID), Directory: cfg.Directory, PayloadLen: cfg.Model.NumParams(), Cache: cfg.VerifyCache})
+		Self: uint32(cfg.ID), Directory: cfg.Directory, PayloadLen: cfg.Model.NumParams(),
+		Cache: cfg.VerifyCache, Digests: cfg.DigestMemo})
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
 	}

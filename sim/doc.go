@@ -28,6 +28,14 @@
 //   - A round has as many exchange phases as the nodes' layers need; the
 //     adversary rewrites each phase's Byzantine messages, and a phase
 //     closes when every message routed in it was delivered.
+//   - Nodes' validators may share a wire.DigestMemo (Config.DigestMemo): the
+//     driver opens it for each delivery phase, once the adversary has made
+//     its messages, and closes it when every node has taken the phase, so a
+//     broadcast is hashed once instead of once per receiver. It relies on
+//     what sending one pointer to many receivers already requires: nothing
+//     writes a message while it is delivered (a Byzantine message is a new
+//     Message, made and signed before the phase opens). Not with
+//     WireRoundTrip, whose links decode their own copies as a network would.
 //   - Traffic (bytes_sent) counts the encoded size of every message a node
 //     puts on a link, dropped or not.
 //   - delta_max is max over honest nodes of the weight they gave Byzantine

@@ -54,6 +54,14 @@ type Config struct {
 	// Claims is what Byzantine nodes do with topology claims (nodes with a
 	// trust layer only); the zero value sends them as the node made them.
 	Claims ClaimAttack
+	// DigestMemo, if set, is the memo the nodes' validators share
+	// (node.Config.DigestMemo): the driver opens it for each delivery phase,
+	// after the adversary has replaced its messages, and closes it once
+	// every node has taken the phase's messages, so a broadcast is hashed
+	// once rather than once per receiver. Not with WireRoundTrip, where
+	// every link decodes its own copy, as a network would. Results are the
+	// same without it.
+	DigestMemo *wire.DigestMemo
 }
 
 // ChooseByzantine picks k = max(1, round(n·fraction)) nodes from the seed
@@ -217,7 +225,15 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		}
 		// All nodes run the same layers, so they agree on the phases.
 		last := !slices.Contains(more, true)
-		if err := forEach(n, r.workers, func(i int) error {
+		memo := r.cfg.DigestMemo
+		if r.cfg.WireRoundTrip {
+			memo = nil // every link gets a new copy: nothing to share, and
+			// the memo would keep every copy alive until the phase ends
+		}
+		if memo != nil {
+			memo.Open()
+		}
+		err := forEach(n, r.workers, func(i int) error {
 			if err := r.deliver(round, g, i, outbox); err != nil {
 				return err
 			}
@@ -229,7 +245,11 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 			ready[i], err = r.nodes[i].End(node.EndOptions{Keep: idle(i), Evaluate: rec.Evaluated, Global: r.cfg.Global})
 			combineDur[i] = time.Since(tc)
 			return err
-		}); err != nil {
+		})
+		if memo != nil {
+			memo.Close()
+		}
+		if err != nil {
 			return nil, err
 		}
 		if last {

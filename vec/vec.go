@@ -97,12 +97,16 @@ func AllFinite(x []float32) (bool, int) {
 }
 
 func anyNonFinite(x []float32) bool {
-	const exp, one = 0x7f800000, 0x00800000
 	i, bad := anyNonFinitePrefix(x)
-	if bad {
-		return true
-	}
+	return bad || anyNonFiniteScalar(x[i:])
+}
+
+// anyNonFiniteScalar is the portable scan: the whole of x without AVX2,
+// the tail after the vector prefix with it.
+func anyNonFiniteScalar(x []float32) bool {
+	const exp, one = 0x7f800000, 0x00800000
 	var a, b, c, d uint32
+	i := 0
 	for ; i+4 <= len(x); i += 4 {
 		q := x[i : i+4 : i+4]
 		a |= math.Float32bits(q[0])&exp + one

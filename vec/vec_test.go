@@ -2,7 +2,10 @@ package vec
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/trellis-fl/trellis/internal/cpu"
 )
 
 func TestKernelsAgainstHandValues(t *testing.T) {
@@ -87,6 +90,60 @@ func TestAllFiniteEveryPosition(t *testing.T) {
 					t.Fatalf("n=%d: %v at %d reported as ok=%v i=%d", n, b, pos, ok, i)
 				}
 			}
+		}
+	}
+}
+
+// TestNonFiniteKernelAgreesWithPortable: the AVX2 prefix scan and the
+// portable scan agree, and AllFinite finds the first bad element, on random
+// finite data with NaNs and infinities at random positions, at 32-lane
+// block boundaries and at the last element.
+func TestNonFiniteKernelAgreesWithPortable(t *testing.T) {
+	if !cpu.AVX2FMA {
+		t.Log("no AVX2: only the portable scan runs here")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7f800001), math.Float32frombits(0xffffffff)}
+	for trial := range 3000 {
+		n := rng.IntN(300)
+		if trial%100 == 0 {
+			n = 235146 // the MLP 784-256-128-10
+		}
+		x := make([]float32, n)
+		for i := range x {
+			b := rng.Uint32()
+			if b&0x7f800000 == 0x7f800000 {
+				b ^= 1 << 23 // keep it finite
+			}
+			x[i] = math.Float32frombits(b)
+		}
+		want := -1
+		if n > 0 && trial%4 != 0 { // a quarter stay finite
+			var pos int
+			switch rng.IntN(4) {
+			case 0:
+				pos = n - 1
+			case 1:
+				pos = min(n-1, 32*rng.IntN(n/32+1)+rng.IntN(3)-1) // around a block edge
+			default:
+				pos = rng.IntN(n)
+			}
+			pos = max(pos, 0)
+			x[pos] = bad[rng.IntN(len(bad))]
+			if later := pos + rng.IntN(n-pos); rng.IntN(2) == 0 {
+				x[later] = bad[rng.IntN(len(bad))] // a later one must not win
+			}
+			want = pos
+		}
+		if p, vecBad := anyNonFinitePrefix(x); p > n || p%32 != 0 || vecBad != anyNonFiniteScalar(x[:p]) {
+			t.Fatalf("n=%d: the kernel says %v over %d elements, the portable scan %v", n, vecBad, p, anyNonFiniteScalar(x[:p]))
+		}
+		if anyNonFinite(x) != anyNonFiniteScalar(x) {
+			t.Fatalf("n=%d: the kernel and the portable scan disagree", n)
+		}
+		if ok, i := AllFinite(x); ok != (want < 0) || i != want {
+			t.Fatalf("n=%d: AllFinite = %v, %d; the first bad element is at %d", n, ok, i, want)
 		}
 	}
 }

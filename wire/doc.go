@@ -77,6 +77,31 @@
 // message signature covers the hop it sent. Simulated identities derive from
 // (experiment seed, node id) (NewIdentity), so runs are reproducible to the byte.
 //
+// The digest streams from the Message: on a little-endian host (every one
+// trellis runs on) a float32 or uint32 payload is hashed where it lies in
+// memory, since its bytes already are the encoding; a big-endian host
+// converts it through a small scratch buffer. Either way the digest is
+// SHA-256 of exactly the encoded bytes (TestDigestMatchesEncoding), so the
+// Python peer and any other implementation sign and verify the same thing.
+//
+// # Simulator-only digest memo
+//
+// A simulator hands one *Message to every out-neighbour of a broadcast, and
+// every receiver's Validator would hash the same ~1 MB again. A DigestMemo
+// shared by the validators (ValidatorConfig.Digests) lets the first receiver
+// hash it and the others reuse the digest, while the simulator has the phase
+// open: it opens the memo after the adversary's messages are made and
+// closes it, forgetting every entry, once all receivers have taken the
+// phase's messages. This is sound because nothing modifies a message during
+// delivery (a node's outbox payloads are read-only once returned, and a
+// pointer shared by 50 receivers already relies on it), and because anything
+// tampered with or replaced is a new Message and is hashed on its own. The
+// Ed25519 verification itself still happens per receiver, or comes from the
+// VerifyCache. A node on a network never has a memo: it hashes the bytes it
+// received. Per-recipient messages (DMTT's one vector per peer) differ in
+// their header, which the hash reads first, so they are not helped, and the
+// signed bytes stay as they are for the sake of every other implementation.
+//
 // # Validation
 //
 // Decode checks form and Limits on any bytes without panicking or allocating

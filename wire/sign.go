@@ -3,9 +3,11 @@ package wire
 import (
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
+	"unsafe"
 )
 
 // Signature scheme (doc.go, "Signatures"). Distinct Ed25519ctx contexts keep
@@ -21,16 +23,27 @@ var (
 	claimOpts   = &ed25519.Options{Context: claimContext}
 )
 
-// digester hashes a message's canonical encoding without materialising it:
-// floats go through a small scratch buffer that stays in cache, so verifying
-// a 1 MB payload costs one SHA-256 pass and no 1 MB copy. A Validator keeps
-// one; Sign and Verify make their own.
+// digester hashes a message's canonical encoding without materialising it.
+// On a little-endian host a float32 or uint32 array in memory already is its
+// encoding (the format is little-endian), so the payload is hashed in place:
+// no copy at all. Elsewhere the values go through a small scratch buffer that
+// stays in cache, so verifying a 1 MB payload still costs one SHA-256 pass
+// and no 1 MB copy. A Validator keeps one; Sign and Verify make their own.
 type digester struct {
 	h       hash.Hash
 	scratch []byte
+	// inPlace: hash payload memory directly (littleEndian); a test turns it
+	// off to check the portable path on any host.
+	inPlace bool
 }
 
-func newDigester() *digester { return &digester{h: sha256.New(), scratch: make([]byte, 0, 8192)} }
+// littleEndian reports whether the host lays out a uint32 as the format
+// does, least significant byte first.
+var littleEndian = binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1
+
+func newDigester() *digester {
+	return &digester{h: sha256.New(), scratch: make([]byte, 0, 8192), inPlace: littleEndian}
+}
 
 // digest returns SHA-256 of AppendEncode(m) without its trailing signature.
 func (d *digester) digest(m *Message) ([sha256.Size]byte, error) {
@@ -45,27 +58,13 @@ func (d *digester) digest(m *Message) ([sha256.Size]byte, error) {
 		putHeader(b, &m.Header, body)
 		putVectorPrefix(b[HeaderSize:], &m.Payload)
 		d.h.Write(b)
-		chunk := cap(d.scratch) / 4
-		for xs := m.Payload.Data; len(xs) > 0; {
-			n := min(len(xs), chunk)
-			b := d.scratch[:4*n]
-			putFloats(b, xs[:n])
-			d.h.Write(b)
-			xs = xs[n:]
-		}
+		hashWords(d, m.Payload.Data, putFloats)
 	} else if m.Kind == KindMasked {
 		b := d.scratch[:HeaderSize+arrayPrefixSize(len(m.Masked.Tag))]
 		putHeader(b, &m.Header, body)
 		putArrayPrefix(b[HeaderSize:], len(m.Masked.Data), m.Masked.Tag)
 		d.h.Write(b)
-		chunk := cap(d.scratch) / 4
-		for xs := m.Masked.Data; len(xs) > 0; {
-			n := min(len(xs), chunk)
-			b := d.scratch[:4*n]
-			putUint32s(b, xs[:n])
-			d.h.Write(b)
-			xs = xs[n:]
-		}
+		hashWords(d, m.Masked.Data, putUint32s)
 	} else if isBlob(m.Kind) {
 		b := d.scratch[:HeaderSize+arrayPrefixSize(len(m.Blob.Tag))]
 		putHeader(b, &m.Header, body)
@@ -87,6 +86,26 @@ func (d *digester) digest(m *Message) ([sha256.Size]byte, error) {
 	}
 	d.h.Sum(sum[:0])
 	return sum, nil
+}
+
+// hashWords hashes the encoding of xs, 4 little-endian bytes a value: in
+// place when the host's layout is the format's, else converted by put a
+// scratch buffer at a time.
+func hashWords[T float32 | uint32](d *digester, xs []T, put func(b []byte, xs []T)) {
+	if len(xs) == 0 {
+		return
+	}
+	if d.inPlace {
+		d.h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), 4*len(xs)))
+		return
+	}
+	for chunk := cap(d.scratch) / 4; len(xs) > 0; {
+		n := min(len(xs), chunk)
+		b := d.scratch[:4*n]
+		put(b, xs[:n])
+		d.h.Write(b)
+		xs = xs[n:]
+	}
 }
 
 // Sign sets m.Sig to id's signature over every other field of m (its
@@ -121,15 +140,15 @@ func Verify(m *Message, pub ed25519.PublicKey) bool {
 }
 
 func (d *digester) verify(m *Message, pub ed25519.PublicKey) bool {
-	return d.verifyCached(m, pub, nil)
+	return d.verifyCached(m, pub, nil, nil)
 }
 
-// verifyCached is verify through a VerifyCache (nil: none).
-func (d *digester) verifyCached(m *Message, pub ed25519.PublicKey, c *VerifyCache) bool {
+// verifyCached is verify through a VerifyCache and a DigestMemo (nil: none).
+func (d *digester) verifyCached(m *Message, pub ed25519.PublicKey, c *VerifyCache, memo *DigestMemo) bool {
 	if len(pub) != ed25519.PublicKeySize { // ed25519 panics on other sizes
 		return false
 	}
-	sum, err := d.digest(m)
+	sum, err := memo.digest(m, d)
 	if err != nil {
 		return false
 	}

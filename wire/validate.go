@@ -50,6 +50,11 @@ type ValidatorConfig struct {
 	// claims) from earlier ones; a simulator shares one between all its
 	// nodes' validators. Results are the same with or without it.
 	Cache *VerifyCache
+	// Digests, if set, is a simulator's DigestMemo: while its driver has a
+	// delivery phase open, a message (by pointer) another validator sharing
+	// it has hashed is not hashed again. Never for a node on a network,
+	// which must hash what it received (DigestMemo says why).
+	Digests *DigestMemo
 }
 
 // maxUnknownTracked bounds how many ids outside the Directory get their own
@@ -74,6 +79,7 @@ type Validator struct {
 	unattributed Counts
 	dig          *digester
 	cache        *VerifyCache
+	digests      *DigestMemo
 }
 
 type peerState struct {
@@ -104,6 +110,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		peers:      make(map[uint32]*peerState),
 		dig:        newDigester(),
 		cache:      cfg.Cache,
+		digests:    cfg.Digests,
 	}, nil
 }
 
@@ -214,7 +221,7 @@ func (v *Validator) check(m *Message) *Error {
 		return reject(FutureRound, fmt.Sprintf("round %d, current %d", m.Round, v.round))
 	}
 
-	if !v.dig.verifyCached(m, pub, v.cache) {
+	if !v.dig.verifyCached(m, pub, v.cache, v.digests) {
 		return reject(BadSignature, fmt.Sprintf("from node %d", m.From))
 	}
 
