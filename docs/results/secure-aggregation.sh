@@ -7,14 +7,16 @@
 # process's CPU over nodes × rounds: training, evaluation and the
 # protocol together).
 #
-#   docs/results/secure-aggregation.sh [OUT]      (default runs/secagg)
+#   docs/results/secure-aggregation.sh [OUT] [CONFIG]
+#       (defaults runs/secagg and configs/secagg/modes-quick.toml; the
+#       Paillier relay's table: runs/paillier configs/secagg/paillier-quick.toml)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-runs/secagg}
 mkdir -p "$out"
 go build -o "$out/trellis" ./cmd/trellis
 t="$out/trellis"
-cfg=configs/secagg/modes-quick.toml
+cfg=${2:-configs/secagg/modes-quick.toml}
 n=$("$t" validate "$cfg" | sed -n 's/.*valid, \([0-9]*\) run(s).*/\1/p')
 for k in $(seq 0 $((n - 1))); do
   /usr/bin/time -f "%U %S" -o "$out/cpu-$k.txt" nice -n 10 "$t" run "$cfg" -o "$out" --shard "$k/$n" --quiet >/dev/null
