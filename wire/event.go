@@ -239,10 +239,10 @@ func (v *Validator) checkEvent(from, to uint32, e *Event) *Error {
 	case (e.Hop == 0) != (e.Source == from):
 		return reject(BadHop, fmt.Sprintf("hop %d for an event of node %d sent by node %d", e.Hop, e.Source, from))
 	}
-	if !VerifyEvent(e, src) {
+	if !v.cache.VerifyEvent(e, src) {
 		return reject(BadClaimSignature, fmt.Sprintf("event of node %d, version %d", e.Source, e.Version))
 	}
-	if e.Attested && !VerifyCounter(e, peer) {
+	if e.Attested && !v.cache.VerifyCounter(e, peer) {
 		return reject(BadClaimSignature, fmt.Sprintf("countersignature of node %d on the event of node %d, version %d", e.Peer, e.Source, e.Version))
 	}
 	return nil
