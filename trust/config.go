@@ -70,8 +70,8 @@ type Config struct {
 	// OneSided is the weight of a statement only one endpoint signed (a
 	// one-sided event, a digest's entry) relative to a bilateral one
 	// (§IV-A: "One-sided claims are allowed but start with lower
-	// confidence"). Default 1/2: a one-sided statement counts as half a
-	// witness, so one endpoint alone is never worth both.
+	// confidence"). Default 1/2: one of the two signatures an attested
+	// statement carries (package doc, "Signed edge events").
 	OneSided float64
 
 	// Cache, if set, answers claim-signature verifications already made

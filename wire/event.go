@@ -204,9 +204,10 @@ func (v *Validator) checkEvents(m *Message) *Error {
 	evs, err := DecodeEvents(v.events[:0], m.Blob.Data, v.lim.MaxNeighbors)
 	v.events = evs[:0]
 	if err != nil {
-		var we *Error
-		errors.As(err, &we)
-		return we
+		// The blob framing held and the sender signed it: what is wrong is
+		// content, evidence against the sender (Reason.Signed), as for a
+		// key advertisement of the wrong length.
+		return reject(WrongLength, err.Error())
 	}
 	if len(evs) == 0 {
 		return reject(WrongLength, "empty event batch")

@@ -83,23 +83,23 @@ func TestEventValidation(t *testing.T) {
 			m.Blob.Data = m.Blob.Data[:EventSize-4]
 			mustSign(t, m, 1)
 			return m
-		}, Limits{}, Malformed},
+		}, Limits{}, WrongLength},
 		{"unknown op", func() *Message {
 			e := testEvent(t, 1, 2, false)
 			e.Op = 3
 			return eventMsg(t, 1, 0, e)
-		}, Limits{}, Malformed},
+		}, Limits{}, WrongLength},
 		{"countersignature bytes without the flag", func() *Message {
 			e := testEvent(t, 1, 2, true)
 			m := eventMsg(t, 1, 0, e)
 			m.Blob.Data[26] = 0
 			mustSign(t, m, 1)
 			return m
-		}, Limits{}, Malformed},
+		}, Limits{}, WrongLength},
 		{"oversize batch", func() *Message {
 			e := testEvent(t, 1, 2, false)
 			return eventMsg(t, 1, 0, e, e, e)
-		}, Limits{MaxNeighbors: 2}, Oversize},
+		}, Limits{MaxNeighbors: 2}, WrongLength},
 		{"unknown source", func() *Message {
 			e := testEvent(t, 1, 2, false)
 			e.Source, e.Hop = 99, 1
@@ -158,6 +158,11 @@ func TestEventValidation(t *testing.T) {
 		err := newTestValidator(t, tt.lim).Check(m)
 		if ReasonOf(err) != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+		// Every refusal comes after the sender's signature held: evidence
+		// against it.
+		if !tt.want.Signed() {
+			t.Errorf("%s: %v is not evidence against the sender", tt.name, tt.want)
 		}
 	}
 }
