@@ -42,8 +42,8 @@ func TestTrustRulesKeys(t *testing.T) {
 // TestTrustClaimsKeys: trust.claims and trust.digest_every reach the trust
 // layer's Config; the default (no key) is the lists form and leaves the
 // resolved config's hash as it was; bad values, digest_every without the
-// events form, misspelt keys and claim attacks in the events form are
-// refused with the key named.
+// events form, misspelt keys and the claim forgery/replay/flood attacks in
+// the events form are refused with the key named; a liar is accepted.
 func TestTrustClaimsKeys(t *testing.T) {
 	base := "[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[trust]\n"
 	for _, c := range []struct {
@@ -81,10 +81,19 @@ func TestTrustClaimsKeys(t *testing.T) {
 		{"digest_every = 3", "digest_every"},
 		{"claims = \"events\"\ndigest_every = -1", "digest_every"},
 		{"claim = \"events\"", "claim"},
-		{"claims = \"events\"\n[adversary]\nliar = \"omission\"\nfraction = 0.1", "adversary.liar"},
+		{"claims = \"events\"\n[adversary]\nclaim_flood = true\nfraction = 0.1", "claim_flood"},
 	} {
 		if _, err := ParseConfig([]byte(base+bad.keys), "t"); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: error %v, want one naming %s", bad.keys, err, bad.want)
 		}
+	}
+}
+
+// TestTrustEventsWithLiar: adversary.liar is accepted in the events form
+// (sim.eventsOf acts for it).
+func TestTrustEventsWithLiar(t *testing.T) {
+	text := "[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[trust]\nclaims = \"events\"\n[adversary]\nliar = \"omission\"\nfraction = 0.1\n"
+	if _, err := ParseConfig([]byte(text), "t"); err != nil {
+		t.Fatalf("liar in the events form refused: %v", err)
 	}
 }

@@ -257,8 +257,11 @@
 // fabricated edges between two liars are bilaterally signed by the
 // coalition: no event-level rule can refute them, for the reason given
 // below for inflation liars. MarshalBinary refuses the events form (its
-// stances are not in the snapshot format); package sim's claim attacks are
-// not implemented for it (bench/dmtttrust has event-form liars).
+// stances are not in the snapshot format). Package sim's liars act in the
+// events form (sim.eventsOf: an omission liar withholds every event and
+// countersignature about its honest edges), but its inflation liar does
+// not co-sign fabricated events (bench/dmtttrust's do), and its claim
+// forgery, replay and flood attacks are not implemented for it.
 //
 // What no rule here can do. An inflation liar claims its true neighbours
 // (the self-inclusion check confirms it every round) plus the coalition;
