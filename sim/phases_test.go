@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/trellis-fl/trellis/metrics"
@@ -111,8 +112,9 @@ func (a alternate) At(r int) *topology.Graph {
 // TestSimulatorRunsTheEventsForm: 6 nodes with the trust layer in the
 // events claim form, node 5 an omission liar, over a graph whose edges
 // change every round, with the wire round trip: the three phases run, the
-// event traffic counts as claim traffic, and the honest nodes end up
-// trusting the liar neighbour less than their honest ones.
+// event traffic counts as claim traffic, the records do not depend on the
+// number of workers, and the honest nodes end up trusting the liar
+// neighbour less than their honest ones.
 func TestSimulatorRunsTheEventsForm(t *testing.T) {
 	const n = 6
 	ids, dir := wire.SimIdentities(11, n)
@@ -126,16 +128,24 @@ func TestSimulatorRunsTheEventsForm(t *testing.T) {
 	}
 	tc := trust.DefaultConfig()
 	tc.Claims = trust.ClaimsEvents
-	nodes := make([]*node.Node, n)
-	for i := range nodes {
-		nodes[i] = tinyNode(t, i, ids, dir, 11, 8, func(c *node.Config) { c.Strategy, c.Trust = strategy.Local{}, &tc })
+	run := func(workers int) []*metrics.Round {
+		nodes := make([]*node.Node, n)
+		for i := range nodes {
+			nodes[i] = tinyNode(t, i, ids, dir, 11, 8, func(c *node.Config) { c.Strategy, c.Trust = strategy.Local{}, &tc })
+		}
+		var recs []*metrics.Round
+		err = Run(context.Background(), Config{Rounds: 8, Graph: alternate{ring, full}, Identities: ids, Seed: 11, WireRoundTrip: true,
+			Byzantine: []int{5}, Claims: ClaimAttack{Liar: LiarOmission}, Workers: workers},
+			nodes, metrics.SinkFunc(func(r *metrics.Round) error { recs = append(recs, r); return nil }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
 	}
-	var recs []*metrics.Round
-	err = Run(context.Background(), Config{Rounds: 8, Graph: alternate{ring, full}, Identities: ids, Seed: 11, WireRoundTrip: true,
-		Byzantine: []int{5}, Claims: ClaimAttack{Liar: LiarOmission}},
-		nodes, metrics.SinkFunc(func(r *metrics.Round) error { recs = append(recs, r); return nil }))
-	if err != nil {
-		t.Fatal(err)
+	recs := run(1)
+	// The same records whatever the parallelism.
+	if again := run(4); !reflect.DeepEqual(again, recs) {
+		t.Error("4 workers gave other records than 1")
 	}
 	last := recs[len(recs)-1]
 	if last.Trust == nil || last.Trust.NeighborHonest == nil || last.Trust.NeighborByzantine == nil {
