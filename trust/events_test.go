@@ -412,3 +412,123 @@ func TestEventsReachTheListsView(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIngestEvents drives node 0 in the events form through a program of
+// operations: hear a peer, ingest an event with fuzzed source, peer, round,
+// version, hop and op, validly signed or not, attested with a valid or a
+// broken countersignature or not, ingest a digest, take a countersignature
+// for one of its own events, end the round. Properties: no panic, every
+// refusal a *Rejection, trust in [0, 1], event forwards still verifying.
+//
+//	go test ./trust -run '^$' -fuzz FuzzIngestEvents -fuzztime=100000x
+func FuzzIngestEvents(f *testing.F) {
+	f.Add([]byte{1, 1, 2, 3, 0, 1, 0, 0, 3, 1, 1, 3, 2, 1, 2, 1, 0, 1, 3})
+	f.Add([]byte{1, 1, 1, 2, 0, 1, 0, 1, 4, 1, 1, 1, 2, 0, 1, 0, 1, 1, 2, 2, 1, 3, 3})
+	f.Add([]byte{4, 1, 5, 1, 1, 1, 2, 0, 2, 0, 0, 3, 1, 2, 4, 2, 0, 5, 1, 2, 3})
+	ids, dir := wire.SimIdentities(testSeed, 8)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := New(ids[0], dir, []uint32{1, 2, 3}, eventsConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		round := uint64(1)
+		if err := s.BeginRound(round); err != nil {
+			t.Fatal(err)
+		}
+		own, err := s.OwnEvents([]uint32{1, 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(b) > 0 {
+			op := b[0] % 6
+			b = b[1:]
+			switch op {
+			case 0:
+				if len(b) > 0 {
+					s.Heard(uint32(b[0] % 10))
+					b = b[1:]
+				}
+			case 1: // event: from, source, peer, round delta, version, hop, op, flags
+				if len(b) < 8 {
+					b = nil
+					break
+				}
+				from, src, peer := uint32(b[0]%10), uint32(b[1]%10), uint32(b[2]%10)
+				e := wire.Event{Source: src, Peer: peer, Round: round - uint64(b[3]%4) + 1, Version: uint64(b[4] % 8),
+					Hop: b[5] % 4, Op: b[6] % 4}
+				fl := b[7]
+				if int(src) < len(ids) && fl&1 == 0 {
+					wire.SignEvent(&e, ids[src])
+				}
+				if int(peer) < len(ids) && fl&2 != 0 {
+					wire.Countersign(&e, ids[peer])
+				}
+				if fl&4 != 0 {
+					e.Counter[1] ^= 1
+				}
+				e.Return = fl&8 != 0
+				checkErr(t, s.IngestEvent(from, &e))
+				b = b[8:]
+			case 2: // digest of a source listing neighbour bits
+				if len(b) < 2 {
+					b = nil
+					break
+				}
+				src := uint32(b[0] % 8)
+				var nb []uint32
+				for j := range uint32(8) {
+					if b[1]&(1<<j) != 0 && j != src {
+						nb = append(nb, j)
+					}
+				}
+				checkErr(t, s.Ingest(src, signed(t, src, round, uint64(b[0]/8)+1, nb...)))
+				b = b[2:]
+			case 3: // end the round, check, begin the next
+				if _, err := s.EndRound(); err != nil {
+					t.Fatal(err)
+				}
+				check(t, s)
+				for _, e := range s.EventForwards() {
+					sk, _ := dir.Key(e.Source)
+					pk, _ := dir.Key(e.Peer)
+					if !wire.VerifyEvent(&e, sk) || (e.Attested && !wire.VerifyCounter(&e, pk)) || int(e.Hop) > s.cfg.HopLimit {
+						t.Fatalf("event forward %+v", e)
+					}
+				}
+				round++
+				if err := s.BeginRound(round); err != nil {
+					t.Fatal(err)
+				}
+				own, _ = s.OwnEvents([]uint32{uint32(round%3) + 1})
+			case 4: // a countersignature for one of the node's own events
+				if len(b) < 1 || len(own) == 0 {
+					b = nil
+					break
+				}
+				e := own[int(b[0])%len(own)]
+				if e.Peer < uint32(len(ids)) {
+					wire.Countersign(&e, ids[e.Peer])
+				}
+				if b[0]&0x80 != 0 {
+					e.Counter[0] ^= 1
+				}
+				checkErr(t, s.AcceptCountersign(e.Peer, &e))
+				b = b[1:]
+			case 5: // a proposal to countersign
+				if len(b) < 1 {
+					b = nil
+					break
+				}
+				src := uint32(b[0]%7) + 1
+				e := wire.Event{Source: src, Peer: 0, Round: round, Version: 1, Op: b[0]%2 + 1}
+				wire.SignEvent(&e, ids[src])
+				s.Countersign(&e)
+				b = b[1:]
+			}
+		}
+		if _, err := s.EndRound(); err != nil {
+			t.Fatal(err)
+		}
+		check(t, s)
+	})
+}
