@@ -167,6 +167,15 @@ type TrustConfig struct {
 	// DisjointPaths k > 0 is the high-assurance mode: support through
 	// k+1 node-disjoint paths (trust.Rules.DisjointPaths).
 	DisjointPaths int `toml:"disjoint_paths"`
+	// Claims is the claim form: "lists" (the default, also when empty: a
+	// signed neighbour list every round) or "events" (signed edge events
+	// with bilateral attestation and a periodic digest, trust.ClaimsEvents;
+	// paper §III-D, §IV-A). Empty and zero values are left out of the
+	// resolved TOML, so existing configs keep their hash.
+	Claims string `toml:"claims,omitempty"`
+	// DigestEvery is, with claims = "events", how many rounds apart a
+	// node sends its whole-list digest (0: trust's default, 5).
+	DigestEvery int `toml:"digest_every,omitzero"`
 }
 
 // StrategyConfig is how honest nodes collaborate.

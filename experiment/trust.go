@@ -39,6 +39,22 @@ func (c Config) trustConfig() (*trust.Config, error) {
 		return nil, fmt.Errorf("trust: rules = %q, want \"spec\", \"screen\" or \"screen_unhopped\"", tc.Rules)
 	}
 	t.Rules.DisjointPaths = tc.DisjointPaths
+	switch tc.Claims {
+	case "", trust.ClaimsLists:
+		if tc.DigestEvery != 0 {
+			return nil, fmt.Errorf("trust: digest_every = %d applies to claims = %q only (claims is %q)", tc.DigestEvery, trust.ClaimsEvents, tc.Claims)
+		}
+	case trust.ClaimsEvents:
+		t.Claims = trust.ClaimsEvents
+		if tc.DigestEvery < 0 {
+			return nil, fmt.Errorf("trust: digest_every = %d, want a positive number of rounds (0: the default, %d)", tc.DigestEvery, t.DigestEvery)
+		}
+		if tc.DigestEvery > 0 {
+			t.DigestEvery = tc.DigestEvery
+		}
+	default:
+		return nil, fmt.Errorf("trust: claims = %q, want %q (the default) or %q", tc.Claims, trust.ClaimsLists, trust.ClaimsEvents)
+	}
 	if c.Strategy.Name == "dmtt" {
 		if v, ok := c.Strategy.Options["tau_trust"]; ok {
 			t.TauTrust = v // one τ_trust for the screen and the gate
@@ -63,6 +79,13 @@ func (c Config) validateDMTT(bad func(key string, val any, allowed string), errs
 	case "", sim.LiarOmission, sim.LiarInflation:
 	default:
 		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), `want "", "omission" or "inflation"`)
+	}
+	if a := c.Adversary; (a.ClaimForgery || a.ClaimReplay || a.ClaimFlood) && c.Trust.Claims == trust.ClaimsEvents {
+		// They forge, replay and flood whole-list claims, which the
+		// events form sends only as digests; event forms of them are not
+		// implemented (sim.eventsOf has the liars).
+		bad("adversary.claim_forgery/claim_replay/claim_flood", fmt.Sprintf("%v/%v/%v", a.ClaimForgery, a.ClaimReplay, a.ClaimFlood),
+			"not implemented for trust.claims = \"events\" (adversary.liar is)")
 	}
 	if c.claimAttack().Active() && !c.trustOn() {
 		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), "topology-claim attacks (liar, claim_forgery, claim_replay, claim_flood) need the trust layer: strategy.name = \"dmtt\" or trust.enabled = true")

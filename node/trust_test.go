@@ -93,3 +93,76 @@ func TestMalformedClaimsNeverPanic(t *testing.T) {
 		t.Errorf("stats %+v: want forged and malformed claims refused", st)
 	}
 }
+
+// TestEventsFlowThroughTheNode: in the events claim form a round has the
+// three phases of the co-signing round trip. Node 2 joins 0 and 1 at round
+// 1: each endpoint proposes its addition to the other, which countersigns
+// it, and the attested events reach the third node, whose view then holds
+// the edge 1–2 with both endpoints as witnesses, no evidence against
+// anyone.
+func TestEventsFlowThroughTheNode(t *testing.T) {
+	ids, dir := wire.SimIdentities(3, 3)
+	tc := trust.DefaultConfig()
+	tc.Claims = trust.ClaimsEvents
+	nodes := make([]*Node, 3)
+	for i := range nodes {
+		nodes[i] = newTestNode(t, i, ids, dir, strategy.Local{}, func(c *Config) { c.Trust = &tc })
+	}
+	hoods := [][]Neighborhood{
+		{{In: []int{0, 1}}, {In: []int{0, 1}}, {In: []int{2}}},
+		{{In: []int{0, 1, 2}}, {In: []int{0, 1, 2}}, {In: []int{0, 1, 2}}},
+	}
+	var rds []Ready
+	for r, hs := range hoods {
+		for i, n := range nodes {
+			begin(t, r, hs[i], n)
+		}
+		for phase := 0; ; phase++ {
+			more := false
+			var sent [][]*wire.Message
+			for _, n := range nodes {
+				out, m, err := n.Outbox()
+				if err != nil {
+					t.Fatal(err)
+				}
+				more = m
+				sent = append(sent, out)
+			}
+			for i, out := range sent {
+				for _, m := range out {
+					for j, n := range nodes {
+						if j == i || !slices.Contains(hs[j].In, i) || (m.To != wire.Broadcast && m.To != uint32(j)) {
+							continue
+						}
+						if err := n.Step(m); err != nil {
+							t.Fatalf("round %d phase %d: %d→%d %s: %v", r, phase, i, j, m.Kind, err)
+						}
+					}
+				}
+			}
+			if !more {
+				if phase != 2 {
+					t.Fatalf("round %d: %d phases, want 3", r, phase+1)
+				}
+				break
+			}
+		}
+		rds = rds[:0]
+		for _, n := range nodes {
+			rds = append(rds, end(t, n, EndOptions{}))
+		}
+	}
+	ts := nodes[0].layers[0].(*TrustLayer).ts
+	st, ok := ts.EdgeStatus(1, 2)
+	if !ok || !st.Accepted || st.Pools.Supporters != 2 || st.Pools.Opposers != 0 {
+		t.Fatalf("node 0's evaluation of 1–2: %+v (%v)", st, ok)
+	}
+	if got := ts.Stats().Events; got != 3 {
+		t.Errorf("node 0 took %d events, want 3 (1's and 2's additions of 1–2, 2's of 0–2)", got)
+	}
+	for i, rd := range rds {
+		if rd.Trust == nil || len(rd.Trust.ClaimsRejected) != 0 {
+			t.Errorf("node %d: trust report %+v, want no evidence refusals", i, rd.Trust)
+		}
+	}
+}

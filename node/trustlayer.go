@@ -16,6 +16,14 @@ import (
 // the validator refused for content its sender signed is evidence against
 // it. The layer closes its round before the strategy combines and shows
 // the strategy the result (View.Trust).
+//
+// In the events claim form (trust.Config.Claims = "events"; package trust,
+// "Signed edge events") a round has three exchange phases, the co-signing
+// round trip: (0) the digest when due and the claims to forward, and to
+// each neighbour the node's proposals about its edge to it; (1) the
+// countersignatures of the proposals this node agrees with, back to their
+// sources; (2) the node's events, attested or one-sided, and the events to
+// forward, to every neighbour.
 type TrustLayer struct {
 	id  *wire.Identity
 	dir *wire.Directory
@@ -26,7 +34,20 @@ type TrustLayer struct {
 	fwd    []wire.Claim
 	hood   Neighborhood
 	before trust.Stats
+	// The events form: events chosen for forwarding, and the proposals
+	// received this round, to countersign in phase 1.
+	fwdEv     []wire.Event
+	proposals []proposal
 }
+
+type proposal struct {
+	from uint32
+	e    wire.Event
+}
+
+// maxEventBatch bounds the events of one message (wire.Limits'
+// MaxNeighbors, 4096 by default, bounds what a validator accepts).
+const maxEventBatch = 1024
 
 // NewTrustLayer checks cfg and returns the layer of the node id.
 func NewTrustLayer(id *wire.Identity, dir *wire.Directory, cfg trust.Config) (*TrustLayer, error) {
@@ -39,11 +60,21 @@ func NewTrustLayer(id *wire.Identity, dir *wire.Directory, cfg trust.Config) (*T
 // Name implements Layer.
 func (*TrustLayer) Name() string { return "trust" }
 
-// Phases implements Layer: claims go out with the strategy's vectors.
-func (*TrustLayer) Phases() int { return 1 }
+// Phases implements Layer: claims go out with the strategy's vectors; the
+// events form adds the two phases of the co-signing round trip.
+func (t *TrustLayer) Phases() int {
+	if t.events() {
+		return 3
+	}
+	return 1
+}
 
-// Owns implements Layer: claims.
-func (*TrustLayer) Owns(k wire.Kind) bool { return k == wire.KindClaim }
+func (t *TrustLayer) events() bool { return t.cfg.Claims == trust.ClaimsEvents }
+
+// Owns implements Layer: claims, and edge events in the events form.
+func (t *TrustLayer) Owns(k wire.Kind) bool {
+	return k == wire.KindClaim || (k == wire.KindEvent && t.events())
+}
 
 // Begin implements Layer.
 func (t *TrustLayer) Begin(r int, hood Neighborhood) error {
@@ -66,8 +97,9 @@ func (t *TrustLayer) Begin(r int, hood Neighborhood) error {
 		// Rounds were skipped (a node restarted from its checkpoint joins
 		// the open round): the claims chosen for the round after the last
 		// one are stale now, and forwarding them would count against it.
-		t.fwd = nil
+		t.fwd, t.fwdEv = nil, nil
 	}
+	t.proposals = t.proposals[:0]
 	if err := t.ts.BeginRound(uint64(r)); err != nil {
 		return err
 	}
@@ -86,6 +118,9 @@ func ids32(xs []int) []uint32 {
 // Outbox implements Layer: the node's signed claim of this round's
 // neighbourhood, then the claims chosen for forwarding (Algorithms 1, 3).
 func (t *TrustLayer) Outbox(p int) ([]*wire.Message, error) {
+	if t.events() {
+		return t.eventOutbox(p)
+	}
 	if p != 0 {
 		return nil, nil
 	}
@@ -93,12 +128,78 @@ func (t *TrustLayer) Outbox(p int) ([]*wire.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*wire.Message, 0, 1+len(t.fwd))
-	for _, c := range append([]wire.Claim{own}, t.fwd...) {
+	return t.claimMessages([]wire.Claim{own}), nil
+}
+
+// claimMessages returns own claims, then the claims chosen for forwarding,
+// one broadcast message each.
+func (t *TrustLayer) claimMessages(own []wire.Claim) []*wire.Message {
+	out := make([]*wire.Message, 0, len(own)+len(t.fwd))
+	for _, c := range append(own, t.fwd...) {
 		out = append(out, &wire.Message{Header: wire.Header{Kind: wire.KindClaim, To: wire.Broadcast}, Claim: c})
 	}
 	t.fwd = nil
-	return out, nil
+	return out
+}
+
+// eventOutbox is Outbox in the events form (the type's doc: three phases).
+func (t *TrustLayer) eventOutbox(p int) ([]*wire.Message, error) {
+	switch p {
+	case 0:
+		var own []wire.Claim
+		if t.ts.DigestDue() {
+			c, err := t.ts.OwnClaim(ids32(t.hood.In))
+			if err != nil {
+				return nil, err
+			}
+			own = append(own, c)
+		}
+		out := t.claimMessages(own)
+		evs, err := t.ts.OwnEvents(ids32(t.hood.In))
+		if err != nil {
+			return nil, err
+		}
+		// A proposal goes to the other endpoint when it is a neighbour
+		// this round (a removed edge's cannot: it stays one-sided).
+		in := map[uint32]bool{}
+		for _, j := range t.hood.In {
+			in[uint32(j)] = true
+		}
+		per := map[uint32][]wire.Event{}
+		var peers []uint32
+		for _, e := range evs {
+			if in[e.Peer] {
+				if per[e.Peer] == nil {
+					peers = append(peers, e.Peer)
+				}
+				per[e.Peer] = append(per[e.Peer], e)
+			}
+		}
+		for _, j := range peers { // evs are in peer order
+			out = append(out, wire.EventMessage(j, per[j]))
+		}
+		return out, nil
+	case 1:
+		var out []*wire.Message
+		for _, pr := range t.proposals {
+			if c, ok := t.ts.Countersign(&pr.e); ok {
+				out = append(out, wire.EventMessage(pr.from, []wire.Event{c}))
+			}
+		}
+		t.proposals = t.proposals[:0]
+		return out, nil
+	case 2:
+		batch := append(t.ts.OwnAttested(), t.fwdEv...)
+		t.fwdEv = nil
+		var out []*wire.Message
+		for len(batch) > 0 {
+			k := min(len(batch), maxEventBatch)
+			out = append(out, wire.EventMessage(wire.Broadcast, batch[:k]))
+			batch = batch[k:]
+		}
+		return out, nil
+	}
+	return nil, nil
 }
 
 // Observe implements Layer: an authenticated message marks its sender
@@ -106,7 +207,7 @@ func (t *TrustLayer) Outbox(p int) ([]*wire.Message, error) {
 func (t *TrustLayer) Observe(m *wire.Message, verr error) error {
 	if verr != nil {
 		var we *wire.Error
-		if m.Kind == wire.KindClaim && errors.As(verr, &we) {
+		if (m.Kind == wire.KindClaim || m.Kind == wire.KindEvent) && errors.As(verr, &we) {
 			t.ts.ObserveRejected(m.From, we.Reason)
 		}
 		return nil
@@ -118,7 +219,15 @@ func (t *TrustLayer) Observe(m *wire.Message, verr error) error {
 // refuses as evidence of wrongdoing is refused here too (duplicates and
 // other harmless refusals are not).
 func (t *TrustLayer) Handle(m *wire.Message) error {
-	err := t.ts.Ingest(m.From, &m.Claim)
+	if m.Kind == wire.KindEvent {
+		return t.handleEvents(m)
+	}
+	return refusal(t.ts.Ingest(m.From, &m.Claim))
+}
+
+// refusal turns a trust rejection into the layer's answer: a refusal when
+// it is evidence, nothing for harmless ones (duplicates, superseded).
+func refusal(err error) error {
 	var rej *trust.Rejection
 	if errors.As(err, &rej) {
 		if !rej.Reason.Evidence() {
@@ -129,6 +238,38 @@ func (t *TrustLayer) Handle(m *wire.Message) error {
 	return err
 }
 
+// handleEvents takes a KindEvent message (validated: every event decodes
+// and its signatures verify): a proposal addressed to this node waits for
+// phase 1, a countersignature returned to it attests its own event, the
+// rest are ingested. The first refusal that is evidence refuses the
+// message; every event is processed.
+func (t *TrustLayer) handleEvents(m *wire.Message) error {
+	evs, err := wire.DecodeEvents(nil, m.Blob.Data, maxEventBatch*4)
+	if err != nil {
+		return &Refusal{Reason: "claim_malformed", Err: err}
+	}
+	self := t.id.ID()
+	var first error
+	for k := range evs {
+		e := &evs[k]
+		var r error
+		switch {
+		case e.Return:
+			r = refusal(t.ts.AcceptCountersign(m.From, e))
+		case m.To == self && e.Peer == self && e.Source == m.From && e.Hop == 0 && !e.Attested:
+			if len(t.proposals) < maxEventBatch {
+				t.proposals = append(t.proposals, proposal{from: m.From, e: *e})
+			}
+		default:
+			r = refusal(t.ts.IngestEvent(m.From, e))
+		}
+		if first == nil {
+			first = r
+		}
+	}
+	return first
+}
+
 // End implements Layer: the trust round closes, the claims to forward next
 // round are kept, and the state goes into the round's Ready.
 func (t *TrustLayer) End(rd *Ready) error {
@@ -136,6 +277,7 @@ func (t *TrustLayer) End(rd *Ready) error {
 		return err
 	}
 	t.fwd = t.ts.Forwards()
+	t.fwdEv = t.ts.EventForwards()
 	rd.Trust = t.report()
 	return nil
 }

@@ -27,12 +27,17 @@ func (r *runner) adversary(round int, g *topology.Graph, outbox [][]*wire.Messag
 		if claims[b], err = r.claimAdversary(round, g, b, outbox[b]); err != nil {
 			return err
 		}
+		evs, err := eventsOf(r.cfg.Claims, r.byz, b, outbox[b])
+		if err != nil {
+			return err
+		}
+		claims[b] = append(claims[b], evs...)
 		// A privacy layer's messages (keys, shares, masked inputs,
 		// ciphertexts) go out as the node made them: the node runs the
 		// honest protocol on what it trained (a data attack poisons that);
 		// only its vectors are crafted.
 		for _, m := range outbox[b] {
-			if m.Kind != wire.KindVector && m.Kind != wire.KindClaim {
+			if m.Kind != wire.KindVector && m.Kind != wire.KindClaim && m.Kind != wire.KindEvent {
 				c := *m
 				claims[b] = append(claims[b], &c)
 			}

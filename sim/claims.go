@@ -135,3 +135,49 @@ func firstHonest(ids []int, byz []bool) int {
 	}
 	return -1
 }
+
+// eventsOf rewrites Byzantine node b's edge-event messages (the trust
+// layer's events form, package trust "Signed edge events") for the liar:
+// an omission liar withholds every statement about its edges to honest
+// nodes — its own events about them (proposals and broadcasts) and its
+// countersignatures of theirs — so the honest endpoint's events stay
+// one-sided and the liar's digest, rewritten by claimsOf, omits them.
+// Forwarded events pass, as forwarded claims do. An inflation liar's
+// events pass: they are its true edges, and its digest adds the
+// coalition. It does not co-sign fabricated events among the coalition:
+// they would need the adversary to renumber the liar's event versions and
+// carry over the countersignatures its peers return for them (not done;
+// bench/dmtttrust does it, driving the trust states directly). Messages
+// left without events are dropped; the rest are returned unsigned.
+func eventsOf(ca ClaimAttack, byzSet []bool, b int, msgs []*wire.Message) ([]*wire.Message, error) {
+	var out []*wire.Message
+	honest := func(id uint32) bool { return int(id) < len(byzSet) && !byzSet[id] }
+	for _, m := range msgs {
+		if m.Kind != wire.KindEvent {
+			continue
+		}
+		if ca.Liar != LiarOmission {
+			c := *m
+			out = append(out, &c)
+			continue
+		}
+		evs, err := wire.DecodeEvents(nil, m.Blob.Data, len(m.Blob.Data)/wire.EventSize)
+		if err != nil {
+			return nil, fmt.Errorf("sim: node %d's own event message: %w", b, err)
+		}
+		keep := evs[:0]
+		for _, e := range evs {
+			mine := (e.Source == uint32(b) && !e.Return && honest(e.Peer)) || (e.Return && e.Peer == uint32(b) && honest(e.Source))
+			if !mine {
+				keep = append(keep, e)
+			}
+		}
+		if len(keep) == 0 {
+			continue
+		}
+		c := *m
+		c.Blob.Data = wire.AppendEvents(nil, keep)
+		out = append(out, &c)
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/trellis-fl/trellis/metrics"
@@ -9,6 +10,7 @@ import (
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
+	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -66,19 +68,10 @@ func TestSimulatorRunsEveryExchangePhase(t *testing.T) {
 	layers := make([]*keyPhase, n)
 	nodes := make([]*node.Node, n)
 	for i := range nodes {
-		m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
-		d := &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0}, y: []int{0, 1, 1, 0}}
 		layers[i] = &keyPhase{}
-		nodes[i], err = node.New(node.Config{ID: i, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1},
-			Strategy: &strategy.FedAvg{}, TrainData: d, Test: d, Identity: ids[i], Directory: dir, Seed: 9, Rounds: 2,
-			Layers: []node.Layer{layers[i]}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		nodes[i] = tinyNode(t, i, ids, dir, 9, 2, func(c *node.Config) {
+			c.Strategy, c.Layers = &strategy.FedAvg{}, []node.Layer{layers[i]}
+		})
 	}
 	var recs []*metrics.Round
 	err = Run(context.Background(), Config{Rounds: 2, Graph: topology.Static(g), Identities: ids, Seed: 9, WireRoundTrip: true},
@@ -102,4 +95,90 @@ func TestSimulatorRunsEveryExchangePhase(t *testing.T) {
 			}
 		}
 	}
+}
+
+// alternate is a ring on even rounds and the complete graph on odd ones:
+// every round's edges change, so the events claim form has events to send.
+type alternate struct{ ring, full *topology.Graph }
+
+func (a alternate) N() int { return a.ring.N() }
+func (a alternate) At(r int) *topology.Graph {
+	if r%2 == 0 {
+		return a.ring
+	}
+	return a.full
+}
+
+// TestSimulatorRunsTheEventsForm: 6 nodes with the trust layer in the
+// events claim form, node 5 an omission liar, over a graph whose edges
+// change every round, with the wire round trip: the three phases run, the
+// event traffic counts as claim traffic, the records do not depend on the
+// number of workers, and the honest nodes end up trusting the liar
+// neighbour less than their honest ones.
+func TestSimulatorRunsTheEventsForm(t *testing.T) {
+	const n = 6
+	ids, dir := wire.SimIdentities(11, n)
+	ring, err := topology.Ring(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := topology.Complete(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := trust.DefaultConfig()
+	tc.Claims = trust.ClaimsEvents
+	run := func(workers int) []*metrics.Round {
+		nodes := make([]*node.Node, n)
+		for i := range nodes {
+			nodes[i] = tinyNode(t, i, ids, dir, 11, 8, func(c *node.Config) { c.Strategy, c.Trust = strategy.Local{}, &tc })
+		}
+		var recs []*metrics.Round
+		err = Run(context.Background(), Config{Rounds: 8, Graph: alternate{ring, full}, Identities: ids, Seed: 11, WireRoundTrip: true,
+			Byzantine: []int{5}, Claims: ClaimAttack{Liar: LiarOmission}, Workers: workers},
+			nodes, metrics.SinkFunc(func(r *metrics.Round) error { recs = append(recs, r); return nil }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	recs := run(1)
+	// The same records whatever the parallelism.
+	if again := run(4); !reflect.DeepEqual(again, recs) {
+		t.Error("4 workers gave other records than 1")
+	}
+	last := recs[len(recs)-1]
+	if last.Trust == nil || last.Trust.NeighborHonest == nil || last.Trust.NeighborByzantine == nil {
+		t.Fatalf("trust diagnostics %+v", last.Trust)
+	}
+	h, b := *last.Trust.NeighborHonest, *last.Trust.NeighborByzantine
+	t.Logf("trust in honest neighbours %.3f, in the liar %.3f", h, b)
+	if b >= h || b > 0.3 {
+		t.Errorf("trust in honest neighbours %.3f, in the liar %.3f: want the liar below 0.3 and below honest", h, b)
+	}
+	for _, r := range recs {
+		if r.Trust.ClaimBytesPerNode == 0 {
+			t.Fatalf("round %d: no claim traffic", r.Round)
+		}
+	}
+}
+
+// tinyNode is node i of a logistic-regression toy (two features, four
+// samples), for seed and rounds, edited by edit.
+func tinyNode(t *testing.T, i int, ids []*wire.Identity, dir *wire.Directory, seed uint64, rounds int, edit func(*node.Config)) *node.Node {
+	t.Helper()
+	m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
+	d := &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0}, y: []int{0, 1, 1, 0}}
+	c := node.Config{ID: i, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, TrainData: d, Test: d,
+		Identity: ids[i], Directory: dir, Seed: seed, Rounds: rounds}
+	edit(&c)
+	n, err := node.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

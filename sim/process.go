@@ -89,8 +89,13 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, msgs []*wire.Message) 
 			return nil, err
 		}
 	}
+	evs, err := eventsOf(a.cfg.Claims, a.byz, a.id, msgs)
+	if err != nil {
+		return nil, err
+	}
+	claims = append(claims, evs...)
 	for _, m := range msgs {
-		if m.Kind != wire.KindVector && m.Kind != wire.KindClaim {
+		if m.Kind != wire.KindVector && m.Kind != wire.KindClaim && m.Kind != wire.KindEvent {
 			c := *m // a privacy layer's message, as the node made it
 			claims = append(claims, &c)
 		}

@@ -286,7 +286,8 @@ func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) er
 
 // Traffic is what node j's messages msgs put on the links of the round's
 // graph g: the encoded size of every message once per link it is put on,
-// dropped or not, and the part of it that carried topology claims.
+// dropped or not, and the part of it that carried topology claims (whole
+// lists, or edge events in the events claim form).
 func Traffic(g *topology.Graph, j int, msgs []*wire.Message) (bytes, claimBytes int, err error) {
 	for _, m := range msgs {
 		size, err := wire.EncodedSize(m)
@@ -298,7 +299,7 @@ func Traffic(g *topology.Graph, j int, msgs []*wire.Message) (bytes, claimBytes 
 			links = len(g.Out(j))
 		}
 		bytes += size * links
-		if m.Kind == wire.KindClaim {
+		if m.Kind == wire.KindClaim || m.Kind == wire.KindEvent { // edge events are claims too
 			claimBytes += size * links
 		}
 	}

@@ -58,6 +58,22 @@ type Config struct {
 	// is the spec's protocol; ScreenRules returns the full set.
 	Rules Rules
 
+	// Claims is the claim form (package doc, "Signed edge events"):
+	// ClaimsLists ("lists"; "" means the same) is the spec's whole-list
+	// claim every round; ClaimsEvents ("events") the paper's signed edge
+	// events with bilateral attestation and a periodic digest (§III-D,
+	// §IV-A). DigestEvery and OneSided apply to the events form only.
+	Claims string
+	// DigestEvery D: in the events form a node sends its whole-list claim
+	// (the digest) at its first round and every D rounds after. Default 5.
+	DigestEvery int
+	// OneSided is the weight of a statement only one endpoint signed (a
+	// one-sided event, a digest's entry) relative to a bilateral one
+	// (§IV-A: "One-sided claims are allowed but start with lower
+	// confidence"). Default 1/2: one of the two signatures an attested
+	// statement carries (package doc, "Signed edge events").
+	OneSided float64
+
 	// Cache, if set, answers claim-signature verifications already made
 	// (by this node or, in a simulator, by any node sharing it); results
 	// are the same without it (wire.VerifyCache).
@@ -111,6 +127,7 @@ func DefaultConfig() Config {
 		Lambda: 0.9, Wd: 1, Wc: 0.5, Wf: 0.25, Wx: 1, Wq: 1, Ws: 1, Floor: 0.01,
 		Eta: 5, TauU: 0.3,
 		MinReliability: 0.1, TauTrust: 0.25,
+		DigestEvery: 5, OneSided: 0.5,
 	}
 }
 
@@ -151,6 +168,13 @@ func (c Config) Validate() error {
 		{"MinReliability", c.MinReliability, 0, 1, false},
 		{"TauTrust", c.TauTrust, 0, 1, false},
 	}
+	switch c.Claims {
+	case "", ClaimsLists:
+	case ClaimsEvents:
+		checks = append(checks, check{"OneSided", c.OneSided, 0, 1, true})
+	default:
+		return fmt.Errorf("trust: Claims = %q, want %q or %q", c.Claims, ClaimsLists, ClaimsEvents)
+	}
 	for _, k := range checks {
 		bad := math.IsNaN(k.v) || k.v > k.hi || k.v < k.lo || (k.loOpen && k.v == k.lo)
 		if bad {
@@ -173,6 +197,13 @@ func (c Config) Validate() error {
 		{"Budget", c.Budget, 1, math.MaxInt32},
 		{"HopLimit", c.HopLimit, 0, maxHop},
 		{"Rules.DisjointPaths", c.Rules.DisjointPaths, 0, 1 << 16},
+	}
+	if c.events() {
+		ints = append(ints, struct {
+			name   string
+			v      int
+			lo, hi int
+		}{"DigestEvery", c.DigestEvery, 1, 1 << 16})
 	}
 	for _, k := range ints {
 		if k.v < k.lo || k.v > k.hi {

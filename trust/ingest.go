@@ -34,14 +34,8 @@ import (
 // on only claims it accepted. Equivocation, Inconsistent and OverBudget
 // blame the source, whose valid signature proves it signed the claim.
 func (s *State) Ingest(from uint32, c *wire.Claim) error {
-	if err := s.checkOpen("Ingest"); err != nil {
+	if err := s.admit("Ingest", from); err != nil {
 		return err
-	}
-	if !s.known(from) {
-		if from == s.self {
-			return s.reject(Duplicate, from, "the node's own message")
-		}
-		return s.reject(UnknownSender, from, fmt.Sprintf("node %d not in the directory", from))
 	}
 	if c == nil {
 		return s.reject(Malformed, from, "nil claim")
@@ -94,6 +88,9 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 		src.budgetUsed++
 		s.accept(src, c)
 		notePath(src, from, c.Hop)
+		if s.cfg.events() {
+			s.digestStance(src, &src.claim) // the claim is the source's digest
+		}
 		return nil
 	case src.has && c.Version == src.claim.Version:
 		if r, detail := s.checkNeighbors(c); r != Accepted {
@@ -108,6 +105,22 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 	default:
 		return s.reject(Superseded, from, "")
 	}
+}
+
+// admit applies the checks every delivery starts with: an open round and
+// a sender in the directory (the node's own message coming back is a
+// Duplicate).
+func (s *State) admit(call string, from uint32) error {
+	if err := s.checkOpen(call); err != nil {
+		return err
+	}
+	if !s.known(from) {
+		if from == s.self {
+			return s.reject(Duplicate, from, "the node's own message")
+		}
+		return s.reject(UnknownSender, from, fmt.Sprintf("node %d not in the directory", from))
+	}
+	return nil
 }
 
 // checkHeader applies rule 1 of Ingest but for the neighbor list.

@@ -17,6 +17,9 @@ func (s *State) EndRound() (Report, error) {
 	}
 	s.open = false
 	s.updateLinks()
+	if s.cfg.events() {
+		s.materialize()
+	}
 	rep := Report{Round: s.round}
 	for _, id := range s.order {
 		p := s.peers[id]
@@ -60,7 +63,13 @@ func (s *State) updateLinks() {
 }
 
 // current reports whether p's latest claim still counts as a witness.
+// In the events form a source's list stays current for DigestEvery rounds
+// more: a source whose edges do not change sends nothing between digests.
 func (s *State) current(p *peer) bool {
+	if s.cfg.events() {
+		return p != nil && p.events != nil && p.events.matOK &&
+			s.round-p.events.mat.Round <= uint64(s.cfg.MaxAge+s.cfg.DigestEvery)
+	}
 	return p != nil && p.has && s.round-p.claim.Round <= uint64(s.cfg.MaxAge)
 }
 
@@ -82,16 +91,21 @@ func (s *State) pools(e Edge) Pools {
 		if !s.witness(q, w[1]) {
 			continue
 		}
-		psi := WitnessWeight(q.claimTrust, s.cfg.Xi, q.claim.Hop)
+		psi, direct0, via := WitnessWeight(q.claimTrust, s.cfg.Xi, q.claim.Hop), q.direct0, q.via
+		listed := lists(q.claim.Neighbors, w[1])
+		if st := s.stanceOf(q, w[1]); s.cfg.events() {
+			psi, listed = s.stanceWeight(q, st), st.listed
+			direct0, via = s.stancePaths(q, st)
+		}
 		v := s.verified(q)
-		if lists(q.claim.Neighbors, w[1]) {
+		if listed {
 			p.Support += psi
 			p.Supporters++
 			p.VerifiedSupport = p.VerifiedSupport || v
-			if q.direct0 {
+			if direct0 {
 				p.Paths++
 			}
-			for _, f := range q.via {
+			for _, f := range via {
 				if f != w[1] {
 					paths = append(paths, f)
 				}
@@ -116,11 +130,19 @@ func (s *State) witness(q *peer, other uint32) bool {
 	if !s.current(q) {
 		return false
 	}
+	direct0, via := q.direct0, q.via
+	if s.cfg.events() {
+		st := s.stanceOf(q, other)
+		if st == nil {
+			return false // q signed nothing about this edge
+		}
+		direct0, via = s.stancePaths(q, st)
+	}
 	r := &s.cfg.Rules
 	if r.Conflict && s.inConflict(q) {
 		return false
 	}
-	if r.IndependentPaths && !q.direct0 && !slices.ContainsFunc(q.via, func(f uint32) bool { return f != other }) {
+	if r.IndependentPaths && !direct0 && !slices.ContainsFunc(via, func(f uint32) bool { return f != other }) {
 		return false
 	}
 	return true
@@ -154,7 +176,7 @@ func (s *State) evaluate() (accepted, added, removed int) {
 		if !s.current(p) {
 			continue
 		}
-		for _, j := range p.claim.Neighbors {
+		for _, j := range s.cl(p).Neighbors {
 			if j != s.self {
 				cand = append(cand, MakeEdge(id, j))
 			}
@@ -208,29 +230,39 @@ func (s *State) status(e Edge) (EdgeStatus, bool) {
 //     evidence independent of the order in which copies and versions
 //     arrived, and gives a source nothing for sending more claims.
 func (s *State) observe(p *peer) {
-	if len(p.fresh) == 0 {
+	if len(p.fresh) == 0 && (p.events == nil || len(p.events.fresh) == 0) {
 		return
 	}
+	if s.cfg.events() && !s.current(p) {
+		return // only events of other sources' edges (countersignatures) arrived
+	}
 	r := &s.cfg.Rules
+	// Rules.Quorum compares lists of the same round. In the events form a
+	// source's list between digests is assembled from events that reach
+	// this node by different paths at different times, so only digests
+	// (whole signed lists) are compared, in the round one arrives.
+	quorum := r.Quorum && (!s.cfg.events() || len(p.fresh) > 0)
 	corroborated, severe := false, false
-	for _, j := range p.claim.Neighbors {
+	for _, j := range s.cl(p).Neighbors {
 		if j == s.self {
 			continue
 		}
 		st, _ := s.status(MakeEdge(p.id, j)) // every edge of a current claim is evaluated
 		if st.Accepted {
 			q := s.peers[j]
-			if s.current(q) && q.trust >= s.cfg.TauTrust && lists(q.claim.Neighbors, p.id) &&
+			if s.current(q) && q.trust >= s.cfg.TauTrust && lists(s.cl(q).Neighbors, p.id) &&
 				(!r.Quorum || s.verified(q)) && (!r.Conflict || !s.inConflict(q)) {
 				corroborated = true
 			}
 		} else if !r.Quorum {
 			severe = severe || st.Pools.severe(&s.cfg)
+		} else if !quorum || !lists(p.claim.Neighbors, j) {
+			continue
 		} else if qc, ok := s.sameRound(s.peers[j], p); ok && !lists(qc.Neighbors, p.id) && s.decides(s.peers[j], p, st, false) {
 			severe = true // a verified endpoint denies the edge for the same round
 		}
 	}
-	if severe || (r.Quorum && s.omitsAttested(p)) {
+	if severe || (quorum && s.omitsAttested(p)) {
 		p.ev.Z++
 		return
 	}
@@ -250,8 +282,16 @@ func (s *State) observe(p *peer) {
 // this node although nothing arrived from p is no evidence: links may be
 // asymmetric.
 func (s *State) selfInclusion(p *peer) {
-	if p.heard && p.has && p.claim.Round == s.round {
-		if lists(p.claim.Neighbors, s.self) {
+	// In the events form the source's list is as of its latest statement
+	// (a source whose edges did not change sends nothing): its list counts
+	// while current, and an honest neighbour's events about this node
+	// arrive in the round the edge formed.
+	fresh := p.has && p.claim.Round == s.round
+	if s.cfg.events() {
+		fresh = s.current(p)
+	}
+	if p.heard && fresh {
+		if lists(s.cl(p).Neighbors, s.self) {
 			p.ev.D++
 		} else {
 			p.ev.X++

@@ -44,6 +44,11 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	if s.open {
 		return nil, errors.New("trust: snapshot of an open round (EndRound first)")
 	}
+	if s.cfg.events() {
+		// The events form's stances are not in the snapshot format yet: a
+		// snapshot without them would restore a different state.
+		return nil, errors.New("trust: no snapshot of the events claim form (not implemented)")
+	}
 	var w enc
 	w.b = append(w.b, snapshotMagic...)
 	w.u8(snapshotVersion)

@@ -41,6 +41,21 @@ type State struct {
 	evals    []EdgeStatus // this round's evaluation of every candidate edge, sorted
 	forwards []wire.Claim
 	stats    Stats
+
+	// The node's own side of the events form (package doc, "Signed edge
+	// events"); MarshalBinary refuses the events form.
+	evo ownEvents
+}
+
+// ownEvents is the node's own neighbour list at its last OwnEvents
+// (ownKnown once called), this round's own events, and the round of its
+// last digest.
+type ownEvents struct {
+	own        []uint32
+	ownKnown   bool
+	pending    []wire.Event
+	digested   bool
+	lastDigest uint64
 }
 
 // peer is everything a node knows about one other node.
@@ -81,6 +96,9 @@ type peer struct {
 	// MaxAge+1 rounds, oldest first, so claims of the same round can be
 	// compared (Rules.Quorum).
 	hist []wire.Claim
+
+	// events is the source's record in the events form (nil otherwise).
+	events *eventState
 }
 
 // EdgeStatus is the evaluation of one edge between two other nodes at the
@@ -97,6 +115,7 @@ type EdgeStatus struct {
 type Stats struct {
 	Accepted  uint64             // claims taken into the pools
 	Rejected  [NumReasons]uint64 // by reason (Accepted unused)
+	Events    uint64             // edge events taken into the stances (events form)
 	Forwarded uint64
 	Refused   [NumForwardReasons]uint64 // forwarding refusals by reason (Forward unused)
 	// Unattributed counts wire rejections reported through ObserveRejected
@@ -185,8 +204,12 @@ func (s *State) BeginRound(r uint64) error {
 	for _, id := range s.order {
 		p := s.peers[id]
 		p.heard, p.ev, p.fresh = false, Evidence{}, p.fresh[:0]
+		if p.events != nil {
+			p.events.fresh = p.events.fresh[:0]
+		}
 	}
 	s.forwards = s.forwards[:0]
+	s.evo.pending = s.evo.pending[:0]
 	return nil
 }
 
@@ -205,6 +228,22 @@ func (s *State) OwnClaim(neighbors []uint32) (wire.Claim, error) {
 	if err := s.checkOpen("OwnClaim"); err != nil {
 		return wire.Claim{}, err
 	}
+	nb, err := s.ownList(neighbors)
+	if err != nil {
+		return wire.Claim{}, err
+	}
+	c := wire.Claim{Source: s.self, Round: s.round, Version: s.version + 1, Neighbors: nb}
+	if err := wire.SignClaim(&c, s.id); err != nil {
+		return wire.Claim{}, err
+	}
+	s.version++
+	s.evo.digested, s.evo.lastDigest = true, s.round
+	return c, nil
+}
+
+// ownList returns the node's neighbour list as it signs it: copied,
+// sorted, deduplicated, without the node, at most MaxNeighbors long.
+func (s *State) ownList(neighbors []uint32) ([]uint32, error) {
 	nb := slices.Clone(neighbors)
 	slices.Sort(nb)
 	nb = slices.Compact(nb)
@@ -212,14 +251,9 @@ func (s *State) OwnClaim(neighbors []uint32) (wire.Claim, error) {
 		nb = slices.Delete(nb, i, i+1)
 	}
 	if len(nb) > s.cfg.MaxNeighbors {
-		return wire.Claim{}, fmt.Errorf("trust: %d neighbors, limit %d", len(nb), s.cfg.MaxNeighbors)
+		return nil, fmt.Errorf("trust: %d neighbors, limit %d", len(nb), s.cfg.MaxNeighbors)
 	}
-	c := wire.Claim{Source: s.self, Round: s.round, Version: s.version + 1, Neighbors: nb}
-	if err := wire.SignClaim(&c, s.id); err != nil {
-		return wire.Claim{}, err
-	}
-	s.version++
-	return c, nil
+	return nb, nil
 }
 
 // Heard records that an authenticated message from j arrived this round: j

@@ -98,3 +98,20 @@ func (c *VerifyCache) VerifyClaim(cl *Claim, pub ed25519.PublicKey) bool {
 	}
 	return c.verify(pub, b, cl.Sig[:], claimOpts)
 }
+
+// VerifyEvent is VerifyEvent through the cache (a nil cache verifies
+// directly).
+func (c *VerifyCache) VerifyEvent(e *Event, src ed25519.PublicKey) bool {
+	if e == nil {
+		return false
+	}
+	return c.verify(src, eventSignedBytes(e), e.Sig[:], eventOpts)
+}
+
+// VerifyCounter is VerifyCounter through the cache.
+func (c *VerifyCache) VerifyCounter(e *Event, peer ed25519.PublicKey) bool {
+	if e == nil || !e.Attested {
+		return false
+	}
+	return c.verify(peer, eventSignedBytes(e), e.Counter[:], counterOpts)
+}

@@ -35,6 +35,11 @@ func corpusMessages(t testing.TB) []corpusEntry {
 		mustSign(t, m, from)
 		return m
 	}
+	ev := func(source, peer uint32, attested bool, hop uint8) Event {
+		e := testEvent(t, source, peer, attested)
+		e.Hop = hop // outside both signatures
+		return e
+	}
 	return []corpusEntry{
 		{"vector_valid", vec(1, []float32{1, -2, 0.5, 0}, "model")},
 		{"vector_untagged", vec(2, []float32{1, 2, 3, 4}, "")},
@@ -55,6 +60,9 @@ func corpusMessages(t testing.TB) []corpusEntry {
 		{"key_bad_length", blobMsg(t, KindKey, 2, make([]byte, KeySize-1), "")},
 		{"share_valid", blobMsg(t, KindShare, 3, []byte{1, 2, 3, 4, 5}, "seed")},
 		{"cipher_valid", blobMsg(t, KindCipher, 1, []byte{9, 9, 9}, "")},
+		{"event_valid", blobMsg(t, KindEvent, 1, AppendEvents(nil, []Event{ev(1, 2, true, 0), ev(2, 3, false, 1)}), "")},
+		{"event_bad_hop", blobMsg(t, KindEvent, 1, AppendEvents(nil, []Event{ev(2, 3, false, 0)}), "")},
+		{"event_short", blobMsg(t, KindEvent, 1, make([]byte, EventSize-4), "")},
 	}
 }
 

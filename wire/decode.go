@@ -60,7 +60,7 @@ func DecodeLimited(b []byte, m *Message, lim Limits) error {
 		err = decodeClaim(body, &m.Claim, &lim)
 	case KindMasked:
 		err = decodeMasked(body, &m.Masked, &lim)
-	default: // KindKey, KindShare, KindCipher (decodeHeader refused the rest)
+	default: // KindKey, KindShare, KindCipher, KindEvent (decodeHeader refused the rest)
 		err = decodeBlob(body, &m.Blob, &lim)
 	}
 	if err != nil {

@@ -11,8 +11,8 @@
 // (spec/privacy.md): 3 a masked integer vector (secure aggregation's masked
 // input), 4 advertised public keys, 5 secret shares, 6 ciphertexts; each
 // has its own size limit and content rule (kinds.go), and the layer that
-// owns the kind checks what the bytes mean. Kind codes 0 and 7–255 are
-// refused by this version, leaving room for later kinds.
+// owns the kind checks what the bytes mean. Kind 7 carries signed edge
+// events (event.go) in a blob body. Kind codes 0 and 8–255 are refused by this version, leaving room for later kinds.
 //
 // # Format (version 1)
 //
@@ -22,7 +22,7 @@
 //
 //	offset  size  field
 //	     0     1  format version (1)
-//	     1     1  kind (1 vector, 2 claim, 3 masked, 4 key, 5 share, 6 cipher)
+//	     1     1  kind (1 vector, 2 claim, 3 masked, 4 key, 5 share, 6 cipher, 7 event)
 //	     2     2  flags, zero in version 1 (room for e.g. compression)
 //	     4     4  from: sender node id
 //	     8     4  to: recipient node id, 0xFFFFFFFF = Broadcast

@@ -46,7 +46,7 @@ func bodySize(m *Message) (int, *Error) {
 			return 0, reject(Oversize, fmt.Sprintf("%d masked values, format allows %d", len(m.Masked.Data), maxEncodableFloats))
 		}
 		return maskedBodySize(len(m.Masked.Tag), len(m.Masked.Data)), nil
-	case KindKey, KindShare, KindCipher:
+	case KindKey, KindShare, KindCipher, KindEvent:
 		if len(m.Blob.Tag) > MaxTagLen {
 			return 0, reject(Oversize, fmt.Sprintf("tag of %d bytes, format allows %d", len(m.Blob.Tag), MaxTagLen))
 		}
@@ -129,7 +129,7 @@ func encodeBody(b []byte, m *Message) {
 	case KindMasked:
 		off := putArrayPrefix(b, len(m.Masked.Data), m.Masked.Tag)
 		putUint32s(b[off:], m.Masked.Data)
-	case KindKey, KindShare, KindCipher:
+	case KindKey, KindShare, KindCipher, KindEvent:
 		off := putArrayPrefix(b, len(m.Blob.Data), m.Blob.Tag)
 		putBlob(b[off:], m.Blob.Data)
 	}

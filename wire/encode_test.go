@@ -150,7 +150,7 @@ func TestAppendEncodeErrors(t *testing.T) {
 	}{
 		{nil, Malformed},
 		{&Message{}, UnknownKind},
-		{&Message{Header: Header{Kind: 7}}, UnknownKind},
+		{&Message{Header: Header{Kind: 8}}, UnknownKind},
 		{&Message{Header: Header{Kind: KindShare}, Blob: Blob{Tag: strings.Repeat("x", 256)}}, Oversize},
 		{&Message{Header: Header{Kind: KindMasked}, Masked: Masked{Tag: strings.Repeat("x", 256)}}, Oversize},
 		{&Message{Header: Header{Kind: KindVector}, Payload: Payload{Tag: strings.Repeat("x", 256)}}, Oversize},
@@ -216,7 +216,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"version 0", edit(good, func(b []byte) []byte { b[0] = 0; return b }), Limits{}, BadVersion},
 		{"version 2", edit(good, func(b []byte) []byte { b[0] = 2; return b }), Limits{}, BadVersion},
 		{"kind 0", edit(good, func(b []byte) []byte { b[1] = 0; return b }), Limits{}, UnknownKind},
-		{"kind 7", edit(good, func(b []byte) []byte { b[1] = 7; return b }), Limits{}, UnknownKind},
+		{"kind 8", edit(good, func(b []byte) []byte { b[1] = 8; return b }), Limits{}, UnknownKind},
 		{"flags", edit(good, func(b []byte) []byte { b[3] = 1; return b }), Limits{}, Malformed},
 		{"body length", edit(good, func(b []byte) []byte { le.PutUint32(b[28:], le.Uint32(b[28:])+4); return b }), Limits{}, Malformed},
 		{"float count", edit(good, func(b []byte) []byte { le.PutUint32(b[32:], 5); return b }), Limits{}, Malformed},

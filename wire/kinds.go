@@ -25,7 +25,9 @@ const maxEncodableBlob = 1<<32 - 1 - arrayFixed - MaxTagLen - 3 - 3
 const KeySize = 32
 
 // isBlob reports whether kind k carries a Blob.
-func isBlob(k Kind) bool { return k == KindKey || k == KindShare || k == KindCipher }
+func isBlob(k Kind) bool {
+	return k == KindKey || k == KindShare || k == KindCipher || k == KindEvent
+}
 
 // putArrayPrefix writes count, tag and padding, returning the elements'
 // offset.
@@ -135,6 +137,10 @@ func (v *Validator) checkContent(m *Message) *Error {
 	case KindKey:
 		if n := len(m.Blob.Data); n == 0 || n%KeySize != 0 {
 			return reject(WrongLength, fmt.Sprintf("key advertisement of %d bytes, want a positive multiple of %d", n, KeySize))
+		}
+	case KindEvent:
+		if r := v.checkEvents(m); r != nil {
+			return r
 		}
 	case KindShare, KindCipher:
 		if len(m.Blob.Data) == 0 {

@@ -8,7 +8,7 @@ import (
 
 // Kind says what a message's body holds. The code is one byte on the wire;
 // 0 is never valid (so a zeroed buffer cannot pass as a message) and codes
-// 7–255 are reserved: a decoder rejects them as UnknownKind, so a later kind
+// 8–255 are reserved: a decoder rejects them as UnknownKind, so a later kind
 // is refused cleanly by an older peer instead of being misread.
 type Kind uint8
 
@@ -22,10 +22,13 @@ const (
 	KindKey    Kind = 4 // key agreement: the public keys a node advertises
 	KindShare  Kind = 5 // secret shares (Shamir shares of mask seeds) for one recipient
 	KindCipher Kind = 6 // ciphertexts of homomorphic encryption
+	// KindEvent carries signed DMTT edge events (event.go): a blob body
+	// whose bytes the trust layer defines and the validator checks.
+	KindEvent Kind = 7
 )
 
 var kindNames = map[Kind]string{KindVector: "vector", KindClaim: "claim", KindMasked: "masked",
-	KindKey: "key", KindShare: "share", KindCipher: "cipher"}
+	KindKey: "key", KindShare: "share", KindCipher: "cipher", KindEvent: "event"}
 
 func (k Kind) String() string {
 	if s, ok := kindNames[k]; ok {
@@ -35,7 +38,7 @@ func (k Kind) String() string {
 }
 
 // Known reports whether this version of the format speaks kind k.
-func (k Kind) Known() bool { return k >= KindVector && k <= KindCipher }
+func (k Kind) Known() bool { return k >= KindVector && k <= KindEvent }
 
 const (
 	// FormatVersion is the first byte of every encoded message. It lives only
@@ -96,7 +99,7 @@ type Masked struct {
 	Data []uint32
 }
 
-// Blob is the body of KindKey, KindShare and KindCipher messages: bytes
+// Blob is the body of KindKey, KindShare, KindCipher and KindEvent messages: bytes
 // whose layout the layer that owns the kind defines.
 type Blob struct {
 	Tag  string

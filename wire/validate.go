@@ -80,6 +80,7 @@ type Validator struct {
 	dig          *digester
 	cache        *VerifyCache
 	digests      *DigestMemo
+	events       []Event // checkEvents' scratch
 }
 
 type peerState struct {
@@ -194,7 +195,7 @@ func (v *Validator) check(m *Message) *Error {
 		if len(m.Masked.Tag) > v.lim.MaxTagBytes {
 			return reject(Oversize, fmt.Sprintf("tag of %d bytes, limit %d", len(m.Masked.Tag), v.lim.MaxTagBytes))
 		}
-	case KindKey, KindShare, KindCipher:
+	case KindKey, KindShare, KindCipher, KindEvent:
 		if len(m.Blob.Data) > v.lim.MaxBlobBytes {
 			return reject(Oversize, fmt.Sprintf("%d bytes, limit %d", len(m.Blob.Data), v.lim.MaxBlobBytes))
 		}

@@ -17,8 +17,25 @@
 //   - pass: the fraction of (honest node, Byzantine neighbour of the last
 //     round) pairs that pass the topology screen (trust.State.Screened).
 //
-//     go run ./bench/dmtttrust -n 100 -rounds 15 -rules paper
-//     go run ./bench/dmtttrust -n 100 -rounds 15 -rules screen
+//   - bytes: the claim traffic per node per round, in bytes on the links
+//     (every message counted once per recipient, header and signature
+//     included).
+//
+// With -claims events the layer runs the paper's claim form (package trust,
+// "Signed edge events"): each round a node emits signed events for the
+// edges it gained or lost, proposes each to the other endpoint, which
+// countersigns it when it saw the same change (phase 2), then broadcasts
+// its events, attested or one-sided, with the digest (its whole-list
+// claim) every -digest rounds and the claims and events it forwards.
+// Liars act in that form too: omission liars never emit or countersign an
+// event about an honest node, inflation liars countersign their true edges
+// honestly, and both emit, at round 1, addition events for every coalition
+// member, countersigned by it (the coalition holds each other's keys'
+// cooperation).
+//
+//	go run ./bench/dmtttrust -n 100 -rounds 15 -rules paper
+//	go run ./bench/dmtttrust -n 100 -rounds 15 -rules screen
+//	go run ./bench/dmtttrust -n 100 -rounds 15 -rules screen -claims events
 package main
 
 import (
@@ -47,6 +64,8 @@ func main() {
 	lambda := flag.Float64("lambda", 0, "forgetting factor λ (0: the default)")
 	wd := flag.Float64("wd", 0, "w_d (0: the default)")
 	assurance := flag.Int("k", 0, "high-assurance mode: support through k+1 node-disjoint paths (0: off)")
+	claims := flag.String("claims", trust.ClaimsLists, "claim form: lists (a signed neighbour list every round) or events (signed edge events and a periodic digest)")
+	digest := flag.Int("digest", 0, "events: a digest every D rounds (0: the default)")
 	flag.Parse()
 
 	cfg := trust.DefaultConfig()
@@ -67,12 +86,20 @@ func main() {
 		cfg.Wd = *wd
 	}
 	cfg.Rules.DisjointPaths = *assurance
+	cfg.Claims = *claims
+	if *digest != 0 {
+		cfg.DigestEvery = *digest
+	}
 	cfg.Cache = wire.NewVerifyCache(1 << 16)
 	if err := cfg.Validate(); err != nil {
 		fail(err)
 	}
-	fmt.Printf("n=%d rounds=%d seed=%d rules=%s λ=%v w_d=%v k=%d\n", *n, *rounds, *seed, *rules, cfg.Lambda, cfg.Wd, *assurance)
-	fmt.Printf("%-9s %5s %4s | %9s %8s | %9s %8s | %6s %5s\n", "liar", "frac", "byz", "byz≤0.05", "mean", "hon≥0.8", "mean", "pass", "pairs")
+	fmt.Printf("n=%d rounds=%d seed=%d rules=%s λ=%v w_d=%v k=%d claims=%s", *n, *rounds, *seed, *rules, cfg.Lambda, cfg.Wd, *assurance, cfg.Claims)
+	if cfg.Claims == trust.ClaimsEvents {
+		fmt.Printf(" digest=%d one-sided=%v", cfg.DigestEvery, cfg.OneSided)
+	}
+	fmt.Println()
+	fmt.Printf("%-9s %5s %4s | %9s %8s | %9s %8s | %6s %5s | %8s\n", "liar", "frac", "byz", "byz≤0.05", "mean", "hon≥0.8", "mean", "pass", "pairs", "bytes")
 	for _, liar := range strings.Split(*liars, ",") {
 		if !slices.Contains([]string{"omission", "inflation", "framing"}, liar) {
 			fail(fmt.Errorf("-liars: %q, want omission, inflation or framing", liar))
@@ -86,8 +113,8 @@ func main() {
 			if err != nil {
 				fail(err)
 			}
-			fmt.Printf("%-9s %5.2f %4d | %9.3f %8.3f | %9.3f %8.3f | %6.3f %5d\n", liar, f, r.byz,
-				r.byzLow, r.byzMean, r.honHigh, r.honMean, r.pass, r.passPairs)
+			fmt.Printf("%-9s %5.2f %4d | %9.3f %8.3f | %9.3f %8.3f | %6.3f %5d | %8.0f\n", liar, f, r.byz,
+				r.byzLow, r.byzMean, r.honHigh, r.honMean, r.pass, r.passPairs, r.bytes)
 		}
 	}
 }
@@ -103,6 +130,7 @@ type result struct {
 	honHigh, honMean float64
 	pass             float64
 	passPairs        int
+	bytes            float64 // claim bytes per node per round
 }
 
 func run(n, rounds int, seed uint64, frac float64, liar string, cfg trust.Config) (result, error) {
@@ -138,8 +166,15 @@ func run(n, rounds int, seed uint64, frac float64, liar string, cfg trust.Config
 	}
 	pending := make([][]wire.Claim, n)
 	var g *topology.Graph
+	var sent int // claim bytes on the links
 	for r := range rounds {
 		g = dyn.At(r)
+		if cfg.Claims == trust.ClaimsEvents {
+			if sent, err = eventRound(r, g, states, byz, coalition, liar, pending, met, sent); err != nil {
+				return result{}, err
+			}
+			continue
+		}
 		claims := make([]wire.Claim, n)
 		for i, s := range states {
 			if err := s.BeginRound(uint64(r)); err != nil {
@@ -163,8 +198,10 @@ func run(n, rounds int, seed uint64, frac float64, liar string, cfg trust.Config
 					return result{}, err
 				}
 				rcv.Ingest(uint32(i), &claims[i])
+				sent += claimBytes(&claims[i])
 				for c := range pending[i] {
 					rcv.Ingest(uint32(i), &pending[i][c])
+					sent += claimBytes(&pending[i][c])
 				}
 			}
 		}
@@ -176,6 +213,7 @@ func run(n, rounds int, seed uint64, frac float64, liar string, cfg trust.Config
 		}
 	}
 	var res result
+	res.bytes = float64(sent) / float64(n*rounds)
 	res.byz = k
 	if *debug {
 		var lowE, allE trust.Evidence
@@ -291,4 +329,136 @@ func u32(xs []int) []uint32 {
 		out[k] = uint32(x)
 	}
 	return out
+}
+
+// claimBytes is the encoded size of a claim message (one per claim, as
+// node.TrustLayer sends them).
+func claimBytes(c *wire.Claim) int {
+	n, _ := wire.EncodedSize(&wire.Message{Header: wire.Header{Kind: wire.KindClaim}, Claim: *c})
+	return n
+}
+
+// eventBytes is the encoded size of one KindEvent message carrying k
+// events (0: no message).
+func eventBytes(k int) int {
+	if k == 0 {
+		return 0
+	}
+	return wire.HeaderSize + 8 + k*wire.EventSize + wire.SignatureSize // 8: the blob prefix with an empty tag
+}
+
+// eventForwards holds, per node, the events chosen for forwarding at the
+// end of the previous round (package-level: run drives one network at a
+// time).
+var eventForwards [][]wire.Event
+
+// eventRound runs round r in the events form and returns sent plus the
+// round's claim bytes. Phases as a node runs them: (1) every node's own
+// events (and digest when due), the proposals going to the other endpoint
+// when it is a neighbour this round; (2) countersignatures back; (3) own
+// events, digest and forwards to every neighbour.
+func eventRound(r int, g *topology.Graph, states []*trust.State, byz []bool, coalition []uint32, liar string,
+	pending [][]wire.Claim, met [][]bool, sent int) (int, error) {
+	n := len(states)
+	if r == 0 || eventForwards == nil || len(eventForwards) != n {
+		eventForwards = make([][]wire.Event, n)
+	}
+	digests := make([]*wire.Claim, n)
+	own := make([][]wire.Event, n)
+	for i, s := range states {
+		if err := s.BeginRound(uint64(r)); err != nil {
+			return sent, err
+		}
+		truth := u32(g.Out(i))
+		nb := truth
+		evNb := truth
+		if byz[i] {
+			nb = lie(liar, truth, coalition, uint32(i), byz)
+			evNb = nb
+			if r == 0 {
+				// The coalition's fabricated edges appear as co-signed
+				// addition events at round 1 (the first OwnEvents only
+				// records the list).
+				evNb = lie(liar, truth, nil, uint32(i), byz)
+			}
+		}
+		if s.DigestDue() {
+			c, err := s.OwnClaim(nb)
+			if err != nil {
+				return sent, err
+			}
+			digests[i] = &c
+		}
+		var err error
+		if own[i], err = s.OwnEvents(evNb); err != nil {
+			return sent, err
+		}
+		for _, j := range g.Out(i) {
+			met[i][j] = true
+		}
+	}
+	// Phases 1–2: proposals to the other endpoint, countersignatures back.
+	// An honest node countersigns what it observed itself
+	// (State.Countersign); an omission liar refuses every honest node; the
+	// coalition countersigns each other whether or not they are neighbours.
+	for i := range n {
+		perPeer := map[uint32]int{}
+		for k := range own[i] {
+			e := &own[i][k]
+			j := e.Peer
+			neighbour := slices.Contains(g.Out(i), int(j))
+			if !neighbour && !(byz[i] && byz[j]) {
+				continue // a removal: the link is gone, the event stays one-sided
+			}
+			perPeer[j]++
+			if byz[j] && !byz[i] && liar == "omission" {
+				continue
+			}
+			c, ok := states[j].Countersign(e)
+			if !ok {
+				continue
+			}
+			if neighbour {
+				sent += eventBytes(1) // the countersignature's return message
+			}
+			if err := states[i].AcceptCountersign(j, &c); err != nil {
+				return sent, err
+			}
+		}
+		for j, k := range perPeer {
+			if slices.Contains(g.Out(i), int(j)) {
+				sent += eventBytes(k)
+			}
+		}
+	}
+	// Phase 3.
+	for i := range n {
+		batch := append(states[i].OwnAttested(), eventForwards[i]...)
+		for _, j := range g.Out(i) {
+			rcv := states[j]
+			if err := rcv.Heard(uint32(i)); err != nil {
+				return sent, err
+			}
+			if d := digests[i]; d != nil {
+				rcv.Ingest(uint32(i), d)
+				sent += claimBytes(d)
+			}
+			for c := range pending[i] {
+				rcv.Ingest(uint32(i), &pending[i][c])
+				sent += claimBytes(&pending[i][c])
+			}
+			for k := range batch {
+				rcv.IngestEvent(uint32(i), &batch[k])
+			}
+			sent += eventBytes(len(batch))
+		}
+	}
+	for i, s := range states {
+		if _, err := s.EndRound(); err != nil {
+			return sent, err
+		}
+		pending[i] = s.Forwards()
+		eventForwards[i] = s.EventForwards()
+	}
+	return sent, nil
 }
