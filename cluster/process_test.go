@@ -171,6 +171,29 @@ mode = %[1]q
 `, mode)
 }
 
+// simulateAndLaunch runs the config text in the simulator and with
+// `trellis launch` (extra flags appended), each into its own directory.
+func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c experiment.Config, simDir, cluDir string) {
+	t.Helper()
+	dir, cfgPath := writeConfig(t, text)
+	c, err := experiment.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simDir = filepath.Join(dir, "sim")
+	if _, err := experiment.RunToDir(context.Background(), c, simDir, nil); err != nil {
+		t.Fatal(err)
+	}
+	cluDir = filepath.Join(dir, "cluster")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a measurement
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"launch", cfgPath, "-o", cluDir, "-q"}, flags...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("trellis launch: %v\n%s", err, out)
+	}
+	return c, simDir, cluDir
+}
+
 // TestLockstepMatchesSimulator is acceptance item 1 on small configs:
 // `trellis launch` (a monitor and one process per node over IPC, and over
 // TCP on the loopback, fresh key files, private randomness) writes
@@ -185,22 +208,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 		{"secagg", secureConfig("neighbourhood") + "threshold = 3\n", nil},
 		{"paillier", secureConfig("paillier") + "paillier_bits = 512\n", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, cfgPath := writeConfig(t, tc.text)
-			c, err := experiment.LoadConfig(cfgPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			simDir := filepath.Join(dir, "sim")
-			if _, err := experiment.RunToDir(context.Background(), c, simDir, nil); err != nil {
-				t.Fatal(err)
-			}
-			cluDir := filepath.Join(dir, "cluster")
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a measurement
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, append([]string{"launch", cfgPath, "-o", cluDir, "-q"}, tc.flags...)...)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("trellis launch: %v\n%s", err, out)
-			}
+			c, simDir, cluDir := simulateAndLaunch(t, bin, tc.text, tc.flags...)
 			for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile, experiment.EdgesFile} {
 				want, err := os.ReadFile(filepath.Join(simDir, f))
 				if err != nil {
@@ -239,22 +247,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 // other number within 10^-3 relative (CKKS's error is about 10^-6; an
 // accuracy within 0.02, one test sample of 200 near a decision boundary).
 func TestLaunchCKKSMatchesSimulator(t *testing.T) {
-	bin := trellisBinary(t)
-	dir, cfgPath := writeConfig(t, secureConfig("ckks"))
-	c, err := experiment.LoadConfig(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	simDir := filepath.Join(dir, "sim")
-	if _, err := experiment.RunToDir(context.Background(), c, simDir, nil); err != nil {
-		t.Fatal(err)
-	}
-	cluDir := filepath.Join(dir, "cluster")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a measurement
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "launch", cfgPath, "-o", cluDir, "-q").CombinedOutput(); err != nil {
-		t.Fatalf("trellis launch: %v\n%s", err, out)
-	}
+	_, simDir, cluDir := simulateAndLaunch(t, trellisBinary(t), secureConfig("ckks"))
 	for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile} {
 		want, err := os.ReadFile(filepath.Join(simDir, f))
 		if err != nil {
