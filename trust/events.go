@@ -258,11 +258,8 @@ func (s *State) IngestEvent(from uint32, e *wire.Event) error {
 	if r, detail := s.checkEventHeader(from, e); r != Accepted {
 		return s.reject(r, from, detail)
 	}
-	if e.Round > s.round {
-		return s.reject(Future, from, fmt.Sprintf("event for round %d in round %d", e.Round, s.round))
-	}
-	if s.round-e.Round > uint64(s.cfg.MaxAge) {
-		return s.reject(Stale, from, fmt.Sprintf("event for round %d in round %d, max age %d", e.Round, s.round, s.cfg.MaxAge))
+	if err := s.checkAge(from, "event", e.Round); err != nil {
+		return err
 	}
 	src := s.peer(e.Source)
 	es := src.evs()

@@ -7,6 +7,18 @@ import (
 	"github.com/trellis-fl/trellis/wire"
 )
 
+// checkAge refuses (reject's error) a claim or event about a future round
+// or one older than MaxAge rounds; nil if its round is usable.
+func (s *State) checkAge(from uint32, what string, round uint64) error {
+	if round > s.round {
+		return s.reject(Future, from, fmt.Sprintf("%s for round %d in round %d", what, round, s.round))
+	}
+	if s.round-round > uint64(s.cfg.MaxAge) {
+		return s.reject(Stale, from, fmt.Sprintf("%s for round %d in round %d, max age %d", what, round, s.round, s.cfg.MaxAge))
+	}
+	return nil
+}
+
 // Ingest processes a claim delivered by peer `from` this round (Algorithm 2,
 // lines 1–5): from must be the authenticated sender of the message that
 // carried it (the driver verified the message signature, e.g. with
@@ -47,11 +59,8 @@ func (s *State) Ingest(from uint32, c *wire.Claim) error {
 	if r, detail := s.checkHeader(from, c); r != Accepted {
 		return s.reject(r, from, detail)
 	}
-	if c.Round > s.round {
-		return s.reject(Future, from, fmt.Sprintf("claim for round %d in round %d", c.Round, s.round))
-	}
-	if s.round-c.Round > uint64(s.cfg.MaxAge) {
-		return s.reject(Stale, from, fmt.Sprintf("claim for round %d in round %d, max age %d", c.Round, s.round, s.cfg.MaxAge))
+	if err := s.checkAge(from, "claim", c.Round); err != nil {
+		return err
 	}
 
 	src := s.peer(c.Source)
