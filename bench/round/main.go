@@ -21,6 +21,7 @@ import (
 
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/internal/cpu"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/sim"
@@ -85,7 +86,8 @@ func run(n, rounds int, export string, s uint64) error {
 			return err
 		}
 	}
-	fmt.Printf("%d nodes, MLP 784-256-128-10, Dirichlet 0.5, 5-regular graph, GOMAXPROCS %d\n", n, runtime.GOMAXPROCS(0))
+	fmt.Printf("%d nodes, MLP 784-256-128-10, Dirichlet 0.5, 5-regular graph, GOMAXPROCS %d, kernels %s (%s=%q)\n",
+		n, runtime.GOMAXPROCS(0), cpu.Level(), cpu.EnvVar, os.Getenv(cpu.EnvVar))
 	err = sim.Run(context.Background(), b.Config, b.Nodes, metrics.SinkFunc(func(r *metrics.Round) error {
 		fmt.Printf("round %d: %.3f s (honest local accuracy %.3f)\n", r.Round, times[len(times)-1], r.HonestLocalAcc)
 		return nil
