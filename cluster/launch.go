@@ -208,6 +208,10 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
 		}
 		args = append(args, "--export", filepath.Join(cdir, fmt.Sprintf("node-%d.safetensors", i)))
+		// The launcher checked every node process and the monitor together
+		// (or was told not to): a node started here does not check again,
+		// when the others' memory is not yet taken.
+		args = append(args, "--no-memory-check")
 		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}

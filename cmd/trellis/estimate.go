@@ -292,6 +292,58 @@ func (m *memFlags) launchGate(o *options, cfg experiment.Config) (done bool, err
 	return m.dryRun, nil
 }
 
+// nodeGate is the memory check of one node process (`trellis node`): its
+// estimate (its own dataset, splits and node, as launch counts each node
+// process) against this machine's available memory, before anything is
+// loaded. An edge device too small for its node refuses to start with the
+// numbers instead of being killed by the OOM killer mid-run.
+func (m *memFlags) nodeGate(o *options, cfg experiment.Config) (done bool, err error) {
+	d, err := (shapes{}).of(cfg)
+	if err != nil {
+		if m.dryRun {
+			return true, err
+		}
+		return false, nil // the node reports its own error (a dataset it cannot load)
+	}
+	node, err := cfg.EstimateNodeProcess(d)
+	if err != nil {
+		if m.dryRun {
+			return true, err
+		}
+		return false, nil
+	}
+	mem, memErr := experiment.MachineMemory()
+	var check error
+	if mem.Available > 0 && node.Live > mem.Available {
+		check = &experiment.MemoryError{Estimate: node, Memory: mem,
+			// data.samples would not help: a node decodes its whole dataset.
+			Fits: []string{"a smaller model (model.kind, model.hidden)", "a machine with more memory"}}
+	}
+	if m.dryRun {
+		if o.json {
+			type out struct {
+				Node   experiment.Estimate `json:"node_process"`
+				Memory experiment.Memory   `json:"memory"`
+				Fits   bool                `json:"fits"`
+			}
+			if err := jsonOut(o.stdout, out{node, mem, check == nil}); err != nil {
+				return true, err
+			}
+		} else {
+			fmt.Fprint(o.stdout, node.Text())
+			if memErr != nil {
+				fmt.Fprintf(o.stdout, "available memory: unknown (%v)\n", memErr)
+			} else {
+				fmt.Fprintln(o.stdout, mem.Text())
+			}
+		}
+	}
+	if check != nil && !m.noCheck {
+		return true, check
+	}
+	return m.dryRun, nil
+}
+
 // launchFits is the node counts that fit as a launch on this machine.
 func launchFits(cfg experiment.Config, d experiment.DataShape, avail int64) []string {
 	lo, hi := 0, cfg.Nodes

@@ -152,3 +152,35 @@ func TestK8sMemoryFromEstimate(t *testing.T) {
 		t.Error("the sweep's pods request no memory")
 	}
 }
+
+// TestNodeMemoryGate: `trellis node` estimates its own process before
+// loading anything, prints it with --dry-run, and refuses a machine too
+// small for it unless --no-memory-check.
+func TestNodeMemoryGate(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.toml")
+	if err := os.WriteFile(cfg, []byte("name = \"edge\"\nnodes = 3\nrounds = 1\n[model]\nhidden = [256, 128]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	keys := filepath.Join(dir, "keys")
+	if err := run([]string{"keys", "--nodes", "3", "--ipc", filepath.Join(dir, "sock"), "--monitor", "ipc://" + filepath.Join(dir, "mon"), "-o", keys}, &out, &errb); err != nil {
+		t.Fatalf("keys: %v\n%s", err, errb.String())
+	}
+	args := []string{"node", "--config", cfg, "--peers", filepath.Join(keys, "peers.toml"), "--id", "0", "--key", filepath.Join(keys, "node-0.key")}
+	out.Reset()
+	if err := run(append(args, "--dry-run"), &out, &errb); err != nil {
+		t.Fatalf("node --dry-run: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "memory estimate: node process edge") || !strings.Contains(out.String(), "available memory") {
+		t.Errorf("node --dry-run printed:\n%s", out.String())
+	}
+	t.Setenv(experiment.EnvMemoryAvailable, "20MiB")
+	err := run(args, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), `node process "edge" needs about`) || !strings.Contains(err.Error(), "20.0 MiB is available") {
+		t.Errorf("node at 20 MiB: %v", err)
+	}
+	if err := run(append(args, "--dry-run", "--no-memory-check"), &out, &errb); err != nil {
+		t.Errorf("--no-memory-check: %v", err)
+	}
+}

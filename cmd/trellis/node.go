@@ -71,6 +71,7 @@ func nodeCmd(o *options) *cobra.Command {
 	var key, epoch, state, metricsAddr, export string
 	var resume bool
 	var t cluster.Timing
+	var mf memFlags
 	cmd := &cobra.Command{
 		Use:   "node --config CFG --id I --peers PEERS [--key FILE]",
 		Short: "run one node of a deployed experiment (one process per node)",
@@ -82,11 +83,19 @@ seed (simulation keys: anyone who knows the seed can forge them). SIGINT or SIGT
 stops it after the current round. With --checkpoint DIR it writes its state there
 after every round (atomically); --resume restarts from it after a crash or a kill:
 the node restores its model, optimizer, strategy and trust state and joins the
-wall-clock round that is open (the rounds it missed are missing in the run).`,
+wall-clock round that is open (the rounds it missed are missing in the run).
+
+Before loading anything the node estimates its memory (its dataset, splits, model,
+optimizer and buffers) and refuses to start when that exceeds the available memory
+(MemAvailable, or the cgroup limit; TRELLIS_MEMORY_AVAILABLE overrides), with the
+numbers; --dry-run prints the estimate and exits, --no-memory-check starts anyway.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, peers, err := f.load()
 			if err != nil {
+				return err
+			}
+			if done, err := mf.nodeGate(o, c); done || err != nil {
 				return err
 			}
 			var keys experiment.KeySource = experiment.NewSeedKeys(c.Seed, c.Nodes)
@@ -152,6 +161,7 @@ wall-clock round that is open (the rounds it missed are missing in the run).`,
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().StringVar(&export, "export", "", "after the last round, write the node's model to this file (safetensors: PyTorch's safetensors.torch.load_file reads it)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
+	mf.register(cmd, false)
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
 }
