@@ -8,7 +8,11 @@
 # last complete round). Once every run of a dataset is done, its summary
 # and plots are merged into the output directory.
 #
-#   docs/results/dmtt/main-100.sh [OUT]     (default runs/main-100)
+#   docs/results/dmtt/main-100.sh [OUT] [mnist|fmnist]   (default runs/main-100, both)
+#
+# One simulated run keeps about 1.7 of 2 cores busy (the steps between its
+# parallel phases run on one goroutine), so the two datasets may run as two
+# calls at once, one each.
 set -u
 cd "$(dirname "$0")/../../.."
 T=${TRELLIS:-trellis}
@@ -28,7 +32,9 @@ for s in 0 1; do
 		done
 	done
 done
+only=${2:-}
 for c in "$cfg:$OUT/mnist" "$OUT/main-100-fmnist.toml:$OUT/fmnist"; do
+	case "$only" in "" | "$(basename "${c#*:}")") ;; *) continue ;; esac
 	conf=${c%%:*} dir=${c#*:}
 	for k in $order; do
 		$T run "$conf" -o "$dir" --shard "$k/64" -q --keep-going >/dev/null 2>>"$OUT/errors.log"
