@@ -311,6 +311,12 @@ func (l *PaillierLayer) handle(m *wire.Message) error {
 		if !ok || k == m.From || !wire.Verify(km, pub) {
 			return fmt.Errorf("%w: the key holder's key is not signed by node %d for round %d", privacy.ErrForged, k, l.r)
 		}
+		// The checks a key sent directly gets: a key holder in league with
+		// the relay could sign a short or even modulus, under which this
+		// node could not (or must not) encrypt.
+		if kd := km.Blob.Data; len(kd) != l.nBytes() || kd[0]&0x80 == 0 || kd[len(kd)-1]&1 == 0 {
+			return fmt.Errorf("%w: the key holder's key has %d bytes or is even, want an odd %d-byte modulus", privacy.ErrProtocol, len(kd), l.nBytes())
+		}
 		n := new(big.Int).SetBytes(km.Blob.Data)
 		l.holder[m.From] = &privacy.PaillierPublicKey{N: n, N2: new(big.Int).Mul(n, n)}
 	case tagPaillierInput:

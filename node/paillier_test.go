@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"testing"
@@ -68,6 +69,51 @@ func TestPaillierLayerRelayMean(t *testing.T) {
 	rds = pl2.round(0)
 	if !rds[0].SecAgg.Fallback {
 		t.Fatalf("node 0 without its key holder's answer: %+v", rds[0].SecAgg)
+	}
+}
+
+// A key holder in league with the relay signs a modulus of the right
+// length whose top bits are clear (packed plaintexts would not fit under
+// it) and the relay passes it on: the members refuse it (counted against
+// the relay) and the round goes on; the group falls back, no node fails.
+// (A modulus of another length is refused by the wire validator first.)
+func TestPaillierRelayedShortKeyRefused(t *testing.T) {
+	adj := circulant(7, 1, 3)
+	pl, _ := newPaillierNet(t, adj)
+	pl.tamper = func(p int, m *wire.Message) *wire.Message {
+		if p != 1 || m.From != 0 || m.Blob.Tag != tagPaillierHolder {
+			return m
+		}
+		d := m.Blob.Data
+		k := binary.LittleEndian.Uint32(d)
+		short := make([]byte, len(d)-32-wire.SignatureSize)
+		short[0], short[len(short)-1] = 0x01, 0x0b // odd, 7 bits short
+		km := &wire.Message{Header: wire.Header{Kind: wire.KindKey, From: k, To: wire.Broadcast, Round: 0, Seq: binary.LittleEndian.Uint64(d[8:])},
+			Blob: wire.Blob{Tag: tagPaillierKey, Data: short}}
+		if err := wire.Sign(km, pl.ids[k]); err != nil {
+			t.Fatal(err)
+		}
+		c := *m
+		c.Blob.Data = append(append(slices.Clone(d[:32]), km.Sig[:]...), short...)
+		if err := wire.Sign(&c, pl.ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		return &c
+	}
+	rds := pl.round(0)
+	if !rds[0].SecAgg.Fallback {
+		t.Errorf("node 0's group with a refused key: %+v", rds[0].SecAgg)
+	}
+	refused := 0
+	for _, j := range adj[0] {
+		for _, r := range rds[j].Rejections {
+			if r.From == 0 {
+				refused += r.Count
+			}
+		}
+	}
+	if refused == 0 {
+		t.Error("no member counted the short key against the relay")
 	}
 }
 
