@@ -276,16 +276,26 @@ func (m *memFlags) launchGate(o *options, cfg experiment.Config) (done bool, err
 				return true, err
 			}
 		} else {
-			fmt.Fprint(o.stdout, node.Text())
-			fmt.Fprint(o.stdout, mon.Text())
-			fmt.Fprint(o.stdout, total.Text())
-			if memErr != nil {
-				fmt.Fprintf(o.stdout, "available memory: unknown (%v)\n", memErr)
-			} else {
-				fmt.Fprintln(o.stdout, mem.Text())
-			}
+			printEstimatesAndMemory(o, mem, memErr, node, mon, total)
 		}
 	}
+	return m.refuse(check)
+}
+
+// printEstimatesAndMemory prints each estimate, then the available memory.
+func printEstimatesAndMemory(o *options, mem experiment.Memory, memErr error, es ...experiment.Estimate) {
+	for _, e := range es {
+		fmt.Fprint(o.stdout, e.Text())
+	}
+	if memErr != nil {
+		fmt.Fprintf(o.stdout, "available memory: unknown (%v)\n", memErr)
+	} else {
+		fmt.Fprintln(o.stdout, mem.Text())
+	}
+}
+
+// refuse ends a dry run or a gate: check's error unless --no-memory-check.
+func (m *memFlags) refuse(check error) (done bool, err error) {
 	if check != nil && !m.noCheck {
 		return true, check
 	}
@@ -330,18 +340,10 @@ func (m *memFlags) nodeGate(o *options, cfg experiment.Config) (done bool, err e
 				return true, err
 			}
 		} else {
-			fmt.Fprint(o.stdout, node.Text())
-			if memErr != nil {
-				fmt.Fprintf(o.stdout, "available memory: unknown (%v)\n", memErr)
-			} else {
-				fmt.Fprintln(o.stdout, mem.Text())
-			}
+			printEstimatesAndMemory(o, mem, memErr, node)
 		}
 	}
-	if check != nil && !m.noCheck {
-		return true, check
-	}
-	return m.dryRun, nil
+	return m.refuse(check)
 }
 
 // launchFits is the node counts that fit as a launch on this machine.
