@@ -197,10 +197,32 @@ func TestScaleAddNormalArithmetic(t *testing.T) {
 	}
 }
 
+// lawLevel is how often gaussLaw may reject a correct sampler.
+type lawLevel struct {
+	sigmas float64 // moment and tail-count bounds, in standard deviations
+	ks     float64 // KS critical value times √n
+	ad     float64 // Anderson–Darling critical value (case 0)
+}
+
+var (
+	// fixedSeed: 1 % levels. The draws are fixed by the seed, so the
+	// test is deterministic: it passes or fails the same on every run.
+	fixedSeed = lawLevel{sigmas: 5, ks: 1.949, ad: 3.857}
+	// unreproducible: the crypto source draws afresh on every run, so a 1 %
+	// level would fail one CI run in a hundred on a correct sampler (CI
+	// did: A² = 3.872). Each bound here is at about 10⁻⁶: KS
+	// √(ln(2/α)/2) = 2.69 at α = 10⁻⁶; A²'s upper tail is ≈ √3·erfc(√z)
+	// (its largest weight is χ²₁/2, the rest telescope to √3), 10⁻⁶ at
+	// z = 12.5; moments and counts at 6σ (2·10⁻⁹ for a normal). A broken
+	// sampler still fails: the seeded run has the 1 % power, and the two
+	// share the transform.
+	unreproducible = lawLevel{sigmas: 6, ks: 2.69, ad: 12.5}
+)
+
 // gaussLaw checks n draws of a standard normal: moments, Kolmogorov–Smirnov
 // and Anderson–Darling against Φ, and the mass beyond 3σ and beyond the
-// base strip's edge r (the tail algorithm).
-func gaussLaw(t *testing.T, name string, xs []float64) {
+// base strip's edge r (the tail algorithm), at the given level.
+func gaussLaw(t *testing.T, name string, xs []float64, lv lawLevel) {
 	t.Helper()
 	n := len(xs)
 	fn := float64(n)
@@ -210,8 +232,9 @@ func gaussLaw(t *testing.T, name string, xs []float64) {
 		m3 += x * x * x
 		m4 += x * x * x * x
 	}
-	if math.Abs(mean) > 5/math.Sqrt(fn) || math.Abs(v-1) > 5*math.Sqrt(2/fn) ||
-		math.Abs(m3/fn) > 5*math.Sqrt(15/fn) || math.Abs(m4/fn-3) > 5*math.Sqrt(96/fn) {
+	sd := lv.sigmas
+	if math.Abs(mean) > sd/math.Sqrt(fn) || math.Abs(v-1) > sd*math.Sqrt(2/fn) ||
+		math.Abs(m3/fn) > sd*math.Sqrt(15/fn) || math.Abs(m4/fn-3) > sd*math.Sqrt(96/fn) {
 		t.Errorf("%s: mean %v, variance %v, skewness %v, kurtosis %v", name, mean, v, m3/fn, m4/fn)
 	}
 	s := slices.Clone(xs)
@@ -227,13 +250,13 @@ func gaussLaw(t *testing.T, name string, xs []float64) {
 		a2 += float64(2*i+1) * (lo + hi)
 	}
 	a2 = -fn - a2/fn
-	if d > ksCritical001(n) {
-		t.Errorf("%s: KS %v > %v", name, d, ksCritical001(n))
+	if crit := lv.ks / math.Sqrt(fn); d > crit {
+		t.Errorf("%s: KS %v > %v", name, d, crit)
 	}
 	// Anderson–Darling, parameters known (case 0): 3.857 at level 1 %
-	// (Stephens 1974); the seeds are fixed, so the test is deterministic.
-	if a2 > 3.857 {
-		t.Errorf("%s: Anderson–Darling A² = %v > 3.857", name, a2)
+	// (Stephens 1974).
+	if a2 > lv.ad {
+		t.Errorf("%s: Anderson–Darling A² = %v > %v", name, a2, lv.ad)
 	}
 	for _, c := range []float64{3, gaussR} {
 		var k float64
@@ -243,7 +266,7 @@ func gaussLaw(t *testing.T, name string, xs []float64) {
 			}
 		}
 		p := math.Erfc(c / math.Sqrt2)
-		if math.Abs(k-p*fn) > 5*math.Sqrt(p*fn) {
+		if math.Abs(k-p*fn) > lv.sigmas*math.Sqrt(p*fn) {
 			t.Errorf("%s: %v draws beyond %v, want %.0f", name, k, c, p*fn)
 		}
 	}
@@ -260,7 +283,8 @@ func TestBulkNormalLaw(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		s    *Stream
-	}{{"seeded", NewSeededSource(41, 42)}, {"crypto", NewCryptoSource()}} {
+		lv   lawLevel
+	}{{"seeded", NewSeededSource(41, 42), fixedSeed}, {"crypto", NewCryptoSource(), unreproducible}} {
 		v := make([]float32, n)
 		// Two calls of odd lengths: chunk and block boundaries inside.
 		c.s.AddNormal(v[:n/3+1], 1)
@@ -269,7 +293,7 @@ func TestBulkNormalLaw(t *testing.T) {
 		for i, x := range v {
 			xs[i] = float64(x)
 		}
-		gaussLaw(t, c.name, xs)
+		gaussLaw(t, c.name, xs, c.lv)
 	}
 }
 
