@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/vec"
 )
 
 // conv2d is a 2-D convolution over NCHW inputs with square kernels, computed
@@ -23,6 +25,27 @@ type conv2d struct {
 	y, dx          []float32
 	col, dcol      []float32
 	needDx         bool
+	forceIm2col    bool // tests: stride 1 without the wide layout
+	// The current pass, for the worker functions Each calls.
+	run *pass
+	n   int
+	dy  []float32
+	dxn []float32
+	// scratch[w] is worker w's column buffers; partial[k] holds gradient
+	// chunk k (see gradChunks). forwardFn and backwardFn are the worker
+	// functions, bound once so that a pass allocates nothing.
+	scratch               []convScratch
+	partial               [][]float32
+	forwardFn, backwardFn func(worker, lo, hi int)
+}
+
+// convScratch is one worker's buffers: the im2col columns and their
+// gradient, and for the wide layout (stride 1, see wide.go) the padded input,
+// its gradient, and the wide output and output gradient.
+type convScratch struct {
+	col, dcol    []float32
+	xpad, dxpad  []float32
+	ywide, dwide []float32
 }
 
 func newConv2d(in []int, cout, k, stride, pad int) (*conv2d, error) {
@@ -49,7 +72,17 @@ func (c *conv2d) colRows() int    { return c.cin * c.k * c.k }
 func (c *conv2d) paramCount() int { return c.cout*c.colRows() + c.cout }
 func (c *conv2d) stateCount() int { return 0 }
 func (c *conv2d) bufferFloats() int {
-	return len(c.y) + len(c.dx) + len(c.col) + len(c.dcol)
+	n := len(c.y) + len(c.dx) + len(c.col) + len(c.dcol)
+	for w, sc := range c.scratch {
+		if w > 0 {
+			n += len(sc.col) + len(sc.dcol)
+		}
+		n += len(sc.xpad) + len(sc.dxpad) + len(sc.ywide) + len(sc.dwide)
+	}
+	for _, p := range c.partial {
+		n += len(p)
+	}
+	return n
 }
 
 func (c *conv2d) bind(p, g, _ []float32) {
@@ -66,14 +99,28 @@ func (c *conv2d) initParams(r *rand.Rand) {
 }
 
 func (c *conv2d) alloc(n int, needDx bool) {
-	hw := c.ho * c.wo
-	c.y = grow(c.y, n*c.cout*hw)
+	hw := c.colWidth()
+	c.y = grow(c.y, n*c.cout*c.ho*c.wo)
 	c.col = grow(c.col, c.colRows()*hw)
+	if len(c.partial) == 0 {
+		c.partial = [][]float32{make([]float32, c.cout*c.colRows()+c.cout)}
+	}
 	c.needDx = needDx
 	if needDx {
 		c.dx = grow(c.dx, n*c.cin*c.h*c.w)
 		c.dcol = grow(c.dcol, c.colRows()*hw)
 	}
+	c.scratch = c.scratch[:0]
+	c.ensureWorkers(1)
+}
+
+// colWidth is the number of columns of a sample's column matrix: the output
+// positions, or in the wide layout one padded input row per output row.
+func (c *conv2d) colWidth() int {
+	if c.wide() {
+		return c.ho * c.wpad()
+	}
+	return c.ho * c.wo
 }
 
 // validRange returns the output columns [lo, hi) whose input column
@@ -172,13 +219,28 @@ func (c *conv2d) col2im(dcol, dx []float32) {
 }
 
 func (c *conv2d) forward(p *pass, x []float32, n int) []float32 {
-	c.x = x
+	c.x, c.run, c.n = x, p, n
+	c.ensureWorkers(p.eng.Threads())
+	// Samples are independent: the engine's workers take a run of them
+	// each, with their own column buffer and one-thread engine. One call per
+	// sample split across threads would hand over a 64×196×800 product per
+	// sample and pack W twice; a run of samples per thread does neither.
+	p.eng.Each(n, c.forwardFn)
+	return c.y[:n*c.cout*c.ho*c.wo]
+}
+
+// forwardRange computes the outputs of samples [lo, hi) on worker w.
+func (c *conv2d) forwardRange(w, lo, hi int) {
 	hw, in, out, kr := c.ho*c.wo, c.cin*c.h*c.w, c.cout*c.ho*c.wo, c.colRows()
-	y := c.y[:n*out]
-	for i := 0; i < n; i++ {
-		c.im2col(x[i*in:(i+1)*in], c.col)
-		yi := y[i*out : (i+1)*out]
-		p.eng.Sgemm(false, false, c.cout, hw, kr, 1, c.wt, kr, c.col, hw, 0, yi, hw)
+	eng, sc := c.run.eng.Serial(w), &c.scratch[w]
+	for i := lo; i < hi; i++ {
+		yi := c.y[i*out : (i+1)*out]
+		if c.wide() {
+			c.forwardWide(eng, sc, c.x[i*in:(i+1)*in], yi)
+			continue
+		}
+		c.im2col(c.x[i*in:(i+1)*in], sc.col)
+		eng.Sgemm(false, false, c.cout, hw, kr, 1, c.wt, kr, sc.col, hw, 0, yi, hw)
 		for co, b := range c.b {
 			row := yi[co*hw : (co+1)*hw]
 			for j := range row {
@@ -186,33 +248,127 @@ func (c *conv2d) forward(p *pass, x []float32, n int) []float32 {
 			}
 		}
 	}
-	return y
 }
 
+// gradChunks is how many parts a batch's weight and bias gradients are
+// summed in: g ← ((g + P₀) + P₁) + …, where P_k sums chunk k's samples in
+// order. The chunks depend on the batch size only, never on the thread
+// count, so neither does the rounding; up to gradChunks threads share the
+// backward pass.
+const gradChunks = 4
+
 func (c *conv2d) backward(p *pass, dy []float32, n int) []float32 {
-	hw, in, out, kr := c.ho*c.wo, c.cin*c.h*c.w, c.cout*c.ho*c.wo, c.colRows()
-	var dx []float32
+	c.dy, c.run, c.n = dy, p, n
+	c.ensureWorkers(p.eng.Threads())
 	if c.needDx {
-		dx = c.dx[:n*in]
-		clear(dx)
+		c.dxn = c.dx[:n*c.cin*c.h*c.w]
+		clear(c.dxn)
 	}
-	for i := 0; i < n; i++ {
-		dyi := dy[i*out : (i+1)*out]
-		c.im2col(c.x[i*in:(i+1)*in], c.col)
-		// dW += dy_i · col_iᵀ ; db += row sums of dy_i.
-		p.eng.Sgemm(false, true, c.cout, kr, hw, 1, dyi, hw, c.col, hw, 1, c.gw, kr)
-		for co := range c.gb {
-			var s float32
-			for _, v := range dyi[co*hw : (co+1)*hw] {
-				s += v
-			}
-			c.gb[co] += s
+	chunks := min(gradChunks, n)
+	nw := c.cout*c.colRows() + c.cout
+	if min(p.eng.Workers(), chunks) <= 1 {
+		// One worker: one partial buffer, added in as each chunk ends.
+		part := c.partial[0]
+		for k := 0; k < chunks; k++ {
+			c.backwardChunk(0, k, part)
+			c.addPartial(part)
 		}
+	} else {
+		for len(c.partial) < chunks {
+			c.partial = append(c.partial, make([]float32, nw))
+		}
+		p.eng.Each(chunks, c.backwardFn)
+		for k := 0; k < chunks; k++ {
+			c.addPartial(c.partial[k])
+		}
+	}
+	return c.dxn
+}
+
+// backwardRange runs the gradient chunks [lo, hi) on worker w, chunk k into
+// partial[k].
+func (c *conv2d) backwardRange(w, lo, hi int) {
+	for k := lo; k < hi; k++ {
+		c.backwardChunk(w, k, c.partial[k])
+	}
+}
+
+// backwardChunk writes chunk k's weight and bias gradients (dW then db)
+// into part and, when needed, its samples' input gradients into dx.
+func (c *conv2d) backwardChunk(w, k int, part []float32) {
+	hw, in, out, kr := c.ho*c.wo, c.cin*c.h*c.w, c.cout*c.ho*c.wo, c.colRows()
+	chunks := min(gradChunks, c.n)
+	lo, hi := k*c.n/chunks, (k+1)*c.n/chunks
+	eng, sc := c.run.eng.Serial(w), &c.scratch[w]
+	gw, gb := part[:c.cout*kr], part[c.cout*kr:]
+	for i := lo; i < hi; i++ {
+		// The first sample of the chunk overwrites the partial sums.
+		beta := float32(1)
+		if i == lo {
+			beta = 0
+		}
+		dyi := c.dy[i*out : (i+1)*out]
+		var dxi []float32
+		if c.needDx {
+			dxi = c.dxn[i*in : (i+1)*in]
+		}
+		if c.wide() {
+			c.backwardWide(eng, sc, c.x[i*in:(i+1)*in], dyi, dxi, beta, gw, gb)
+			continue
+		}
+		c.im2col(c.x[i*in:(i+1)*in], sc.col)
+		// dW += dy_i · col_iᵀ ; db += row sums of dy_i.
+		eng.Sgemm(false, true, c.cout, kr, hw, 1, dyi, hw, sc.col, hw, beta, gw, kr)
+		rowSums(gb, dyi, hw, beta)
 		if c.needDx {
 			// dcol = Wᵀ · dy_i, then scatter back to the input layout.
-			p.eng.Sgemm(true, false, kr, hw, c.cout, 1, c.wt, kr, dyi, hw, 0, c.dcol, hw)
-			c.col2im(c.dcol, dx[i*in:(i+1)*in])
+			eng.Sgemm(true, false, kr, hw, c.cout, 1, c.wt, kr, dyi, hw, 0, sc.dcol, hw)
+			c.col2im(sc.dcol, dxi)
 		}
 	}
-	return dx
+}
+
+// rowSums sets (beta 0) or adds to (beta 1) gb[r] the sum of row r of the
+// rows×width matrix m.
+func rowSums(gb, m []float32, width int, beta float32) {
+	for r := range gb {
+		var s float32
+		for _, v := range m[r*width : (r+1)*width] {
+			s += v
+		}
+		if beta == 0 {
+			gb[r] = s
+		} else {
+			gb[r] += s
+		}
+	}
+}
+
+// addPartial adds one chunk's gradients to the layer's.
+func (c *conv2d) addPartial(part []float32) {
+	nw := c.cout * c.colRows()
+	vec.Add(c.gw, c.gw, part[:nw])
+	vec.Add(c.gb, c.gb, part[nw:])
+}
+
+// ensureWorkers gives each of up to threads workers its column buffers
+// (worker 0's are the layer's own col and dcol, which the per-sample
+// gradients also use). It runs on the caller's goroutine, before Each, so workers never resize
+// shared slices.
+func (c *conv2d) ensureWorkers(threads int) {
+	if c.forwardFn == nil {
+		c.forwardFn, c.backwardFn = c.forwardRange, c.backwardRange
+	}
+	if len(c.scratch) == 0 {
+		c.scratch = append(c.scratch, c.newScratch(c.col, c.dcol))
+	}
+	c.scratch[0].col, c.scratch[0].dcol = c.col, c.dcol
+	for len(c.scratch) < threads {
+		cols := c.colRows() * c.colWidth()
+		var dcol []float32
+		if c.needDx {
+			dcol = make([]float32, cols)
+		}
+		c.scratch = append(c.scratch, c.newScratch(make([]float32, cols), dcol))
+	}
 }

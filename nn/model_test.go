@@ -146,8 +146,8 @@ func TestProximalTermGradient(t *testing.T) {
 	}
 }
 
-// TestBitIdenticalAcrossThreadsAndProcs trains the same models with 1 and
-// 4 matrix threads under GOMAXPROCS 1 and 4 and requires identical bits.
+// TestBitIdenticalAcrossThreadsAndProcs trains the same models with 1, 3
+// and 4 matrix threads under GOMAXPROCS 1 and 4 and requires identical bits.
 func TestBitIdenticalAcrossThreadsAndProcs(t *testing.T) {
 	src := &memSource{dim: 784}
 	r := rand.New(rand.NewPCG(5, 5))
@@ -160,12 +160,14 @@ func TestBitIdenticalAcrossThreadsAndProcs(t *testing.T) {
 	specs := []Spec{
 		{Kind: "mlp", Input: []int{784}, Hidden: []int{256, 128}, Classes: 10, BatchNorm: true, Dropout: 0.2},
 		{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10},
+		{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 10},
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, s := range specs {
 		var first []float32
 		for _, procs := range []int{1, 4} {
-			for _, threads := range []int{1, 4} {
+			// 3 threads split the 4 gradient chunks of a conv unevenly.
+			for _, threads := range []int{1, 3, 4} {
 				runtime.GOMAXPROCS(procs)
 				m := mustBuild(t, s, 11, Options{Batch: 32, Threads: threads})
 				opt, _ := NewOptimizer(OptimizerSpec{Name: "adam", LR: 1e-3}, m.NumParams())
@@ -248,6 +250,15 @@ func TestMemoryFormula(t *testing.T) {
 		N*62 + N*512 // fc2
 	// conv1 has no input gradient, so it keeps one column buffer, not two.
 	layers -= 25 * 784
+	// Each conv keeps one partial-gradient buffer (dW and db of a chunk).
+	layers += 32*25 + 32 + 64*800 + 64
+	// Both convolutions have stride 1, so they use the wide layout: column
+	// matrices at the padded width (28×32 for conv1, 14×18 for conv2)
+	// instead of Ho×Wo, a padded input plane (+ k−1 floats of slack; its
+	// gradient too for conv2) and a wide output and output gradient.
+	layers += 25*28*32 - 25*784 + 2*(800*14*18-800*196)
+	layers += 32*32 + 4 + 2*(32*18*18+4)
+	layers += 2*32*28*32 + 2*64*14*18
 	want = 4*(2*P+N*784+N*62+layers) + 8*N
 	m = mustBuild(t, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, 1, Options{Batch: N})
 	if got := m.MemoryBytes(); got != want {

@@ -19,6 +19,7 @@ type Engine struct {
 	ws          []*workspace // ws[i] serves part i of a call; ws[0] is the caller's
 	pool        *pool        // helper goroutines, started by the first parallel call
 	jobs        []job        // the parts of the current call, reused
+	serial      []*Engine    // serial[w] is worker w's one-thread engine (Each)
 	cleanup     runtime.Cleanup
 }
 
@@ -55,7 +56,71 @@ func (e *Engine) Close() {
 		e.pool.stop()
 		e.pool = nil
 	}
-	e.ws = nil
+	e.ws, e.serial = nil, nil
+}
+
+// Workers is how many goroutines Each would run n ≥ Threads items on now:
+// the engine's threads, capped by GOMAXPROCS (more parts than Ps cannot run
+// at once).
+func (e *Engine) Workers() int { return min(e.threads, runtime.GOMAXPROCS(0)) }
+
+// Each splits the items [0, n) into contiguous ranges, one per worker, and
+// calls fn(worker, lo, hi) for each range in parallel, returning when all
+// are done. Worker w < Threads() gets [w·n/W, (w+1)·n/W) for W =
+// min(Workers(), n) workers; worker 0 runs on the caller's goroutine.
+//
+// fn must make its results independent of the split (write item i's result
+// where only item i writes; use the worker index only to pick scratch
+// space), which keeps results independent of the thread count. Inside fn,
+// matrix products go through Serial(worker), never through e itself: e's
+// helpers are busy running the other ranges.
+//
+// Each allocates nothing when fn is a value the caller keeps (a method value
+// built once), not a new closure per call.
+func (e *Engine) Each(n int, fn func(worker, lo, hi int)) {
+	w := min(e.Workers(), n)
+	if w <= 1 {
+		if n > 0 {
+			fn(0, 0, n)
+		}
+		return
+	}
+	if e.pool == nil {
+		e.pool = startPool(e.threads - 1)
+		e.cleanup = runtime.AddCleanup(e, (*pool).stop, e.pool)
+	}
+	e.makeSerial() // on the caller's goroutine, so that Serial only reads
+	jobs := e.jobs[:0]
+	for q := 0; q < w; q++ {
+		jobs = append(jobs, job{fn: fn, worker: q, m0: q * n / w, m1: (q + 1) * n / w})
+	}
+	e.jobs = jobs
+	e.pool.run(jobs[1:], jobs[0])
+	clear(jobs) // drop fn and what it holds
+}
+
+// Serial returns worker w's one-thread engine for use inside Each, with e's
+// micro-kernel (so results match e's). For a one-thread engine it is e.
+func (e *Engine) Serial(w int) *Engine {
+	if e.threads == 1 {
+		return e
+	}
+	if w < 0 || w >= e.threads {
+		panic(fmt.Sprintf("gemm: Serial(%d) of an engine with %d threads", w, e.threads))
+	}
+	// Outside a split Each (worker 0's range when Each ran in one piece,
+	// or a direct call) no helper runs, so making them here is safe.
+	e.makeSerial()
+	return e.serial[w]
+}
+
+func (e *Engine) makeSerial() {
+	if e.serial == nil {
+		e.serial = make([]*Engine, e.threads)
+		for i := range e.serial {
+			e.serial[i] = newEngine(1, e.kern)
+		}
+	}
 }
 
 // problem is one Sgemm call's arguments, copied to each part by value.

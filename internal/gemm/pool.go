@@ -51,12 +51,15 @@ type waiter struct {
 }
 
 // job is one part of a call: a rectangle [m0,m1)×[n0,n1) of C, computed
-// with the workspace ws, which no other part of the call uses.
+// with the workspace ws, which no other part of the call uses; or, when fn
+// is set (Engine.Each), the call fn(worker, m0, m1).
 type job struct {
 	p              problem
 	kern           *kernel
 	ws             *workspace
 	m0, m1, n0, n1 int
+	fn             func(worker, lo, hi int)
+	worker         int
 }
 
 // spinIters bounds a busy wait before parking: about 30 µs of atomic loads
@@ -89,14 +92,20 @@ func (p *pool) run(jobs []job, own job) {
 	for i := range jobs {
 		if h := &p.helpers[i]; h.taken.CompareAndSwap(false, true) {
 			jobs[i].run()
-			h.job.p = problem{} // drop the caller's slices; the slot is ours now
+			h.job.p, h.job.fn = problem{}, nil // drop the caller's slices; the slot is ours now
 			p.left.Add(-1)
 		}
 	}
 	p.caller.await(func() bool { return p.left.Load() == 0 })
 }
 
-func (j *job) run() { j.ws.run(j.kern, &j.p, j.m0, j.m1, j.n0, j.n1) }
+func (j *job) run() {
+	if j.fn != nil {
+		j.fn(j.worker, j.m0, j.m1)
+		return
+	}
+	j.ws.run(j.kern, &j.p, j.m0, j.m1, j.n0, j.n1)
+}
 
 func (p *pool) work(h *helper) {
 	defer p.exited.Done()
@@ -111,7 +120,7 @@ func (p *pool) work(h *helper) {
 			continue // the caller ran it
 		}
 		h.job.run()
-		h.job.p = problem{} // drop the caller's slices
+		h.job.p, h.job.fn = problem{}, nil // drop the caller's slices
 		if p.left.Add(-1) == 0 {
 			p.caller.unpark()
 		}
