@@ -328,13 +328,28 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		ho, wo := (h+2*pad-k)/stride+1, (w+2*pad-k)/stride+1
 		hw, kr := ho*wo, cin*k*k
 		f.params = add(f.params, cout*kr+cout)
-		buf(B * cout * hw)
+		buf(B * cout * ho * wo)
+		buf(cout*kr + cout) // one chunk's partial gradients
+		// Stride 1 takes nn's wide layout: column rows at the padded
+		// width, a padded input plane (+ k−1 floats of slack), a wide
+		// output and output gradient (nn/convwide.go).
+		wide := stride == 1
+		plane := cin*(h+2*pad)*(w+2*pad) + k - 1
+		if wide {
+			hw = ho * (w + 2*pad)
+			buf(plane)
+			buf(cout * hw)
+			buf(cout * hw)
+		}
 		buf(kr * hw)
 		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw},
 			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true})
 		if needDx() {
 			buf(B * cin * h * w)
 			buf(kr * hw)
+			if wide {
+				buf(plane)
+			}
 			f.calls = append(f.calls, gemmCall{m: kr, n: hw, k: cout, ldb: hw})
 		}
 		shape = []int{int(cout), int(ho), int(wo)}
