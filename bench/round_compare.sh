@@ -15,6 +15,8 @@ trap 'rm -f "$part"' EXIT
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; budget: $cores cores"
 echo "CPU flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl)$' | sort | xargs); trellis kernels capped by TRELLIS_CPU=${TRELLIS_CPU:-auto} (avx2: no AVX-512; portable: no assembly)"
+. bench/peer_env.sh
+echo "peer: $peer_env_note"
 go build -o /tmp/trellis-bench-round ./bench/round
 gout=$(GOMAXPROCS=$cores /tmp/trellis-bench-round -nodes "$nodes" -rounds 3 -export "$part")
 echo "$gout"

@@ -36,6 +36,8 @@ fi
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; budget: $cores cores"
 echo "go: $(go version | cut -d' ' -f3); torch: $("$py" -c 'import torch; print(torch.__version__)')"
+. bench/peer_env.sh
+echo "peer: $peer_env_note"
 echo "n = 100, d = 1,000,000 float32, f = 9; trellis: mean of $reps runs, PyTorch: best of $reps"
 echo
 

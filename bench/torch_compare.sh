@@ -34,13 +34,15 @@ esac
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; budget: $cores cores"
 echo "CPU flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl)$' | sort | xargs); trellis kernels capped by TRELLIS_CPU=${TRELLIS_CPU:-auto} (avx2: no AVX-512; portable: no assembly)"
 echo "go: $(go version | cut -d' ' -f3); torch: $("$py" -c 'import torch; print(torch.__version__)'); BLAS under torch: $blas"
+. bench/peer_env.sh
+echo "peer: $peer_env_note"
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 
 # trellis: one go test run; sub-benchmarks name their thread count.
 GOMAXPROCS=$cores go test ./nn ./internal/gemm -run '^$' \
-	-bench 'TrainStep(MLP|FEMNISTCNN)|Sgemm512' -benchtime "${seconds}s" -count 1 |
+	-bench 'TrainStep(MLP|FEMNISTCNN|LeNet5)|Sgemm512' -benchtime "${seconds}s" -count 1 |
 	awk -v cores="$cores" '
 		/samples\/s|GFLOP\/s/ {
 			name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
@@ -48,7 +50,7 @@ GOMAXPROCS=$cores go test ./nn ./internal/gemm -run '^$' \
 			t = substr(name, RSTART, RLENGTH); gsub(/[^0-9]/, "", t)
 			if (t + 0 > cores) next
 			for (i = 2; i < NF; i++) if ($(i+1) == "samples/s" || $(i+1) == "GFLOP/s") v = $i
-			w = (name ~ /MLP/) ? "mlp_b32" : (name ~ /CNN/) ? "cnn_b64" : "sgemm512_gflops"
+			w = (name ~ /MLP/) ? "mlp_b32" : (name ~ /CNN/) ? "cnn_b64" : (name ~ /LeNet5\/28x28/) ? "lenet5_28_b64" : (name ~ /LeNet5\/32x32/) ? "lenet5_32_b64" : "sgemm512_gflops"
 			print "go", w, v, name
 		}' >>"$results"
 
@@ -65,12 +67,14 @@ best() { # side workload -> "value setting"
 	awk -v s="$1" -v w="$2" '$1 == s && $2 == w && $3 + 0 > best { best = $3 + 0; cfg = $4 } END { print best, cfg }' "$results"
 }
 printf '\n| workload | trellis | PyTorch | ratio | trellis setting | PyTorch setting |\n|---|---:|---:|---:|---|---|\n'
-for w in mlp_b32 cnn_b64 sgemm512_gflops; do
+for w in mlp_b32 cnn_b64 lenet5_28_b64 lenet5_32_b64 sgemm512_gflops; do
 	read -r g gcfg <<<"$(best go "$w")"
 	read -r t tcfg <<<"$(best torch "$w")"
 	case $w in
 	mlp_b32) label="MLP 784-256-128-10 training, batch 32 (samples/s)" ;;
 	cnn_b64) label="FEMNIST CNN training, batch 64 (samples/s)" ;;
+	lenet5_28_b64) label="LeNet-5 1×28×28 training, batch 64 (samples/s)" ;;
+	lenet5_32_b64) label="LeNet-5 3×32×32 training, batch 64 (samples/s)" ;;
 	*) label="Sgemm 512×512×512 (GFLOP/s)" ;;
 	esac
 	awk -v n="$label" -v g="$g" -v t="$t" -v gc="$gcfg" -v tc="$tcfg" \

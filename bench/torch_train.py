@@ -28,6 +28,15 @@ def femnist_cnn():
         nn.Linear(512, 62))
 
 
+def lenet5(channels):
+    # nn/spec.go: LeNet-5 with ReLU and max pooling; 28×28 inputs padded by 2.
+    return nn.Sequential(
+        nn.Conv2d(channels, 6, 5, padding=2 if channels == 1 else 0), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+        nn.Linear(84, 10))
+
+
 def bench_train(model, shape, classes, batch, seconds):
     torch.manual_seed(1)
     x = torch.rand(batch, *shape)
@@ -74,6 +83,8 @@ def main():
     print(f"torch {torch.__version__} threads {torch.get_num_threads()}")
     print(f"mlp_b32 {bench_train(mlp(), (784,), 10, 32, args.seconds):.1f}")
     print(f"cnn_b64 {bench_train(femnist_cnn(), (1, 28, 28), 62, 64, args.seconds):.1f}")
+    print(f"lenet5_28_b64 {bench_train(lenet5(1), (1, 28, 28), 10, 64, args.seconds):.1f}")
+    print(f"lenet5_32_b64 {bench_train(lenet5(3), (3, 32, 32), 10, 64, args.seconds):.1f}")
     print(f"sgemm512_gflops {bench_sgemm(args.seconds):.1f}")
 
 

@@ -51,6 +51,17 @@ func BenchmarkTrainStepFEMNISTCNN(b *testing.B) {
 	}
 }
 
+// BenchmarkTrainStepLeNet5: R-DPFL's model at both input sizes, batch 64
+// (the paper's local step).
+func BenchmarkTrainStepLeNet5(b *testing.B) {
+	for _, in := range [][]int{{1, 28, 28}, {3, 32, 32}} {
+		s := Spec{Kind: "lenet5", Input: in, Classes: 10}
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%dx%dx%d/batch64/threads%d", in[1], in[2], in[0], th), func(b *testing.B) { benchStep(b, s, 64, th) })
+		}
+	}
+}
+
 func BenchmarkEvaluateMLP(b *testing.B) {
 	s := Spec{Kind: "mlp", Input: []int{784}, Hidden: []int{256, 128}, Classes: 10}
 	m, _ := Build(s, 1, Options{Batch: 256})

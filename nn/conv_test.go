@@ -66,3 +66,58 @@ func TestConvWideLayoutMatchesIm2col(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderKeyIsMonotonic: orderKey orders floats as < does, with −0 and
+// +0 equal, over hand-picked edge values and random bit patterns.
+func TestOrderKeyIsMonotonic(t *testing.T) {
+	vals := []float32{float32(math.Inf(-1)), -math.MaxFloat32, -1, -math.SmallestNonzeroFloat32,
+		float32(math.Copysign(0, -1)), 0, math.SmallestNonzeroFloat32, 1, math.MaxFloat32, float32(math.Inf(1))}
+	r := rand.New(rand.NewPCG(9, 9))
+	for len(vals) < 2000 {
+		if v := math.Float32frombits(r.Uint32()); v == v {
+			vals = append(vals, v)
+		}
+	}
+	for _, a := range vals {
+		for _, b := range vals[:200] {
+			if (a < b) != (orderKey(a) < orderKey(b)) || (a == b) != (orderKey(a) == orderKey(b)) {
+				t.Fatalf("orderKey(%v) = %d, orderKey(%v) = %d", a, orderKey(a), b, orderKey(b))
+			}
+		}
+	}
+}
+
+// TestMaxPool2x2MatchesGeneralLoop: the branch-free 2×2 path gives the
+// general loop's outputs and winners, ties included (values drawn from a
+// few levels, so windows often tie; signed zeros among them).
+func TestMaxPool2x2MatchesGeneralLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 3))
+	levels := []float32{float32(math.Copysign(0, -1)), 0, 0.5, -0.5, 1}
+	for _, shape := range [][]int{{3, 6, 6}, {2, 7, 5}, {4, 2, 2}} {
+		const n = 5
+		x := make([]float32, n*size(shape))
+		for i := range x {
+			x[i] = levels[r.IntN(len(levels))]
+		}
+		var ys [2][]float32
+		var args [2][]int32
+		for i := range ys {
+			m, err := newMaxPool2d(shape, 2, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.alloc(n, false)
+			if i == 0 {
+				ys[i] = append([]float32(nil), m.forward2x2(x, n)...)
+			} else {
+				ys[i] = append([]float32(nil), m.forwardGeneral(x, n)...)
+			}
+			args[i] = append([]int32(nil), m.arg...)
+		}
+		for j := range ys[0] {
+			if math.Float32bits(ys[0][j]) != math.Float32bits(ys[1][j]) || args[0][j] != args[1][j] {
+				t.Fatalf("%v output %d: 2×2 path %v at %d, general loop %v at %d", shape, j, ys[0][j], args[0][j], ys[1][j], args[1][j])
+			}
+		}
+	}
+}

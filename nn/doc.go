@@ -19,7 +19,17 @@
 //     (spec/experiments.md, "Initialization").
 //   - Convolutions are im2col + GEMM one sample at a time: a sample's column
 //     buffer stays in cache; backward rebuilds it rather than storing the
-//     batch's columns (memory over a few percent of compute).
+//     batch's columns (memory over a few percent of compute). Stride-1
+//     convolutions build the columns in the wide layout (convwide.go: the
+//     input padded once, each column row one contiguous copy, at the cost
+//     of computing Wp − Wo extra columns per output row). With several
+//     matrix threads, the batch's samples are split across them (a run of
+//     samples each); weight gradients are summed in 4 fixed chunks of the
+//     batch, so the bits do not depend on the thread count.
+//   - Optimizers flush moment estimates that fall below the smallest normal
+//     float32 to 0 (flushDenormal): on x86 a subnormal costs a microcode
+//     assist (23× slower per element, measured), and such a moment cannot
+//     move any weight larger than about 2⁻¹⁰⁰.
 //   - Batch norm: eps 1e-5, momentum 0.1, unbiased running variance, as
 //     PyTorch. Dropout is inverted dropout with masks from the caller's RNG.
 //   - The evidential head implements the MSE form of Sensoy et al. with the
@@ -34,7 +44,11 @@
 // and per layer, for batch size B:
 //
 //	linear:     B·out (output) + B·in (input gradient)
-//	conv2d:     B·Cout·Ho·Wo + B·Cin·H·W + 2·(Cin·k²)·(Ho·Wo) (one sample's columns and their gradient)
+//	conv2d:     B·Cout·Ho·Wo + B·Cin·H·W + 2·(Cin·k²)·W' (one sample's columns and their gradient)
+//	            + Cout·Cin·k² + Cout (one gradient chunk); W' = Ho·Wo, or for
+//	            stride 1 Ho·Wp (Wp = W + 2·pad) plus 2·(Cin·Hp·Wp + k − 1) (padded
+//	            input and its gradient) and 2·Cout·Ho·Wp (wide output and its gradient)
+//	            (each extra matrix thread: another set of these per-sample buffers)
 //	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·W
 //	relu:       2·B·size
 //	dropout:    3·B·size (mask, output, input gradient)

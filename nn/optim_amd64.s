@@ -31,7 +31,7 @@ sgddone:
 	RET
 
 // func momentumAVX2(w, grad, v *float32, n int, lr, mu, wd float32)
-// g' = g + wd*w; v = mu*v + g'; w -= lr*v.
+// g' = g + wd*w; v = mu*v + g', flushed to 0 below the smallest normal; w -= lr*v.
 TEXT ·momentumAVX2(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), DI
 	MOVQ grad+8(FP), SI
@@ -40,6 +40,12 @@ TEXT ·momentumAVX2(SB), NOSPLIT, $0-44
 	VBROADCASTSS lr+32(FP), Y0
 	VBROADCASTSS mu+36(FP), Y1
 	VBROADCASTSS wd+40(FP), Y2
+	MOVL $0x7fffffff, BX
+	VMOVD BX, X6
+	VPBROADCASTD X6, Y6     // |x| mask
+	MOVL $0x00800000, BX
+	VMOVD BX, X7
+	VPBROADCASTD X7, Y7     // the smallest normal float32
 	XORQ AX, AX
 momloop:
 	CMPQ AX, CX
@@ -49,6 +55,9 @@ momloop:
 	VMOVUPS (DX)(AX*4), Y5
 	VFMADD231PS Y3, Y2, Y4  // g += wd*w
 	VFMADD213PS Y4, Y1, Y5  // v = mu*v + g
+	VANDPS Y5, Y6, Y8
+	VCMPPS $0x1d, Y7, Y8, Y8 // |v| >= smallest normal (GE_OQ)
+	VANDPS Y8, Y5, Y5       // else v = +0 (see flushVelocity)
 	VFNMADD231PS Y5, Y0, Y3 // w -= lr*v
 	VMOVUPS Y3, (DI)(AX*4)
 	VMOVUPS Y5, (DX)(AX*4)
@@ -59,7 +68,8 @@ momdone:
 	RET
 
 // func nesterovAVX2(w, grad, v *float32, n int, lr, mu, wd float32)
-// g' = g + wd*w; v = mu*v + g'; w -= lr*(g' + mu*v).
+// g' = g + wd*w; v = mu*v + g', flushed to 0 below the smallest normal;
+// w -= lr*(g' + mu*v).
 TEXT ·nesterovAVX2(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), DI
 	MOVQ grad+8(FP), SI
@@ -68,6 +78,12 @@ TEXT ·nesterovAVX2(SB), NOSPLIT, $0-44
 	VBROADCASTSS lr+32(FP), Y0
 	VBROADCASTSS mu+36(FP), Y1
 	VBROADCASTSS wd+40(FP), Y2
+	MOVL $0x7fffffff, BX
+	VMOVD BX, X6
+	VPBROADCASTD X6, Y6     // |x| mask
+	MOVL $0x00800000, BX
+	VMOVD BX, X7
+	VPBROADCASTD X7, Y7     // the smallest normal float32
 	XORQ AX, AX
 nesloop:
 	CMPQ AX, CX
@@ -77,6 +93,9 @@ nesloop:
 	VMOVUPS (DX)(AX*4), Y5
 	VFMADD231PS Y3, Y2, Y4  // g += wd*w
 	VFMADD213PS Y4, Y1, Y5  // v = mu*v + g
+	VANDPS Y5, Y6, Y8
+	VCMPPS $0x1d, Y7, Y8, Y8 // |v| >= smallest normal (GE_OQ)
+	VANDPS Y8, Y5, Y5       // else v = +0 (see flushVelocity)
 	VFMADD231PS Y5, Y1, Y4  // g += mu*v
 	VFNMADD231PS Y4, Y0, Y3 // w -= lr*g
 	VMOVUPS Y3, (DI)(AX*4)

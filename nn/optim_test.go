@@ -131,3 +131,78 @@ func TestSGDVectorPathMatchesFormula(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentsFlushSubnormals: with zero gradients a velocity (and Adam's
+// moments) decays into the subnormal range, where it is flushed to 0, in
+// the vector blocks and the scalar tail alike (37 entries), while the
+// weights stay exactly what the unflushed update gives (w − lr·v rounds to
+// w for such v).
+func TestMomentsFlushSubnormals(t *testing.T) {
+	const n = 37
+	for _, s := range []OptimizerSpec{
+		{Name: "sgd", LR: 0.1, Momentum: 0.9},
+		{Name: "sgd", LR: 0.1, Momentum: 0.9, Nesterov: true},
+		{Name: "adam", LR: 0.1},
+	} {
+		o, _ := NewOptimizer(s, n)
+		w, g := make([]float32, n), make([]float32, n)
+		for i := range w {
+			w[i], g[i] = 0.5+float32(i), 1e-3
+		}
+		o.Step(w, g)
+		clear(g)
+		ref := append([]float32(nil), w...)
+		steps := 2000 // 0.9²⁰⁰⁰·1e-3 is far below 2⁻¹⁴⁹
+		if s.Name == "adam" {
+			steps = 200_000 // v decays by β₂ = 0.999
+		}
+		for range steps {
+			o.Step(w, g)
+		}
+		var state []float32
+		switch o := o.(type) {
+		case *SGD:
+			state = o.v
+		case *Adam:
+			state = append(append(state, o.m...), o.v...)
+		}
+		for i, x := range state {
+			if x != 0 {
+				t.Fatalf("%+v: moment %d is %g after %d zero gradients, want 0", s, i, x, steps)
+			}
+		}
+		if s.Name == "adam" {
+			continue // Adam keeps stepping with m/√v̂ while m is normal
+		}
+		// The velocity after the first step decays to 0; every weight must
+		// have moved only while it was normal, the same as without flushing.
+		for i := range w {
+			v := float64(1e-3)
+			want := float64(ref[i])
+			for range 2000 {
+				v *= 0.9
+				if s.Nesterov {
+					want -= 0.1 * 0.9 * v
+				} else {
+					want -= 0.1 * v
+				}
+			}
+			if math.Abs(float64(w[i])-want) > 1e-5*math.Abs(want) {
+				t.Fatalf("%+v: w[%d] = %v, unflushed formula gives %v", s, i, w[i], want)
+			}
+		}
+	}
+}
+
+func TestFlushDenormal(t *testing.T) {
+	for _, c := range []struct{ in, want float32 }{
+		{math.SmallestNonzeroFloat32, 0}, {-math.SmallestNonzeroFloat32, 0},
+		{math.Float32frombits(0x007fffff), 0}, {math.Float32frombits(0x00800000), math.Float32frombits(0x00800000)},
+		{-math.Float32frombits(0x00800000), -math.Float32frombits(0x00800000)}, {1, 1}, {0, 0},
+		{float32(math.Inf(-1)), float32(math.Inf(-1))},
+	} {
+		if got := flushDenormal(c.in); got != c.want {
+			t.Errorf("flushDenormal(%g) = %g, want %g", c.in, got, c.want)
+		}
+	}
+}

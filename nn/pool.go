@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -54,6 +55,11 @@ func (m *maxPool2d) forward(_ *pass, x []float32, n int) []float32 {
 	if m.k == 2 && m.s == 2 {
 		return m.forward2x2(x, n)
 	}
+	return m.forwardGeneral(x, n)
+}
+
+// forwardGeneral is any window and stride.
+func (m *maxPool2d) forwardGeneral(x []float32, n int) []float32 {
 	planes := n * m.c
 	y := m.y[:planes*m.ho*m.wo]
 	o := 0
@@ -94,8 +100,14 @@ func (m *maxPool2d) backward(_ *pass, dy []float32, n int) []float32 {
 	return dx
 }
 
-// forward2x2 is the common 2×2, stride 2 case unrolled; ties resolve as in
-// the general loop (first maximum in row-major window order).
+// forward2x2 is the common 2×2, stride 2 case, without branches: on
+// activations the winner of a window is random, so a compare-and-branch
+// mispredicts about once per window (measured: 8 % of a FEMNIST CNN step).
+// The four values are compared as integers (orderKey), which the compiler
+// turns into conditional moves, and the output is the winner's own value.
+// Ties resolve as in the general loop (first maximum in row-major window
+// order; −0 ties with +0); a NaN wins its window instead of being skipped,
+// so it reaches the finiteness check.
 func (m *maxPool2d) forward2x2(x []float32, n int) []float32 {
 	planes := n * m.c
 	y := m.y[:planes*m.ho*m.wo]
@@ -108,20 +120,30 @@ func (m *maxPool2d) forward2x2(x []float32, n int) []float32 {
 			top, bot := x[r0:r0+2*m.wo], x[r0+m.w:r0+m.w+2*m.wo]
 			out, idx := y[o:o+m.wo], arg[o:o+m.wo]
 			for ox := range out {
-				best, bv := r0+2*ox, top[2*ox]
-				if v := top[2*ox+1]; v > bv {
-					best, bv = r0+2*ox+1, v
+				best, key := r0+2*ox, orderKey(top[2*ox])
+				if k := orderKey(top[2*ox+1]); k > key {
+					best, key = r0+2*ox+1, k
 				}
-				if v := bot[2*ox]; v > bv {
-					best, bv = r0+m.w+2*ox, v
+				if k := orderKey(bot[2*ox]); k > key {
+					best, key = r0+m.w+2*ox, k
 				}
-				if v := bot[2*ox+1]; v > bv {
-					best, bv = r0+m.w+2*ox+1, v
+				if k := orderKey(bot[2*ox+1]); k > key {
+					best = r0 + m.w + 2*ox + 1
 				}
-				out[ox], idx[ox] = bv, int32(best)
+				out[ox], idx[ox] = x[best], int32(best)
 			}
 			o += m.wo
 		}
 	}
 	return y
+}
+
+// orderKey maps a float32 to an int32 in the same order (for non-NaN
+// values): non-negative floats keep their bits, negative ones have their
+// magnitude bits flipped, and 1 is added to negatives so that −0 and +0 get
+// the same key, 0.
+func orderKey(v float32) int32 {
+	b := int32(math.Float32bits(v))
+	s := b >> 31 // −1 for negatives, 0 otherwise
+	return (b ^ int32(uint32(s)>>1)) - s
 }
