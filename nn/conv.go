@@ -347,8 +347,8 @@ func rowSums(gb, m []float32, width int, beta float32) {
 // addPartial adds one chunk's gradients to the layer's.
 func (c *conv2d) addPartial(part []float32) {
 	nw := c.cout * c.colRows()
-	vec.Add(c.gw, c.gw, part[:nw])
-	vec.Add(c.gb, c.gb, part[nw:])
+	vec.AddTo(c.gw, part[:nw])
+	vec.AddTo(c.gb, part[nw:])
 }
 
 // ensureWorkers gives each of up to threads workers its column buffers

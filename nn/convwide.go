@@ -1,6 +1,9 @@
 package nn
 
-import "github.com/trellis-fl/trellis/internal/gemm"
+import (
+	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/vec"
+)
 
 // The wide layout of a stride-1 convolution. Pad the input once into xpad
 // (Cin planes of Hp×Wp, Hp = H+2p, Wp = W+2p) and compute every output row
@@ -125,10 +128,7 @@ func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []flo
 		for ky := 0; ky < c.k; ky++ {
 			base := ci*hp*wp + ky*wp
 			for kx := 0; kx < c.k; kx++ {
-				dst := sc.dxpad[base+kx : base+kx+width]
-				for j, v := range sc.dcol[r*width : (r+1)*width] {
-					dst[j] += v
-				}
+				vec.AddTo(sc.dxpad[base+kx:base+kx+width], sc.dcol[r*width:(r+1)*width])
 				r++
 			}
 		}

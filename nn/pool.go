@@ -103,39 +103,43 @@ func (m *maxPool2d) backward(_ *pass, dy []float32, n int) []float32 {
 // forward2x2 is the common 2×2, stride 2 case, without branches: on
 // activations the winner of a window is random, so a compare-and-branch
 // mispredicts about once per window (measured: 8 % of a FEMNIST CNN step).
-// The four values are compared as integers (orderKey), which the compiler
-// turns into conditional moves, and the output is the winner's own value.
-// Ties resolve as in the general loop (first maximum in row-major window
-// order; −0 ties with +0); a NaN wins its window instead of being skipped,
-// so it reaches the finiteness check.
+// The four values are compared as integers (orderKey) and the winner is
+// picked with masks (pick), and the output is the winner's own value. Ties
+// resolve as in the general loop (first maximum in row-major window order;
+// −0 ties with +0); a NaN wins its window instead of being skipped, so it
+// reaches the finiteness check.
 func (m *maxPool2d) forward2x2(x []float32, n int) []float32 {
-	planes := n * m.c
-	y := m.y[:planes*m.ho*m.wo]
+	planes, w, ho, wo := n*m.c, m.w, m.ho, m.wo
+	y := m.y[:planes*ho*wo]
 	arg := m.arg[:len(y)]
 	o := 0
 	for pl := 0; pl < planes; pl++ {
-		base := pl * m.h * m.w
-		for oy := 0; oy < m.ho; oy++ {
-			r0 := base + 2*oy*m.w
-			top, bot := x[r0:r0+2*m.wo], x[r0+m.w:r0+m.w+2*m.wo]
-			out, idx := y[o:o+m.wo], arg[o:o+m.wo]
+		base := pl * m.h * w
+		for oy := 0; oy < ho; oy++ {
+			r0 := base + 2*oy*w
+			top, bot := x[r0:r0+2*wo], x[r0+w:r0+w+2*wo]
+			out, idx := y[o:o+wo], arg[o:o+wo]
 			for ox := range out {
-				best, key := r0+2*ox, orderKey(top[2*ox])
-				if k := orderKey(top[2*ox+1]); k > key {
-					best, key = r0+2*ox+1, k
-				}
-				if k := orderKey(bot[2*ox]); k > key {
-					best, key = r0+m.w+2*ox, k
-				}
-				if k := orderKey(bot[2*ox+1]); k > key {
-					best = r0 + m.w + 2*ox + 1
-				}
-				out[ox], idx[ox] = x[best], int32(best)
+				t0, t1 := int64(orderKey(top[2*ox])), int64(orderKey(top[2*ox+1]))
+				b0, b1 := int64(orderKey(bot[2*ox])), int64(orderKey(bot[2*ox+1]))
+				// Window positions 0, 1 (top row), 2, 3 (bottom row).
+				k, i := pick(t0, 0, t1, 1)
+				k, i = pick(k, i, b0, 2)
+				_, i = pick(k, i, b1, 3)
+				at := r0 + 2*ox + int(i&1) + int(i>>1)*w
+				out[ox], idx[ox] = x[at], int32(at)
 			}
-			o += m.wo
+			o += wo
 		}
 	}
 	return y
+}
+
+// pick returns (kb, ib) if kb > ka, else (ka, ia), with a mask instead of
+// a branch (keys are int32 values, so the difference cannot overflow).
+func pick(ka, ia, kb, ib int64) (int64, int64) {
+	t := (ka - kb) >> 63 // −1 when kb > ka
+	return ka ^ ((ka ^ kb) & t), ia ^ ((ia ^ ib) & t)
 }
 
 // orderKey maps a float32 to an int32 in the same order (for non-NaN

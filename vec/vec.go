@@ -38,6 +38,17 @@ func Add(dst, x, y []float32) {
 	}
 }
 
+// AddTo adds x into dst element by element (dst[i] += x[i]), with AVX2 on
+// amd64: the same IEEE additions in any order, so the result is the same
+// bits on every path.
+func AddTo(dst, x []float32) {
+	mustSameLen(len(dst), len(x))
+	done := addToPrefix(dst, x)
+	for i, v := range x[done:] {
+		dst[done+i] += v
+	}
+}
+
 // Sub sets dst[i] = x[i] - y[i].
 func Sub(dst, x, y []float32) {
 	mustSameLen(len(x), len(y))

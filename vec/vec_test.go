@@ -155,3 +155,29 @@ func BenchmarkAllFinite(b *testing.B) {
 		AllFinite(x)
 	}
 }
+
+// TestAddToMatchesScalar: the vector path gives the scalar sums bit for bit
+// at every length around its 16-float blocks, and never touches dst beyond x.
+func TestAddToMatchesScalar(t *testing.T) {
+	for n := 0; n <= 70; n++ {
+		x, dst := make([]float32, n), make([]float32, n+1)
+		for i := range x {
+			x[i] = float32(i)*0.37 - 5
+			dst[i] = float32(i*i) * 0.011
+		}
+		dst[n] = 42
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = dst[i] + x[i]
+		}
+		AddTo(dst[:n], x)
+		for i := range want {
+			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n %d: dst[%d] = %v, want %v", n, i, dst[i], want[i])
+			}
+		}
+		if dst[n] != 42 {
+			t.Fatalf("n %d: wrote past the end", n)
+		}
+	}
+}
