@@ -334,9 +334,10 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		// width, a padded input plane (+ k−1 floats of slack), a wide
 		// output and output gradient (nn/convwide.go).
 		wide := stride == 1
-		plane := cin*(h+2*pad)*(w+2*pad) + k - 1
+		pitch := max(w+pad, wo)
+		plane := cin*((h+2*pad)*pitch+pad) + k - 1
 		if wide {
-			hw = ho * (w + 2*pad)
+			hw = ho * pitch
 			buf(plane)
 			buf(cout * hw)
 			buf(cout * hw)

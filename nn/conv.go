@@ -115,10 +115,10 @@ func (c *conv2d) alloc(n int, needDx bool) {
 }
 
 // colWidth is the number of columns of a sample's column matrix: the output
-// positions, or in the wide layout one padded input row per output row.
+// positions, or in the wide layout one row pitch per output row.
 func (c *conv2d) colWidth() int {
 	if c.wide() {
-		return c.ho * c.wpad()
+		return c.ho * c.pitch()
 	}
 	return c.ho * c.wo
 }

@@ -5,38 +5,48 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// The wide layout of a stride-1 convolution. Pad the input once into xpad
-// (Cin planes of Hp×Wp, Hp = H+2p, Wp = W+2p) and compute every output row
-// at the padded width Wp instead of Wo: output position (oy, ox) becomes
-// column j = oy·Wp + ox, and its receptive-field entry (ci, ky, kx) is
-// xpad[ci·Hp·Wp + ky·Wp + kx + j]. Each row of the column matrix is then one
-// contiguous run of xpad,
+// The wide layout of a stride-1 convolution. Copy the input once into
+// xpad, a zero-padded copy whose rows are P = max(W + p, Wo) floats apart
+// (each row: p zeros, then the W inputs, then zeros to P), with p zero rows
+// above and below and p zeros after the last row; and compute every output
+// row at width P instead of Wo: output position (oy, ox) becomes column
+// j = oy·P + ox, and its receptive-field entry (ci, ky, kx) is
+// xpad[ci·plane + ky·P + kx + j]. A window that runs past a row's end reads
+// the next row's leading zeros, which are the padding it needs (so a row
+// pays for one side of padding, not two). Each row of the column matrix is
+// then one contiguous run of xpad,
 //
-//	col[(ci, ky, kx)][0 : Ho·Wp] = xpad[ci·Hp·Wp + ky·Wp + kx : … + Ho·Wp],
+//	col[(ci, ky, kx)][0 : Ho·P] = xpad[ci·plane + ky·P + kx : … + Ho·P],
 //
-// so im2col is Cin·k² copies of Ho·Wp floats instead of Cin·k²·Ho copies of
+// so im2col is Cin·k² copies of Ho·P floats instead of Cin·k²·Ho copies of
 // Wo floats with padding tests, and col2im is as many vector additions.
-// The price is the Wp − Wo columns per output row that are not outputs:
-// the products run 18/14 = 1.29× wider for the FEMNIST CNN's second
-// convolution (32/28 = 1.14× for its first). Measured on the FEMNIST CNN,
-// the copies saved outweigh the wider products (BENCHMARKS.md). The extra
-// columns read xpad past a row's end (the next row's or plane's first
-// k − 1 floats, or k − 1 floats of slack after the last plane): their
-// outputs are dropped, and in backward their output gradients are zero,
-// so they add exact zeros to dW and to positions of dxpad.
+// The price is the P − Wo columns per output row that are not outputs:
+// 16/14 = 1.14× wider products for the FEMNIST CNN's second convolution,
+// 30/28 for its first. The extra columns read xpad past a row's end (the
+// next row's or plane's first floats, or k − 1 floats of slack after the
+// last plane): their outputs are dropped, and in backward their output
+// gradients are zero, so they add exact zeros to dW and to positions of
+// the padded input gradient.
 //
 // Caffe's and PyTorch's CPU convolutions build the column matrix row by
-// output row instead; the wide layout is the one cuDNN's implicit-GEMM
-// kernels and some direct-convolution papers use for stride 1 (e.g.
-// Georganas et al., "Anatomy of high-performance deep learning convolutions
-// on SIMD architectures", SC 2018, which also pads the input once).
+// output row instead; computing outputs over a padded row pitch is what
+// direct-convolution kernels do for stride 1 (e.g. Georganas et al.,
+// "Anatomy of high-performance deep learning convolutions on SIMD
+// architectures", SC 2018, which also pads the input once).
 
 // wide reports whether the layer uses the wide layout (stride 1, unless a
 // test forces the per-row im2col layout to compare the two).
 func (c *conv2d) wide() bool { return c.s == 1 && !c.forceIm2col }
 
-func (c *conv2d) hpad() int { return c.h + 2*c.pd }
-func (c *conv2d) wpad() int { return c.w + 2*c.pd }
+// pitch is P, the distance between rows of the padded input and of the
+// wide output.
+func (c *conv2d) pitch() int { return max(c.w+c.pd, c.wo) }
+
+// plane is the floats of one padded input channel.
+func (c *conv2d) plane() int { return (c.h+2*c.pd)*c.pitch() + c.pd }
+
+// padAt is where input row y of channel ci starts in xpad.
+func (c *conv2d) padAt(ci, y int) int { return ci*c.plane() + (y+c.pd)*c.pitch() + c.pd }
 
 // newScratch returns one worker's buffers around the given column buffers;
 // the padded-input and wide buffers start zeroed, and their padding stays
@@ -46,8 +56,8 @@ func (c *conv2d) newScratch(col, dcol []float32) convScratch {
 	if !c.wide() {
 		return sc
 	}
-	plane := c.cin*c.hpad()*c.wpad() + c.k - 1 // + the slack the last row's extra columns read
-	wideOut := c.cout * c.ho * c.wpad()
+	plane := c.cin*c.plane() + c.k - 1 // + the slack the last row's extra columns read
+	wideOut := c.cout * c.ho * c.pitch()
 	sc.xpad = make([]float32, plane)
 	sc.ywide = make([]float32, wideOut)
 	sc.dwide = make([]float32, wideOut)
@@ -59,23 +69,21 @@ func (c *conv2d) newScratch(col, dcol []float32) convScratch {
 
 // padInto copies one sample's planes into the interior of xpad.
 func (c *conv2d) padInto(x, xpad []float32) {
-	hp, wp := c.hpad(), c.wpad()
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
-			src := x[(ci*c.h+y)*c.w : (ci*c.h+y+1)*c.w]
-			copy(xpad[(ci*hp+y+c.pd)*wp+c.pd:], src)
+			copy(xpad[c.padAt(ci, y):], x[(ci*c.h+y)*c.w:(ci*c.h+y+1)*c.w])
 		}
 	}
 }
 
 // wideColumns writes the wide column matrix of the padded input.
 func (c *conv2d) wideColumns(xpad, col []float32) {
-	hp, wp := c.hpad(), c.wpad()
+	pl, wp := c.plane(), c.pitch()
 	width := c.ho * wp
 	r := 0
 	for ci := 0; ci < c.cin; ci++ {
 		for ky := 0; ky < c.k; ky++ {
-			base := ci*hp*wp + ky*wp
+			base := ci*pl + ky*wp
 			for kx := 0; kx < c.k; kx++ {
 				copy(col[r*width:(r+1)*width], xpad[base+kx:base+kx+width])
 				r++
@@ -86,7 +94,7 @@ func (c *conv2d) wideColumns(xpad, col []float32) {
 
 // forwardWide computes one sample's output y (Cout×Ho×Wo) from x.
 func (c *conv2d) forwardWide(eng *gemm.Engine, sc *convScratch, x, y []float32) {
-	wp, kr := c.wpad(), c.colRows()
+	wp, kr := c.pitch(), c.colRows()
 	width := c.ho * wp
 	c.padInto(x, sc.xpad)
 	c.wideColumns(sc.xpad, sc.col)
@@ -106,7 +114,7 @@ func (c *conv2d) forwardWide(eng *gemm.Engine, sc *convScratch, x, y []float32) 
 // (overwriting them when beta is 0) and, when dx is not nil, writes its
 // input gradient.
 func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []float32, beta float32, gw, gb []float32) {
-	hp, wp, kr := c.hpad(), c.wpad(), c.colRows()
+	pl, wp, kr := c.plane(), c.pitch(), c.colRows()
 	width := c.ho * wp
 	c.padInto(x, sc.xpad)
 	c.wideColumns(sc.xpad, sc.col)
@@ -126,7 +134,7 @@ func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []flo
 	r := 0
 	for ci := 0; ci < c.cin; ci++ {
 		for ky := 0; ky < c.k; ky++ {
-			base := ci*hp*wp + ky*wp
+			base := ci*pl + ky*wp
 			for kx := 0; kx < c.k; kx++ {
 				vec.AddTo(sc.dxpad[base+kx:base+kx+width], sc.dcol[r*width:(r+1)*width])
 				r++
@@ -135,7 +143,7 @@ func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []flo
 	}
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
-			copy(dx[(ci*c.h+y)*c.w:(ci*c.h+y+1)*c.w], sc.dxpad[(ci*hp+y+c.pd)*wp+c.pd:])
+			copy(dx[(ci*c.h+y)*c.w:(ci*c.h+y+1)*c.w], sc.dxpad[c.padAt(ci, y):])
 		}
 	}
 }

@@ -22,7 +22,7 @@
 //     batch's columns (memory over a few percent of compute). Stride-1
 //     convolutions build the columns in the wide layout (convwide.go: the
 //     input padded once, each column row one contiguous copy, at the cost
-//     of computing Wp − Wo extra columns per output row). With several
+//     of computing P − Wo extra columns per output row, P the row pitch). With several
 //     matrix threads, the batch's samples are split across them (a run of
 //     samples each); weight gradients are summed in 4 fixed chunks of the
 //     batch, so the bits do not depend on the thread count.
@@ -46,8 +46,8 @@
 //	linear:     B·out (output) + B·in (input gradient)
 //	conv2d:     B·Cout·Ho·Wo + B·Cin·H·W + 2·(Cin·k²)·W' (one sample's columns and their gradient)
 //	            + Cout·Cin·k² + Cout (one gradient chunk); W' = Ho·Wo, or for
-//	            stride 1 Ho·Wp (Wp = W + 2·pad) plus 2·(Cin·Hp·Wp + k − 1) (padded
-//	            input and its gradient) and 2·Cout·Ho·Wp (wide output and its gradient)
+//	            stride 1 Ho·P (P = max(W + pad, Wo)) plus 2·(Cin·((H + 2·pad)·P + pad) + k − 1)
+//	            (padded input and its gradient) and 2·Cout·Ho·P (wide output and its gradient)
 //	            (each extra matrix thread: another set of these per-sample buffers)
 //	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·W
 //	relu:       2·B·size

@@ -253,12 +253,13 @@ func TestMemoryFormula(t *testing.T) {
 	// Each conv keeps one partial-gradient buffer (dW and db of a chunk).
 	layers += 32*25 + 32 + 64*800 + 64
 	// Both convolutions have stride 1, so they use the wide layout: column
-	// matrices at the padded width (28×32 for conv1, 14×18 for conv2)
-	// instead of Ho×Wo, a padded input plane (+ k−1 floats of slack; its
-	// gradient too for conv2) and a wide output and output gradient.
-	layers += 25*28*32 - 25*784 + 2*(800*14*18-800*196)
-	layers += 32*32 + 4 + 2*(32*18*18+4)
-	layers += 2*32*28*32 + 2*64*14*18
+	// matrices at the row pitch (28×30 for conv1, 14×16 for conv2) instead
+	// of Ho×Wo, padded input planes ((H+4)·P + 2 floats each, + k−1 of
+	// slack; their gradient too for conv2) and a wide output and output
+	// gradient.
+	layers += 25*28*30 - 25*784 + 2*(800*14*16-800*196)
+	layers += 32*30 + 2 + 4 + 2*(32*(18*16+2)+4)
+	layers += 2*32*28*30 + 2*64*14*16
 	want = 4*(2*P+N*784+N*62+layers) + 8*N
 	m = mustBuild(t, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, 1, Options{Batch: N})
 	if got := m.MemoryBytes(); got != want {
