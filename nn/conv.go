@@ -8,7 +8,8 @@ import (
 )
 
 // conv2d is a 2-D convolution over NCHW inputs with square kernels, computed
-// per sample as a matrix product with an im2col buffer:
+// per sample as a matrix product with an im2col buffer (for stride 1 in the
+// wide layout of convwide.go):
 //
 //	y_n [Cout × HoWo] = W [Cout × Cin·k·k] · col(x_n) [Cin·k·k × HoWo]
 //
@@ -40,7 +41,7 @@ type conv2d struct {
 }
 
 // convScratch is one worker's buffers: the im2col columns and their
-// gradient, and for the wide layout (stride 1, see wide.go) the padded input,
+// gradient, and for the wide layout (stride 1, see convwide.go) the padded input,
 // its gradient, and the wide output and output gradient.
 type convScratch struct {
 	col, dcol    []float32
@@ -353,8 +354,8 @@ func (c *conv2d) addPartial(part []float32) {
 
 // ensureWorkers gives each of up to threads workers its column buffers
 // (worker 0's are the layer's own col and dcol, which the per-sample
-// gradients also use). It runs on the caller's goroutine, before Each, so workers never resize
-// shared slices.
+// gradients also use). It runs on the caller's goroutine, before Each, so
+// workers never resize shared slices.
 func (c *conv2d) ensureWorkers(threads int) {
 	if c.forwardFn == nil {
 		c.forwardFn, c.backwardFn = c.forwardRange, c.backwardRange
