@@ -15,6 +15,10 @@ type maxPool2d struct {
 	arg                   []int32 // winning input offset per output, per batch
 	y, dx                 []float32
 	needDx                bool
+	// The current pass's input (forward) or output gradient (backward),
+	// for the worker functions, bound once so that a pass allocates nothing.
+	x, dy                    []float32
+	forward2x2Fn, backwardFn func(worker, lo, hi int)
 }
 
 func newMaxPool2d(in []int, k, stride int) (*maxPool2d, error) {
@@ -51,11 +55,20 @@ func (m *maxPool2d) alloc(n int, needDx bool) {
 	}
 }
 
-func (m *maxPool2d) forward(_ *pass, x []float32, n int) []float32 {
+func (m *maxPool2d) forward(p *pass, x []float32, n int) []float32 {
 	if m.k == 2 && m.s == 2 {
-		return m.forward2x2(x, n)
+		m.bind2()
+		m.x = x
+		eachSample(p, n, m.c*m.h*m.w, m.forward2x2Fn)
+		return m.y[:n*m.c*m.ho*m.wo]
 	}
 	return m.forwardGeneral(x, n)
+}
+
+func (m *maxPool2d) bind2() {
+	if m.backwardFn == nil {
+		m.forward2x2Fn, m.backwardFn = m.forward2x2Range, m.backwardRange
+	}
 }
 
 // forwardGeneral is any window and stride.
@@ -88,16 +101,31 @@ func (m *maxPool2d) forwardGeneral(x []float32, n int) []float32 {
 	return y
 }
 
-func (m *maxPool2d) backward(_ *pass, dy []float32, n int) []float32 {
+func (m *maxPool2d) backward(p *pass, dy []float32, n int) []float32 {
 	if !m.needDx {
 		return nil
 	}
-	dx := m.dx[:n*m.c*m.h*m.w]
-	clear(dx)
-	for o, g := range dy[:n*m.c*m.ho*m.wo] {
-		dx[m.arg[o]] += g
+	m.bind2()
+	m.dy = dy
+	eachSample(p, n, m.c*m.h*m.w, m.backwardFn)
+	return m.dx[:n*m.c*m.h*m.w]
+}
+
+// backwardRange routes the output gradients of samples [lo, hi) to their
+// windows' winners (which lie in the same samples).
+func (m *maxPool2d) backwardRange(_, lo, hi int) {
+	in, out := m.c*m.h*m.w, m.c*m.ho*m.wo
+	dx := m.dx[:hi*in]
+	clear(dx[lo*in:])
+	for o, g := range m.dy[lo*out : hi*out] {
+		dx[m.arg[lo*out+o]] += g
 	}
-	return dx
+}
+
+// forward2x2Range runs forward2x2 on samples [lo, hi).
+func (m *maxPool2d) forward2x2Range(_, lo, hi int) {
+	in, out := m.c*m.h*m.w, m.c*m.ho*m.wo
+	m.forward2x2(m.x[lo*in:hi*in], hi-lo, m.y[lo*out:hi*out], m.arg[lo*out:hi*out], lo*in)
 }
 
 // forward2x2 is the common 2×2, stride 2 case, without branches: on
@@ -108,10 +136,12 @@ func (m *maxPool2d) backward(_ *pass, dy []float32, n int) []float32 {
 // resolve as in the general loop (first maximum in row-major window order;
 // −0 ties with +0); a NaN wins its window instead of being skipped, so it
 // reaches the finiteness check.
-func (m *maxPool2d) forward2x2(x []float32, n int) []float32 {
+//
+// It writes the n samples of x into y and arg; the winners' offsets are
+// recorded relative to x plus base (x's offset in the batch).
+func (m *maxPool2d) forward2x2(x []float32, n int, y []float32, arg []int32, base0 int) {
 	planes, w, ho, wo := n*m.c, m.w, m.ho, m.wo
-	y := m.y[:planes*ho*wo]
-	arg := m.arg[:len(y)]
+	y, arg = y[:planes*ho*wo], arg[:planes*ho*wo]
 	o := 0
 	for pl := 0; pl < planes; pl++ {
 		base := pl * m.h * w
@@ -127,12 +157,11 @@ func (m *maxPool2d) forward2x2(x []float32, n int) []float32 {
 				k, i = pick(k, i, b0, 2)
 				_, i = pick(k, i, b1, 3)
 				at := r0 + 2*ox + int(i&1) + int(i>>1)*w
-				out[ox], idx[ox] = x[at], int32(at)
+				out[ox], idx[ox] = x[at], int32(base0+at)
 			}
 			o += wo
 		}
 	}
-	return y
 }
 
 // pick returns (kb, ib) if kb > ka, else (ka, ia), with a mask instead of
