@@ -225,6 +225,10 @@ type EvaluationConfig struct {
 	// GlobalTest is how many global test samples every node is evaluated on
 	// (-1: all, 0: none).
 	GlobalTest int `toml:"global_test"`
+	// ConvDefault records that GlobalTest is ConvGlobalTest because the
+	// file left it out for a convolutional model (ParseConfig), so that the
+	// CLI can say so. Not a key: never encoded, never in a config hash.
+	ConvDefault bool `toml:"-" json:"-"`
 }
 
 // RunConfig is how the simulator runs (never changes results).
@@ -295,6 +299,7 @@ func ParseConfig(text []byte, name string) (Config, error) {
 		// A convolutional model on every node × the whole global test set
 		// takes minutes per evaluated round; a file asks for all with -1.
 		cfg.Evaluation.GlobalTest = ConvGlobalTest
+		cfg.Evaluation.ConvDefault = true
 	}
 	fileErr := cfg.validateFile(md)
 	if bytes.HasPrefix(text, []byte(resolvedHeader)) {

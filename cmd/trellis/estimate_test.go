@@ -12,6 +12,32 @@ import (
 	"github.com/trellis-fl/trellis/experiment"
 )
 
+// TestConvGlobalTestDefaultIsSaid: a conv model's default subsample of the
+// global test set is printed, and not when the file sets the key.
+func TestConvGlobalTestDefaultIsSaid(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cnn.toml")
+	for _, c := range []struct {
+		text string
+		said bool
+	}{
+		{"nodes = 2\nrounds = 1\n[model]\nkind = \"femnist_cnn\"\n", true},
+		{"nodes = 2\nrounds = 1\n[model]\nkind = \"femnist_cnn\"\n[evaluation]\nglobal_test = 1000\n", false},
+		{"nodes = 2\nrounds = 1\n", false},
+	} {
+		if err := os.WriteFile(cfg, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		if err := run([]string{"run", cfg, "--dry-run", "-o", filepath.Join(dir, "out")}, &out, &errb); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		if said := strings.Contains(errb.String(), "global accuracy is measured on the first 1000 samples"); said != c.said {
+			t.Errorf("config %q: note printed %v, want %v:\n%s", c.text, said, c.said, errb.String())
+		}
+	}
+}
+
 func TestDryRunPrintsTheEstimate(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer

@@ -53,6 +53,7 @@ another config it refuses, unless --force redoes the runs.` + shardHelp + memHel
 				return mergeSweep(o, cfg, out, args[1:])
 			}
 			warn(o, cfg)
+			noteDefaults(o, cfg)
 			if done, err := mf.gate(cmd.Context(), o, cfg, shard); done || err != nil {
 				return err
 			}
@@ -91,6 +92,16 @@ another config it refuses, unless --force redoes the runs.` + shardHelp + memHel
 	mf.register(c, true)
 	dash.register(c)
 	return c
+}
+
+// noteDefaults says which defaults that change what is measured the config
+// took without a file asking for them: a convolutional model's global
+// accuracy on a subsample of the test set.
+func noteDefaults(o *options, c experiment.Config) {
+	if c.Evaluation.ConvDefault && !o.quiet {
+		fmt.Fprintf(o.stderr, "trellis: note: global accuracy is measured on the first %d samples of the global test set, the default for a %s model (every node evaluates each; [evaluation] global_test = -1 takes them all)\n",
+			c.Evaluation.GlobalTest, c.Model.Kind)
+	}
 }
 
 // warn prints the config's warnings (Config.Warnings), once per distinct
