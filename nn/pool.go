@@ -134,11 +134,13 @@ func (m *maxPool2d) forward2x2Range(_, lo, hi int) {
 // The four values are compared as integers (orderKey) and the winner is
 // picked with masks (pick), and the output is the winner's own value. Ties
 // resolve as in the general loop (first maximum in row-major window order;
-// −0 ties with +0); a NaN wins its window instead of being skipped, so it
-// reaches the finiteness check.
+// −0 ties with +0). A NaN is ordered by its bits: one with the sign bit
+// clear wins its window, one with it set (x86's default NaN) loses, as
+// every NaN does in the general loop; either way a NaN in the weights or
+// the input reaches the finiteness checks through other windows.
 //
 // It writes the n samples of x into y and arg; the winners' offsets are
-// recorded relative to x plus base (x's offset in the batch).
+// recorded relative to x plus base0 (x's offset in the batch).
 func (m *maxPool2d) forward2x2(x []float32, n int, y []float32, arg []int32, base0 int) {
 	planes, w, ho, wo := n*m.c, m.w, m.ho, m.wo
 	y, arg = y[:planes*ho*wo], arg[:planes*ho*wo]
