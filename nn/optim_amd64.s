@@ -7,6 +7,22 @@
 // VFMADD213PS A, B, C  means  C = B*C + A;
 // VFNMADD231PS A, B, C means  C = C - B*A.
 
+// FLUSH_CONSTANTS loads Y6 = the |x| mask and Y7 = the smallest normal
+// float32 (clobbers BX); FLUSH_V then sets each lane of v (Y5) whose
+// magnitude is below it to +0 (clobbers Y8), as nn's flushDenormal does.
+#define FLUSH_CONSTANTS \
+	MOVL $0x7fffffff, BX \
+	VMOVD BX, X6 \
+	VPBROADCASTD X6, Y6 \
+	MOVL $0x00800000, BX \
+	VMOVD BX, X7 \
+	VPBROADCASTD X7, Y7
+
+#define FLUSH_V \
+	VANDPS Y5, Y6, Y8 \
+	VCMPPS $0x1d, Y7, Y8, Y8 \
+	VANDPS Y8, Y5, Y5
+
 // func sgdAVX2(w, grad *float32, n int, lr, wd float32)
 // w -= lr * (g + wd*w), n a multiple of 8.
 TEXT ·sgdAVX2(SB), NOSPLIT, $0-32
@@ -40,12 +56,7 @@ TEXT ·momentumAVX2(SB), NOSPLIT, $0-44
 	VBROADCASTSS lr+32(FP), Y0
 	VBROADCASTSS mu+36(FP), Y1
 	VBROADCASTSS wd+40(FP), Y2
-	MOVL $0x7fffffff, BX
-	VMOVD BX, X6
-	VPBROADCASTD X6, Y6     // |x| mask
-	MOVL $0x00800000, BX
-	VMOVD BX, X7
-	VPBROADCASTD X7, Y7     // the smallest normal float32
+	FLUSH_CONSTANTS
 	XORQ AX, AX
 momloop:
 	CMPQ AX, CX
@@ -55,9 +66,7 @@ momloop:
 	VMOVUPS (DX)(AX*4), Y5
 	VFMADD231PS Y3, Y2, Y4  // g += wd*w
 	VFMADD213PS Y4, Y1, Y5  // v = mu*v + g
-	VANDPS Y5, Y6, Y8
-	VCMPPS $0x1d, Y7, Y8, Y8 // |v| >= smallest normal (GE_OQ)
-	VANDPS Y8, Y5, Y5       // else v = +0 (see flushVelocity)
+	FLUSH_V
 	VFNMADD231PS Y5, Y0, Y3 // w -= lr*v
 	VMOVUPS Y3, (DI)(AX*4)
 	VMOVUPS Y5, (DX)(AX*4)
@@ -78,12 +87,7 @@ TEXT ·nesterovAVX2(SB), NOSPLIT, $0-44
 	VBROADCASTSS lr+32(FP), Y0
 	VBROADCASTSS mu+36(FP), Y1
 	VBROADCASTSS wd+40(FP), Y2
-	MOVL $0x7fffffff, BX
-	VMOVD BX, X6
-	VPBROADCASTD X6, Y6     // |x| mask
-	MOVL $0x00800000, BX
-	VMOVD BX, X7
-	VPBROADCASTD X7, Y7     // the smallest normal float32
+	FLUSH_CONSTANTS
 	XORQ AX, AX
 nesloop:
 	CMPQ AX, CX
@@ -93,9 +97,7 @@ nesloop:
 	VMOVUPS (DX)(AX*4), Y5
 	VFMADD231PS Y3, Y2, Y4  // g += wd*w
 	VFMADD213PS Y4, Y1, Y5  // v = mu*v + g
-	VANDPS Y5, Y6, Y8
-	VCMPPS $0x1d, Y7, Y8, Y8 // |v| >= smallest normal (GE_OQ)
-	VANDPS Y8, Y5, Y5       // else v = +0 (see flushVelocity)
+	FLUSH_V
 	VFMADD231PS Y5, Y1, Y4  // g += mu*v
 	VFNMADD231PS Y4, Y0, Y3 // w -= lr*g
 	VMOVUPS Y3, (DI)(AX*4)
