@@ -28,11 +28,11 @@ import (
 // gradients are zero, so they add exact zeros to dW and to positions of
 // the padded input gradient.
 //
-// Caffe's and PyTorch's CPU convolutions build the column matrix row by
-// output row instead; computing outputs over a padded row pitch is what
-// direct-convolution kernels do for stride 1 (e.g. Georganas et al.,
-// "Anatomy of high-performance deep learning convolutions on SIMD
-// architectures", SC 2018, which also pads the input once).
+// Caffe's im2col (which PyTorch's CPU path follows) builds the column matrix
+// output row by output row instead, with a padding test per element. This
+// layout trades those for the discarded columns: the padded image is read
+// as one long row, and the outputs that straddle two image rows are
+// computed and thrown away.
 
 // wide reports whether the layer uses the wide layout (stride 1, unless a
 // test forces the per-row im2col layout to compare the two).
