@@ -2,8 +2,9 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/vec"
 )
 
 // relu is max(0, x). Backward reads its own output: y > 0 exactly where the
@@ -43,15 +44,11 @@ func (r *relu) forward(p *pass, x []float32, n int) []float32 {
 	return r.y[:n*size(r.shape)]
 }
 
-// forwardRange computes samples [lo, hi). Branch-free: the sign bit, spread
-// by an arithmetic shift, masks negative inputs (and −0) to +0.
+// forwardRange computes samples [lo, hi) (vec.ReLU: branch-free, negative
+// inputs and −0 become +0).
 func (r *relu) forwardRange(_, lo, hi int) {
 	sz := size(r.shape)
-	y := r.y[lo*sz : hi*sz]
-	for i, v := range r.x[lo*sz : hi*sz] {
-		b := math.Float32bits(v)
-		y[i] = math.Float32frombits(b &^ uint32(int32(b)>>31))
-	}
+	vec.ReLU(r.y[lo*sz:hi*sz], r.x[lo*sz:hi*sz])
 }
 
 func (r *relu) backward(p *pass, dy []float32, n int) []float32 {
@@ -63,18 +60,12 @@ func (r *relu) backward(p *pass, dy []float32, n int) []float32 {
 	return r.dx[:n*size(r.shape)]
 }
 
-// backwardRange computes samples [lo, hi). Branch-free (signs are random,
-// so a branch mispredicts half the time): y ≥ 0 always, and y > 0 exactly
-// when its bits are non-zero; (b | −b) has the sign bit set then, which the
-// shift spreads to a mask.
+// backwardRange computes samples [lo, hi): the gradient passes where the
+// output is positive (y ≥ 0 always, and y > 0 exactly when its bits are
+// non-zero; vec.ReLUGrad).
 func (r *relu) backwardRange(_, lo, hi int) {
 	sz := size(r.shape)
-	dx, y, dy := r.dx[lo*sz:hi*sz], r.y[lo*sz:hi*sz], r.dy[lo*sz:hi*sz]
-	for i, g := range dy {
-		b := int32(math.Float32bits(y[i]))
-		mask := uint32((b | -b) >> 31)
-		dx[i] = math.Float32frombits(math.Float32bits(g) & mask)
-	}
+	vec.ReLUGrad(r.dx[lo*sz:hi*sz], r.dy[lo*sz:hi*sz], r.y[lo*sz:hi*sz])
 }
 
 // eachSample runs a layer's per-sample loop fn over samples [0, n), split

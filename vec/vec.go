@@ -49,6 +49,32 @@ func AddTo(dst, x []float32) {
 	}
 }
 
+// ReLU sets dst[i] = max(0, x[i]) by clearing every value whose sign bit is
+// set (negatives, −0 and negative NaNs become +0; a positive NaN stays),
+// without branches: activations' signs are random, so a branch would
+// mispredict half the time. AVX2 on amd64, the same bits on every path.
+func ReLU(dst, x []float32) {
+	mustSameLen(len(dst), len(x))
+	done := reluPrefix(dst, x)
+	for i, v := range x[done:] {
+		b := math.Float32bits(v)
+		dst[done+i] = math.Float32frombits(b &^ uint32(int32(b)>>31))
+	}
+}
+
+// ReLUGrad sets dx[i] = dy[i] where the ReLU output y[i] is non-zero (its
+// bits: y ≥ 0 always) and +0 elsewhere, without branches.
+func ReLUGrad(dx, dy, y []float32) {
+	mustSameLen(len(dx), len(dy))
+	mustSameLen(len(dy), len(y))
+	done := reluGradPrefix(dx, dy, y)
+	for i, g := range dy[done:] {
+		b := int32(math.Float32bits(y[done+i]))
+		mask := uint32((b | -b) >> 31)
+		dx[done+i] = math.Float32frombits(math.Float32bits(g) & mask)
+	}
+}
+
 // Sub sets dst[i] = x[i] - y[i].
 func Sub(dst, x, y []float32) {
 	mustSameLen(len(x), len(y))

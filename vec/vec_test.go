@@ -181,3 +181,43 @@ func TestAddToMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestReLUMatchesScalar: the vector ReLU and its gradient give the scalar
+// formulas' bits at every length 0–70, on values that include ±0, ±Inf,
+// subnormals and NaNs of both signs, and write nothing past the end.
+func TestReLUMatchesScalar(t *testing.T) {
+	special := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x80000001,
+		0x7fc00000, 0xffc00000, 0x3f800000, 0xbf800000}
+	for n := 0; n <= 70; n++ {
+		x, dy := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = math.Float32frombits(special[(i*7)%len(special)])
+			if i%3 == 0 {
+				x[i] = float32(i)*0.37 - 9
+			}
+			dy[i] = float32(i) - 33.5
+		}
+		y, dx := make([]float32, n+1), make([]float32, n+1)
+		y[n], dx[n] = 42, 42
+		ReLU(y[:n], x)
+		for i, v := range x {
+			b := math.Float32bits(v)
+			if want := b &^ uint32(int32(b)>>31); math.Float32bits(y[i]) != want {
+				t.Fatalf("n %d: ReLU(%v) = %#x, want %#x", n, v, math.Float32bits(y[i]), want)
+			}
+		}
+		ReLUGrad(dx[:n], dy, y[:n])
+		for i := range dy {
+			want := dy[i]
+			if math.Float32bits(y[i]) == 0 {
+				want = 0
+			}
+			if math.Float32bits(dx[i]) != math.Float32bits(want) {
+				t.Fatalf("n %d: grad %d = %v, want %v (y %v)", n, i, dx[i], want, y[i])
+			}
+		}
+		if y[n] != 42 || dx[n] != 42 {
+			t.Fatalf("n %d: wrote past the end", n)
+		}
+	}
+}
