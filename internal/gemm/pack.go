@@ -124,17 +124,35 @@ func transpose8Strip(t8 transposeFunc, dst []float32, ldd int, src []float32, ld
 		}
 		p0 = 8 * blocks
 	}
-	// The columns past the last whole block of the rows done above, then
-	// every column of the remaining rows.
-	for i := 0; i < rows; i++ {
-		start := 0
-		if i < r {
-			start = p0
-		}
+	// The columns past the last whole block of the rows done above.
+	for i := 0; i < r; i++ {
 		s := src[i*lds : i*lds+kc]
 		d := dst[i:]
-		for p := start; p < kc; p++ {
+		for p := p0; p < kc; p++ {
 			d[p*ldd] = s[p]
+		}
+	}
+	if r == rows {
+		return
+	}
+	// Every column of the remaining rows (fewer than 8: the AVX2 kernel's
+	// 6-row A panels always come here), one k step at a time so that the
+	// writes are sequential and the rows are read as parallel streams.
+	left := src[r*lds:]
+	d := dst[r:]
+	if n := rows - r; n == 6 {
+		s0, s1, s2 := left[:kc], left[lds:lds+kc], left[2*lds:2*lds+kc]
+		s3, s4, s5 := left[3*lds:3*lds+kc], left[4*lds:4*lds+kc], left[5*lds:5*lds+kc]
+		for p := range kc {
+			o := d[p*ldd : p*ldd+6]
+			o[0], o[1], o[2], o[3], o[4], o[5] = s0[p], s1[p], s2[p], s3[p], s4[p], s5[p]
+		}
+		return
+	}
+	for p := range kc {
+		o := d[p*ldd : p*ldd+rows-r]
+		for i := range o {
+			o[i] = left[i*lds+p]
 		}
 	}
 }
