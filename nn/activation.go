@@ -14,7 +14,8 @@ type relu struct {
 	y, dx  []float32
 	needDx bool
 	// The current pass's input (forward) or output gradient (backward),
-	// for the worker functions, bound once so that a pass allocates nothing.
+	// for the worker functions, bound by alloc so that a pass allocates
+	// nothing.
 	x, dy                 []float32
 	forwardFn, backwardFn func(worker, lo, hi int)
 }
@@ -28,6 +29,7 @@ func (r *relu) initParams(*rand.Rand)  {}
 func (r *relu) bufferFloats() int      { return len(r.y) + len(r.dx) }
 
 func (r *relu) alloc(n int, needDx bool) {
+	r.forwardFn, r.backwardFn = r.forwardRange, r.backwardRange
 	r.y = grow(r.y, n*size(r.shape))
 	r.needDx = needDx
 	if needDx {
@@ -36,9 +38,6 @@ func (r *relu) alloc(n int, needDx bool) {
 }
 
 func (r *relu) forward(p *pass, x []float32, n int) []float32 {
-	if r.forwardFn == nil {
-		r.forwardFn, r.backwardFn = r.forwardRange, r.backwardRange
-	}
 	r.x = x
 	eachSample(p, n, size(r.shape), r.forwardFn)
 	return r.y[:n*size(r.shape)]
@@ -67,22 +66,6 @@ func (r *relu) backwardRange(_, lo, hi int) {
 	sz := size(r.shape)
 	vec.ReLUGrad(r.dx[lo*sz:hi*sz], r.dy[lo*sz:hi*sz], r.y[lo*sz:hi*sz])
 }
-
-// eachSample runs a layer's per-sample loop fn over samples [0, n), split
-// across the pass's matrix threads when the batch holds at least
-// splitMinFloats values (below that, handing a range over costs about what
-// it saves). fn writes only its samples' outputs, so the result does not
-// depend on the split.
-func eachSample(p *pass, n, perSample int, fn func(worker, lo, hi int)) {
-	if n*perSample < splitMinFloats || p.eng.Threads() == 1 {
-		fn(0, 0, n)
-		return
-	}
-	p.eng.Each(n, fn)
-}
-
-// splitMinFloats: a ReLU over 64 Ki floats takes about 30 µs on one core.
-const splitMinFloats = 1 << 16
 
 // dropout zeroes each activation with probability p while training and scales
 // the survivors by 1/(1-p) (inverted dropout, as PyTorch), so evaluation is

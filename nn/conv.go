@@ -34,7 +34,7 @@ type conv2d struct {
 	dxn []float32
 	// scratch[w] is worker w's column buffers; partial[k] holds gradient
 	// chunk k (see gradChunks). forwardFn and backwardFn are the worker
-	// functions, bound once so that a pass allocates nothing.
+	// functions, bound by alloc so that a pass allocates nothing.
 	scratch               []convScratch
 	partial               [][]float32
 	forwardFn, backwardFn func(worker, lo, hi int)
@@ -100,6 +100,7 @@ func (c *conv2d) initParams(r *rand.Rand) {
 }
 
 func (c *conv2d) alloc(n int, needDx bool) {
+	c.forwardFn, c.backwardFn = c.forwardRange, c.backwardRange
 	hw := c.colWidth()
 	c.y = grow(c.y, n*c.cout*c.ho*c.wo)
 	c.col = grow(c.col, c.colRows()*hw)
@@ -357,9 +358,6 @@ func (c *conv2d) addPartial(part []float32) {
 // gradients also use). It runs on the caller's goroutine, before Each, so
 // workers never resize shared slices.
 func (c *conv2d) ensureWorkers(threads int) {
-	if c.forwardFn == nil {
-		c.forwardFn, c.backwardFn = c.forwardRange, c.backwardRange
-	}
 	if len(c.scratch) == 0 {
 		c.scratch = append(c.scratch, c.newScratch(c.col, c.dcol))
 	}

@@ -48,6 +48,22 @@ type layer interface {
 	backward(p *pass, dy []float32, n int) []float32
 }
 
+// eachSample runs a layer's per-sample loop fn over samples [0, n), split
+// across the pass's matrix threads when the batch holds at least
+// splitMinFloats values (below that, handing a range over costs about what
+// it saves). fn writes only its samples' outputs, so the result does not
+// depend on the split.
+func eachSample(p *pass, n, perSample int, fn func(worker, lo, hi int)) {
+	if n*perSample < splitMinFloats || p.eng.Threads() == 1 {
+		fn(0, 0, n)
+		return
+	}
+	p.eng.Each(n, fn)
+}
+
+// splitMinFloats: a ReLU over 64 Ki floats takes about 30 µs on one core.
+const splitMinFloats = 1 << 16
+
 func size(shape []int) int {
 	s := 1
 	for _, d := range shape {

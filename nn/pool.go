@@ -16,7 +16,8 @@ type maxPool2d struct {
 	y, dx                 []float32
 	needDx                bool
 	// The current pass's input (forward) or output gradient (backward),
-	// for the worker functions, bound once so that a pass allocates nothing.
+	// for the worker functions, bound by alloc so that a pass allocates
+	// nothing.
 	x, dy                    []float32
 	forward2x2Fn, backwardFn func(worker, lo, hi int)
 }
@@ -43,6 +44,7 @@ func (m *maxPool2d) initParams(*rand.Rand)  {}
 func (m *maxPool2d) bufferFloats() int      { return len(m.y) + len(m.dx) + len(m.arg) }
 
 func (m *maxPool2d) alloc(n int, needDx bool) {
+	m.forward2x2Fn, m.backwardFn = m.forward2x2Range, m.backwardRange
 	out := n * m.c * m.ho * m.wo
 	m.y = grow(m.y, out)
 	if cap(m.arg) < out {
@@ -57,18 +59,11 @@ func (m *maxPool2d) alloc(n int, needDx bool) {
 
 func (m *maxPool2d) forward(p *pass, x []float32, n int) []float32 {
 	if m.k == 2 && m.s == 2 {
-		m.bind2()
 		m.x = x
 		eachSample(p, n, m.c*m.h*m.w, m.forward2x2Fn)
 		return m.y[:n*m.c*m.ho*m.wo]
 	}
 	return m.forwardGeneral(x, n)
-}
-
-func (m *maxPool2d) bind2() {
-	if m.backwardFn == nil {
-		m.forward2x2Fn, m.backwardFn = m.forward2x2Range, m.backwardRange
-	}
 }
 
 // forwardGeneral is any window and stride.
@@ -105,7 +100,6 @@ func (m *maxPool2d) backward(p *pass, dy []float32, n int) []float32 {
 	if !m.needDx {
 		return nil
 	}
-	m.bind2()
 	m.dy = dy
 	eachSample(p, n, m.c*m.h*m.w, m.backwardFn)
 	return m.dx[:n*m.c*m.h*m.w]

@@ -85,10 +85,7 @@ func (e *Engine) Each(n int, fn func(worker, lo, hi int)) {
 		}
 		return
 	}
-	if e.pool == nil {
-		e.pool = startPool(e.threads - 1)
-		e.cleanup = runtime.AddCleanup(e, (*pool).stop, e.pool)
-	}
+	e.startPool()
 	e.makeSerial() // on the caller's goroutine, so that Serial only reads
 	jobs := e.jobs[:0]
 	for q := 0; q < w; q++ {
@@ -112,6 +109,14 @@ func (e *Engine) Serial(w int) *Engine {
 	// or a direct call) no helper runs, so making them here is safe.
 	e.makeSerial()
 	return e.serial[w]
+}
+
+// startPool starts the helper goroutines on the first parallel call.
+func (e *Engine) startPool() {
+	if e.pool == nil {
+		e.pool = startPool(e.threads - 1)
+		e.cleanup = runtime.AddCleanup(e, (*pool).stop, e.pool)
+	}
 }
 
 func (e *Engine) makeSerial() {
@@ -163,10 +168,7 @@ func (e *Engine) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []floa
 		e.ws[0].run(e.kern, &p, 0, m, 0, n)
 		return
 	}
-	if e.pool == nil {
-		e.pool = startPool(e.threads - 1)
-		e.cleanup = runtime.AddCleanup(e, (*pool).stop, e.pool)
-	}
+	e.startPool()
 	// Part q gets a contiguous run of whole register tiles along the split
 	// dimension; tile boundaries never move, so neither does any rounding.
 	unit, size := e.kern.mr, m
