@@ -1,6 +1,10 @@
 package strategy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/trellis-fl/trellis/vec"
+)
 
 // Weighting says how a node weighs itself and its neighbors in an average.
 type Weighting int
@@ -62,24 +66,18 @@ func (w Weighting) weights(v *View, from []int, dst []float64) (self float64, ws
 // in float64 in input order. It walks the coordinates in blocks small
 // enough for the accumulators to stay in L1, so every vector is read once
 // and dst written once: with 100 nodes averaging models of a million
-// parameters this pass is bound by memory, not arithmetic.
+// parameters this pass is bound by memory, not arithmetic. The vec kernels
+// do the same IEEE operations as a scalar loop, four lanes at a time.
 func mix(dst []float32, self float64, own []float32, ws []float64, xs []Incoming) {
 	const block = 512
 	var acc [block]float64
 	for lo := 0; lo < len(dst); lo += block {
 		hi := min(lo+block, len(dst))
 		a := acc[:hi-lo]
-		for i, v := range own[lo:hi] {
-			a[i] = self * float64(v)
-		}
+		vec.WidenScale(a, self, own[lo:hi])
 		for k, m := range xs {
-			w := ws[k]
-			for i, v := range m.Vector[lo:hi] {
-				a[i] += w * float64(v)
-			}
+			vec.WidenAxpy(a, ws[k], m.Vector[lo:hi])
 		}
-		for i, v := range a {
-			dst[lo+i] = float32(v)
-		}
+		vec.Narrow(dst[lo:hi], a)
 	}
 }

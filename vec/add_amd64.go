@@ -50,3 +50,39 @@ func reluGradPrefix(dx, dy, y []float32) int {
 	}
 	return n
 }
+
+//go:noescape
+func widenScaleAVX2(acc *float64, w float64, x *float32, n int)
+
+//go:noescape
+func widenAxpyAVX2(acc *float64, w float64, x *float32, n int)
+
+//go:noescape
+func narrowAVX2(dst *float32, acc *float64, n int)
+
+// widenScalePrefix is WidenScale's vector prefix; it returns its length.
+func widenScalePrefix(acc []float64, w float64, x []float32) int {
+	n := vectorLen(len(x))
+	if n > 0 {
+		widenScaleAVX2(&acc[0], w, &x[0], n)
+	}
+	return n
+}
+
+// widenAxpyPrefix is WidenAxpy's vector prefix; it returns its length.
+func widenAxpyPrefix(acc []float64, w float64, x []float32) int {
+	n := vectorLen(len(x))
+	if n > 0 {
+		widenAxpyAVX2(&acc[0], w, &x[0], n)
+	}
+	return n
+}
+
+// narrowPrefix is Narrow's vector prefix; it returns its length.
+func narrowPrefix(dst []float32, acc []float64) int {
+	n := vectorLen(len(acc))
+	if n > 0 {
+		narrowAVX2(&dst[0], &acc[0], n)
+	}
+	return n
+}

@@ -49,6 +49,38 @@ func AddTo(dst, x []float32) {
 	}
 }
 
+// WidenScale sets acc[i] = w·x[i] in float64, and WidenAxpy adds w·x[i]
+// to acc[i] (a rounded product, then a rounded sum, no fused multiply-add);
+// Narrow rounds acc back to float32 (to nearest even). Together they are
+// a weighted sum of float32 vectors accumulated in float64, the inner loop
+// of model averaging; with AVX2 on amd64 they do four lanes at once with
+// the same IEEE operations, so every path gives the same bits.
+func WidenScale(acc []float64, w float64, x []float32) {
+	mustSameLen(len(acc), len(x))
+	done := widenScalePrefix(acc, w, x)
+	for i, v := range x[done:] {
+		acc[done+i] = w * float64(v)
+	}
+}
+
+// WidenAxpy sets acc[i] += w·x[i] (see WidenScale).
+func WidenAxpy(acc []float64, w float64, x []float32) {
+	mustSameLen(len(acc), len(x))
+	done := widenAxpyPrefix(acc, w, x)
+	for i, v := range x[done:] {
+		acc[done+i] += w * float64(v)
+	}
+}
+
+// Narrow sets dst[i] = float32(acc[i]) (see WidenScale).
+func Narrow(dst []float32, acc []float64) {
+	mustSameLen(len(dst), len(acc))
+	done := narrowPrefix(dst, acc)
+	for i, v := range acc[done:] {
+		dst[done+i] = float32(v)
+	}
+}
+
 // ReLU sets dst[i] = max(0, x[i]) by clearing every value whose sign bit is
 // set (negatives, −0 and negative NaNs become +0; a positive NaN stays),
 // without branches: activations' signs are random, so a branch would

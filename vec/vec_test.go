@@ -221,3 +221,65 @@ func TestReLUMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestWidenMatchesScalar: WidenScale, WidenAxpy and Narrow give the scalar
+// formulas' bits at every length 0–70 on values that include ±0, ±Inf,
+// subnormals, NaNs with payloads of both signs, float32 overflow and
+// halfway cases of the narrowing, and write nothing past the end.
+func TestWidenMatchesScalar(t *testing.T) {
+	special := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x80000001,
+		0x7fc00123, 0xffc00456, 0x7f7fffff, 0x3f800001}
+	for n := 0; n <= 70; n++ {
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = math.Float32frombits(special[(i*7)%len(special)])
+			y[i] = math.Float32frombits(special[(i*3+1)%len(special)])
+			if i%3 == 0 {
+				x[i] = float32(i)*0.37 - 9
+			}
+			if i%4 == 1 {
+				y[i] = float32(i)*1e-3 + 1
+			}
+			if i%10 == 9 { // both NaN: which payload survives the sum
+				x[i], y[i] = math.Float32frombits(0x7fc00123), math.Float32frombits(0xffc00456)
+			}
+		}
+		const a, b = 0.3, 1e30 // b·MaxFloat32 overflows float32 when narrowed
+		acc := make([]float64, n+1)
+		acc[n] = 42
+		want := make([]float64, n)
+		WidenScale(acc[:n], a, x)
+		for i, v := range x {
+			want[i] = a * float64(v)
+		}
+		WidenAxpy(acc[:n], b, y)
+		for i, v := range y {
+			want[i] += b * float64(v)
+		}
+		for i := range want {
+			if math.Float64bits(acc[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("n %d: acc[%d] = %#x, want %#x", n, i, math.Float64bits(acc[i]), math.Float64bits(want[i]))
+			}
+		}
+		// Halfway cases: 1 + 2⁻²⁴ (ties to 1) and 1 + 3·2⁻²⁴ (ties up).
+		for i := range want {
+			switch i % 5 {
+			case 2:
+				acc[i] = 1 + math.Ldexp(1, -24)
+			case 4:
+				acc[i] = -(1 + 3*math.Ldexp(1, -24))
+			}
+		}
+		dst := make([]float32, n+1)
+		dst[n] = 42
+		Narrow(dst[:n], acc[:n])
+		for i := range want {
+			if w := float32(acc[i]); math.Float32bits(dst[i]) != math.Float32bits(w) {
+				t.Fatalf("n %d: Narrow(%v) = %#x, want %#x", n, acc[i], math.Float32bits(dst[i]), math.Float32bits(w))
+			}
+		}
+		if acc[n] != 42 || dst[n] != 42 {
+			t.Fatalf("n %d: wrote past the end", n)
+		}
+	}
+}
