@@ -230,7 +230,7 @@ func (n *Node) Outbox() (msgs []*wire.Message, more bool, err error) {
 	for _, m := range out {
 		rs.seq++
 		m.From, m.Round, m.Seq = uint32(n.cfg.ID), uint64(rs.r), rs.seq
-		if err := wire.Sign(m, n.cfg.Identity); err != nil {
+		if err := wire.SignNoted(m, n.cfg.Identity, n.cfg.DigestMemo); err != nil {
 			return nil, false, fmt.Errorf("node %d: signing: %w", n.cfg.ID, err)
 		}
 	}

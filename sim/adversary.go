@@ -123,19 +123,19 @@ func (r *runner) sendAs(b int, claims, vecs []*wire.Message, outbox [][]*wire.Me
 	if r.seq == nil {
 		r.seq = make([]uint64, len(outbox))
 	}
-	msgs, err := signAs(r.cfg.Identities[b], r.seq[b], claims, vecs)
+	msgs, err := signAs(r.cfg.Identities[b], r.seq[b], claims, vecs, r.cfg.DigestMemo)
 	r.seq[b] += uint64(len(msgs))
 	outbox[b] = msgs
 	return err
 }
 
 // signAs returns the claims, then the vectors, numbered in that order from
-// after+1 and signed with id.
-func signAs(id *wire.Identity, after uint64, claims, vecs []*wire.Message) ([]*wire.Message, error) {
+// after+1 and signed with id (their digests noted in memo, if any).
+func signAs(id *wire.Identity, after uint64, claims, vecs []*wire.Message, memo *wire.DigestMemo) ([]*wire.Message, error) {
 	msgs := append(claims, vecs...)
 	for k, m := range msgs {
 		m.Seq = after + uint64(k+1)
-		if err := wire.Sign(m, id); err != nil {
+		if err := wire.SignNoted(m, id, memo); err != nil {
 			return nil, err
 		}
 	}

@@ -103,7 +103,7 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, msgs []*wire.Message) 
 	if round != a.seqRound {
 		a.seq, a.seqRound = 0, round
 	}
-	out, err := signAs(a.identity, a.seq, claims, vecs)
+	out, err := signAs(a.identity, a.seq, claims, vecs, nil)
 	a.seq += uint64(len(out))
 	return out, err
 }

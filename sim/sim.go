@@ -59,8 +59,10 @@ type Config struct {
 	// after the adversary has replaced its messages, and closes it once
 	// every node has taken the phase's messages, so a broadcast is hashed
 	// once rather than once per receiver. Not with WireRoundTrip, where
-	// every link decodes its own copy, as a network would. Results are the
-	// same without it.
+	// every link decodes its own copy, as a network would. Senders note
+	// the digests they sign in it (wire.SignNoted); the driver closes it
+	// after every phase, with WireRoundTrip too, to drop those notes.
+	// Results are the same without it.
 	DigestMemo *wire.DigestMemo
 }
 
@@ -226,11 +228,9 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		// All nodes run the same layers, so they agree on the phases.
 		last := !slices.Contains(more, true)
 		memo := r.cfg.DigestMemo
-		if r.cfg.WireRoundTrip {
-			memo = nil // every link gets a new copy: nothing to share, and
-			// the memo would keep every copy alive until the phase ends
-		}
-		if memo != nil {
+		// With WireRoundTrip every link gets a new copy: nothing to share,
+		// and an open memo would keep every copy alive until the phase ends.
+		if memo != nil && !r.cfg.WireRoundTrip {
 			memo.Open()
 		}
 		err := forEach(n, r.workers, func(i int) error {
@@ -247,7 +247,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 			return err
 		})
 		if memo != nil {
-			memo.Close()
+			memo.Close() // also when not opened: it drops the senders' notes
 		}
 		if err != nil {
 			return nil, err

@@ -126,3 +126,40 @@ func TestDigestMemoConcurrentReceivers(t *testing.T) {
 		t.Errorf("%d hits, %d misses; want every digest computed once", hits, misses)
 	}
 }
+
+// TestSignNotedServesReceivers: a message signed through SignNoted is
+// verified from its note, without one digest computed, until Close; a
+// message changed and signed again notes its new digest; after Close the
+// notes are gone.
+func TestSignNotedServesReceivers(t *testing.T) {
+	memo := NewDigestMemo()
+	m := &Message{Header: Header{Kind: KindVector, From: 1, To: Broadcast, Round: testRound, Seq: 1},
+		Payload: Payload{Tag: "model", Data: payload()}}
+	if err := SignNoted(m, testIDs[1], memo); err != nil {
+		t.Fatal(err)
+	}
+	memo.Open()
+	for _, self := range []uint32{0, 2, 3} {
+		if err := memoValidator(t, self, memo).Check(m); err != nil {
+			t.Fatalf("receiver %d: %v", self, err)
+		}
+	}
+	if hits, misses := memo.Stats(); hits != 3 || misses != 0 {
+		t.Errorf("%d hits, %d misses; want all 3 receivers served by the note", hits, misses)
+	}
+	memo.Close()
+	for _, v := range []float32{9, 10} { // the second note must replace the first
+		m.Payload.Data[0] = v
+		if err := SignNoted(m, testIDs[1], memo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	memo.Open()
+	if err := memoValidator(t, 0, memo).Check(m); err != nil {
+		t.Errorf("re-signed message: %v", err)
+	}
+	memo.Close()
+	if len(memo.m) != 0 {
+		t.Errorf("Close left %d entries", len(memo.m))
+	}
+}

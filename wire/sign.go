@@ -111,7 +111,12 @@ func hashWords[T float32 | uint32](d *digester, xs []T, put func(b []byte, xs []
 // Sign sets m.Sig to id's signature over every other field of m (its
 // canonical encoding minus the signature). m.From must be id's node: a node
 // signs only as itself.
-func Sign(m *Message, id *Identity) error {
+func Sign(m *Message, id *Identity) error { return SignNoted(m, id, nil) }
+
+// SignNoted is Sign that also leaves the digest it signed in a simulator's
+// memo (nil: none), so that receivers in the coming delivery phase reuse it
+// instead of hashing the payload again (DigestMemo, "Senders").
+func SignNoted(m *Message, id *Identity, memo *DigestMemo) error {
 	if m == nil || !id.valid() {
 		return errors.New("wire: Sign with nil message or identity without key")
 	}
@@ -127,6 +132,7 @@ func Sign(m *Message, id *Identity) error {
 		return fmt.Errorf("wire: signing: %w", err)
 	}
 	copy(m.Sig[:], sig)
+	memo.note(m, sum)
 	return nil
 }
 
