@@ -273,7 +273,7 @@ func (c *conv2d) backward(p *pass, dy []float32, n int) []float32 {
 		part := c.partial[0]
 		for k := 0; k < chunks; k++ {
 			c.backwardChunk(0, k, part)
-			c.addPartial(part)
+			c.addPartial(k, part)
 		}
 	} else {
 		for len(c.partial) < chunks {
@@ -281,7 +281,7 @@ func (c *conv2d) backward(p *pass, dy []float32, n int) []float32 {
 		}
 		p.eng.Each(chunks, c.backwardFn)
 		for k := 0; k < chunks; k++ {
-			c.addPartial(c.partial[k])
+			c.addPartial(k, c.partial[k])
 		}
 	}
 	return c.dxn
@@ -346,12 +346,20 @@ func rowSums(gb, m []float32, width int, beta float32) {
 	}
 }
 
-// addPartial adds one chunk's gradients to the layer's.
-func (c *conv2d) addPartial(part []float32) {
+// addPartial adds chunk k's gradients to the layer's; the first chunk's
+// overwrite them (see gradOverwriter).
+func (c *conv2d) addPartial(k int, part []float32) {
 	nw := c.cout * c.colRows()
+	if k == 0 {
+		copy(c.gw, part[:nw])
+		copy(c.gb, part[nw:])
+		return
+	}
 	vec.AddTo(c.gw, part[:nw])
 	vec.AddTo(c.gb, part[nw:])
 }
+
+func (c *conv2d) overwritesGrads() {}
 
 // ensureWorkers gives each of up to threads workers its column buffers
 // (worker 0's are the layer's own col and dcol, which the per-sample

@@ -66,10 +66,13 @@ func (l *linear) forward(p *pass, x []float32, n int) []float32 {
 	return y
 }
 
+func (l *linear) overwritesGrads() {}
+
 func (l *linear) backward(p *pass, dy []float32, n int) []float32 {
-	// dW += dyᵀ x ; db += Σ_rows dy ; dx = dy W.
-	p.eng.Sgemm(true, false, l.out, l.in, n, 1, dy, l.out, l.x, l.in, 1, l.gw, l.in)
-	for i := 0; i < n; i++ {
+	// dW = dyᵀ x ; db = Σ_rows dy ; dx = dy W.
+	p.eng.Sgemm(true, false, l.out, l.in, n, 1, dy, l.out, l.x, l.in, 0, l.gw, l.in)
+	copy(l.gb, dy[:l.out])
+	for i := 1; i < n; i++ {
 		row := dy[i*l.out : (i+1)*l.out]
 		for j, v := range row {
 			l.gb[j] += v

@@ -415,3 +415,37 @@ func TestEvaluateCountsCorrect(t *testing.T) {
 		t.Errorf("accuracy %v over %d samples, want 0.8 over 5 (err %v)", res.Accuracy, res.N, err)
 	}
 }
+
+// TestGradientDoesNotAccumulate: Gradient's result depends on its batch
+// only, not on an earlier call's gradients, for every layer kind (linear
+// and conv layers overwrite their gradients instead of being zeroed first),
+// on one and on two workers.
+func TestGradientDoesNotAccumulate(t *testing.T) {
+	specs := []Spec{
+		{Kind: "mlp", Input: []int{784}, Hidden: []int{64, 32}, Classes: 10, BatchNorm: true, Dropout: 0.2},
+		{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10},
+		{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 10},
+	}
+	for _, s := range specs {
+		for _, threads := range []int{1, 2} {
+			m := mustBuild(t, s, 3, Options{Batch: 8, Threads: threads})
+			x1, y1 := randomBatch(m, 8, 1)
+			x2, y2 := randomBatch(m, 8, 2)
+			grad := func(x []float32, y []int) []float32 {
+				if _, err := m.Gradient(x, y, 8, rand.New(rand.NewPCG(4, 4))); err != nil {
+					t.Fatal(err)
+				}
+				return append([]float32(nil), m.Grads()...)
+			}
+			want := grad(x1, y1)
+			grad(x2, y2)
+			got := grad(x1, y1)
+			m.Close()
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s threads %d: gradient %d after another batch %v, alone %v", s.Kind, threads, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

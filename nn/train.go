@@ -153,7 +153,11 @@ func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, 
 	}
 	m.run = pass{eng: m.eng, train: true, rng: rng}
 	p := &m.run
-	clear(m.grads)
+	for i, l := range m.layers {
+		if _, ok := l.(gradOverwriter); !ok {
+			clear(m.grads[m.offsets[i]:m.offsets[i+1]])
+		}
+	}
 	logits := m.forward(p, x[:n*m.inSize], n)
 	dl := m.dlogits[:n*m.classes]
 	loss, err := m.head.Loss(logits, y[:n], n, m.classes, dl)
