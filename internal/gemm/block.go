@@ -49,7 +49,13 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 			packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, kern, direct)
 			for ic := m0; ic < m1; ic += mcb {
 				mc := min(mcb, m1-ic)
-				packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, kern)
+				if !p.directA {
+					packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, kern)
+				} else if full := mc / mr * mr; full < mc {
+					// A is read in place but for a ragged last panel,
+					// packed alone (zero-padded) at the start of ap.
+					packA(w.ap, p.a, p.lda, false, ic+full, mc-full, pc, kc, kern)
+				}
 				w.macro(kern, p, ic, mc, pc, kc, jc, nc, beta, direct)
 			}
 		}
@@ -74,8 +80,15 @@ func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, 
 		}
 		for ir := 0; ir < mc; ir += mr {
 			rows := min(mr, mc-ir)
-			apan := &w.ap[ir*kc]
 			ci := (ic+ir)*p.ldc + jc + jr
+			if p.directA && rows == mr {
+				w.microInPlace(kern, p, &p.a[(ic+ir)*p.lda+pc], kc, bpan, ldb, ci, cols, beta)
+				continue
+			}
+			apan := &w.ap[ir*kc]
+			if p.directA {
+				apan = &w.ap[0] // the ragged panel, packed alone
+			}
 			micro, width := kern.micro, nr
 			if kern.half != nil && cols <= nr/2 {
 				micro, width = kern.half, nr/2
@@ -97,6 +110,26 @@ func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, 
 				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+cols], t[i*nr:])
 			}
 		}
+	}
+}
+
+// microInPlace runs kern.microA on a full-height tile whose A rows start
+// at arow, at C offset ci, through the scratch tile when cols < nr.
+func (w *workspace) microInPlace(kern *kernel, p *problem, arow *float32, kc int, bpan *float32, ldb, ci, cols int, beta float32) {
+	nr := kern.nr
+	if cols == nr {
+		kern.microA(kc, arow, p.lda, bpan, &p.c[ci], ldb, p.ldc, p.alpha, beta)
+		return
+	}
+	t := w.tile
+	if beta != 0 {
+		for i := 0; i < kern.mr; i++ {
+			copy(t[i*nr:i*nr+cols], p.c[ci+i*p.ldc:])
+		}
+	}
+	kern.microA(kc, arow, p.lda, bpan, &t[0], ldb, nr, p.alpha, beta)
+	for i := 0; i < kern.mr; i++ {
+		copy(p.c[ci+i*p.ldc:ci+i*p.ldc+cols], t[i*nr:])
 	}
 }
 

@@ -16,9 +16,12 @@ type Engine struct {
 	kern    *kernel
 	// minPartWork is parallelMinWork; tests lower it to split tiny shapes.
 	minPartWork int
+	// noSwap turns swapped products off, for tests comparing the paths.
+	noSwap bool
 	ws          []*workspace // ws[i] serves part i of a call; ws[0] is the caller's
 	pool        *pool        // helper goroutines, started by the first parallel call
 	jobs        []job        // the parts of the current call, reused
+	ct          []float32    // Cᵀ of a swapped product (sgemmSwapped)
 	serial      []*Engine    // serial[w] is worker w's one-thread engine (Each)
 	cleanup     runtime.Cleanup
 }
@@ -139,6 +142,9 @@ type problem struct {
 	ldb            int
 	c              []float32
 	ldc            int
+	// directA: read A in place with kern.microA (A not transposed; see
+	// sgemmSwapped) instead of packing it.
+	directA bool
 }
 
 // Sgemm computes C = alpha*op(A)*op(B) + beta*C where op(A) is m×k, op(B) is
@@ -157,7 +163,51 @@ func (e *Engine) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []floa
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	p := problem{transA, transB, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc}
+	if e.swaps(transA, transB, m, k, beta) {
+		e.sgemmSwapped(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	e.run(problem{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc})
+}
+
+// swaps reports whether a product is computed as its transpose. With A not
+// transposed and B transposed (C = A·Bᵀ, both stored k-contiguous: a batch
+// of inputs times a weight matrix stored out × in), the plain path packs
+// Bᵀ, n·k floats transposed, on every call, and a layer's weights change
+// every step. Computed as Cᵀ = B·Aᵀ, B is read in place by the kernel's
+// microA and only Aᵀ (m·k floats, packed on either path) and C (m·n, twice
+// when C is read) are moved: fewer floats when k > m (k > 2m). m must fill
+// whole register panels of Cᵀ's columns, or the padding would cost more
+// than the transposes save. The result is the same bits: every element is
+// the same products summed in the same order.
+func (e *Engine) swaps(transA, transB bool, m, k int, beta float32) bool {
+	if e.noSwap || transA || !transB || e.kern.microA == nil || m%e.kern.nr != 0 {
+		return false
+	}
+	moves := 1
+	if beta != 0 {
+		moves = 2
+	}
+	return k > moves*m
+}
+
+// sgemmSwapped computes C = alpha·A·Bᵀ + beta·C as Cᵀ = alpha·B·Aᵀ +
+// beta·Cᵀ into the engine's scratch, B read in place, then transposes Cᵀ
+// into C (see swaps).
+func (e *Engine) sgemmSwapped(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	e.ct = growAligned(e.ct, n*m)
+	if beta != 0 {
+		transposeStrip(e.kern, e.ct, m, c, ldc, m, n) // ct[j][i] = c[i][j]
+	}
+	e.run(problem{transB: true, m: n, n: m, k: k, alpha: alpha, beta: beta,
+		a: b, lda: ldb, b: a, ldb: lda, c: e.ct, ldc: m, directA: true})
+	transposeStrip(e.kern, c, ldc, e.ct, m, n, m) // c[i][j] = ct[j][i]
+}
+
+// run computes the product p describes, split across the engine's threads.
+func (e *Engine) run(p problem) {
+	m, n, k := p.m, p.n, p.k
 	parts, alongM := e.split(m, n, k)
 	if len(e.ws) < parts {
 		for len(e.ws) < parts {

@@ -20,6 +20,10 @@ type kernel struct {
 	// half, if not nil, is micro for only the first nr/2 columns, used
 	// for a last panel of B that narrow.
 	half func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+	// microA, if not nil, is micro with the A micro-panel read in place:
+	// row i is a[i*lda : i*lda+kc], a matrix whose rows are k-contiguous
+	// (see Engine.sgemmSwapped). Same arithmetic per element as micro.
+	microA func(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
 	// transpose16, transpose8 and copyRows speed up packing; nil means
 	// plain Go.
 	transpose16 transposeFunc

@@ -16,6 +16,12 @@ func microAVX2(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 //go:noescape
 func microAVX2Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
+// microAVX2A is microAVX2 with A read in place at stride lda (the
+// contract of kernel.microA).
+//
+//go:noescape
+func microAVX2A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
+
 // avx2 blocks for a 6×16 tile: the A block (120×256 floats = 120 KiB) sits
 // in L2 with room for the B panel stream; nc bounds the packed B block to
 // 256×1024 floats = 1 MiB, read from L2/L3 by every row block. (A larger nc
@@ -25,8 +31,9 @@ var avx2 = &kernel{
 	name: "avx2",
 	mr:   6, nr: 16,
 	mc: 120, nc: 1024,
-	micro: microAVX2,
-	half:  microAVX2Half,
+	micro:  microAVX2,
+	half:   microAVX2Half,
+	microA: microAVX2A,
 
 	transpose8: transpose8,
 	copyRows:   copyRows,
@@ -43,14 +50,20 @@ func microAVX512(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 //go:noescape
 func microAVX512Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
+// microAVX512A is microAVX512 with A read in place at stride lda.
+//
+//go:noescape
+func microAVX512A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
+
 // avx512 blocks for an 8×32 tile: A block 96×256 floats (96 KiB) in L2, B
 // block as for avx2.
 var avx512 = &kernel{
 	name: "avx512",
 	mr:   8, nr: 32,
 	mc: 96, nc: 1024,
-	micro: microAVX512,
-	half:  microAVX512Half,
+	micro:  microAVX512,
+	half:   microAVX512Half,
+	microA: microAVX512A,
 
 	transpose16: transpose16,
 	transpose8:  transpose8,

@@ -245,3 +245,109 @@ hgeneral:
 	ROWH_BETA(Y9)
 	VZEROUPPER
 	RET
+
+// The 6×16 kernel with A read in place: row i of the A micro-panel is
+// a[i*lda + p] (A's rows k-contiguous, as a weight matrix stored out × in),
+// not a packed panel. Same arithmetic per element as microAVX2, so the
+// result is the same bits. Rows 0–2 are addressed from SI, rows 3–5 from
+// R12 = SI + 3·lda; R11 is lda in bytes.
+#define STEPA \
+	VMOVUPS      (DI), Y0;           \
+	VMOVUPS      32(DI), Y1;         \
+	VBROADCASTSS (SI), Y2;           \
+	VBROADCASTSS (SI)(R11*1), Y3;    \
+	VFMADD231PS  Y0, Y2, Y4;         \
+	VFMADD231PS  Y1, Y2, Y5;         \
+	VFMADD231PS  Y0, Y3, Y6;         \
+	VFMADD231PS  Y1, Y3, Y7;         \
+	VBROADCASTSS (SI)(R11*2), Y2;    \
+	VBROADCASTSS (R12), Y3;          \
+	VFMADD231PS  Y0, Y2, Y8;         \
+	VFMADD231PS  Y1, Y2, Y9;         \
+	VFMADD231PS  Y0, Y3, Y10;        \
+	VFMADD231PS  Y1, Y3, Y11;        \
+	VBROADCASTSS (R12)(R11*1), Y2;   \
+	VBROADCASTSS (R12)(R11*2), Y3;   \
+	VFMADD231PS  Y0, Y2, Y12;        \
+	VFMADD231PS  Y1, Y2, Y13;        \
+	VFMADD231PS  Y0, Y3, Y14;        \
+	VFMADD231PS  Y1, Y3, Y15;        \
+	ADDQ         $4, SI;             \
+	ADDQ         $4, R12;            \
+	ADDQ         R10, DI
+
+// func microAVX2A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX2A(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R11
+	SHLQ $2, R11
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   atail
+
+aloop4:
+	STEPA
+	STEPA
+	STEPA
+	STEPA
+	DECQ BX
+	JNZ  aloop4
+
+atail:
+	ANDQ $3, CX
+	JZ   aupdate
+
+aloop1:
+	STEPA
+	DECQ CX
+	JNZ  aloop1
+
+aupdate:
+	VBROADCASTSS alpha+56(FP), Y0
+	VBROADCASTSS beta+60(FP), Y1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          ageneral
+	JP           ageneral
+
+	ROW_ZERO(Y4, Y5)
+	ROW_ZERO(Y6, Y7)
+	ROW_ZERO(Y8, Y9)
+	ROW_ZERO(Y10, Y11)
+	ROW_ZERO(Y12, Y13)
+	ROW_ZERO(Y14, Y15)
+	VZEROUPPER
+	RET
+
+ageneral:
+	ROW_BETA(Y4, Y5)
+	ROW_BETA(Y6, Y7)
+	ROW_BETA(Y8, Y9)
+	ROW_BETA(Y10, Y11)
+	ROW_BETA(Y12, Y13)
+	ROW_BETA(Y14, Y15)
+	VZEROUPPER
+	RET

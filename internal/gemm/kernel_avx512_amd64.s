@@ -265,3 +265,126 @@ hgeneral:
 	ROW512H_BETA(Z23)
 	VZEROUPPER
 	RET
+
+// The 8×32 kernel with A read in place (see microAVX2A): row i of the A
+// micro-panel is a[i*lda + p]. Rows are addressed from three bases, SI,
+// R12 = SI + 3·lda and R13 = SI + 6·lda, with R11 = lda in bytes:
+// 0 (SI), 1 (SI)(R11), 2 (SI)(2·R11), 3 (R12), 4 (SI)(4·R11),
+// 5 (R12)(2·R11), 6 (R13), 7 (R12)(4·R11).
+#define STEP512A \
+	VMOVUPS      (DI), Z0;           \
+	VMOVUPS      64(DI), Z1;         \
+	VBROADCASTSS (SI), Z2;           \
+	VBROADCASTSS (SI)(R11*1), Z3;    \
+	VFMADD231PS  Z0, Z2, Z16;        \
+	VFMADD231PS  Z1, Z2, Z17;        \
+	VFMADD231PS  Z0, Z3, Z18;        \
+	VFMADD231PS  Z1, Z3, Z19;        \
+	VBROADCASTSS (SI)(R11*2), Z2;    \
+	VBROADCASTSS (R12), Z3;          \
+	VFMADD231PS  Z0, Z2, Z20;        \
+	VFMADD231PS  Z1, Z2, Z21;        \
+	VFMADD231PS  Z0, Z3, Z22;        \
+	VFMADD231PS  Z1, Z3, Z23;        \
+	VBROADCASTSS (SI)(R11*4), Z2;    \
+	VBROADCASTSS (R12)(R11*2), Z3;   \
+	VFMADD231PS  Z0, Z2, Z24;        \
+	VFMADD231PS  Z1, Z2, Z25;        \
+	VFMADD231PS  Z0, Z3, Z26;        \
+	VFMADD231PS  Z1, Z3, Z27;        \
+	VBROADCASTSS (R13), Z2;          \
+	VBROADCASTSS (R12)(R11*4), Z3;   \
+	VFMADD231PS  Z0, Z2, Z28;        \
+	VFMADD231PS  Z1, Z2, Z29;        \
+	VFMADD231PS  Z0, Z3, Z30;        \
+	VFMADD231PS  Z1, Z3, Z31;        \
+	ADDQ         $4, SI;             \
+	ADDQ         $4, R12;            \
+	ADDQ         $4, R13;            \
+	ADDQ         R10, DI
+
+// func microAVX512A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX512A(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R11
+	SHLQ $2, R11
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12
+	LEAQ (R12)(R11*2), R13
+	ADDQ R11, R13
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   atail
+
+aloop4:
+	STEP512A
+	STEP512A
+	STEP512A
+	STEP512A
+	DECQ BX
+	JNZ  aloop4
+
+atail:
+	ANDQ $3, CX
+	JZ   aupdate
+
+aloop1:
+	STEP512A
+	DECQ CX
+	JNZ  aloop1
+
+aupdate:
+	VBROADCASTSS alpha+56(FP), Z0
+	VBROADCASTSS beta+60(FP), Z1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          ageneral
+	JP           ageneral
+
+	ROW512_ZERO(Z16, Z17)
+	ROW512_ZERO(Z18, Z19)
+	ROW512_ZERO(Z20, Z21)
+	ROW512_ZERO(Z22, Z23)
+	ROW512_ZERO(Z24, Z25)
+	ROW512_ZERO(Z26, Z27)
+	ROW512_ZERO(Z28, Z29)
+	ROW512_ZERO(Z30, Z31)
+	VZEROUPPER
+	RET
+
+ageneral:
+	ROW512_BETA(Z16, Z17)
+	ROW512_BETA(Z18, Z19)
+	ROW512_BETA(Z20, Z21)
+	ROW512_BETA(Z22, Z23)
+	ROW512_BETA(Z24, Z25)
+	ROW512_BETA(Z26, Z27)
+	ROW512_BETA(Z28, Z29)
+	ROW512_BETA(Z30, Z31)
+	VZEROUPPER
+	RET
