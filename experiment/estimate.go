@@ -185,28 +185,36 @@ func alloc(b int64) int64 {
 // floats is one []float32 of n values on the heap.
 func floats(n int64) int64 { return alloc(mul(4, n)) }
 
-// The kernel of the matrix engine decides its packing buffers' sizes.
-type gemmKernel struct{ mr, nr, mc, nc int64 }
+// The kernel of the matrix engine decides its packing buffers' sizes;
+// inPlaceA: it can read A in place, so it swaps A·Bᵀ products
+// (internal/gemm, Engine.swaps).
+type gemmKernel struct {
+	mr, nr, mc, nc int64
+	inPlaceA       bool
+}
 
 func currentKernel() gemmKernel {
 	e := gemm.New(1)
 	defer e.Close()
 	switch e.Kernel() {
 	case "avx512":
-		return gemmKernel{8, 32, 96, 1024}
+		return gemmKernel{8, 32, 96, 1024, true}
 	case "avx2":
-		return gemmKernel{6, 16, 120, 1024}
+		return gemmKernel{6, 16, 120, 1024, true}
 	}
 	if runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
-		return gemmKernel{2, 4, 128, 1024}
+		return gemmKernel{2, 4, 128, 1024, false}
 	}
-	return gemmKernel{4, 4, 128, 1024}
+	return gemmKernel{4, 4, 128, 1024, false}
 }
 
-// gemmCall is one matrix product C(m×n) = op(A)(m×k) op(B)(k×n) a layer runs.
+// gemmCall is one matrix product C(m×n) = op(A)(m×k) op(B)(k×n) a layer
+// runs (A never transposed here but for the input gradients, which are not
+// A·Bᵀ); readsC: beta ≠ 0.
 type gemmCall struct {
 	m, n, k, ldb int64
 	transB       bool
+	readsC       bool
 }
 
 func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
@@ -214,8 +222,18 @@ func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
 // workspace is the matrix engine's packing buffers after the calls (they
 // only grow: the largest of each), in bytes (internal/gemm/block.go).
 func (g gemmKernel) workspace(calls []gemmCall) int64 {
-	var ap, bp int64
+	var ap, bp, ct int64
 	for _, c := range calls {
+		moves := int64(1)
+		if c.readsC {
+			moves = 2
+		}
+		if g.inPlaceA && c.transB && c.m%g.nr == 0 && c.k > moves*c.m {
+			// Swapped: Cᵀ (n×m) in the engine's scratch, op(A)ᵀ packed as
+			// B (transposed, so never in place), A's buffer as for n rows.
+			ct = max(ct, c.n*c.m)
+			c = gemmCall{m: c.n, n: c.m, k: c.k, transB: true}
+		}
 		blocks := (c.k + 255) / 256
 		kc := (c.k + blocks - 1) / blocks
 		mcb := min(g.mc, roundUp(c.m, g.mr))
@@ -230,7 +248,11 @@ func (g gemmKernel) workspace(calls []gemmCall) int64 {
 	if len(calls) == 0 {
 		return 0
 	}
-	return floats(ap+16) + floats(bp+16) + floats(g.mr*g.nr+16)
+	ws := floats(ap+16) + floats(bp+16) + floats(g.mr*g.nr+16)
+	if ct > 0 {
+		ws += floats(ct + 16)
+	}
+	return ws
 }
 
 // modelFoot is a model's memory as nn.Build lays it out for batches of
@@ -344,7 +366,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		}
 		buf(kr * hw)
 		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw},
-			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true})
+			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true})
 		if needDx() {
 			buf(B * cin * h * w)
 			buf(kr * hw)
