@@ -215,6 +215,9 @@ type gemmCall struct {
 	m, n, k, ldb int64
 	transB       bool
 	readsC       bool
+	// packedA: A is packed once per pass into a buffer of its own
+	// (gemm.PackedA, a convolution's weights), not in the workspace.
+	packedA bool
 }
 
 func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
@@ -222,8 +225,11 @@ func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
 // workspace is the matrix engine's packing buffers after the calls (they
 // only grow: the largest of each), in bytes (internal/gemm/block.go).
 func (g gemmKernel) workspace(calls []gemmCall) int64 {
-	var ap, bp, ct int64
+	var ap, bp, ct, packed int64
 	for _, c := range calls {
+		if c.packedA {
+			packed += floats(roundUp(c.m, g.mr)*c.k + 16)
+		}
 		moves := int64(1)
 		if c.readsC {
 			moves = 2
@@ -238,7 +244,9 @@ func (g gemmKernel) workspace(calls []gemmCall) int64 {
 		kc := (c.k + blocks - 1) / blocks
 		mcb := min(g.mc, roundUp(c.m, g.mr))
 		ncb := min(g.nc, roundUp(c.n, g.nr))
-		ap = max(ap, mcb*kc)
+		if !c.packedA {
+			ap = max(ap, mcb*kc)
+		}
 		if !c.transB && c.m <= 8*g.mr && c.ldb%1024 != 0 {
 			bp = max(bp, kc*g.nr)
 		} else {
@@ -248,7 +256,7 @@ func (g gemmKernel) workspace(calls []gemmCall) int64 {
 	if len(calls) == 0 {
 		return 0
 	}
-	ws := floats(ap+16) + floats(bp+16) + floats(g.mr*g.nr+16)
+	ws := floats(ap+16) + floats(bp+16) + floats(g.mr*g.nr+16) + packed
 	if ct > 0 {
 		ws += floats(ct + 16)
 	}
@@ -365,7 +373,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 			buf(cout * hw)
 		}
 		buf(kr * hw)
-		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw},
+		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw, packedA: true},
 			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true})
 		if needDx() {
 			buf(B * cin * h * w)
@@ -373,7 +381,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 			if wide {
 				buf(plane)
 			}
-			f.calls = append(f.calls, gemmCall{m: kr, n: hw, k: cout, ldb: hw})
+			f.calls = append(f.calls, gemmCall{m: kr, n: hw, k: cout, ldb: hw, packedA: true})
 		}
 		shape = []int{int(cout), int(ho), int(wo)}
 		next(fmt.Sprintf("conv2d %d→%d k%d", cin, cout, k))

@@ -94,11 +94,11 @@ func (c *conv2d) wideColumns(xpad, col []float32) {
 
 // forwardWide computes one sample's output y (Cout×Ho×Wo) from x.
 func (c *conv2d) forwardWide(eng *gemm.Engine, sc *convScratch, x, y []float32) {
-	wp, kr := c.pitch(), c.colRows()
+	wp := c.pitch()
 	width := c.ho * wp
 	c.padInto(x, sc.xpad)
 	c.wideColumns(sc.xpad, sc.col)
-	eng.Sgemm(false, false, c.cout, width, kr, 1, c.wt, kr, sc.col, width, 0, sc.ywide, width)
+	eng.SgemmPacked(&c.wPacked, false, width, 1, sc.col, width, 0, sc.ywide, width)
 	for co, b := range c.b {
 		for oy := 0; oy < c.ho; oy++ {
 			src := sc.ywide[co*width+oy*wp : co*width+oy*wp+c.wo]
@@ -129,7 +129,7 @@ func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []flo
 	if dx == nil {
 		return
 	}
-	eng.Sgemm(true, false, kr, width, c.cout, 1, c.wt, kr, sc.dwide, width, 0, sc.dcol, width)
+	eng.SgemmPacked(&c.wtPacked, false, width, 1, sc.dwide, width, 0, sc.dcol, width)
 	clear(sc.dxpad)
 	r := 0
 	for ci := 0; ci < c.cin; ci++ {

@@ -29,7 +29,9 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 	// few cache sets, which measured slower than packing, so those are
 	// packed.
 	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb%1024 != 0
-	w.ap = growAligned(w.ap, mcb*kcb)
+	if p.packedA == nil {
+		w.ap = growAligned(w.ap, mcb*kcb)
+	}
 	if direct {
 		w.bp = growAligned(w.bp, kcb*nr)
 	} else {
@@ -49,22 +51,30 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 			packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, kern, direct)
 			for ic := m0; ic < m1; ic += mcb {
 				mc := min(mcb, m1-ic)
-				if !p.directA {
+				ap := w.ap
+				switch {
+				case p.packedA != nil:
+					// Panel ic/mr of the block at pc (see PackedA).
+					ap = p.packedA[roundUp(p.m, mr)*pc+ic*kc:]
+				case !p.directA:
 					packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, kern)
-				} else if full := mc / mr * mr; full < mc {
-					// A is read in place but for a ragged last panel,
-					// packed alone (zero-padded) at the start of ap.
-					packA(w.ap, p.a, p.lda, false, ic+full, mc-full, pc, kc, kern)
+				default:
+					if full := mc / mr * mr; full < mc {
+						// A is read in place but for a ragged last panel,
+						// packed alone (zero-padded) at the start of ap.
+						packA(w.ap, p.a, p.lda, false, ic+full, mc-full, pc, kc, kern)
+					}
 				}
-				w.macro(kern, p, ic, mc, pc, kc, jc, nc, beta, direct)
+				w.macro(kern, p, ap, ic, mc, pc, kc, jc, nc, beta, direct)
 			}
 		}
 	}
 }
 
 // macro runs the micro-kernel over one mc×nc block of C, with the A block
-// packed and the B block packed or, if direct, used in place.
-func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, beta float32, direct bool) {
+// packed at ap (or read in place, p.directA) and the B block packed or, if
+// direct, used in place.
+func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc, jc, nc int, beta float32, direct bool) {
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
@@ -85,7 +95,7 @@ func (w *workspace) macro(kern *kernel, p *problem, ic, mc, pc, kc, jc, nc int, 
 				w.microInPlace(kern, p, &p.a[(ic+ir)*p.lda+pc], kc, bpan, ldb, ci, cols, beta)
 				continue
 			}
-			apan := &w.ap[ir*kc]
+			apan := &ap[ir*kc]
 			if p.directA {
 				apan = &w.ap[0] // the ragged panel, packed alone
 			}

@@ -40,6 +40,10 @@
 // (87 to 101 with AVX-512), 64×800×224 (the FEMNIST CNN's conv2 weight
 // gradient) from 46 to 56 (AVX2; level with AVX-512).
 //
+// A left operand shared by many products (a convolution's weights, one
+// product per sample) can be packed once with PackA and used by
+// SgemmPacked, which gives Sgemm's bits without packing it again.
+//
 // # Determinism
 //
 // Every kernel computes each element of C the same way wherever it sits: one

@@ -17,13 +17,13 @@ type Engine struct {
 	// minPartWork is parallelMinWork; tests lower it to split tiny shapes.
 	minPartWork int
 	// noSwap turns swapped products off, for tests comparing the paths.
-	noSwap bool
-	ws          []*workspace // ws[i] serves part i of a call; ws[0] is the caller's
-	pool        *pool        // helper goroutines, started by the first parallel call
-	jobs        []job        // the parts of the current call, reused
-	ct          []float32    // Cᵀ of a swapped product (sgemmSwapped)
-	serial      []*Engine    // serial[w] is worker w's one-thread engine (Each)
-	cleanup     runtime.Cleanup
+	noSwap  bool
+	ws      []*workspace // ws[i] serves part i of a call; ws[0] is the caller's
+	pool    *pool        // helper goroutines, started by the first parallel call
+	jobs    []job        // the parts of the current call, reused
+	ct      []float32    // Cᵀ of a swapped product (sgemmSwapped)
+	serial  []*Engine    // serial[w] is worker w's one-thread engine (Each)
+	cleanup runtime.Cleanup
 }
 
 // New returns an Engine using up to threads goroutines (values < 1 mean 1).
@@ -145,6 +145,62 @@ type problem struct {
 	// directA: read A in place with kern.microA (A not transposed; see
 	// sgemmSwapped) instead of packing it.
 	directA bool
+	// packedA, if not nil, is op(A) already packed (PackA), a is unused.
+	packedA []float32
+}
+
+// PackedA is op(A) packed once for many products that share it (a
+// convolution's weights, used by every sample of a batch), in the layout
+// the engine's kernel streams: for each k block (kBlocks), ceil(m/mr)
+// panels of kc×mr. The zero value is empty; PackA fills it.
+type PackedA struct {
+	kern *kernel
+	m, k int
+	buf  []float32
+}
+
+// Floats is the size of pa's buffer.
+func (pa *PackedA) Floats() int { return cap(pa.buf) }
+
+// PackA packs op(A) (m×k, transposed in storage if transA) into pa for
+// SgemmPacked on engines with e's kernel, reusing pa's buffer. It panics
+// like Sgemm on a short slice or leading dimension.
+func (e *Engine) PackA(pa *PackedA, transA bool, m, k int, a []float32, lda int) {
+	if m < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d k=%d", m, k))
+	}
+	checkMatrix("a", transA, m, k, a, lda)
+	rows := roundUp(m, e.kern.mr)
+	pa.kern, pa.m, pa.k = e.kern, m, k
+	pa.buf = growAligned(pa.buf, rows*k)
+	_, kcb := kBlocks(k)
+	for pc := 0; pc < k; pc += kcb {
+		// Block pc starts after the rows·kcb floats of each earlier block.
+		packA(pa.buf[rows*pc:], a, lda, transA, 0, m, pc, min(kcb, k-pc), e.kern)
+	}
+}
+
+// SgemmPacked is Sgemm with op(A) packed by PackA (m and k are pa's): the
+// same bits as Sgemm on the unpacked A, without packing it again.
+func (e *Engine) SgemmPacked(pa *PackedA, transB bool, n int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if pa.kern != e.kern {
+		panic("gemm: SgemmPacked with an A packed for another kernel")
+	}
+	m, k := pa.m, pa.k
+	if n < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension n=%d", n))
+	}
+	checkMatrix("b", transB, k, n, b, ldb)
+	checkMatrix("c", false, m, n, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	e.run(problem{transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
+		b: b, ldb: ldb, c: c, ldc: ldc, packedA: pa.buf})
 }
 
 // Sgemm computes C = alpha*op(A)*op(B) + beta*C where op(A) is m×k, op(B) is

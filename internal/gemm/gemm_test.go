@@ -516,3 +516,37 @@ func TestSwappedMatchesPlain(t *testing.T) {
 		t.Fatal("no shape took the swapped path")
 	}
 }
+
+// TestPackedMatchesSgemm: a product with A packed once (PackA, then
+// SgemmPacked, twice with the same packing) gives Sgemm's bits, for every
+// kernel, both transpositions, ragged m and several k blocks, on one and
+// two threads with tiny parts.
+func TestPackedMatchesSgemm(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, k := range available() {
+		for _, s := range [][3]int{{64, 224, 800}, {800, 224, 64}, {13, 50, 7}, {37, 301, 600}, {6, 16, 25}} {
+			for _, tr := range transCombos {
+				o := newOperands(r, tr[0], tr[1], s[0], s[1], s[2], 2, 0.9, 0.5)
+				for _, threads := range []int{1, 2} {
+					e := newEngine(threads, k)
+					e.minPartWork = 1
+					want := o.cloneC()
+					o.run(e, want)
+					var pa PackedA
+					e.PackA(&pa, o.transA, o.m, o.k, o.a, o.lda)
+					for range 2 {
+						got := o.cloneC()
+						e.SgemmPacked(&pa, o.transB, o.n, o.alpha, o.b, o.ldb, o.beta, got, o.ldc)
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s %v threads %d: C[%d] = %v packed once, %v", k.name, o, threads, i, got[i], want[i])
+							}
+						}
+					}
+					e.Close()
+				}
+			}
+		}
+	}
+}
