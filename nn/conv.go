@@ -252,9 +252,7 @@ func (c *conv2d) forwardRange(w, lo, hi int) {
 		eng.SgemmPacked(&c.wPacked, false, hw, 1, sc.col, hw, 0, yi, hw)
 		for co, b := range c.b {
 			row := yi[co*hw : (co+1)*hw]
-			for j := range row {
-				row[j] += b
-			}
+			vec.AddConst(row, row, b)
 		}
 	}
 }
@@ -339,18 +337,40 @@ func (c *conv2d) backwardChunk(w, k int, part []float32) {
 }
 
 // rowSums sets (beta 0) or adds to (beta 1) gb[r] the sum of row r of the
-// rows×width matrix m.
+// rows×width matrix m, each row summed left to right. Four rows are summed
+// at once: four independent addition chains instead of one keep the adder
+// busy (one chain waits out each addition's latency), and every row's sum
+// is still the same sequence of additions.
 func rowSums(gb, m []float32, width int, beta float32) {
-	for r := range gb {
-		var s float32
-		for _, v := range m[r*width : (r+1)*width] {
-			s += v
-		}
+	set := func(r int, s float32) {
 		if beta == 0 {
 			gb[r] = s
 		} else {
 			gb[r] += s
 		}
+	}
+	r := 0
+	for ; r+4 <= len(gb); r += 4 {
+		m0, m1 := m[r*width:(r+1)*width], m[(r+1)*width:(r+2)*width]
+		m2, m3 := m[(r+2)*width:(r+3)*width], m[(r+3)*width:(r+4)*width]
+		var s0, s1, s2, s3 float32
+		for j, v := range m0 {
+			s0 += v
+			s1 += m1[j]
+			s2 += m2[j]
+			s3 += m3[j]
+		}
+		set(r, s0)
+		set(r+1, s1)
+		set(r+2, s2)
+		set(r+3, s3)
+	}
+	for ; r < len(gb); r++ {
+		var s float32
+		for _, v := range m[r*width : (r+1)*width] {
+			s += v
+		}
+		set(r, s)
 	}
 }
 

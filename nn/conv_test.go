@@ -122,3 +122,39 @@ func TestMaxPool2x2MatchesGeneralLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestRowSumsSequential: rowSums gives each row's left-to-right float32 sum
+// bit for bit (the bias gradient's rounding does not depend on how many
+// rows are summed at once), setting or adding to gb.
+func TestRowSumsSequential(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for rows := 0; rows <= 9; rows++ {
+		for width := 1; width <= 20; width += 3 {
+			m := make([]float32, rows*width)
+			for i := range m {
+				m[i] = float32(r.NormFloat64() * math.Exp(3*r.NormFloat64()))
+			}
+			for _, beta := range []float32{0, 1} {
+				gb := make([]float32, rows)
+				want := make([]float32, rows)
+				for i := range gb {
+					gb[i] = float32(i) + 0.3
+					var s float32
+					for _, v := range m[i*width : (i+1)*width] {
+						s += v
+					}
+					want[i] = s
+					if beta == 1 {
+						want[i] = gb[i] + s
+					}
+				}
+				rowSums(gb, m, width, beta)
+				for i := range gb {
+					if math.Float32bits(gb[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("rows %d width %d beta %v: row %d = %v, want %v", rows, width, beta, i, gb[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -103,9 +103,7 @@ func (c *conv2d) forwardWide(eng *gemm.Engine, sc *convScratch, x, y []float32) 
 		for oy := 0; oy < c.ho; oy++ {
 			src := sc.ywide[co*width+oy*wp : co*width+oy*wp+c.wo]
 			dst := y[(co*c.ho+oy)*c.wo : (co*c.ho+oy+1)*c.wo]
-			for j, v := range src {
-				dst[j] = v + b
-			}
+			vec.AddConst(dst, src, b)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/vec"
 )
 
 // linear is y = x Wᵀ + b with W stored [out, in] as in PyTorch, so that
@@ -58,10 +60,7 @@ func (l *linear) forward(p *pass, x []float32, n int) []float32 {
 	y := l.y[:n*l.out]
 	p.eng.Sgemm(false, true, n, l.out, l.in, 1, x, l.in, l.w, l.in, 0, y, l.out)
 	for i := 0; i < n; i++ {
-		row := y[i*l.out : (i+1)*l.out]
-		for j, b := range l.b {
-			row[j] += b
-		}
+		vec.AddTo(y[i*l.out:(i+1)*l.out], l.b)
 	}
 	return y
 }

@@ -86,3 +86,15 @@ func narrowPrefix(dst []float32, acc []float64) int {
 	}
 	return n
 }
+
+//go:noescape
+func addConstAVX2(dst, x *float32, b float32, n int)
+
+// addConstPrefix is AddConst's vector prefix; it returns its length.
+func addConstPrefix(dst, x []float32, b float32) int {
+	n := vectorLen(len(x))
+	if n > 0 {
+		addConstAVX2(&dst[0], &x[0], b, n)
+	}
+	return n
+}

@@ -164,3 +164,24 @@ narrowloop:
 narrowdone:
 	VZEROUPPER
 	RET
+
+// func addConstAVX2(dst, x *float32, b float32, n int)
+// dst[i] = x[i] + b for i < n, n a multiple of 16.
+TEXT ·addConstAVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS b+16(FP), Y2
+	MOVQ         n+24(FP), CX
+	XORQ         AX, AX
+constloop:
+	CMPQ    AX, CX
+	JGE     constdone
+	VADDPS  (SI)(AX*4), Y2, Y0
+	VADDPS  32(SI)(AX*4), Y2, Y1
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     constloop
+constdone:
+	VZEROUPPER
+	RET

@@ -81,6 +81,16 @@ func Narrow(dst []float32, acc []float64) {
 	}
 }
 
+// AddConst sets dst[i] = x[i] + b (dst may be x), with AVX2 on amd64: the
+// same bits on every path.
+func AddConst(dst, x []float32, b float32) {
+	mustSameLen(len(dst), len(x))
+	done := addConstPrefix(dst, x, b)
+	for i, v := range x[done:] {
+		dst[done+i] = v + b
+	}
+}
+
 // ReLU sets dst[i] = max(0, x[i]) by clearing every value whose sign bit is
 // set (negatives, −0 and negative NaNs become +0; a positive NaN stays),
 // without branches: activations' signs are random, so a branch would

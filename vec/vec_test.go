@@ -156,8 +156,9 @@ func BenchmarkAllFinite(b *testing.B) {
 	}
 }
 
-// TestAddToMatchesScalar: the vector path gives the scalar sums bit for bit
-// at every length around its 16-float blocks, and never touches dst beyond x.
+// TestAddToMatchesScalar: the vector paths of AddTo and AddConst give the
+// scalar sums bit for bit at every length around their 16-float blocks, and
+// never touch dst beyond x.
 func TestAddToMatchesScalar(t *testing.T) {
 	for n := 0; n <= 70; n++ {
 		x, dst := make([]float32, n), make([]float32, n+1)
@@ -166,9 +167,19 @@ func TestAddToMatchesScalar(t *testing.T) {
 			dst[i] = float32(i*i) * 0.011
 		}
 		dst[n] = 42
-		want := make([]float32, n)
+		want, shifted := make([]float32, n), make([]float32, n+1)
+		shifted[n] = 42
 		for i := range want {
 			want[i] = dst[i] + x[i]
+		}
+		AddConst(shifted[:n], x, -0.7)
+		for i := range x {
+			if w := x[i] + -0.7; math.Float32bits(shifted[i]) != math.Float32bits(w) {
+				t.Fatalf("n %d: AddConst gives %v at %d, want %v", n, shifted[i], i, w)
+			}
+		}
+		if shifted[n] != 42 {
+			t.Fatalf("n %d: AddConst wrote past the end", n)
 		}
 		AddTo(dst[:n], x)
 		for i := range want {
