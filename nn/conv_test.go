@@ -123,6 +123,44 @@ func TestMaxPool2x2MatchesGeneralLoop(t *testing.T) {
 	}
 }
 
+// TestMaxPool2x2VectorMatchesGo: the AVX2 rows of the 2×2 pool give the Go
+// loop's outputs and winners bit for bit, on shapes whose rows hold 1 to 3
+// groups of 8 windows and a ragged rest, and on values that include ties,
+// ±0, ±Inf, subnormals and NaNs of both signs, with a batch offset.
+func TestMaxPool2x2VectorMatchesGo(t *testing.T) {
+	defer func() { pool2x2Vector = true }()
+	r := rand.New(rand.NewPCG(4, 5))
+	special := []float32{float32(math.Copysign(0, -1)), 0, 0.5, -0.5, 1, float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(1), math.Float32frombits(0x80000001), math.Float32frombits(0x7fc00000), math.Float32frombits(0xffc00000)}
+	for _, shape := range [][]int{{2, 28, 28}, {3, 14, 14}, {2, 10, 10}, {1, 33, 35}, {2, 16, 32}, {3, 6, 6}} {
+		const n, base0 = 3, 77
+		x := make([]float32, n*size(shape))
+		for i := range x {
+			x[i] = special[r.IntN(len(special))]
+			if r.IntN(3) == 0 {
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		var ys [2][]float32
+		var args [2][]int32
+		for i, vector := range []bool{true, false} {
+			pool2x2Vector = vector
+			m, err := newMaxPool2d(shape, 2, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.alloc(n, false)
+			m.forward2x2(x, n, m.y, m.arg, base0)
+			ys[i], args[i] = append([]float32(nil), m.y...), append([]int32(nil), m.arg...)
+		}
+		for j := range ys[0] {
+			if math.Float32bits(ys[0][j]) != math.Float32bits(ys[1][j]) || args[0][j] != args[1][j] {
+				t.Fatalf("%v output %d: AVX2 %v at %d, Go %v at %d", shape, j, ys[0][j], args[0][j], ys[1][j], args[1][j])
+			}
+		}
+	}
+}
+
 // TestRowSumsSequential: rowSums gives each row's left-to-right float32 sum
 // bit for bit (the bias gradient's rounding does not depend on how many
 // rows are summed at once), setting or adding to gb.
