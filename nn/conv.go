@@ -44,6 +44,10 @@ type conv2d struct {
 	// FEMNIST CNN step). Scratch of the matrix engine's kind: counted in
 	// its workspace, not in bufferFloats.
 	wPacked, wtPacked gemm.PackedA
+	// colAt[r] is where row r of the wide column matrix starts in xpad
+	// (convwide.go): the forward product reads the padded input through
+	// these instead of a copy. kr ints, not in bufferFloats.
+	colAt []int
 }
 
 // convScratch is one worker's buffers: the im2col columns and their
@@ -120,6 +124,16 @@ func (c *conv2d) alloc(n int, needDx bool) {
 	}
 	c.scratch = c.scratch[:0]
 	c.ensureWorkers(1)
+	if c.s == 1 {
+		c.colAt = c.colAt[:0]
+		for ci := 0; ci < c.cin; ci++ {
+			for ky := 0; ky < c.k; ky++ {
+				for kx := 0; kx < c.k; kx++ {
+					c.colAt = append(c.colAt, ci*c.plane()+ky*c.pitch()+kx)
+				}
+			}
+		}
+	}
 }
 
 // colWidth is the number of columns of a sample's column matrix: the output

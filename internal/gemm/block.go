@@ -29,6 +29,11 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 	// few cache sets, which measured slower than packing, so those are
 	// packed.
 	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb%1024 != 0
+	if p.brows != nil {
+		// Gathered rows are read in place by the kernel's microG (they are
+		// runs of a small input that stays in cache), or all copied.
+		direct = kern.microG != nil
+	}
 	if p.packedA == nil {
 		w.ap = growAligned(w.ap, mcb*kcb)
 	}
@@ -48,7 +53,11 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 			if pc > 0 {
 				beta = 1
 			}
-			packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, kern, direct)
+			if p.brows != nil {
+				packBGathered(w.bp, p.b, p.brows, pc, kc, jc, nc, kern, direct)
+			} else {
+				packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, kern, direct)
+			}
 			for ic := m0; ic < m1; ic += mcb {
 				mc := min(mcb, m1-ic)
 				ap := w.ap
@@ -88,9 +97,14 @@ func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc
 		default: // the ragged panel, packed alone
 			bpan = &w.bp[0]
 		}
+		gather := direct && p.brows != nil && cols == nr
 		for ir := 0; ir < mc; ir += mr {
 			rows := min(mr, mc-ir)
 			ci := (ic+ir)*p.ldc + jc + jr
+			if gather {
+				w.microGathered(kern, p, &ap[ir*kc], kc, pc, jc+jr, ci, rows, beta)
+				continue
+			}
 			if p.directA && rows == mr {
 				w.microInPlace(kern, p, &p.a[(ic+ir)*p.lda+pc], kc, bpan, ldb, ci, cols, beta)
 				continue
@@ -140,6 +154,27 @@ func (w *workspace) microInPlace(kern *kernel, p *problem, arow *float32, kc int
 	kern.microA(kc, arow, p.lda, bpan, &t[0], ldb, nr, p.alpha, beta)
 	for i := 0; i < kern.mr; i++ {
 		copy(p.c[ci+i*p.ldc:ci+i*p.ldc+cols], t[i*nr:])
+	}
+}
+
+// microGathered runs kern.microG on the tile at C offset ci whose B panel
+// is columns [j, j+nr) of the gathered rows from pc on, through the scratch
+// tile when it has fewer than mr rows.
+func (w *workspace) microGathered(kern *kernel, p *problem, apan *float32, kc, pc, j, ci, rows int, beta float32) {
+	mr, nr := kern.mr, kern.nr
+	if rows == mr {
+		kern.microG(kc, apan, &p.brows[pc], &p.b[j], &p.c[ci], p.ldc, p.alpha, beta)
+		return
+	}
+	t := w.tile
+	if beta != 0 {
+		for i := 0; i < rows; i++ {
+			copy(t[i*nr:(i+1)*nr], p.c[ci+i*p.ldc:])
+		}
+	}
+	kern.microG(kc, apan, &p.brows[pc], &p.b[j], &t[0], nr, p.alpha, beta)
+	for i := 0; i < rows; i++ {
+		copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nr], t[i*nr:])
 	}
 }
 

@@ -147,6 +147,9 @@ type problem struct {
 	directA bool
 	// packedA, if not nil, is op(A) already packed (PackA), a is unused.
 	packedA []float32
+	// brows, if not nil, gathers B: B[p][j] = b[brows[p]+j] (SgemmGathered;
+	// transB and ldb are unused).
+	brows []int
 }
 
 // PackedA is op(A) packed once for many products that share it (a
@@ -259,6 +262,40 @@ func (e *Engine) sgemmSwapped(m, n, k int, alpha float32, a []float32, lda int, 
 	e.run(problem{transB: true, m: n, n: m, k: k, alpha: alpha, beta: beta,
 		a: b, lda: ldb, b: a, ldb: lda, c: e.ct, ldc: m, directA: true})
 	transposeStrip(e.kern, c, ldc, e.ct, m, n, m) // c[i][j] = ct[j][i]
+}
+
+// SgemmGathered is SgemmPacked with B's rows gathered: B is k×n with row p
+// the n floats b[rows[p]:], wherever they lie (they may overlap). A
+// convolution's column matrix is such a B over its padded input, so the
+// product reads the input in place instead of an im2col copy of it. The
+// kernels read full panels through the offsets and copy only a ragged last
+// panel; the portable kernel copies every panel. Same bits as SgemmPacked
+// on the materialised B. It panics if rows has fewer than k entries or
+// one of them puts its row outside b.
+func (e *Engine) SgemmGathered(pa *PackedA, n int, alpha float32, b []float32, rows []int, beta float32, c []float32, ldc int) {
+	if pa.kern != e.kern {
+		panic("gemm: SgemmGathered with an A packed for another kernel")
+	}
+	m, k := pa.m, pa.k
+	if n < 0 || len(rows) < k {
+		panic(fmt.Sprintf("gemm: SgemmGathered with n=%d, %d row offsets for k=%d", n, len(rows), k))
+	}
+	checkMatrix("c", false, m, n, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	// The assembly does not bounds-check: prove every row inside b here.
+	for p, o := range rows[:k] {
+		if o < 0 || o > len(b)-n {
+			panic(fmt.Sprintf("gemm: SgemmGathered row %d at %d: %d columns overrun len(b)=%d", p, o, n, len(b)))
+		}
+	}
+	e.run(problem{m: m, n: n, k: k, alpha: alpha, beta: beta,
+		b: b, c: c, ldc: ldc, packedA: pa.buf, brows: rows[:k]})
 }
 
 // run computes the product p describes, split across the engine's threads.

@@ -24,6 +24,9 @@ type kernel struct {
 	// row i is a[i*lda : i*lda+kc], a matrix whose rows are k-contiguous
 	// (see Engine.sgemmSwapped). Same arithmetic per element as micro.
 	microA func(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
+	// microG, if not nil, is micro with B gathered: k-row p of the B
+	// micro-panel is b[rows[p]:] (Engine.SgemmGathered). Same arithmetic.
+	microG func(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)
 	// transpose16, transpose8 and copyRows speed up packing; nil means
 	// plain Go.
 	transpose16 transposeFunc

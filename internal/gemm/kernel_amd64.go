@@ -22,6 +22,12 @@ func microAVX2Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 //go:noescape
 func microAVX2A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
 
+// microAVX2G is microAVX2 with B gathered through row offsets (the
+// contract of kernel.microG).
+//
+//go:noescape
+func microAVX2G(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)
+
 // avx2 blocks for a 6×16 tile: the A block (120×256 floats = 120 KiB) sits
 // in L2 with room for the B panel stream; nc bounds the packed B block to
 // 256×1024 floats = 1 MiB, read from L2/L3 by every row block. (A larger nc
@@ -34,6 +40,7 @@ var avx2 = &kernel{
 	micro:  microAVX2,
 	half:   microAVX2Half,
 	microA: microAVX2A,
+	microG: microAVX2G,
 
 	transpose8: transpose8,
 	copyRows:   copyRows,
@@ -55,6 +62,11 @@ func microAVX512Half(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32
 //go:noescape
 func microAVX512A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
 
+// microAVX512G is microAVX512 with B gathered through row offsets.
+//
+//go:noescape
+func microAVX512G(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)
+
 // avx512 blocks for an 8×32 tile: A block 96×256 floats (96 KiB) in L2, B
 // block as for avx2.
 var avx512 = &kernel{
@@ -64,6 +76,7 @@ var avx512 = &kernel{
 	micro:  microAVX512,
 	half:   microAVX512Half,
 	microA: microAVX512A,
+	microG: microAVX512G,
 
 	transpose16: transpose16,
 	transpose8:  transpose8,

@@ -351,3 +351,104 @@ ageneral:
 	ROW_BETA(Y14, Y15)
 	VZEROUPPER
 	RET
+
+// The 6×16 kernel with B gathered: k-row p of the B micro-panel is
+// b[rows[p]:] (16 floats), rows an []int of offsets (a convolution's input
+// read in place, each row of its column matrix one run of the padded
+// image). Same arithmetic per element as microAVX2.
+//	R11 rows (8 bytes per k step)   R9 the current row's offset
+#define STEPG \
+	MOVQ         (R11), R9;       \
+	ADDQ         $8, R11;         \
+	VMOVUPS      (DI)(R9*4), Y0;  \
+	VMOVUPS      32(DI)(R9*4), Y1; \
+	VBROADCASTSS (SI), Y2;        \
+	VBROADCASTSS 4(SI), Y3;       \
+	VFMADD231PS  Y0, Y2, Y4;      \
+	VFMADD231PS  Y1, Y2, Y5;      \
+	VFMADD231PS  Y0, Y3, Y6;      \
+	VFMADD231PS  Y1, Y3, Y7;      \
+	VBROADCASTSS 8(SI), Y2;       \
+	VBROADCASTSS 12(SI), Y3;      \
+	VFMADD231PS  Y0, Y2, Y8;      \
+	VFMADD231PS  Y1, Y2, Y9;      \
+	VFMADD231PS  Y0, Y3, Y10;     \
+	VFMADD231PS  Y1, Y3, Y11;     \
+	VBROADCASTSS 16(SI), Y2;      \
+	VBROADCASTSS 20(SI), Y3;      \
+	VFMADD231PS  Y0, Y2, Y12;     \
+	VFMADD231PS  Y1, Y2, Y13;     \
+	VFMADD231PS  Y0, Y3, Y14;     \
+	VFMADD231PS  Y1, Y3, Y15;     \
+	ADDQ         $24, SI
+
+// func microAVX2G(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)
+TEXT ·microAVX2G(SB), NOSPLIT, $0-56
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rows+16(FP), R11
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   gtail
+
+gloop4:
+	STEPG
+	STEPG
+	STEPG
+	STEPG
+	DECQ BX
+	JNZ  gloop4
+
+gtail:
+	ANDQ $3, CX
+	JZ   gupdate
+
+gloop1:
+	STEPG
+	DECQ CX
+	JNZ  gloop1
+
+gupdate:
+	VBROADCASTSS alpha+48(FP), Y0
+	VBROADCASTSS beta+52(FP), Y1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          ggeneral
+	JP           ggeneral
+
+	ROW_ZERO(Y4, Y5)
+	ROW_ZERO(Y6, Y7)
+	ROW_ZERO(Y8, Y9)
+	ROW_ZERO(Y10, Y11)
+	ROW_ZERO(Y12, Y13)
+	ROW_ZERO(Y14, Y15)
+	VZEROUPPER
+	RET
+
+ggeneral:
+	ROW_BETA(Y4, Y5)
+	ROW_BETA(Y6, Y7)
+	ROW_BETA(Y8, Y9)
+	ROW_BETA(Y10, Y11)
+	ROW_BETA(Y12, Y13)
+	ROW_BETA(Y14, Y15)
+	VZEROUPPER
+	RET

@@ -388,3 +388,115 @@ ageneral:
 	ROW512_BETA(Z30, Z31)
 	VZEROUPPER
 	RET
+
+// The 8×32 kernel with B gathered (see microAVX2G): k-row p of the B
+// micro-panel is b[rows[p]:] (32 floats).
+#define STEP512G \
+	MOVQ         (R11), R9;        \
+	ADDQ         $8, R11;          \
+	VMOVUPS      (DI)(R9*4), Z0;   \
+	VMOVUPS      64(DI)(R9*4), Z1; \
+	VBROADCASTSS (SI), Z2;         \
+	VBROADCASTSS 4(SI), Z3;        \
+	VFMADD231PS  Z0, Z2, Z16;      \
+	VFMADD231PS  Z1, Z2, Z17;      \
+	VFMADD231PS  Z0, Z3, Z18;      \
+	VFMADD231PS  Z1, Z3, Z19;      \
+	VBROADCASTSS 8(SI), Z2;        \
+	VBROADCASTSS 12(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z20;      \
+	VFMADD231PS  Z1, Z2, Z21;      \
+	VFMADD231PS  Z0, Z3, Z22;      \
+	VFMADD231PS  Z1, Z3, Z23;      \
+	VBROADCASTSS 16(SI), Z2;       \
+	VBROADCASTSS 20(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z24;      \
+	VFMADD231PS  Z1, Z2, Z25;      \
+	VFMADD231PS  Z0, Z3, Z26;      \
+	VFMADD231PS  Z1, Z3, Z27;      \
+	VBROADCASTSS 24(SI), Z2;       \
+	VBROADCASTSS 28(SI), Z3;       \
+	VFMADD231PS  Z0, Z2, Z28;      \
+	VFMADD231PS  Z1, Z2, Z29;      \
+	VFMADD231PS  Z0, Z3, Z30;      \
+	VFMADD231PS  Z1, Z3, Z31;      \
+	ADDQ         $32, SI
+
+// func microAVX512G(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)
+TEXT ·microAVX512G(SB), NOSPLIT, $0-56
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rows+16(FP), R11
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   gtail
+
+gloop4:
+	STEP512G
+	STEP512G
+	STEP512G
+	STEP512G
+	DECQ BX
+	JNZ  gloop4
+
+gtail:
+	ANDQ $3, CX
+	JZ   gupdate
+
+gloop1:
+	STEP512G
+	DECQ CX
+	JNZ  gloop1
+
+gupdate:
+	VBROADCASTSS alpha+48(FP), Z0
+	VBROADCASTSS beta+52(FP), Z1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          ggeneral
+	JP           ggeneral
+
+	ROW512_ZERO(Z16, Z17)
+	ROW512_ZERO(Z18, Z19)
+	ROW512_ZERO(Z20, Z21)
+	ROW512_ZERO(Z22, Z23)
+	ROW512_ZERO(Z24, Z25)
+	ROW512_ZERO(Z26, Z27)
+	ROW512_ZERO(Z28, Z29)
+	ROW512_ZERO(Z30, Z31)
+	VZEROUPPER
+	RET
+
+ggeneral:
+	ROW512_BETA(Z16, Z17)
+	ROW512_BETA(Z18, Z19)
+	ROW512_BETA(Z20, Z21)
+	ROW512_BETA(Z22, Z23)
+	ROW512_BETA(Z24, Z25)
+	ROW512_BETA(Z26, Z27)
+	ROW512_BETA(Z28, Z29)
+	ROW512_BETA(Z30, Z31)
+	VZEROUPPER
+	RET

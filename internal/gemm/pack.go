@@ -156,3 +156,26 @@ func transpose8Strip(t8 transposeFunc, dst []float32, ldd int, src []float32, ld
 		}
 	}
 }
+
+// packBGathered is packB for gathered rows: op(B)[p][j] = b[rows[p]+j].
+func packBGathered(dst []float32, b []float32, rows []int, p0, kc, j0, nc int, kern *kernel, onlyRagged bool) {
+	nr := kern.nr
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		at := jr * kc
+		if onlyRagged {
+			if cols == nr {
+				continue
+			}
+			at = 0
+		}
+		panel := dst[at : at+kc*nr]
+		if cols < nr {
+			clear(panel)
+		}
+		for p := range kc {
+			o := rows[p0+p] + j0 + jr
+			copy(panel[p*nr:p*nr+cols], b[o:o+cols])
+		}
+	}
+}
