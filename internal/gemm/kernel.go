@@ -31,6 +31,7 @@ type kernel struct {
 	// plain Go.
 	transpose16 transposeFunc
 	transpose8  transposeFunc
+	transpose6  transposeFunc // 6 rows (transpose8's contract otherwise)
 	copyRows    copyFunc
 }
 

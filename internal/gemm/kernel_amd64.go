@@ -43,6 +43,7 @@ var avx2 = &kernel{
 	microG: microAVX2G,
 
 	transpose8: transpose8,
+	transpose6: transpose6,
 	copyRows:   copyRows,
 }
 
@@ -87,6 +88,12 @@ var avx512 = &kernel{
 //
 //go:noescape
 func transpose8(dst *float32, ldd int, src *float32, lds int, blocks int)
+
+// transpose6 is the AVX transpose of 6 rows by 8-column blocks of
+// pack_amd64.s (a transposeFunc for r < 6), for the AVX2 kernel's A panels.
+//
+//go:noescape
+func transpose6(dst *float32, ldd int, src *float32, lds int, blocks int)
 
 // transpose16 is the AVX-512 16×16 transpose of pack_avx512_amd64.s (a
 // transposeFunc).

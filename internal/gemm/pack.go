@@ -29,7 +29,19 @@ func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc int, 
 		}
 		if !trans {
 			// op(A)[i][p] = a[i*lda+p].
-			transposeStrip(kern, panel, mr, a[(i0+ir)*lda+p0:], lda, rows, kc)
+			src := a[(i0+ir)*lda+p0:]
+			if t6 := kern.transpose6; t6 != nil && rows == 6 && kc >= 8 {
+				// The assembly does not bounds-check: prove both ends.
+				blocks := kc / 8
+				_ = src[5*lda+8*blocks-1]
+				_ = panel[(8*blocks-1)*mr+5]
+				t6(&panel[0], mr, &src[0], lda, blocks)
+				if done := 8 * blocks; done < kc {
+					transposeStrip(kern, panel[done*mr:], mr, src[done:], lda, rows, kc-done)
+				}
+				continue
+			}
+			transposeStrip(kern, panel, mr, src, lda, rows, kc)
 			continue
 		}
 		// op(A)[i][p] = a[p*lda+i]: each k step is a contiguous run of rows.

@@ -156,3 +156,80 @@ rows32: // width 32, the AVX-512 B panel
 copydone:
 	VZEROUPPER
 	RET
+
+// func transpose6(dst *float32, ldd int, src *float32, lds int, blocks int)
+//
+// transpose8 for 6 rows (the AVX2 kernel's A panels): dst[p*ldd+r] =
+// src[r*lds+p] for r < 6, p < 8*blocks, each output row 6 floats (16 bytes
+// from the low lane, 8 from the high). Rows 4 and 5 sit in the high lanes
+// of the first two registers; the high lanes of the other two stay zero
+// and are never stored.
+//	SI  src rows 0-3   R11 src rows 4-5   R8  lds bytes   R10 3*lds bytes
+//	DI  dst row        R9  ldd bytes
+#define STORE6(y, x) \
+	VMOVUPS      x, (DI);      \
+	VEXTRACTF128 $1, y, X12;   \
+	VMOVLPS      X12, 16(DI);  \
+	ADDQ         R9, DI
+
+TEXT ·transpose6(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R8
+	MOVQ blocks+32(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (R8)(R8*2), R10
+	LEAQ (SI)(R8*4), R11
+	TESTQ CX, CX
+	JZ    done6
+
+loop6:
+	VMOVUPS     (SI), X0
+	VINSERTF128 $1, (R11), Y0, Y0
+	VMOVUPS     (SI)(R8*1), X1
+	VINSERTF128 $1, (R11)(R8*1), Y1, Y1
+	VMOVUPS     (SI)(R8*2), X2
+	VMOVUPS     (SI)(R10*1), X3
+	VMOVUPS     16(SI), X4
+	VINSERTF128 $1, 16(R11), Y4, Y4
+	VMOVUPS     16(SI)(R8*1), X5
+	VINSERTF128 $1, 16(R11)(R8*1), Y5, Y5
+	VMOVUPS     16(SI)(R8*2), X6
+	VMOVUPS     16(SI)(R10*1), X7
+
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VSHUFPS   $0x44, Y10, Y8, Y0
+	VSHUFPS   $0xEE, Y10, Y8, Y1
+	VSHUFPS   $0x44, Y11, Y9, Y2
+	VSHUFPS   $0xEE, Y11, Y9, Y3
+	STORE6(Y0, X0)
+	STORE6(Y1, X1)
+	STORE6(Y2, X2)
+	STORE6(Y3, X3)
+
+	VUNPCKLPS Y5, Y4, Y8
+	VUNPCKHPS Y5, Y4, Y9
+	VUNPCKLPS Y7, Y6, Y10
+	VUNPCKHPS Y7, Y6, Y11
+	VSHUFPS   $0x44, Y10, Y8, Y4
+	VSHUFPS   $0xEE, Y10, Y8, Y5
+	VSHUFPS   $0x44, Y11, Y9, Y6
+	VSHUFPS   $0xEE, Y11, Y9, Y7
+	STORE6(Y4, X4)
+	STORE6(Y5, X5)
+	STORE6(Y6, X6)
+	STORE6(Y7, X7)
+
+	ADDQ $32, SI
+	ADDQ $32, R11
+	DECQ CX
+	JNZ  loop6
+
+done6:
+	VZEROUPPER
+	RET
