@@ -20,10 +20,10 @@ import (
 //
 // so im2col is Cin·k² copies of Ho·P floats instead of Cin·k²·Ho copies of
 // Wo floats with padding tests, and col2im is as many vector additions.
-// The forward product needs no copy at all: it reads those runs of xpad in
-// place (gemm.SgemmGathered, with colAt the runs' starts); only backward's
-// weight gradient, which needs the columns as the product's rows, builds
-// them.
+// The products need no copy at all: forward reads those runs of xpad in
+// place (gemm.SgemmGathered, with colAt the runs' starts), and so does the
+// weight gradient where the kernel reads gathered rows
+// (gemm.SgemmNTGathered: AVX2); elsewhere it builds the columns.
 // The price is the P − Wo columns per output row that are not outputs:
 // 16/14 = 1.14× wider products for the FEMNIST CNN's second convolution,
 // 30/28 for its first. The extra columns read xpad past a row's end (the
@@ -119,14 +119,20 @@ func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []flo
 	pl, wp, kr := c.plane(), c.pitch(), c.colRows()
 	width := c.ho * wp
 	c.padInto(x, sc.xpad)
-	c.wideColumns(sc.xpad, sc.col)
 	// The output gradient at the padded width; the extra columns stay 0.
 	for co := 0; co < c.cout; co++ {
 		for oy := 0; oy < c.ho; oy++ {
 			copy(sc.dwide[co*width+oy*wp:], dy[(co*c.ho+oy)*c.wo:(co*c.ho+oy+1)*c.wo])
 		}
 	}
-	eng.Sgemm(false, true, c.cout, kr, width, 1, sc.dwide, width, sc.col, width, beta, gw, kr)
+	// dW = dy · colᵀ: with a kernel that reads gathered rows, the columns
+	// are read in place from xpad; else they are built first.
+	if eng.GathersRows() {
+		eng.SgemmNTGathered(c.cout, kr, width, 1, sc.dwide, width, sc.xpad, c.colAt, beta, gw, kr)
+	} else {
+		c.wideColumns(sc.xpad, sc.col)
+		eng.Sgemm(false, true, c.cout, kr, width, 1, sc.dwide, width, sc.col, width, beta, gw, kr)
+	}
 	rowSums(gb, dy, c.ho*c.wo, beta)
 	if dx == nil {
 		return

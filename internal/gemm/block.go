@@ -65,6 +65,14 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 				case p.packedA != nil:
 					// Panel ic/mr of the block at pc (see PackedA).
 					ap = p.packedA[roundUp(p.m, mr)*pc+ic*kc:]
+				case p.arows != nil:
+					// Gathered rows, read in place by microAG but for a
+					// ragged last panel (or all, without microAG), packed.
+					from := mc / mr * mr
+					if kern.microAG == nil {
+						from = 0
+					}
+					packAGathered(w.ap, p.a, p.arows, ic, from, mc, pc, kc, mr, from == 0)
 				case !p.directA:
 					packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, kern)
 				default:
@@ -105,12 +113,13 @@ func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc
 				w.microGathered(kern, p, &ap[ir*kc], kc, pc, jc+jr, ci, rows, beta)
 				continue
 			}
-			if p.directA && rows == mr {
-				w.microInPlace(kern, p, &p.a[(ic+ir)*p.lda+pc], kc, bpan, ldb, ci, cols, beta)
+			inPlace := p.directA || (p.arows != nil && kern.microAG != nil)
+			if inPlace && rows == mr {
+				w.microInPlace(kern, p, ic+ir, pc, kc, bpan, ldb, ci, cols, beta)
 				continue
 			}
 			apan := &ap[ir*kc]
-			if p.directA {
+			if inPlace {
 				apan = &w.ap[0] // the ragged panel, packed alone
 			}
 			micro, width := kern.micro, nr
@@ -137,23 +146,38 @@ func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc
 	}
 }
 
-// microInPlace runs kern.microA on a full-height tile whose A rows start
-// at arow, at C offset ci, through the scratch tile when cols < nr.
-func (w *workspace) microInPlace(kern *kernel, p *problem, arow *float32, kc int, bpan *float32, ldb, ci, cols int, beta float32) {
-	nr := kern.nr
-	if cols == nr {
-		kern.microA(kc, arow, p.lda, bpan, &p.c[ci], ldb, p.ldc, p.alpha, beta)
-		return
+// microInPlace runs the kernel that reads A in place (microA, or for
+// gathered rows microAG or its half) on the full-height tile of rows
+// [i, i+mr) at C offset ci, through the scratch tile when cols is short of
+// the kernel's width.
+func (w *workspace) microInPlace(kern *kernel, p *problem, i, pc, kc int, bpan *float32, ldb, ci, cols int, beta float32) {
+	mr, nr := kern.mr, kern.nr
+	width := nr
+	if p.arows != nil && cols <= nr/2 {
+		width = nr / 2
 	}
+	dst, ldc := &p.c[ci], p.ldc
 	t := w.tile
-	if beta != 0 {
-		for i := 0; i < kern.mr; i++ {
-			copy(t[i*nr:i*nr+cols], p.c[ci+i*p.ldc:])
+	if cols != width {
+		dst, ldc = &t[0], nr
+		if beta != 0 {
+			for r := 0; r < mr; r++ {
+				copy(t[r*nr:r*nr+cols], p.c[ci+r*p.ldc:])
+			}
 		}
 	}
-	kern.microA(kc, arow, p.lda, bpan, &t[0], ldb, nr, p.alpha, beta)
-	for i := 0; i < kern.mr; i++ {
-		copy(p.c[ci+i*p.ldc:ci+i*p.ldc+cols], t[i*nr:])
+	switch {
+	case p.arows == nil:
+		kern.microA(kc, &p.a[i*p.lda+pc], p.lda, bpan, dst, ldb, ldc, p.alpha, beta)
+	case width < nr:
+		kern.microAGHalf(kc, &p.a[pc], &p.arows[i], bpan, dst, ldb, ldc, p.alpha, beta)
+	default:
+		kern.microAG(kc, &p.a[pc], &p.arows[i], bpan, dst, ldb, ldc, p.alpha, beta)
+	}
+	if cols != width {
+		for r := 0; r < mr; r++ {
+			copy(p.c[ci+r*p.ldc:ci+r*p.ldc+cols], t[r*nr:])
+		}
 	}
 }
 

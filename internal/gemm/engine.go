@@ -147,6 +147,9 @@ type problem struct {
 	directA bool
 	// packedA, if not nil, is op(A) already packed (PackA), a is unused.
 	packedA []float32
+	// arows, if not nil, gathers A: A[i][p] = a[arows[i]+p] (A not
+	// transposed; SgemmNTGathered), read in place by kern.microAG.
+	arows []int
 	// brows, if not nil, gathers B: B[p][j] = b[brows[p]+j] (SgemmGathered;
 	// transB and ldb are unused).
 	brows []int
@@ -296,6 +299,47 @@ func (e *Engine) SgemmGathered(pa *PackedA, n int, alpha float32, b []float32, r
 	}
 	e.run(problem{m: m, n: n, k: k, alpha: alpha, beta: beta,
 		b: b, c: c, ldc: ldc, packedA: pa.buf, brows: rows[:k]})
+}
+
+// GathersRows reports whether the engine's kernel reads gathered rows of A
+// in place (SgemmNTGathered); without, SgemmNTGathered copies them, and a
+// caller with the rows already materialised does better with Sgemm.
+func (e *Engine) GathersRows() bool { return e.kern.microAG != nil }
+
+// SgemmNTGathered is Sgemm(false, true, …) with B's rows gathered: C =
+// alpha·A·Bᵀ + beta·C for A m×k at lda and B n×k whose row j is the k
+// floats b[rows[j]:]. A convolution's weight gradient, dy·colᵀ, is such a
+// product over its padded input, so the column matrix is never built. It is
+// computed as Cᵀ = B·Aᵀ with B's rows read in place by the kernel
+// (microAG), as Sgemm's swapped products are, and gives Sgemm's bits on the
+// materialised B. It panics like Sgemm, and if rows has fewer than n
+// entries or one puts its row outside b.
+func (e *Engine) SgemmNTGathered(m, n, k int, alpha float32, a []float32, lda int, b []float32, rows []int, beta float32, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 || len(rows) < n {
+		panic(fmt.Sprintf("gemm: SgemmNTGathered m=%d n=%d k=%d with %d row offsets", m, n, k, len(rows)))
+	}
+	checkMatrix("a", false, m, k, a, lda)
+	checkMatrix("c", false, m, n, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	// The assembly does not bounds-check: prove every row inside b here.
+	for j, o := range rows[:n] {
+		if o < 0 || o > len(b)-k {
+			panic(fmt.Sprintf("gemm: SgemmNTGathered row %d at %d: %d floats overrun len(b)=%d", j, o, k, len(b)))
+		}
+	}
+	e.ct = growAligned(e.ct, n*m)
+	if beta != 0 {
+		transposeStrip(e.kern, e.ct, m, c, ldc, m, n) // ct[j][i] = c[i][j]
+	}
+	e.run(problem{transB: true, m: n, n: m, k: k, alpha: alpha, beta: beta,
+		a: b, arows: rows[:n], b: a, ldb: lda, c: e.ct, ldc: m})
+	transposeStrip(e.kern, c, ldc, e.ct, m, n, m) // c[i][j] = ct[j][i]
 }
 
 // run computes the product p describes, split across the engine's threads.

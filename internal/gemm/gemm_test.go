@@ -611,3 +611,58 @@ func TestGatheredMatchesPacked(t *testing.T) {
 	}()
 	e.SgemmGathered(&pa, 4, 1, make([]float32, 10), []int{0, 6, 7}, 0, make([]float32, 8), 4)
 }
+
+// TestNTGatheredMatchesSgemm: C = A·Bᵀ with B's rows gathered from
+// overlapping runs of one slice (SgemmNTGathered) gives Sgemm's bits on the
+// materialised B, for every kernel (AVX2 reads the rows in place, with its
+// half-width variant for narrow C; the others copy them), ragged shapes,
+// every beta (NaN in C with beta 0), two threads; an overrunning row panics.
+func TestNTGatheredMatchesSgemm(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, k := range available() {
+		for _, s := range [][3]int{{6, 75, 896}, {64, 800, 224}, {16, 150, 140}, {32, 25, 840}, {13, 37, 300}, {6, 10, 50}, {20, 9, 8}} {
+			m, n, kk := s[0], s[1], s[2]
+			src := make([]float32, 2*kk+n)
+			for i := range src {
+				src[i] = float32(2*r.Float64() - 1)
+			}
+			rows := make([]int, n)
+			b := make([]float32, n*kk)
+			for j := range rows {
+				rows[j] = r.IntN(len(src) - kk + 1)
+				copy(b[j*kk:(j+1)*kk], src[rows[j]:])
+			}
+			a, lda := randMatrix(r, m, kk, false, 1)
+			for _, beta := range []float32{0, 1, 0.5} {
+				c, ldc := randMatrix(r, m, n, false, 2)
+				if beta == 0 {
+					for i := range c {
+						c[i] = float32(math.NaN())
+					}
+				}
+				for _, threads := range []int{1, 2} {
+					e := newEngine(threads, k)
+					e.minPartWork = 1
+					want, got := slices.Clone(c), slices.Clone(c)
+					e.Sgemm(false, true, m, n, kk, 0.6, a, lda, b, kk, beta, want, ldc)
+					e.SgemmNTGathered(m, n, kk, 0.6, a, lda, src, rows, beta, got, ldc)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s %v beta %v threads %d: C[%d] = %v gathered, %v", k.name, s, beta, threads, i, got[i], want[i])
+						}
+					}
+					e.Close()
+				}
+			}
+		}
+	}
+	e := New(1)
+	defer e.Close()
+	defer func() {
+		if recover() == nil {
+			t.Error("a row past the end of b did not panic")
+		}
+	}()
+	e.SgemmNTGathered(2, 3, 4, 1, make([]float32, 8), 4, make([]float32, 10), []int{0, 6, 7}, 0, make([]float32, 6), 3)
+}

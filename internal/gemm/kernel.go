@@ -24,6 +24,10 @@ type kernel struct {
 	// row i is a[i*lda : i*lda+kc], a matrix whose rows are k-contiguous
 	// (see Engine.sgemmSwapped). Same arithmetic per element as micro.
 	microA func(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha, beta float32)
+	// microAG and microAGHalf, if not nil, are microA and its half-width
+	// variant (B panels of at most nr/2 columns) with A's rows gathered:
+	// row i of the A micro-panel is a[rows[i]:] (Engine.SgemmNTGathered).
+	microAG, microAGHalf func(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
 	// microG, if not nil, is micro with B gathered: k-row p of the B
 	// micro-panel is b[rows[p]:] (Engine.SgemmGathered). Same arithmetic.
 	microG func(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)

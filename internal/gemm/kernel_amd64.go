@@ -28,6 +28,15 @@ func microAVX2A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alpha,
 //go:noescape
 func microAVX2G(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)
 
+// microAVX2AG and microAVX2AGHalf are microAVX2A and its 6×8 half with
+// A's rows gathered through offsets (kernel.microAG).
+//
+//go:noescape
+func microAVX2AG(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+
+//go:noescape
+func microAVX2AGHalf(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+
 // avx2 blocks for a 6×16 tile: the A block (120×256 floats = 120 KiB) sits
 // in L2 with room for the B panel stream; nc bounds the packed B block to
 // 256×1024 floats = 1 MiB, read from L2/L3 by every row block. (A larger nc
@@ -41,6 +50,8 @@ var avx2 = &kernel{
 	half:   microAVX2Half,
 	microA: microAVX2A,
 	microG: microAVX2G,
+	microAG:     microAVX2AG,
+	microAGHalf: microAVX2AGHalf,
 
 	transpose8: transpose8,
 	transpose6: transpose6,

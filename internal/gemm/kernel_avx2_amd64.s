@@ -452,3 +452,202 @@ ggeneral:
 	ROW_BETA(Y14, Y15)
 	VZEROUPPER
 	RET
+
+// The 6×16 kernel with A's rows gathered: row i of the A micro-panel is
+// a[rows[i]:] (kc floats), rows an []int of offsets (a convolution's column
+// matrix read in place from its padded input). Same arithmetic per element
+// as microAVX2. The six row addresses stay in AX, BX, SI, R9, R11, R12;
+// R13 is the byte offset of the current k step in every row.
+#define STEPAG \
+	VMOVUPS      (DI), Y0;          \
+	VMOVUPS      32(DI), Y1;        \
+	VBROADCASTSS (AX)(R13*1), Y2;   \
+	VBROADCASTSS (BX)(R13*1), Y3;   \
+	VFMADD231PS  Y0, Y2, Y4;        \
+	VFMADD231PS  Y1, Y2, Y5;        \
+	VFMADD231PS  Y0, Y3, Y6;        \
+	VFMADD231PS  Y1, Y3, Y7;        \
+	VBROADCASTSS (SI)(R13*1), Y2;   \
+	VBROADCASTSS (R9)(R13*1), Y3;   \
+	VFMADD231PS  Y0, Y2, Y8;        \
+	VFMADD231PS  Y1, Y2, Y9;        \
+	VFMADD231PS  Y0, Y3, Y10;       \
+	VFMADD231PS  Y1, Y3, Y11;       \
+	VBROADCASTSS (R11)(R13*1), Y2;  \
+	VBROADCASTSS (R12)(R13*1), Y3;  \
+	VFMADD231PS  Y0, Y2, Y12;       \
+	VFMADD231PS  Y1, Y2, Y13;       \
+	VFMADD231PS  Y0, Y3, Y14;       \
+	VFMADD231PS  Y1, Y3, Y15;       \
+	ADDQ         $4, R13;           \
+	ADDQ         R10, DI
+
+// ROWS6 loads the six row addresses a + 4·rows[i] (a in SI, rows in R13)
+// into AX, BX, SI, R9, R11, R12 (rows 0–5) and zeroes R13; row 2 goes to
+// SI last, once the base is no longer needed.
+#define ROWS6 \
+	MOVQ (R13), AX;          \
+	LEAQ (SI)(AX*4), AX;     \
+	MOVQ 8(R13), BX;         \
+	LEAQ (SI)(BX*4), BX;     \
+	MOVQ 24(R13), R9;        \
+	LEAQ (SI)(R9*4), R9;     \
+	MOVQ 32(R13), R11;       \
+	LEAQ (SI)(R11*4), R11;   \
+	MOVQ 40(R13), R12;       \
+	LEAQ (SI)(R12*4), R12;   \
+	MOVQ 16(R13), R13;       \
+	LEAQ (SI)(R13*4), SI;    \
+	XORQ R13, R13
+
+// func microAVX2AG(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX2AG(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rows+16(FP), R13
+	ROWS6
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+agloop4:
+	CMPQ CX, $4
+	JLT  agtail
+	STEPAG
+	STEPAG
+	STEPAG
+	STEPAG
+	SUBQ $4, CX
+	JMP  agloop4
+
+agtail:
+	TESTQ CX, CX
+	JZ    agupdate
+	STEPAG
+	DECQ  CX
+	JMP   agtail
+
+agupdate:
+	VBROADCASTSS alpha+56(FP), Y0
+	VBROADCASTSS beta+60(FP), Y1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          aggeneral
+	JP           aggeneral
+
+	ROW_ZERO(Y4, Y5)
+	ROW_ZERO(Y6, Y7)
+	ROW_ZERO(Y8, Y9)
+	ROW_ZERO(Y10, Y11)
+	ROW_ZERO(Y12, Y13)
+	ROW_ZERO(Y14, Y15)
+	VZEROUPPER
+	RET
+
+aggeneral:
+	ROW_BETA(Y4, Y5)
+	ROW_BETA(Y6, Y7)
+	ROW_BETA(Y8, Y9)
+	ROW_BETA(Y10, Y11)
+	ROW_BETA(Y12, Y13)
+	ROW_BETA(Y14, Y15)
+	VZEROUPPER
+	RET
+
+// The 6×8 half of microAVX2AG, for a last B panel of at most 8 columns.
+#define STEPAGH \
+	VMOVUPS      (DI), Y0;          \
+	VBROADCASTSS (AX)(R13*1), Y2;   \
+	VBROADCASTSS (BX)(R13*1), Y3;   \
+	VFMADD231PS  Y0, Y2, Y4;        \
+	VFMADD231PS  Y0, Y3, Y5;        \
+	VBROADCASTSS (SI)(R13*1), Y2;   \
+	VBROADCASTSS (R9)(R13*1), Y3;   \
+	VFMADD231PS  Y0, Y2, Y6;        \
+	VFMADD231PS  Y0, Y3, Y7;        \
+	VBROADCASTSS (R11)(R13*1), Y2;  \
+	VBROADCASTSS (R12)(R13*1), Y3;  \
+	VFMADD231PS  Y0, Y2, Y8;        \
+	VFMADD231PS  Y0, Y3, Y9;        \
+	ADDQ         $4, R13;           \
+	ADDQ         R10, DI
+
+// func microAVX2AGHalf(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX2AGHalf(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rows+16(FP), R13
+	ROWS6
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldb+40(FP), R10
+	SHLQ $2, R10
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+aghloop4:
+	CMPQ CX, $4
+	JLT  aghtail
+	STEPAGH
+	STEPAGH
+	STEPAGH
+	STEPAGH
+	SUBQ $4, CX
+	JMP  aghloop4
+
+aghtail:
+	TESTQ CX, CX
+	JZ    aghupdate
+	STEPAGH
+	DECQ  CX
+	JMP   aghtail
+
+aghupdate:
+	VBROADCASTSS alpha+56(FP), Y0
+	VBROADCASTSS beta+60(FP), Y1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          aghgeneral
+	JP           aghgeneral
+
+	ROWH_ZERO(Y4)
+	ROWH_ZERO(Y5)
+	ROWH_ZERO(Y6)
+	ROWH_ZERO(Y7)
+	ROWH_ZERO(Y8)
+	ROWH_ZERO(Y9)
+	VZEROUPPER
+	RET
+
+aghgeneral:
+	ROWH_BETA(Y4)
+	ROWH_BETA(Y5)
+	ROWH_BETA(Y6)
+	ROWH_BETA(Y7)
+	ROWH_BETA(Y8)
+	ROWH_BETA(Y9)
+	VZEROUPPER
+	RET

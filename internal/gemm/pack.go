@@ -191,3 +191,28 @@ func packBGathered(dst []float32, b []float32, rows []int, p0, kc, j0, nc int, k
 		}
 	}
 }
+
+// packAGathered packs panels of gathered rows, op(A)[i][p] = a[rows[i]+p],
+// for block rows [i0+from, i0+mc) and columns [p0, p0+kc) into dst: all of
+// the block's panels at their usual places (all), or only a ragged last
+// one, at the start of dst (the kernel reads the others in place).
+func packAGathered(dst, a []float32, rows []int, i0, from, mc, p0, kc, mr int, all bool) {
+	for ir := from; ir < mc; ir += mr {
+		n := min(mr, mc-ir)
+		at := ir * kc
+		if !all {
+			at = 0
+		}
+		panel := dst[at : at+kc*mr]
+		if n < mr {
+			clear(panel)
+		}
+		for i := range n {
+			src := a[rows[i0+ir+i]+p0:]
+			src = src[:kc]
+			for p, v := range src {
+				panel[p*mr+i] = v
+			}
+		}
+	}
+}
