@@ -166,6 +166,9 @@ func (w *workspace) microInPlace(kern *kernel, p *problem, i, pc, kc int, bpan *
 			}
 		}
 	}
+	if p.arows != nil && ldb != nr {
+		panic("gemm: gathered A rows need a packed B") // the AVX-512 kernels assume it
+	}
 	switch {
 	case p.arows == nil:
 		kern.microA(kc, &p.a[i*p.lda+pc], p.lda, bpan, dst, ldb, ldc, p.alpha, beta)

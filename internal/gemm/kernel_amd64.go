@@ -79,16 +79,28 @@ func microAVX512A(kc int, a *float32, lda int, b, c *float32, ldb, ldc int, alph
 //go:noescape
 func microAVX512G(kc int, a *float32, rows *int, b, c *float32, ldc int, alpha, beta float32)
 
+// microAVX512AG and microAVX512AGHalf are microAVX512A and its 8×16 half
+// with A's rows gathered (kernel.microAG). They need B packed (ldb = nr),
+// which it always is for gathered A.
+//
+//go:noescape
+func microAVX512AG(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+
+//go:noescape
+func microAVX512AGHalf(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+
 // avx512 blocks for an 8×32 tile: A block 96×256 floats (96 KiB) in L2, B
 // block as for avx2.
 var avx512 = &kernel{
 	name: "avx512",
 	mr:   8, nr: 32,
 	mc: 96, nc: 1024,
-	micro:  microAVX512,
-	half:   microAVX512Half,
-	microA: microAVX512A,
-	microG: microAVX512G,
+	micro:       microAVX512,
+	half:        microAVX512Half,
+	microA:      microAVX512A,
+	microG:      microAVX512G,
+	microAG:     microAVX512AG,
+	microAGHalf: microAVX512AGHalf,
 
 	transpose16: transpose16,
 	transpose8:  transpose8,

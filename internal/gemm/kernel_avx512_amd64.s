@@ -500,3 +500,223 @@ ggeneral:
 	ROW512_BETA(Z30, Z31)
 	VZEROUPPER
 	RET
+
+// The 8×32 kernel with A's rows gathered (see microAVX2AG): row i of the A
+// micro-panel is a[rows[i]:]. The eight row addresses stay in AX, BX, SI,
+// R8, R9, R10, R11, R12 and R13 is the byte offset of the current k step,
+// so B must be packed (k-rows nr = 32 floats apart; ldb is not read) and C
+// and ldc are loaded only for the update.
+#define ROWS8 \
+	MOVQ (R13), AX;          \
+	LEAQ (SI)(AX*4), AX;     \
+	MOVQ 8(R13), BX;         \
+	LEAQ (SI)(BX*4), BX;     \
+	MOVQ 24(R13), R8;        \
+	LEAQ (SI)(R8*4), R8;     \
+	MOVQ 32(R13), R9;        \
+	LEAQ (SI)(R9*4), R9;     \
+	MOVQ 40(R13), R10;       \
+	LEAQ (SI)(R10*4), R10;   \
+	MOVQ 48(R13), R11;       \
+	LEAQ (SI)(R11*4), R11;   \
+	MOVQ 56(R13), R12;       \
+	LEAQ (SI)(R12*4), R12;   \
+	MOVQ 16(R13), R13;       \
+	LEAQ (SI)(R13*4), SI;    \
+	XORQ R13, R13
+
+#define STEP512AG \
+	VMOVUPS      (DI), Z0;          \
+	VMOVUPS      64(DI), Z1;        \
+	VBROADCASTSS (AX)(R13*1), Z2;   \
+	VBROADCASTSS (BX)(R13*1), Z3;   \
+	VFMADD231PS  Z0, Z2, Z16;       \
+	VFMADD231PS  Z1, Z2, Z17;       \
+	VFMADD231PS  Z0, Z3, Z18;       \
+	VFMADD231PS  Z1, Z3, Z19;       \
+	VBROADCASTSS (SI)(R13*1), Z2;   \
+	VBROADCASTSS (R8)(R13*1), Z3;   \
+	VFMADD231PS  Z0, Z2, Z20;       \
+	VFMADD231PS  Z1, Z2, Z21;       \
+	VFMADD231PS  Z0, Z3, Z22;       \
+	VFMADD231PS  Z1, Z3, Z23;       \
+	VBROADCASTSS (R9)(R13*1), Z2;   \
+	VBROADCASTSS (R10)(R13*1), Z3;  \
+	VFMADD231PS  Z0, Z2, Z24;       \
+	VFMADD231PS  Z1, Z2, Z25;       \
+	VFMADD231PS  Z0, Z3, Z26;       \
+	VFMADD231PS  Z1, Z3, Z27;       \
+	VBROADCASTSS (R11)(R13*1), Z2;  \
+	VBROADCASTSS (R12)(R13*1), Z3;  \
+	VFMADD231PS  Z0, Z2, Z28;       \
+	VFMADD231PS  Z1, Z2, Z29;       \
+	VFMADD231PS  Z0, Z3, Z30;       \
+	VFMADD231PS  Z1, Z3, Z31;       \
+	ADDQ         $4, R13;           \
+	ADDQ         $128, DI
+
+// func microAVX512AG(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX512AG(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rows+16(FP), R13
+	ROWS8
+	MOVQ b+24(FP), DI
+
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+agloop4:
+	CMPQ CX, $4
+	JLT  agtail
+	STEP512AG
+	STEP512AG
+	STEP512AG
+	STEP512AG
+	SUBQ $4, CX
+	JMP  agloop4
+
+agtail:
+	TESTQ CX, CX
+	JZ    agupdate
+	STEP512AG
+	DECQ  CX
+	JMP   agtail
+
+agupdate:
+	MOVQ         c+32(FP), DX
+	MOVQ         ldc+48(FP), R8
+	SHLQ         $2, R8
+	VBROADCASTSS alpha+56(FP), Z0
+	VBROADCASTSS beta+60(FP), Z1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          aggeneral
+	JP           aggeneral
+
+	ROW512_ZERO(Z16, Z17)
+	ROW512_ZERO(Z18, Z19)
+	ROW512_ZERO(Z20, Z21)
+	ROW512_ZERO(Z22, Z23)
+	ROW512_ZERO(Z24, Z25)
+	ROW512_ZERO(Z26, Z27)
+	ROW512_ZERO(Z28, Z29)
+	ROW512_ZERO(Z30, Z31)
+	VZEROUPPER
+	RET
+
+aggeneral:
+	ROW512_BETA(Z16, Z17)
+	ROW512_BETA(Z18, Z19)
+	ROW512_BETA(Z20, Z21)
+	ROW512_BETA(Z22, Z23)
+	ROW512_BETA(Z24, Z25)
+	ROW512_BETA(Z26, Z27)
+	ROW512_BETA(Z28, Z29)
+	ROW512_BETA(Z30, Z31)
+	VZEROUPPER
+	RET
+
+// The 8×16 half of microAVX512AG.
+#define STEP512AGH \
+	VMOVUPS      (DI), Z0;          \
+	VBROADCASTSS (AX)(R13*1), Z2;   \
+	VBROADCASTSS (BX)(R13*1), Z3;   \
+	VFMADD231PS  Z0, Z2, Z16;       \
+	VFMADD231PS  Z0, Z3, Z17;       \
+	VBROADCASTSS (SI)(R13*1), Z2;   \
+	VBROADCASTSS (R8)(R13*1), Z3;   \
+	VFMADD231PS  Z0, Z2, Z18;       \
+	VFMADD231PS  Z0, Z3, Z19;       \
+	VBROADCASTSS (R9)(R13*1), Z2;   \
+	VBROADCASTSS (R10)(R13*1), Z3;  \
+	VFMADD231PS  Z0, Z2, Z20;       \
+	VFMADD231PS  Z0, Z3, Z21;       \
+	VBROADCASTSS (R11)(R13*1), Z2;  \
+	VBROADCASTSS (R12)(R13*1), Z3;  \
+	VFMADD231PS  Z0, Z2, Z22;       \
+	VFMADD231PS  Z0, Z3, Z23;       \
+	ADDQ         $4, R13;           \
+	ADDQ         $128, DI
+
+// func microAVX512AGHalf(kc int, a *float32, rows *int, b, c *float32, ldb, ldc int, alpha, beta float32)
+TEXT ·microAVX512AGHalf(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rows+16(FP), R13
+	ROWS8
+	MOVQ b+24(FP), DI
+
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+aghloop4:
+	CMPQ CX, $4
+	JLT  aghtail
+	STEP512AGH
+	STEP512AGH
+	STEP512AGH
+	STEP512AGH
+	SUBQ $4, CX
+	JMP  aghloop4
+
+aghtail:
+	TESTQ CX, CX
+	JZ    aghupdate
+	STEP512AGH
+	DECQ  CX
+	JMP   aghtail
+
+aghupdate:
+	MOVQ         c+32(FP), DX
+	MOVQ         ldc+48(FP), R8
+	SHLQ         $2, R8
+	VBROADCASTSS alpha+56(FP), Z0
+	VBROADCASTSS beta+60(FP), Z1
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JNE          aghgeneral
+	JP           aghgeneral
+
+	ROW512H_ZERO(Z16)
+	ROW512H_ZERO(Z17)
+	ROW512H_ZERO(Z18)
+	ROW512H_ZERO(Z19)
+	ROW512H_ZERO(Z20)
+	ROW512H_ZERO(Z21)
+	ROW512H_ZERO(Z22)
+	ROW512H_ZERO(Z23)
+	VZEROUPPER
+	RET
+
+aghgeneral:
+	ROW512H_BETA(Z16)
+	ROW512H_BETA(Z17)
+	ROW512H_BETA(Z18)
+	ROW512H_BETA(Z19)
+	ROW512H_BETA(Z20)
+	ROW512H_BETA(Z21)
+	ROW512H_BETA(Z22)
+	ROW512H_BETA(Z23)
+	VZEROUPPER
+	RET
