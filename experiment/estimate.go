@@ -218,6 +218,10 @@ type gemmCall struct {
 	// packedA: A is packed once per pass into a buffer of its own
 	// (gemm.PackedA, a convolution's weights), not in the workspace.
 	packedA bool
+	// gathered: B's rows are gathered (gemm.SgemmNTGathered, a stride-1
+	// convolution's weight gradient), which kernels that read them in
+	// place always swap.
+	gathered bool
 }
 
 func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
@@ -234,7 +238,7 @@ func (g gemmKernel) workspace(calls []gemmCall) int64 {
 		if c.readsC {
 			moves = 2
 		}
-		if g.inPlaceA && c.transB && c.m%g.nr == 0 && c.k > moves*c.m {
+		if g.inPlaceA && c.transB && (c.gathered || c.m%g.nr == 0 && c.k > moves*c.m) {
 			// Swapped: Cᵀ (n×m) in the engine's scratch, op(A)ᵀ packed as
 			// B (transposed, so never in place), A's buffer as for n rows.
 			ct = max(ct, c.n*c.m)
@@ -374,7 +378,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		}
 		buf(kr * hw)
 		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw, packedA: true},
-			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true})
+			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true, gathered: wide})
 		if needDx() {
 			buf(B * cin * h * w)
 			buf(kr * hw)
