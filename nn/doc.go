@@ -20,12 +20,17 @@
 //   - Convolutions are im2col + GEMM one sample at a time: a sample's column
 //     buffer stays in cache; backward rebuilds it rather than storing the
 //     batch's columns (memory over a few percent of compute). Stride-1
-//     convolutions build the columns in the wide layout (convwide.go: the
-//     input padded once, each column row one contiguous copy, at the cost
-//     of computing P − Wo extra columns per output row, P the row pitch). With several
+//     convolutions use the wide layout (convwide.go: the input padded once,
+//     each column row one contiguous run of it, at the cost of computing
+//     P − Wo extra columns per output row, P the row pitch), and their
+//     products read those runs in place (gemm.SgemmGathered forward and,
+//     with AVX2 or AVX-512, gemm.SgemmNTGathered for the weight gradient):
+//     no column matrix is built. The weights are packed once per pass
+//     (gemm.PackA), not once per sample. With several
 //     matrix threads, the batch's samples are split across them (a run of
 //     samples each); weight gradients are summed in 4 fixed chunks of the
-//     batch, so the bits do not depend on the thread count.
+//     batch, so the bits do not depend on the thread count. Linear and conv
+//     layers overwrite their gradients rather than adding to zeroed ones.
 //   - Optimizers flush moment estimates that fall below the smallest normal
 //     float32 to 0 (flushDenormal): on x86 a subnormal costs a microcode
 //     assist (23× slower per element, measured), and such a moment cannot
@@ -48,7 +53,9 @@
 //	            + Cout·Cin·k² + Cout (one gradient chunk); W' = Ho·Wo, or for
 //	            stride 1 Ho·P (P = max(W + pad, Wo)) plus 2·(Cin·((H + 2·pad)·P + pad) + k − 1)
 //	            (padded input and its gradient) and 2·Cout·Ho·P (wide output and its gradient)
-//	            (each extra matrix thread: another set of these per-sample buffers)
+//	            (each extra matrix thread: another set of these per-sample buffers;
+//	            the columns are allocated but not used by stride-1 layers with
+//	            AVX2 or AVX-512 outside DP-SGD)
 //	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·W
 //	relu:       2·B·size
 //	dropout:    3·B·size (mask, output, input gradient)

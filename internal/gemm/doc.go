@@ -44,6 +44,15 @@
 // product per sample) can be packed once with PackA and used by
 // SgemmPacked, which gives Sgemm's bits without packing it again.
 //
+// Operands whose rows are runs of another slice, wherever they start (a
+// stride-1 convolution's column matrix is the runs of its padded input),
+// need not be copied into a matrix first: SgemmGathered takes B's rows as
+// offsets into a slice and its kernels (microG) load each k-row of a B
+// panel through them, and SgemmNTGathered does the same for C = A·Bᵀ by
+// computing Cᵀ with the gathered rows as the in-place A (microAG, with a
+// half-width variant for C of at most nr/2 columns). Both give the bits of
+// the materialised product; the portable kernel copies the rows instead.
+//
 // # Determinism
 //
 // Every kernel computes each element of C the same way wherever it sits: one
