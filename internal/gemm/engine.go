@@ -198,11 +198,7 @@ func (e *Engine) SgemmPacked(pa *PackedA, transB bool, n int, alpha float32, b [
 	}
 	checkMatrix("b", transB, k, n, b, ldb)
 	checkMatrix("c", false, m, n, c, ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 || alpha == 0 {
-		scaleC(m, n, beta, c, ldc)
+	if trivial(m, n, k, alpha, beta, c, ldc) {
 		return
 	}
 	e.run(problem{transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
@@ -218,11 +214,7 @@ func (e *Engine) SgemmPacked(pa *PackedA, transB bool, n int, alpha float32, b [
 // too small for the shape.
 func (e *Engine) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 || alpha == 0 {
-		scaleC(m, n, beta, c, ldc)
+	if trivial(m, n, k, alpha, beta, c, ldc) {
 		return
 	}
 	if e.swaps(transA, transB, m, k, beta) {
@@ -258,12 +250,21 @@ func (e *Engine) swaps(transA, transB bool, m, k int, beta float32) bool {
 // beta·Cᵀ into the engine's scratch, B read in place, then transposes Cᵀ
 // into C (see swaps).
 func (e *Engine) sgemmSwapped(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	e.runTransposed(problem{transB: true, m: n, n: m, k: k, alpha: alpha, beta: beta,
+		a: b, lda: ldb, b: a, ldb: lda, directA: true}, c, ldc)
+}
+
+// runTransposed runs p, which computes Cᵀ (p.m × p.n), into the engine's
+// scratch and transposes the result into C (p.n × p.m at ldc), first
+// copying C in when p reads it.
+func (e *Engine) runTransposed(p problem, c []float32, ldc int) {
+	m, n := p.n, p.m // C's shape
 	e.ct = growAligned(e.ct, n*m)
-	if beta != 0 {
+	if p.beta != 0 {
 		transposeStrip(e.kern, e.ct, m, c, ldc, m, n) // ct[j][i] = c[i][j]
 	}
-	e.run(problem{transB: true, m: n, n: m, k: k, alpha: alpha, beta: beta,
-		a: b, lda: ldb, b: a, ldb: lda, c: e.ct, ldc: m, directA: true})
+	p.c, p.ldc = e.ct, m
+	e.run(p)
 	transposeStrip(e.kern, c, ldc, e.ct, m, n, m) // c[i][j] = ct[j][i]
 }
 
@@ -284,19 +285,10 @@ func (e *Engine) SgemmGathered(pa *PackedA, n int, alpha float32, b []float32, r
 		panic(fmt.Sprintf("gemm: SgemmGathered with n=%d, %d row offsets for k=%d", n, len(rows), k))
 	}
 	checkMatrix("c", false, m, n, c, ldc)
-	if m == 0 || n == 0 {
+	if trivial(m, n, k, alpha, beta, c, ldc) {
 		return
 	}
-	if k == 0 || alpha == 0 {
-		scaleC(m, n, beta, c, ldc)
-		return
-	}
-	// The assembly does not bounds-check: prove every row inside b here.
-	for p, o := range rows[:k] {
-		if o < 0 || o > len(b)-n {
-			panic(fmt.Sprintf("gemm: SgemmGathered row %d at %d: %d columns overrun len(b)=%d", p, o, n, len(b)))
-		}
-	}
+	checkRows("SgemmGathered", rows[:k], n, b)
 	e.run(problem{m: m, n: n, k: k, alpha: alpha, beta: beta,
 		b: b, c: c, ldc: ldc, packedA: pa.buf, brows: rows[:k]})
 }
@@ -320,26 +312,35 @@ func (e *Engine) SgemmNTGathered(m, n, k int, alpha float32, a []float32, lda in
 	}
 	checkMatrix("a", false, m, k, a, lda)
 	checkMatrix("c", false, m, n, c, ldc)
-	if m == 0 || n == 0 {
+	if trivial(m, n, k, alpha, beta, c, ldc) {
 		return
+	}
+	checkRows("SgemmNTGathered", rows[:n], k, b)
+	e.runTransposed(problem{transB: true, m: n, n: m, k: k, alpha: alpha, beta: beta,
+		a: b, arows: rows[:n], b: a, ldb: lda}, c, ldc)
+}
+
+// checkRows panics unless every row rows[j] of width floats lies inside b:
+// the assembly does not bounds-check gathered rows.
+func checkRows(fn string, rows []int, width int, b []float32) {
+	for j, o := range rows {
+		if o < 0 || o > len(b)-width {
+			panic(fmt.Sprintf("gemm: %s row %d at %d: %d floats overrun len(b)=%d", fn, j, o, width, len(b)))
+		}
+	}
+}
+
+// trivial handles the products with nothing to multiply (C = beta·C when
+// k or alpha is 0) and reports whether it did.
+func trivial(m, n, k int, alpha, beta float32, c []float32, ldc int) bool {
+	if m == 0 || n == 0 {
+		return true
 	}
 	if k == 0 || alpha == 0 {
 		scaleC(m, n, beta, c, ldc)
-		return
+		return true
 	}
-	// The assembly does not bounds-check: prove every row inside b here.
-	for j, o := range rows[:n] {
-		if o < 0 || o > len(b)-k {
-			panic(fmt.Sprintf("gemm: SgemmNTGathered row %d at %d: %d floats overrun len(b)=%d", j, o, k, len(b)))
-		}
-	}
-	e.ct = growAligned(e.ct, n*m)
-	if beta != 0 {
-		transposeStrip(e.kern, e.ct, m, c, ldc, m, n) // ct[j][i] = c[i][j]
-	}
-	e.run(problem{transB: true, m: n, n: m, k: k, alpha: alpha, beta: beta,
-		a: b, arows: rows[:n], b: a, ldb: lda, c: e.ct, ldc: m})
-	transposeStrip(e.kern, c, ldc, e.ct, m, n, m) // c[i][j] = ct[j][i]
+	return false
 }
 
 // run computes the product p describes, split across the engine's threads.
