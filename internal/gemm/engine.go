@@ -21,7 +21,7 @@ type Engine struct {
 	ws      []*workspace // ws[i] serves part i of a call; ws[0] is the caller's
 	pool    *pool        // helper goroutines, started by the first parallel call
 	jobs    []job        // the parts of the current call, reused
-	ct      []float32    // Cᵀ of a swapped product (sgemmSwapped)
+	ct      []float32    // Cᵀ of a product run transposed (runTransposed)
 	serial  []*Engine    // serial[w] is worker w's one-thread engine (Each)
 	cleanup runtime.Cleanup
 }
