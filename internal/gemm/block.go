@@ -53,11 +53,7 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 			if pc > 0 {
 				beta = 1
 			}
-			if p.brows != nil {
-				packBGathered(w.bp, p.b, p.brows, pc, kc, jc, nc, kern, direct)
-			} else {
-				packB(w.bp, p.b, p.ldb, p.transB, pc, kc, jc, nc, kern, direct)
-			}
+			packB(w.bp, p.b, p.ldb, p.transB, p.brows, pc, kc, jc, nc, kern, direct)
 			for ic := m0; ic < m1; ic += mcb {
 				mc := min(mcb, m1-ic)
 				ap := w.ap
@@ -72,7 +68,7 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 					if kern.microAG == nil {
 						from = 0
 					}
-					packAGathered(w.ap, p.a, p.arows, ic, from, mc, pc, kc, mr, from == 0)
+					packAGathered(w.ap, p.a, p.arows, ic, from, mc, pc, kc, mr)
 				case !p.directA:
 					packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, kern)
 				default:
@@ -93,6 +89,8 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 // direct, used in place.
 func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc, jc, nc int, beta float32, direct bool) {
 	mr, nr := kern.mr, kern.nr
+	// A read in place by the kernel (but for a ragged last panel, packed).
+	inPlace := p.directA || (p.arows != nil && kern.microAG != nil)
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		var bpan *float32
@@ -113,7 +111,6 @@ func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc
 				w.microGathered(kern, p, &ap[ir*kc], kc, pc, jc+jr, ci, rows, beta)
 				continue
 			}
-			inPlace := p.directA || (p.arows != nil && kern.microAG != nil)
 			if inPlace && rows == mr {
 				w.microInPlace(kern, p, ic+ir, pc, kc, bpan, ldb, ci, cols, beta)
 				continue

@@ -165,9 +165,6 @@ type PackedA struct {
 	buf  []float32
 }
 
-// Floats is the size of pa's buffer.
-func (pa *PackedA) Floats() int { return cap(pa.buf) }
-
 // PackA packs op(A) (m×k, transposed in storage if transA) into pa for
 // SgemmPacked on engines with e's kernel, reusing pa's buffer. It panics
 // like Sgemm on a short slice or leading dimension.

@@ -552,6 +552,23 @@ func TestPackedMatchesSgemm(t *testing.T) {
 	}
 }
 
+// gatheredRows returns a random slice of srcLen floats, count offsets of
+// runs of width floats in it (they overlap), and the count×width matrix
+// those runs make.
+func gatheredRows(r *rand.Rand, count, width, srcLen int) (src []float32, rows []int, b []float32) {
+	src = make([]float32, srcLen)
+	for i := range src {
+		src[i] = float32(2*r.Float64() - 1)
+	}
+	rows = make([]int, count)
+	b = make([]float32, count*width)
+	for j := range rows {
+		rows[j] = r.IntN(srcLen - width + 1)
+		copy(b[j*width:(j+1)*width], src[rows[j]:])
+	}
+	return src, rows, b
+}
+
 // TestGatheredMatchesPacked: a product whose B rows are gathered from
 // overlapping runs of one slice (SgemmGathered) gives SgemmPacked's bits on
 // the materialised B, for every kernel (the assembly ones read full panels
@@ -564,16 +581,7 @@ func TestGatheredMatchesPacked(t *testing.T) {
 	for _, k := range available() {
 		for _, s := range [][3]int{{64, 224, 800}, {6, 896, 75}, {16, 140, 150}, {13, 37, 300}, {32, 16, 25}, {8, 33, 600}} {
 			m, n, kk := s[0], s[1], s[2]
-			src := make([]float32, 3*n+kk)
-			for i := range src {
-				src[i] = float32(2*r.Float64() - 1)
-			}
-			rows := make([]int, kk)
-			b := make([]float32, kk*n)
-			for p := range rows {
-				rows[p] = r.IntN(len(src) - n + 1)
-				copy(b[p*n:(p+1)*n], src[rows[p]:])
-			}
+			src, rows, b := gatheredRows(r, kk, n, 3*n+kk)
 			a, lda := randMatrix(r, m, kk, false, 1)
 			for _, beta := range []float32{0, 0.5} {
 				c, ldc := randMatrix(r, m, n, false, 2)
@@ -623,16 +631,7 @@ func TestNTGatheredMatchesSgemm(t *testing.T) {
 	for _, k := range available() {
 		for _, s := range [][3]int{{6, 75, 896}, {64, 800, 224}, {16, 150, 140}, {32, 25, 840}, {13, 37, 300}, {6, 10, 50}, {20, 9, 8}} {
 			m, n, kk := s[0], s[1], s[2]
-			src := make([]float32, 2*kk+n)
-			for i := range src {
-				src[i] = float32(2*r.Float64() - 1)
-			}
-			rows := make([]int, n)
-			b := make([]float32, n*kk)
-			for j := range rows {
-				rows[j] = r.IntN(len(src) - kk + 1)
-				copy(b[j*kk:(j+1)*kk], src[rows[j]:])
-			}
+			src, rows, b := gatheredRows(r, n, kk, 2*kk+n)
 			a, lda := randMatrix(r, m, kk, false, 1)
 			for _, beta := range []float32{0, 1, 0.5} {
 				c, ldc := randMatrix(r, m, n, false, 2)

@@ -52,8 +52,9 @@ func packA(dst []float32, a []float32, lda int, trans bool, i0, mc, p0, kc int, 
 // packB packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into dst as
 // ceil(nc/nr) panels of kc×nr, panel q starting at q*kc*nr. With onlyRagged
 // it packs just a last, partial panel, at the start of dst (the others are
-// used in place).
-func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc int, kern *kernel, onlyRagged bool) {
+// used in place). With rows (gathered B, SgemmGathered), op(B)[p][j] =
+// b[rows[p]+j] and ldb and trans are unused.
+func packB(dst []float32, b []float32, ldb int, trans bool, rows []int, p0, kc, j0, nc int, kern *kernel, onlyRagged bool) {
 	nr := kern.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
@@ -68,7 +69,14 @@ func packB(dst []float32, b []float32, ldb int, trans bool, p0, kc, j0, nc int, 
 		if cols < nr {
 			clear(panel)
 		}
-		if trans {
+		switch {
+		case rows != nil:
+			for p := range kc {
+				o := rows[p0+p] + j0 + jr
+				copy(panel[p*nr:p*nr+cols], b[o:o+cols])
+			}
+			continue
+		case trans:
 			// op(B)[p][j] = b[j*ldb+p].
 			transposeStrip(kern, panel, nr, b[(j0+jr)*ldb+p0:], ldb, cols, kc)
 			continue
@@ -169,40 +177,14 @@ func transpose8Strip(t8 transposeFunc, dst []float32, ldd int, src []float32, ld
 	}
 }
 
-// packBGathered is packB for gathered rows: op(B)[p][j] = b[rows[p]+j].
-func packBGathered(dst []float32, b []float32, rows []int, p0, kc, j0, nc int, kern *kernel, onlyRagged bool) {
-	nr := kern.nr
-	for jr := 0; jr < nc; jr += nr {
-		cols := min(nr, nc-jr)
-		at := jr * kc
-		if onlyRagged {
-			if cols == nr {
-				continue
-			}
-			at = 0
-		}
-		panel := dst[at : at+kc*nr]
-		if cols < nr {
-			clear(panel)
-		}
-		for p := range kc {
-			o := rows[p0+p] + j0 + jr
-			copy(panel[p*nr:p*nr+cols], b[o:o+cols])
-		}
-	}
-}
-
 // packAGathered packs panels of gathered rows, op(A)[i][p] = a[rows[i]+p],
-// for block rows [i0+from, i0+mc) and columns [p0, p0+kc) into dst: all of
-// the block's panels at their usual places (all), or only a ragged last
-// one, at the start of dst (the kernel reads the others in place).
-func packAGathered(dst, a []float32, rows []int, i0, from, mc, p0, kc, mr int, all bool) {
+// for block rows [i0+from, i0+mc) and columns [p0, p0+kc) into dst from its
+// start: all of the block's panels (from 0), or only a ragged last one
+// (the kernel reads the others in place).
+func packAGathered(dst, a []float32, rows []int, i0, from, mc, p0, kc, mr int) {
 	for ir := from; ir < mc; ir += mr {
 		n := min(mr, mc-ir)
-		at := ir * kc
-		if !all {
-			at = 0
-		}
+		at := (ir - from) * kc
 		panel := dst[at : at+kc*mr]
 		if n < mr {
 			clear(panel)
