@@ -363,6 +363,29 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		hw, kr := ho*wo, cin*k*k
 		f.params = add(f.params, cout*kr+cout)
 		buf(B * cout * ho * wo)
+		if nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride)) {
+			// Winograd F(2×2, 5×5) (nn/convwino.go): its transforms and
+			// group buffers, the column buffers DP-SGD uses, and the
+			// products of each of the 36 positions.
+			hw = ho * max(w+pad, wo)
+			buf(int64(nn.WinogradBuffers(int(cin), int(cout), int(h), int(w), int(pad), needDx())))
+			buf(kr * hw)
+			cols := int64(nn.WinogradColumns(int(h), int(w), int(pad)))
+			for range nn.WinogradPositions {
+				f.calls = append(f.calls, gemmCall{m: cout, n: cols, k: cin, ldb: cols, packedA: true},
+					gemmCall{m: cout, n: cin, k: cols, ldb: cols, transB: true, readsC: true})
+			}
+			if needDx() {
+				buf(B * cin * h * w)
+				buf(kr * hw)
+				for range nn.WinogradPositions {
+					f.calls = append(f.calls, gemmCall{m: cin, n: cols, k: cout, ldb: cols, packedA: true})
+				}
+			}
+			shape = []int{int(cout), int(ho), int(wo)}
+			next(fmt.Sprintf("conv2d %d→%d k%d", cin, cout, k))
+			return
+		}
 		buf(cout*kr + cout) // one chunk's partial gradients
 		// Stride 1 takes nn's wide layout: column rows at the padded
 		// width, a padded input plane (+ k−1 floats of slack), a wide

@@ -28,6 +28,11 @@ type conv2d struct {
 	col, dcol      []float32
 	needDx         bool
 	forceIm2col    bool // tests: stride 1 without the wide layout
+	forceDirect    bool // tests: no Winograd (convwino.go)
+	// wino is the Winograd F(2×2, 5×5) state when useWinograd holds
+	// (convwino.go), nil otherwise.
+	wino                          *winograd
+	winoForwardFn, winoBackwardFn func(worker, lo, hi int)
 	// The current pass, for the worker functions Each calls.
 	run *pass
 	n   int
@@ -93,6 +98,9 @@ func (c *conv2d) bufferFloats() int {
 	for _, p := range c.partial {
 		n += len(p)
 	}
+	if c.wino != nil {
+		n += c.wino.bufferFloats()
+	}
 	return n
 }
 
@@ -113,16 +121,24 @@ func (c *conv2d) alloc(n int, needDx bool) {
 	c.forwardFn, c.backwardFn = c.forwardRange, c.backwardRange
 	hw := c.colWidth()
 	c.y = grow(c.y, n*c.cout*c.ho*c.wo)
+	// The column buffers serve DP-SGD's per-sample gradients on every path.
 	c.col = grow(c.col, c.colRows()*hw)
-	if len(c.partial) == 0 {
-		c.partial = [][]float32{make([]float32, c.cout*c.colRows()+c.cout)}
-	}
 	c.needDx = needDx
 	if needDx {
 		c.dx = grow(c.dx, n*c.cin*c.h*c.w)
 		c.dcol = grow(c.dcol, c.colRows()*hw)
 	}
 	c.scratch = c.scratch[:0]
+	if c.useWinograd() {
+		c.winoForwardFn, c.winoBackwardFn = c.winoForwardRange, c.winoBackwardRange
+		c.partial = nil
+		c.allocWinograd()
+		return
+	}
+	c.wino = nil
+	if len(c.partial) == 0 {
+		c.partial = [][]float32{make([]float32, c.cout*c.colRows()+c.cout)}
+	}
 	c.ensureWorkers(1)
 	if c.s == 1 {
 		c.colAt = c.colAt[:0]
@@ -242,6 +258,10 @@ func (c *conv2d) col2im(dcol, dx []float32) {
 
 func (c *conv2d) forward(p *pass, x []float32, n int) []float32 {
 	c.x, c.run, c.n = x, p, n
+	if c.wino != nil {
+		c.winoForward(p, n)
+		return c.y[:n*c.cout*c.ho*c.wo]
+	}
 	c.ensureWorkers(p.eng.Threads())
 	p.eng.PackA(&c.wPacked, false, c.cout, c.colRows(), c.wt, c.colRows())
 	// Samples are independent: the engine's workers take a run of them
@@ -280,6 +300,14 @@ const gradChunks = 4
 
 func (c *conv2d) backward(p *pass, dy []float32, n int) []float32 {
 	c.dy, c.run, c.n = dy, p, n
+	if c.wino != nil {
+		c.dxn = nil
+		if c.needDx {
+			c.dxn = c.dx[:n*c.cin*c.h*c.w]
+		}
+		c.winoBackward(p, n)
+		return c.dxn
+	}
 	c.ensureWorkers(p.eng.Threads())
 	if c.needDx {
 		c.dxn = c.dx[:n*c.cin*c.h*c.w]

@@ -250,16 +250,22 @@ func TestMemoryFormula(t *testing.T) {
 		N*62 + N*512 // fc2
 	// conv1 has no input gradient, so it keeps one column buffer, not two.
 	layers -= 25 * 784
-	// Each conv keeps one partial-gradient buffer (dW and db of a chunk).
-	layers += 32*25 + 32 + 64*800 + 64
-	// Both convolutions have stride 1, so they use the wide layout: column
-	// matrices at the row pitch (28×30 for conv1, 14×16 for conv2) instead
-	// of Ho×Wo, padded input planes ((H+4)·P + 2 floats each, + k−1 of
-	// slack; their gradient too for conv2) and a wide output and output
-	// gradient.
+	// conv1 keeps one partial-gradient buffer (dW and db of a chunk).
+	layers += 32*25 + 32
+	// Both convolutions have stride 1, so their column matrices (which
+	// only DP-SGD uses for conv2) are at the row pitch (28×30 for conv1,
+	// 14×16 for conv2) instead of Ho×Wo. conv1 uses the wide layout: a
+	// padded input plane ((H+4)·P + 2 floats, + k−1 of slack) and a wide
+	// output and output gradient.
 	layers += 25*28*30 - 25*784 + 2*(800*14*16-800*196)
-	layers += 32*30 + 2 + 4 + 2*(32*(18*16+2)+4)
-	layers += 2*32*28*30 + 2*64*14*16
+	layers += 32*30 + 2 + 4
+	layers += 2 * 32 * 28 * 30
+	// conv2 (32→64, 5×5) uses Winograd F(2×2, 5×5): U, the dU sum and one
+	// chunk's dU and db; the padded inputs and their gradient for 8
+	// samples (32×18×18×8 each), and V, dV (36×32×392) and M (36×64×392),
+	// 392 = 7×7 tiles × 8 samples.
+	layers += 3*36*64*32 + 64
+	layers += 2*32*18*18*8 + 2*36*32*392 + 36*64*392
 	want = 4*(2*P+N*784+N*62+layers) + 8*N
 	m = mustBuild(t, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, 1, Options{Batch: N})
 	if got := m.MemoryBytes(); got != want {

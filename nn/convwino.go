@@ -1,0 +1,447 @@
+package nn
+
+import (
+	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/vec"
+)
+
+// Winograd's minimal filtering F(2×2, 5×5) for stride-1 5×5 convolutions
+// with enough channels (Lavin and Gray, "Fast Algorithms for Convolutional
+// Neural Networks", CVPR 2016, §4). The output is cut into 2×2 tiles; tile
+// t reads a 6×6 patch d_t of the padded input (tiles overlap by 4), and
+//
+//	Y_t = Aᵀ [ Σ_c U_c ⊙ V_c,t ] A,   U = G g Gᵀ,   V = Bᵀ d B,
+//
+// with the interpolation points 0, ±1, ±2 and ∞. For each of the 36
+// positions ξ of the 6×6 transformed tile, the channel sums are one matrix
+// product, M[ξ] (Cout × T) = U[ξ] (Cout × Cin) · V[ξ] (Cin × T): 36 products
+// of Cout·Cin·T multiply-adds where direct convolution takes 25·Cout·Cin·4·T,
+// 2.78× fewer. Backward is the exact gradient of that computation:
+//
+//	dM_t = A dY_t Aᵀ,  dU[ξ] = Σ_t dM[ξ] V[ξ]ᵀ,  dg = Gᵀ dU G,
+//	dV[ξ] = U[ξ]ᵀ dM[ξ],  dd_t = B dV_t Bᵀ  (added onto the overlapping patches),
+//
+// so both backward products shrink by the same factor. The three matrices
+// (derived for these points by solving Σ_j Aᵀ[i][j]·G[j][k]·Bᵀ[j][l] =
+// [l = i + k] exactly; Bᵀ is the same as Lavin's F(4, 3), which uses the
+// same six points):
+//
+//	Aᵀ = | 1  1  1  1  1  0 |    G = |  1/4     0     0     0    0  |   Bᵀ = | 4  0 -5  0  1  0 |
+//	     | 0  1 -1  2 -2  1 |        | -1/6  -1/6  -1/6  -1/6 -1/6 |        | 0 -4 -4  1  1  0 |
+//	                                 | -1/6   1/6  -1/6   1/6 -1/6 |        | 0  4 -4 -1  1  0 |
+//	                                 | 1/24  1/12   1/6   1/3  2/3 |        | 0 -2 -1  2  1  0 |
+//	                                 | 1/24 -1/12   1/6  -1/3  2/3 |        | 0  2 -1 -2  1  0 |
+//	                                 |   0     0     0     0    1  |        | 0  4  0 -5  0  1 |
+//
+// The rounding differs from direct convolution's (the transforms scale
+// values by up to 100 before the products): outputs agree with a float64
+// reference to about 1e-5 relative to the output's scale (tested), the
+// error of any float32 convolution with 800-term sums. Results stay
+// bit-identical for every thread count: samples are transformed in fixed
+// groups of winoGroup, workers take whole groups, and the weight gradient is
+// summed in the batch's fixed gradient chunks like the direct path's.
+//
+// Only layers where it pays take this path (useWinograd): both channel
+// counts of at least winoMinChannels. A convolution with one input channel
+// (the first layer of every CNN here) would turn its 25-long products into
+// 36 products with one term each.
+
+// winoA, winoR and winoAlpha: 2×2 output tiles of a 5×5 filter from 6×6
+// input patches.
+const (
+	winoM     = 2
+	winoR     = 5
+	winoAlpha = winoM + winoR - 1
+	winoXi    = winoAlpha * winoAlpha
+)
+
+// winoMinChannels is the fewest input and output channels for which the
+// Winograd path is taken: with fewer, the 36 products are too small for the
+// transforms' cost to be repaid (LeNet-5's 6→16 layer stays direct).
+const winoMinChannels = 16
+
+// winoLanes is how many samples are transformed and multiplied together:
+// lane l of every transform vector is sample l of the group, so each
+// AVX2 transform handles one tile of one channel for 8 samples with no
+// gather or shuffle (the padded inputs are stored sample-innermost). A
+// FEMNIST-sized group is 392 tiles, a product of 64×32×392 per ξ. A
+// group short of samples (the batch's or a gradient chunk's last) computes
+// its empty lanes on zeros and drops them.
+const winoLanes = 8
+
+// useWinograd reports whether the layer computes with F(2×2, 5×5).
+func (c *conv2d) useWinograd() bool {
+	return !c.forceIm2col && !c.forceDirect && ConvUsesWinograd(c.cin, c.cout, c.k, c.s)
+}
+
+// ConvUsesWinograd reports whether a convolution with these channels,
+// kernel size and stride computes with Winograd's F(2×2, 5×5) (stride 1,
+// 5×5, at least winoMinChannels channels each way), for the memory
+// estimate, which lays out its buffers.
+func ConvUsesWinograd(cin, cout, k, stride int) bool {
+	return stride == 1 && k == winoR && cin >= winoMinChannels && cout >= winoMinChannels
+}
+
+// WinogradBuffers is the float32 a Winograd convolution allocates besides
+// its output, input gradient and column buffers (see alloc), with one
+// matrix thread: the transformed filters and their gradient sum, one
+// gradient chunk, and one worker's group buffers.
+func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
+	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
+	ty, tx := (ho+1)/2, (wo+1)/2
+	hp, wp := 2*ty+winoR-1, 2*tx+winoR-1
+	cols := ty * tx * winoLanes
+	n := 3*winoXi*cout*cin + cout
+	in, v := cin*hp*wp*winoLanes, winoXi*cin*cols
+	n += in + v + winoXi*cout*cols
+	if needDx {
+		n += in + v
+	}
+	return n
+}
+
+// WinogradColumns is the columns of a Winograd layer's products, each run
+// WinogradPositions times per group of samples: forward M = U·V (Cout ×
+// cols, inner Cin), the weight gradient dU = dM·Vᵀ (Cout × Cin, inner cols,
+// read back: beta 1) and the input gradient dV = Uᵀ·dM (Cin × cols, inner
+// Cout). U and Uᵀ are packed once per pass, WinogradPositions of each.
+func WinogradColumns(h, w, pad int) int {
+	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
+	return (ho + 1) / 2 * ((wo + 1) / 2) * winoLanes
+}
+
+// WinogradPositions is the number of products of each kind per group.
+const WinogradPositions = winoXi
+
+// winograd holds the layer's Winograd state: the transformed filters
+// (U[ξ] is Cout × Cin at u[ξ·Cout·Cin:]), packed for both products, the
+// summed transformed weight gradient, and per-worker buffers.
+type winograd struct {
+	tilesY, tilesX int // output tiles per sample: ⌈Ho/2⌉ × ⌈Wo/2⌉
+	hp, wp         int // padded input patch area: 2·tiles + 4 each way
+	u              []float32
+	uPacked        [winoXi]gemm.PackedA
+	utPacked       [winoXi]gemm.PackedA
+	du             []float32   // Σ over chunks of dU, 36 × Cout × Cin
+	partial        [][]float32 // chunk k's dU (36·Cout·Cin) then db (Cout)
+	work           []winoScratch
+}
+
+// winoScratch is one worker's buffers for one group of samples, all with
+// the sample innermost: the padded inputs and their gradient
+// ([Cin][Hp][Wp][8]), the transformed inputs V and their gradient dV
+// ([36][Cin][tiles][8]), and the products M, reused for dM
+// ([36][Cout][tiles][8]).
+type winoScratch struct {
+	xpad, dxpad []float32
+	v, dv, m    []float32
+}
+
+func (c *conv2d) allocWinograd() {
+	if c.wino == nil {
+		c.wino = &winograd{}
+	}
+	wn := c.wino
+	wn.tilesY, wn.tilesX = (c.ho+1)/2, (c.wo+1)/2
+	wn.hp, wn.wp = 2*wn.tilesY+winoR-1, 2*wn.tilesX+winoR-1
+	wn.u = grow(wn.u, winoXi*c.cout*c.cin)
+	wn.du = grow(wn.du, winoXi*c.cout*c.cin)
+	if len(wn.partial) == 0 {
+		wn.partial = [][]float32{make([]float32, winoXi*c.cout*c.cin+c.cout)}
+	}
+	wn.work = wn.work[:0]
+	c.ensureWinoWorkers(1)
+}
+
+// cols is the columns of a group's products: its tiles times the lanes.
+func (wn *winograd) cols() int { return wn.tilesY * wn.tilesX * winoLanes }
+
+func (c *conv2d) ensureWinoWorkers(threads int) {
+	wn := c.wino
+	for len(wn.work) < threads {
+		sc := winoScratch{
+			xpad: make([]float32, c.cin*wn.hp*wn.wp*winoLanes),
+			v:    make([]float32, winoXi*c.cin*wn.cols()),
+			m:    make([]float32, winoXi*c.cout*wn.cols()),
+		}
+		if c.needDx {
+			sc.dxpad = make([]float32, len(sc.xpad))
+			sc.dv = make([]float32, len(sc.v))
+		}
+		wn.work = append(wn.work, sc)
+	}
+}
+
+func (wn *winograd) bufferFloats() int {
+	n := len(wn.u) + len(wn.du)
+	for _, p := range wn.partial {
+		n += len(p)
+	}
+	for _, sc := range wn.work {
+		n += len(sc.xpad) + len(sc.dxpad) + len(sc.v) + len(sc.dv) + len(sc.m)
+	}
+	return n
+}
+
+// winoForward transforms the filters, packs them and computes the batch's
+// outputs, a group of samples at a time.
+func (c *conv2d) winoForward(p *pass, n int) {
+	wn := c.wino
+	c.ensureWinoWorkers(p.eng.Threads())
+	kr := c.colRows()
+	cc := c.cout * c.cin
+	for o := 0; o < c.cout; o++ {
+		for ci := 0; ci < c.cin; ci++ {
+			filterTransform(wn.u[o*c.cin+ci:], cc, c.wt[o*kr+ci*winoR*winoR:])
+		}
+	}
+	for xi := 0; xi < winoXi; xi++ {
+		p.eng.PackA(&wn.uPacked[xi], false, c.cout, c.cin, wn.u[xi*cc:], c.cin)
+	}
+	p.eng.Each((n+winoLanes-1)/winoLanes, c.winoForwardFn)
+}
+
+// winoForwardRange computes the outputs of groups [lo, hi) on worker w.
+func (c *conv2d) winoForwardRange(w, lo, hi int) {
+	wn, sc := c.wino, &c.wino.work[w]
+	eng := c.run.eng.Serial(w)
+	t := wn.cols()
+	for g := lo; g < hi; g++ {
+		s0, s1 := g*winoLanes, min((g+1)*winoLanes, c.n)
+		c.winoInputs(sc, s0, s1)
+		for xi := 0; xi < winoXi; xi++ {
+			eng.SgemmPacked(&wn.uPacked[xi], false, t, 1, sc.v[xi*c.cin*t:], t, 0, sc.m[xi*c.cout*t:], t)
+		}
+		c.winoOutputs(sc, s0, s1)
+	}
+}
+
+// winoInputs pads samples [s0, s1) into xpad, sample innermost, and writes
+// their transformed patches V[ξ][c][tile][lane] into v.
+func (c *conv2d) winoInputs(sc *winoScratch, s0, s1 int) {
+	wn := c.wino
+	const L = winoLanes
+	in := c.cin * c.h * c.w
+	if s1-s0 < L {
+		clear(sc.xpad) // the empty lanes read zeros
+	}
+	// The padding stays zero: only the interior is ever written.
+	for s := s0; s < s1; s++ {
+		x := c.x[s*in : (s+1)*in]
+		for ci := 0; ci < c.cin; ci++ {
+			for y := 0; y < c.h; y++ {
+				row := x[(ci*c.h+y)*c.w : (ci*c.h+y+1)*c.w]
+				dst := sc.xpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L+s-s0:]
+				_ = dst[(len(row)-1)*L]
+				for i, v := range row {
+					dst[i*L] = v
+				}
+			}
+		}
+	}
+	t := wn.cols()
+	pitch := wn.wp * L
+	for ci := 0; ci < c.cin; ci++ {
+		for ty := 0; ty < wn.tilesY; ty++ {
+			for tx := 0; tx < wn.tilesX; tx++ {
+				col := (ty*wn.tilesX + tx) * L
+				winoInput8(sc.v[ci*t+col:], c.cin*t, sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch)
+			}
+		}
+	}
+}
+
+// winoOutputs turns the products M into the outputs (plus bias) of samples
+// [s0, s1); outputs past Ho or Wo (an odd size's last tile) are dropped.
+func (c *conv2d) winoOutputs(sc *winoScratch, s0, s1 int) {
+	wn := c.wino
+	const L = winoLanes
+	t := wn.cols()
+	hw := c.ho * c.wo
+	var y [L * 4]float32
+	for o := 0; o < c.cout; o++ {
+		b := c.b[o]
+		for ty := 0; ty < wn.tilesY; ty++ {
+			for tx := 0; tx < wn.tilesX; tx++ {
+				winoOutput8(&y, sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t)
+				oy, ox := 2*ty, 2*tx
+				for s := s0; s < s1; s++ {
+					l := s - s0
+					out := c.y[(s*c.cout+o)*hw : (s*c.cout+o+1)*hw]
+					out[oy*c.wo+ox] = y[l] + b
+					if ox+1 < c.wo {
+						out[oy*c.wo+ox+1] = y[L+l] + b
+					}
+					if oy+1 < c.ho {
+						out[(oy+1)*c.wo+ox] = y[2*L+l] + b
+						if ox+1 < c.wo {
+							out[(oy+1)*c.wo+ox+1] = y[3*L+l] + b
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// winoBackward computes the weight and bias gradients (summed in the fixed
+// chunks of gradChunks) and, when needed, the input gradient.
+func (c *conv2d) winoBackward(p *pass, n int) {
+	wn := c.wino
+	c.ensureWinoWorkers(p.eng.Threads())
+	cc := c.cout * c.cin
+	if c.needDx {
+		for xi := 0; xi < winoXi; xi++ {
+			p.eng.PackA(&wn.utPacked[xi], true, c.cin, c.cout, wn.u[xi*cc:], c.cin)
+		}
+	}
+	chunks := min(gradChunks, n)
+	if min(p.eng.Workers(), chunks) <= 1 {
+		part := wn.partial[0]
+		for k := 0; k < chunks; k++ {
+			c.winoBackwardChunk(0, k, part)
+			c.winoAddPartial(k, part)
+		}
+	} else {
+		for len(wn.partial) < chunks {
+			wn.partial = append(wn.partial, make([]float32, winoXi*cc+c.cout))
+		}
+		p.eng.Each(chunks, c.winoBackwardFn)
+		for k := 0; k < chunks; k++ {
+			c.winoAddPartial(k, wn.partial[k])
+		}
+	}
+	// dg = Gᵀ dU G for every (output, input) channel pair.
+	kr := c.colRows()
+	for o := 0; o < c.cout; o++ {
+		for ci := 0; ci < c.cin; ci++ {
+			filterGradTransform(c.gw[o*kr+ci*winoR*winoR:], wn.du[o*c.cin+ci:], cc)
+		}
+	}
+}
+
+func (c *conv2d) winoBackwardRange(w, lo, hi int) {
+	for k := lo; k < hi; k++ {
+		c.winoBackwardChunk(w, k, c.wino.partial[k])
+	}
+}
+
+// winoBackwardChunk writes chunk k's dU and bias gradient into part and its
+// samples' input gradients into dx, a group of samples at a time (groups
+// start at the chunk's first sample).
+func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
+	wn, sc := c.wino, &c.wino.work[w]
+	eng := c.run.eng.Serial(w)
+	cc := c.cout * c.cin
+	du, gb := part[:winoXi*cc], part[winoXi*cc:]
+	chunks := min(gradChunks, c.n)
+	lo, hi := k*c.n/chunks, (k+1)*c.n/chunks
+	out := c.cout * c.ho * c.wo
+	t := wn.cols()
+	for s0 := lo; s0 < hi; s0 += winoLanes {
+		s1 := min(s0+winoLanes, hi)
+		beta := float32(1)
+		if s0 == lo {
+			beta = 0
+		}
+		c.winoInputs(sc, s0, s1)
+		c.winoOutputGrads(sc, s0, s1)
+		for xi := 0; xi < winoXi; xi++ {
+			eng.Sgemm(false, true, c.cout, c.cin, t, 1, sc.m[xi*c.cout*t:], t, sc.v[xi*c.cin*t:], t, beta, du[xi*cc:], c.cin)
+		}
+		for s := s0; s < s1; s++ {
+			b := float32(1)
+			if s == lo {
+				b = 0
+			}
+			rowSums(gb, c.dy[s*out:(s+1)*out], c.ho*c.wo, b)
+		}
+		if c.needDx {
+			for xi := 0; xi < winoXi; xi++ {
+				eng.SgemmPacked(&wn.utPacked[xi], false, t, 1, sc.m[xi*c.cout*t:], t, 0, sc.dv[xi*c.cin*t:], t)
+			}
+			c.winoInputGrads(sc, s0, s1)
+		}
+	}
+}
+
+// winoOutputGrads writes dM[ξ][o][tile][lane] = (A dY Aᵀ)[ξ] of samples
+// [s0, s1) into m; empty lanes, and an odd size's outputs past Ho or Wo,
+// have zero gradient.
+func (c *conv2d) winoOutputGrads(sc *winoScratch, s0, s1 int) {
+	wn := c.wino
+	const L = winoLanes
+	t := wn.cols()
+	hw := c.ho * c.wo
+	var dy [L * 4]float32
+	for o := 0; o < c.cout; o++ {
+		for ty := 0; ty < wn.tilesY; ty++ {
+			for tx := 0; tx < wn.tilesX; tx++ {
+				oy, ox := 2*ty, 2*tx
+				dy = [L * 4]float32{}
+				for s := s0; s < s1; s++ {
+					l := s - s0
+					g := c.dy[(s*c.cout+o)*hw : (s*c.cout+o+1)*hw]
+					dy[l] = g[oy*c.wo+ox]
+					if ox+1 < c.wo {
+						dy[L+l] = g[oy*c.wo+ox+1]
+					}
+					if oy+1 < c.ho {
+						dy[2*L+l] = g[(oy+1)*c.wo+ox]
+						if ox+1 < c.wo {
+							dy[3*L+l] = g[(oy+1)*c.wo+ox+1]
+						}
+					}
+				}
+				winoOutputGrad8(sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t, &dy)
+			}
+		}
+	}
+}
+
+// winoInputGrads turns dV into the input gradients of samples [s0, s1):
+// each tile's B dV Bᵀ is added onto its 6×6 patch of the padded gradient
+// (tiles in a fixed order, so the sums round the same way every time), whose
+// interior is then the samples' dx.
+func (c *conv2d) winoInputGrads(sc *winoScratch, s0, s1 int) {
+	wn := c.wino
+	const L = winoLanes
+	t := wn.cols()
+	pitch := wn.wp * L
+	clear(sc.dxpad)
+	for ci := 0; ci < c.cin; ci++ {
+		for ty := 0; ty < wn.tilesY; ty++ {
+			for tx := 0; tx < wn.tilesX; tx++ {
+				col := (ty*wn.tilesX + tx) * L
+				winoInputGrad8(sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch, sc.dv[ci*t+col:], c.cin*t)
+			}
+		}
+	}
+	in := c.cin * c.h * c.w
+	for s := s0; s < s1; s++ {
+		dx := c.dxn[s*in : (s+1)*in]
+		for ci := 0; ci < c.cin; ci++ {
+			for y := 0; y < c.h; y++ {
+				row := dx[(ci*c.h+y)*c.w : (ci*c.h+y+1)*c.w]
+				src := sc.dxpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L+s-s0:]
+				_ = src[(len(row)-1)*L]
+				for i := range row {
+					row[i] = src[i*L]
+				}
+			}
+		}
+	}
+}
+
+// winoAddPartial adds chunk k's dU and bias gradient to the layer's sums;
+// the first chunk's overwrite them.
+func (c *conv2d) winoAddPartial(k int, part []float32) {
+	n := winoXi * c.cout * c.cin
+	if k == 0 {
+		copy(c.wino.du, part[:n])
+		copy(c.gb, part[n:])
+		return
+	}
+	vec.AddTo(c.wino.du, part[:n])
+	vec.AddTo(c.gb, part[n:])
+}

@@ -1,0 +1,303 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/trellis-fl/trellis/internal/gemm"
+)
+
+// refConvGrads is the float64 gradient of L = Σ dy·conv(x) (refConv): the
+// weight and bias gradients and the input gradient.
+func refConvGrads(x, dy []float64, n int, c *conv2d, w []float64) (dw, db, dx []float64) {
+	kk := c.k * c.k
+	W := w[:c.cout*c.cin*kk]
+	dw, db = make([]float64, len(W)), make([]float64, c.cout)
+	dx = make([]float64, len(x))
+	for i := 0; i < n; i++ {
+		for co := 0; co < c.cout; co++ {
+			for oy := 0; oy < c.ho; oy++ {
+				for ox := 0; ox < c.wo; ox++ {
+					g := dy[((i*c.cout+co)*c.ho+oy)*c.wo+ox]
+					db[co] += g
+					for ci := 0; ci < c.cin; ci++ {
+						for ky := 0; ky < c.k; ky++ {
+							for kx := 0; kx < c.k; kx++ {
+								iy, ix := oy*c.s-c.pd+ky, ox*c.s-c.pd+kx
+								if iy < 0 || iy >= c.h || ix < 0 || ix >= c.w {
+									continue
+								}
+								wi, xi := ((co*c.cin+ci)*c.k+ky)*c.k+kx, ((i*c.cin+ci)*c.h+iy)*c.w+ix
+								dw[wi] += g * x[xi]
+								dx[xi] += g * W[wi]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return dw, db, dx
+}
+
+// convRun is one forward and backward pass of a fresh layer: its output,
+// weight, bias and input gradients.
+type convRun struct{ y, dw, db, dx []float32 }
+
+func runConv(t *testing.T, shape [6]int, n, threads int, direct bool, seed uint64) (convRun, *conv2d, []float32, []float32, []float32) {
+	t.Helper()
+	cin, h, w, cout, k, pad := shape[0], shape[1], shape[2], shape[3], shape[4], shape[5]
+	c, err := newConv2d([]int{cin, h, w}, cout, k, 1, pad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.forceDirect = direct
+	p, g := make([]float32, c.paramCount()), make([]float32, c.paramCount())
+	c.bind(p, g, nil)
+	r := rand.New(rand.NewPCG(seed, 7))
+	c.initParams(r)
+	c.alloc(n, true)
+	x := make([]float32, n*cin*h*w)
+	for j := range x {
+		x[j] = float32(r.NormFloat64())
+	}
+	eng := gemm.New(threads)
+	defer eng.Close()
+	ps := &pass{eng: eng, train: true}
+	y := append([]float32(nil), c.forward(ps, x, n)...)
+	dy := make([]float32, len(y))
+	for j := range dy {
+		dy[j] = float32(r.NormFloat64())
+	}
+	dx := append([]float32(nil), c.backward(ps, dy, n)...)
+	nw := len(c.wt)
+	run := convRun{y, append([]float32(nil), g[:nw]...), append([]float32(nil), g[nw:]...), dx}
+	return run, c, p, x, dy
+}
+
+func to64(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// maxRelErr is max |a − ref| over max |ref|: the error against the scale of
+// the result (a convolution's outputs are sums of hundreds of terms whose
+// cancellation makes elementwise relative errors meaningless).
+func maxRelErr(a []float32, ref []float64) float64 {
+	var e, s float64
+	for i, r := range ref {
+		e = max(e, math.Abs(float64(a[i])-r))
+		s = max(s, math.Abs(r))
+	}
+	return e / s
+}
+
+var winoShapes = [][6]int{
+	{32, 14, 14, 64, 5, 2}, // the FEMNIST CNN's second convolution
+	{16, 7, 9, 16, 5, 2},   // odd output sizes: the last tiles are cut
+	{16, 5, 6, 20, 5, 0},   // one output row, two columns
+	{17, 8, 8, 16, 5, 3},   // wider than "same" padding
+}
+
+// TestConvWinogradMatchesFloat64 checks the Winograd layer's output and all
+// three gradients against the float64 direct convolution. Its error is
+// larger than the direct float32 path's (up to 40× here: the transforms
+// scale values by up to 100 before the sums) but stays below 3e-5 of the
+// result's scale; a wrong coefficient in any transform gives errors of the
+// order of the values themselves.
+func TestConvWinogradMatchesFloat64(t *testing.T) {
+	for _, sh := range winoShapes {
+		for _, threads := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%v/threads%d", sh, threads), func(t *testing.T) {
+				const n = 7 // two groups, the second ragged; 4 gradient chunks
+				var errs [2][4]float64
+				for i, direct := range []bool{false, true} {
+					got, c, p, x, dy := runConv(t, sh, n, threads, direct, 11)
+					if (c.wino != nil) == direct {
+						t.Fatalf("direct=%v but Winograd state %v", direct, c.wino != nil)
+					}
+					w64 := to64(p)
+					y := refConv(to64(x), n, c, w64)
+					dw, db, dx := refConvGrads(to64(x), to64(dy), n, c, w64)
+					errs[i] = [4]float64{maxRelErr(got.y, y), maxRelErr(got.dw, dw), maxRelErr(got.db, db), maxRelErr(got.dx, dx)}
+				}
+				for j, what := range []string{"output", "weight gradient", "bias gradient", "input gradient"} {
+					wino, direct := errs[0][j], errs[1][j]
+					t.Logf("%s: Winograd %.2g, direct %.2g (max error / max |value|)", what, wino, direct)
+					if wino > 3e-5 {
+						t.Errorf("%s: Winograd error %.3g (direct %.3g)", what, wino, direct)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestConvWinogradBitIdenticalAcrossThreads: the same bits for 1 to 4
+// threads, GOMAXPROCS 4, batches that split into ragged groups and chunks.
+func TestConvWinogradBitIdenticalAcrossThreads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, n := range []int{1, 5, 13} {
+		ref, _, _, _, _ := runConv(t, winoShapes[1], n, 1, false, 5)
+		for _, threads := range []int{2, 3, 4} {
+			got, _, _, _, _ := runConv(t, winoShapes[1], n, threads, false, 5)
+			for j, pair := range [][2][]float32{{got.y, ref.y}, {got.dw, ref.dw}, {got.db, ref.db}, {got.dx, ref.dx}} {
+				for e := range pair[0] {
+					if math.Float32bits(pair[0][e]) != math.Float32bits(pair[1][e]) {
+						t.Fatalf("n=%d threads=%d: result %d element %d: %v, one thread %v", n, threads, j, e, pair[0][e], pair[1][e])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWinogradTakenWherePays: the FEMNIST CNN's second convolution uses
+// F(2×2, 5×5); its first (one input channel), LeNet-5's and 3×3 layers do
+// not.
+func TestWinogradTakenWherePays(t *testing.T) {
+	cases := []struct {
+		in            []int
+		cout, k, s, p int
+		want          bool
+	}{
+		{[]int{32, 14, 14}, 64, 5, 1, 2, true},
+		{[]int{1, 28, 28}, 32, 5, 1, 2, false},
+		{[]int{6, 14, 14}, 16, 5, 1, 0, false},
+		{[]int{32, 14, 14}, 64, 3, 1, 1, false},
+		{[]int{32, 14, 14}, 64, 5, 2, 2, false},
+	}
+	for _, tc := range cases {
+		c, err := newConv2d(tc.in, tc.cout, tc.k, tc.s, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.useWinograd(); got != tc.want {
+			t.Errorf("%s: Winograd %v, want %v", c.kind(), got, tc.want)
+		}
+	}
+}
+
+// TestWinogradTransformsAreAdjoint: ⟨Bᵀ d B, v⟩ = ⟨d, B v Bᵀ⟩ and
+// ⟨Aᵀ m A, y⟩ = ⟨m, A y Aᵀ⟩ lane by lane for random arguments, through the
+// 8-lane transforms the layer calls (AVX2 where the CPU has it), so the
+// backward transforms are the exact adjoints the gradient needs: a sign or
+// coefficient slip in one of the hand-written forms breaks this.
+func TestWinogradTransformsAreAdjoint(t *testing.T) {
+	const L = winoLanes
+	r := rand.New(rand.NewPCG(1, 2))
+	rnd := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	// lanes sums a[k·L + l]·b[k·L + l] over k for each lane l.
+	lanes := func(a, b []float32) [L]float64 {
+		var s [L]float64
+		for i := range a {
+			s[i%L] += float64(a[i]) * float64(b[i])
+		}
+		return s
+	}
+	check := func(what string, a, b [L]float64) {
+		t.Helper()
+		for l := range a {
+			if math.Abs(a[l]-b[l]) > 1e-4*(1+math.Abs(a[l])) {
+				t.Fatalf("%s, lane %d: %v vs %v", what, l, a[l], b[l])
+			}
+		}
+	}
+	for trial := 0; trial < 20; trial++ {
+		// Patches at pitch 6·L (element (i, j) at i·6L + jL + l), transformed
+		// tiles at stride L (ξ·L + l).
+		d, v := rnd(36*L), rnd(36*L)
+		btd := make([]float32, 36*L)
+		winoInput8(btd, L, d, 6*L)
+		bv := make([]float32, 36*L)
+		winoInputGrad8(bv, 6*L, v, L)
+		check("input transforms", lanes(btd, v), lanes(d, bv))
+		m := rnd(36 * L)
+		var y, aty [4 * L]float32
+		copy(y[:], rnd(4*L))
+		winoOutput8(&aty, m, L)
+		ay := make([]float32, 36*L)
+		winoOutputGrad8(ay, L, &y)
+		check("output transforms", lanes(aty[:], y[:]), lanes(m, ay))
+	}
+}
+
+// TestWinogradLaneKernelsMatchGo compares the AVX2 lane transforms with the
+// Go code lane by lane (up to rounding: the assembly fuses multiply-adds),
+// at strides that are not the natural ones, and checks that the
+// input-gradient kernel adds onto what is there.
+func TestWinogradLaneKernelsMatchGo(t *testing.T) {
+	if !winoVector() {
+		t.Skip("no AVX2/FMA on this CPU (or TRELLIS_CPU=portable): only the Go transforms run")
+	}
+	const L, pitch, stride = winoLanes, 9 * winoLanes, 3*winoLanes + 5
+	r := rand.New(rand.NewPCG(5, 6))
+	rnd := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	close := func(what string, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("%s[%d]: AVX2 %v, Go %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	src := rnd(6 * pitch)
+	got, want := make([]float32, 36*stride), make([]float32, 36*stride)
+	winoInput8(got, stride, src, pitch)
+	for l := 0; l < L; l++ {
+		inputTransform(want[l:], stride, src[l:], pitch, L)
+	}
+	close("input", got, want)
+
+	dv := rnd(36 * stride)
+	base := rnd(6 * pitch)
+	gotx, wantx := append([]float32(nil), base...), append([]float32(nil), base...)
+	winoInputGrad8(gotx, pitch, dv, stride)
+	for l := 0; l < L; l++ {
+		inputGradTransform(wantx[l:], pitch, L, dv[l:], stride)
+	}
+	close("input gradient", gotx, wantx)
+
+	m := rnd(36 * stride)
+	var y [4 * L]float32
+	winoOutput8(&y, m, stride)
+	var wy [4 * L]float32
+	var tile [4]float32
+	for l := 0; l < L; l++ {
+		outputTransform(&tile, m[l:], stride)
+		for k, v := range tile {
+			wy[k*L+l] = v
+		}
+	}
+	close("output", y[:], wy[:])
+
+	var dy [4 * L]float32
+	copy(dy[:], rnd(4*L))
+	gotm, wantm := make([]float32, 36*stride), make([]float32, 36*stride)
+	winoOutputGrad8(gotm, stride, &dy)
+	for l := 0; l < L; l++ {
+		for k := range tile {
+			tile[k] = dy[k*L+l]
+		}
+		outputGradTransform(wantm[l:], stride, &tile)
+	}
+	close("output gradient", gotm, wantm)
+}

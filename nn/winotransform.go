@@ -1,0 +1,249 @@
+package nn
+
+// The transforms of F(2×2, 5×5) (convwino.go has the matrices). Each 2-D
+// transform X ↦ P X Qᵀ is two passes of the 1-D one, over the columns and
+// then over the rows. The 1-D transforms with Bᵀ and Aᵀ are written out
+// with their common subexpressions: every tile of every channel goes
+// through them, while the filter transforms run once per pass in float64
+// from the matrices themselves.
+
+// winoG is G, in float64 so that the filter transform rounds once.
+var winoG = [winoAlpha][winoR]float64{
+	{1.0 / 4, 0, 0, 0, 0},
+	{-1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6},
+	{-1.0 / 6, 1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6},
+	{1.0 / 24, 1.0 / 12, 1.0 / 6, 1.0 / 3, 2.0 / 3},
+	{1.0 / 24, -1.0 / 12, 1.0 / 6, -1.0 / 3, 2.0 / 3},
+	{0, 0, 0, 0, 1},
+}
+
+// bt6 is the 1-D input transform v = Bᵀ d.
+func bt6(d0, d1, d2, d3, d4, d5 float32) (v0, v1, v2, v3, v4, v5 float32) {
+	s12, d12 := d1+d2, d1-d2
+	e34, e42 := d4-d3, d4-d2
+	f31 := d3 - d1
+	v0 = 4*d0 - 5*d2 + d4
+	v1 = d3 + d4 - 4*s12
+	v2 = e34 + 4*d12
+	v3 = e42 + 2*f31
+	v4 = e42 - 2*f31
+	v5 = 4*d1 - 5*d3 + d5
+	return
+}
+
+// b6 is the adjoint of bt6, d = B v.
+func b6(v0, v1, v2, v3, v4, v5 float32) (d0, d1, d2, d3, d4, d5 float32) {
+	s12, d21 := v1+v2, v2-v1
+	s34, d43 := v3+v4, v4-v3
+	d0 = 4 * v0
+	d1 = 4*(d21+v5) + 2*d43
+	d2 = -5*v0 - 4*s12 - s34
+	d3 = -d21 - 2*d43 - 5*v5
+	d4 = v0 + s12 + s34
+	d5 = v5
+	return
+}
+
+// inputTransform writes V = Bᵀ d B of the 6×6 patch d, d[i][j] =
+// src[i·pitch + j·lx], to dst[ξ·stride], ξ = 6a + b.
+func inputTransform(dst []float32, stride int, src []float32, pitch, lx int) {
+	var t [winoXi]float32
+	_ = src[5*pitch+5*lx]
+	for j := 0; j < winoAlpha; j++ {
+		o := j * lx
+		t[j], t[6+j], t[12+j], t[18+j], t[24+j], t[30+j] = bt6(
+			src[o], src[pitch+o], src[2*pitch+o], src[3*pitch+o], src[4*pitch+o], src[5*pitch+o])
+	}
+	_ = dst[35*stride]
+	for a := 0; a < winoAlpha; a++ {
+		r := t[6*a : 6*a+6 : 6*a+6]
+		v0, v1, v2, v3, v4, v5 := bt6(r[0], r[1], r[2], r[3], r[4], r[5])
+		o := 6 * a * stride
+		dst[o] = v0
+		dst[o+stride] = v1
+		dst[o+2*stride] = v2
+		dst[o+3*stride] = v3
+		dst[o+4*stride] = v4
+		dst[o+5*stride] = v5
+	}
+}
+
+// inputGradTransform adds B dV Bᵀ (dV[ξ] at dv[ξ·stride]) onto the 6×6
+// patch of dst whose element (i, j) is dst[i·pitch + j·lx].
+func inputGradTransform(dst []float32, pitch, lx int, dv []float32, stride int) {
+	var t [winoXi]float32
+	_ = dv[35*stride]
+	for a := 0; a < winoAlpha; a++ {
+		o := 6 * a * stride
+		t[6*a], t[6*a+1], t[6*a+2], t[6*a+3], t[6*a+4], t[6*a+5] = b6(
+			dv[o], dv[o+stride], dv[o+2*stride], dv[o+3*stride], dv[o+4*stride], dv[o+5*stride])
+	}
+	_ = dst[5*pitch+5*lx]
+	for j := 0; j < winoAlpha; j++ {
+		d0, d1, d2, d3, d4, d5 := b6(t[j], t[6+j], t[12+j], t[18+j], t[24+j], t[30+j])
+		o := j * lx
+		dst[o] += d0
+		dst[pitch+o] += d1
+		dst[2*pitch+o] += d2
+		dst[3*pitch+o] += d3
+		dst[4*pitch+o] += d4
+		dst[5*pitch+o] += d5
+	}
+}
+
+// at6 is the 1-D output transform y = Aᵀ m.
+func at6(m0, m1, m2, m3, m4, m5 float32) (y0, y1 float32) {
+	s12, d12 := m1+m2, m1-m2
+	s34, d34 := m3+m4, m3-m4
+	return m0 + s12 + s34, d12 + 2*d34 + m5
+}
+
+// a6 is its adjoint, m = A y.
+func a6(y0, y1 float32) (m0, m1, m2, m3, m4, m5 float32) {
+	return y0, y0 + y1, y0 - y1, y0 + 2*y1, y0 - 2*y1, y1
+}
+
+// outputTransform sets y (2×2, row-major) to Aᵀ M A, M[ξ] at m[ξ·stride].
+func outputTransform(y *[winoM * winoM]float32, m []float32, stride int) {
+	var r [2 * winoAlpha]float32 // r[a] and r[6+a]: row a of M A
+	_ = m[35*stride]
+	for a := 0; a < winoAlpha; a++ {
+		o := 6 * a * stride
+		r[a], r[6+a] = at6(m[o], m[o+stride], m[o+2*stride], m[o+3*stride], m[o+4*stride], m[o+5*stride])
+	}
+	y[0], y[2] = at6(r[0], r[1], r[2], r[3], r[4], r[5])
+	y[1], y[3] = at6(r[6], r[7], r[8], r[9], r[10], r[11])
+}
+
+// outputGradTransform writes dM = A dY Aᵀ (dY 2×2, row-major) to
+// dst[ξ·stride].
+func outputGradTransform(dst []float32, stride int, dy *[winoM * winoM]float32) {
+	c0 := [6]float32{}
+	c1 := [6]float32{}
+	c0[0], c0[1], c0[2], c0[3], c0[4], c0[5] = a6(dy[0], dy[2])
+	c1[0], c1[1], c1[2], c1[3], c1[4], c1[5] = a6(dy[1], dy[3])
+	_ = dst[35*stride]
+	for a := 0; a < winoAlpha; a++ {
+		m0, m1, m2, m3, m4, m5 := a6(c0[a], c1[a])
+		o := 6 * a * stride
+		dst[o] = m0
+		dst[o+stride] = m1
+		dst[o+2*stride] = m2
+		dst[o+3*stride] = m3
+		dst[o+4*stride] = m4
+		dst[o+5*stride] = m5
+	}
+}
+
+// filterTransform writes U = G g Gᵀ of the 5×5 filter g (row-major) to
+// dst[ξ·stride].
+func filterTransform(dst []float32, stride int, g []float32) {
+	var t [winoAlpha][winoR]float64 // G g
+	for a := 0; a < winoAlpha; a++ {
+		for j := 0; j < winoR; j++ {
+			var s float64
+			for i := 0; i < winoR; i++ {
+				s += winoG[a][i] * float64(g[i*winoR+j])
+			}
+			t[a][j] = s
+		}
+	}
+	for a := 0; a < winoAlpha; a++ {
+		for b := 0; b < winoAlpha; b++ {
+			var s float64
+			for j := 0; j < winoR; j++ {
+				s += t[a][j] * winoG[b][j]
+			}
+			dst[(winoAlpha*a+b)*stride] = float32(s)
+		}
+	}
+}
+
+// filterGradTransform writes dg = Gᵀ dU G (5×5, row-major), dU[ξ] at
+// du[ξ·stride].
+func filterGradTransform(dg []float32, du []float32, stride int) {
+	var t [winoR][winoAlpha]float64 // Gᵀ dU
+	for i := 0; i < winoR; i++ {
+		for b := 0; b < winoAlpha; b++ {
+			var s float64
+			for a := 0; a < winoAlpha; a++ {
+				s += winoG[a][i] * float64(du[(winoAlpha*a+b)*stride])
+			}
+			t[i][b] = s
+		}
+	}
+	for i := 0; i < winoR; i++ {
+		for j := 0; j < winoR; j++ {
+			var s float64
+			for b := 0; b < winoAlpha; b++ {
+				s += t[i][b] * winoG[b][j]
+			}
+			dg[i*winoR+j] = float32(s)
+		}
+	}
+}
+
+// The lane transforms: lane l < winoLanes of every argument belongs to
+// sample l of a group (convwino.go), and a patch element (i, j) is
+// src[i·pitch + j·winoLanes + l]. With AVX2 the lanes are one vector
+// (winotransform_amd64.s, with fused multiply-adds, so its rounding
+// differs from the Go code's); elsewhere a loop over the lanes.
+
+// winoInput8 writes the transformed patches of 8 lanes to dst[ξ·stride + l].
+func winoInput8(dst []float32, stride int, src []float32, pitch int) {
+	_ = dst[35*stride+winoLanes-1]
+	_ = src[5*pitch+6*winoLanes-1]
+	if winoVector() {
+		winoInputVec(dst, stride, src, pitch)
+		return
+	}
+	for l := 0; l < winoLanes; l++ {
+		inputTransform(dst[l:], stride, src[l:], pitch, winoLanes)
+	}
+}
+
+// winoInputGrad8 adds the 8 lanes' B dV Bᵀ onto their patches of dst.
+func winoInputGrad8(dst []float32, pitch int, dv []float32, stride int) {
+	_ = dv[35*stride+winoLanes-1]
+	_ = dst[5*pitch+6*winoLanes-1]
+	if winoVector() {
+		winoInputGradVec(dst, pitch, dv, stride)
+		return
+	}
+	for l := 0; l < winoLanes; l++ {
+		inputGradTransform(dst[l:], pitch, winoLanes, dv[l:], stride)
+	}
+}
+
+// winoOutput8 sets y[8k + l] to output k (k = 2i + j) of lane l's tile.
+func winoOutput8(y *[winoLanes * 4]float32, m []float32, stride int) {
+	_ = m[35*stride+winoLanes-1]
+	if winoVector() {
+		winoOutputVec(y, m, stride)
+		return
+	}
+	var t [4]float32
+	for l := 0; l < winoLanes; l++ {
+		outputTransform(&t, m[l:], stride)
+		for k, v := range t {
+			y[k*winoLanes+l] = v
+		}
+	}
+}
+
+// winoOutputGrad8 writes A dY Aᵀ of each lane, dY[k] = dy[8k + l], to
+// dst[ξ·stride + l].
+func winoOutputGrad8(dst []float32, stride int, dy *[winoLanes * 4]float32) {
+	_ = dst[35*stride+winoLanes-1]
+	if winoVector() {
+		winoOutputGradVec(dst, stride, dy)
+		return
+	}
+	var t [4]float32
+	for l := 0; l < winoLanes; l++ {
+		for k := range t {
+			t[k] = dy[k*winoLanes+l]
+		}
+		outputGradTransform(dst[l:], stride, &t)
+	}
+}
