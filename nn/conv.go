@@ -31,8 +31,9 @@ type conv2d struct {
 	forceDirect    bool // tests: no Winograd (convwino.go)
 	// wino is the Winograd F(2×2, 5×5) state when useWinograd holds
 	// (convwino.go), nil otherwise.
-	wino                          *winograd
-	winoForwardFn, winoBackwardFn func(worker, lo, hi int)
+	wino                           *winograd
+	winoForwardFn, winoBackwardFn  func(worker, lo, hi int)
+	winoFilterFn, winoFilterGradFn func(worker, lo, hi int)
 	// The current pass, for the worker functions Each calls.
 	run *pass
 	n   int
@@ -131,6 +132,7 @@ func (c *conv2d) alloc(n int, needDx bool) {
 	c.scratch = c.scratch[:0]
 	if c.useWinograd() {
 		c.winoForwardFn, c.winoBackwardFn = c.winoForwardRange, c.winoBackwardRange
+		c.winoFilterFn, c.winoFilterGradFn = c.winoFilters, c.winoFilterGrads
 		c.partial = nil
 		c.allocWinograd()
 		return

@@ -93,7 +93,7 @@ func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
 	cols := ty * tx * winoLanes
 	n := 3*winoXi*cout*cin + cout
 	in, v := cin*hp*wp*winoLanes, winoXi*cin*cols
-	n += in + v + winoXi*cout*cols
+	n += in + v + winoXi*cout*cols + cout*cols*4
 	if needDx {
 		n += in + v
 	}
@@ -135,6 +135,10 @@ type winograd struct {
 type winoScratch struct {
 	xpad, dxpad []float32
 	v, dv, m    []float32
+	// lanes holds the outputs, or the output gradients, with the sample
+	// innermost: [Cout][2·tilesY][2·tilesX][8].
+	lanes []float32
+	rows  [winoLanes][]float32 // one row per sample, for toLanes and fromLanes
 }
 
 func (c *conv2d) allocWinograd() {
@@ -162,7 +166,8 @@ func (c *conv2d) ensureWinoWorkers(threads int) {
 		sc := winoScratch{
 			xpad: make([]float32, c.cin*wn.hp*wn.wp*winoLanes),
 			v:    make([]float32, winoXi*c.cin*wn.cols()),
-			m:    make([]float32, winoXi*c.cout*wn.cols()),
+			m:     make([]float32, winoXi*c.cout*wn.cols()),
+			lanes: make([]float32, c.cout*wn.cols()*4),
 		}
 		if c.needDx {
 			sc.dxpad = make([]float32, len(sc.xpad))
@@ -178,7 +183,7 @@ func (wn *winograd) bufferFloats() int {
 		n += len(p)
 	}
 	for _, sc := range wn.work {
-		n += len(sc.xpad) + len(sc.dxpad) + len(sc.v) + len(sc.dv) + len(sc.m)
+		n += len(sc.xpad) + len(sc.dxpad) + len(sc.v) + len(sc.dv) + len(sc.m) + len(sc.lanes)
 	}
 	return n
 }
@@ -188,13 +193,10 @@ func (wn *winograd) bufferFloats() int {
 func (c *conv2d) winoForward(p *pass, n int) {
 	wn := c.wino
 	c.ensureWinoWorkers(p.eng.Threads())
-	kr := c.colRows()
 	cc := c.cout * c.cin
-	for o := 0; o < c.cout; o++ {
-		for ci := 0; ci < c.cin; ci++ {
-			filterTransform(wn.u[o*c.cin+ci:], cc, c.wt[o*kr+ci*winoR*winoR:])
-		}
-	}
+	// Each output channel's filters independently: split across the
+	// threads (they were 3 % of a 2-thread step done serially).
+	p.eng.Each(c.cout, c.winoFilterFn)
 	for xi := 0; xi < winoXi; xi++ {
 		p.eng.PackA(&wn.uPacked[xi], false, c.cout, c.cin, wn.u[xi*cc:], c.cin)
 	}
@@ -225,20 +227,18 @@ func (c *conv2d) winoInputs(sc *winoScratch, s0, s1 int) {
 	if s1-s0 < L {
 		clear(sc.xpad) // the empty lanes read zeros
 	}
+	clear(sc.rows[:])
 	// The padding stays zero: only the interior is ever written.
-	for s := s0; s < s1; s++ {
-		x := c.x[s*in : (s+1)*in]
-		for ci := 0; ci < c.cin; ci++ {
-			for y := 0; y < c.h; y++ {
-				row := x[(ci*c.h+y)*c.w : (ci*c.h+y+1)*c.w]
-				dst := sc.xpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L+s-s0:]
-				_ = dst[(len(row)-1)*L]
-				for i, v := range row {
-					dst[i*L] = v
-				}
+	for ci := 0; ci < c.cin; ci++ {
+		for y := 0; y < c.h; y++ {
+			at := (ci*c.h + y) * c.w
+			for s := s0; s < s1; s++ {
+				sc.rows[s-s0] = c.x[s*in+at : s*in+at+c.w]
 			}
+			toLanes(sc.xpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L:], &sc.rows, c.w)
 		}
 	}
+	clear(sc.rows[:])
 	t := wn.cols()
 	pitch := wn.wp * L
 	for ci := 0; ci < c.cin; ci++ {
@@ -257,31 +257,26 @@ func (c *conv2d) winoOutputs(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
 	const L = winoLanes
 	t := wn.cols()
-	hw := c.ho * c.wo
-	var y [L * 4]float32
+	pitch := 2 * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
-		b := c.b[o]
+		plane := sc.lanes[o*2*wn.tilesY*pitch:]
 		for ty := 0; ty < wn.tilesY; ty++ {
 			for tx := 0; tx < wn.tilesX; tx++ {
-				winoOutput8(&y, sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t)
-				oy, ox := 2*ty, 2*tx
-				for s := s0; s < s1; s++ {
-					l := s - s0
-					out := c.y[(s*c.cout+o)*hw : (s*c.cout+o+1)*hw]
-					out[oy*c.wo+ox] = y[l] + b
-					if ox+1 < c.wo {
-						out[oy*c.wo+ox+1] = y[L+l] + b
-					}
-					if oy+1 < c.ho {
-						out[(oy+1)*c.wo+ox] = y[2*L+l] + b
-						if ox+1 < c.wo {
-							out[(oy+1)*c.wo+ox+1] = y[3*L+l] + b
-						}
-					}
-				}
+				winoOutput8(plane[2*ty*pitch+2*tx*L:], pitch, sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t, c.b[o])
 			}
 		}
 	}
+	hw := c.ho * c.wo
+	for o := 0; o < c.cout; o++ {
+		for y := 0; y < c.ho; y++ {
+			for s := s0; s < s1; s++ {
+				at := (s*c.cout+o)*hw + y*c.wo
+				sc.rows[s-s0] = c.y[at : at+c.wo]
+			}
+			fromLanes(&sc.rows, sc.lanes[(o*2*wn.tilesY+y)*pitch:], c.wo)
+		}
+	}
+	clear(sc.rows[:])
 }
 
 // winoBackward computes the weight and bias gradients (summed in the fixed
@@ -312,10 +307,26 @@ func (c *conv2d) winoBackward(p *pass, n int) {
 		}
 	}
 	// dg = Gᵀ dU G for every (output, input) channel pair.
-	kr := c.colRows()
-	for o := 0; o < c.cout; o++ {
+	p.eng.Each(c.cout, c.winoFilterGradFn)
+}
+
+// winoFilters writes U of output channels [lo, hi).
+func (c *conv2d) winoFilters(_, lo, hi int) {
+	kr, cc := c.colRows(), c.cout*c.cin
+	for o := lo; o < hi; o++ {
 		for ci := 0; ci < c.cin; ci++ {
-			filterGradTransform(c.gw[o*kr+ci*winoR*winoR:], wn.du[o*c.cin+ci:], cc)
+			filterTransform(c.wino.u[o*c.cin+ci:], cc, c.wt[o*kr+ci*winoR*winoR:])
+		}
+	}
+}
+
+// winoFilterGrads writes the weight gradients of output channels [lo, hi)
+// from the summed dU.
+func (c *conv2d) winoFilterGrads(_, lo, hi int) {
+	kr, cc := c.colRows(), c.cout*c.cin
+	for o := lo; o < hi; o++ {
+		for ci := 0; ci < c.cin; ci++ {
+			filterGradTransform(c.gw[o*kr+ci*winoR*winoR:], c.wino.du[o*c.cin+ci:], cc)
 		}
 	}
 }
@@ -372,28 +383,26 @@ func (c *conv2d) winoOutputGrads(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
 	const L = winoLanes
 	t := wn.cols()
+	pitch := 2 * wn.tilesX * L
+	if s1-s0 < L || c.ho%2 != 0 || c.wo%2 != 0 {
+		clear(sc.lanes) // what the copy below leaves is zero
+	}
 	hw := c.ho * c.wo
-	var dy [L * 4]float32
 	for o := 0; o < c.cout; o++ {
+		for y := 0; y < c.ho; y++ {
+			for s := s0; s < s1; s++ {
+				at := (s*c.cout+o)*hw + y*c.wo
+				sc.rows[s-s0] = c.dy[at : at+c.wo]
+			}
+			toLanes(sc.lanes[(o*2*wn.tilesY+y)*pitch:], &sc.rows, c.wo)
+		}
+	}
+	clear(sc.rows[:])
+	for o := 0; o < c.cout; o++ {
+		plane := sc.lanes[o*2*wn.tilesY*pitch:]
 		for ty := 0; ty < wn.tilesY; ty++ {
 			for tx := 0; tx < wn.tilesX; tx++ {
-				oy, ox := 2*ty, 2*tx
-				dy = [L * 4]float32{}
-				for s := s0; s < s1; s++ {
-					l := s - s0
-					g := c.dy[(s*c.cout+o)*hw : (s*c.cout+o+1)*hw]
-					dy[l] = g[oy*c.wo+ox]
-					if ox+1 < c.wo {
-						dy[L+l] = g[oy*c.wo+ox+1]
-					}
-					if oy+1 < c.ho {
-						dy[2*L+l] = g[(oy+1)*c.wo+ox]
-						if ox+1 < c.wo {
-							dy[3*L+l] = g[(oy+1)*c.wo+ox+1]
-						}
-					}
-				}
-				winoOutputGrad8(sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t, &dy)
+				winoOutputGrad8(sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t, plane[2*ty*pitch+2*tx*L:], pitch)
 			}
 		}
 	}
@@ -418,19 +427,16 @@ func (c *conv2d) winoInputGrads(sc *winoScratch, s0, s1 int) {
 		}
 	}
 	in := c.cin * c.h * c.w
-	for s := s0; s < s1; s++ {
-		dx := c.dxn[s*in : (s+1)*in]
-		for ci := 0; ci < c.cin; ci++ {
-			for y := 0; y < c.h; y++ {
-				row := dx[(ci*c.h+y)*c.w : (ci*c.h+y+1)*c.w]
-				src := sc.dxpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L+s-s0:]
-				_ = src[(len(row)-1)*L]
-				for i := range row {
-					row[i] = src[i*L]
-				}
+	for ci := 0; ci < c.cin; ci++ {
+		for y := 0; y < c.h; y++ {
+			at := (ci*c.h + y) * c.w
+			for s := s0; s < s1; s++ {
+				sc.rows[s-s0] = c.dxn[s*in+at : s*in+at+c.w]
 			}
+			fromLanes(&sc.rows, sc.dxpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L:], c.w)
 		}
 	}
+	clear(sc.rows[:])
 }
 
 // winoAddPartial adds chunk k's dU and bias gradient to the layer's sums;

@@ -227,9 +227,9 @@ func TestWinogradTransformsAreAdjoint(t *testing.T) {
 		m := rnd(36 * L)
 		var y, aty [4 * L]float32
 		copy(y[:], rnd(4*L))
-		winoOutput8(&aty, m, L)
+		winoOutput8(aty[:], 2*L, m, L, 0)
 		ay := make([]float32, 36*L)
-		winoOutputGrad8(ay, L, &y)
+		winoOutputGrad8(ay, L, y[:], 2*L)
 		check("output transforms", lanes(aty[:], y[:]), lanes(m, ay))
 	}
 }
@@ -251,7 +251,7 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 		}
 		return v
 	}
-	close := func(what string, got, want []float32) {
+	near := func(what string, got, want []float32) {
 		t.Helper()
 		for i := range want {
 			if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
@@ -265,7 +265,7 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 	for l := 0; l < L; l++ {
 		inputTransform(want[l:], stride, src[l:], pitch, L)
 	}
-	close("input", got, want)
+	near("input", got, want)
 
 	dv := rnd(36 * stride)
 	base := rnd(6 * pitch)
@@ -274,30 +274,27 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 	for l := 0; l < L; l++ {
 		inputGradTransform(wantx[l:], pitch, L, dv[l:], stride)
 	}
-	close("input gradient", gotx, wantx)
+	near("input gradient", gotx, wantx)
 
+	// Outputs and output gradients at a row pitch of 3 lanes' vectors (the
+	// third unused), with a bias.
+	const ypitch, bias = 3 * L, 0.25
 	m := rnd(36 * stride)
-	var y [4 * L]float32
-	winoOutput8(&y, m, stride)
-	var wy [4 * L]float32
+	y, wy := make([]float32, 2*ypitch), make([]float32, 2*ypitch)
+	winoOutput8(y, ypitch, m, stride, bias)
 	var tile [4]float32
 	for l := 0; l < L; l++ {
 		outputTransform(&tile, m[l:], stride)
-		for k, v := range tile {
-			wy[k*L+l] = v
-		}
+		wy[l], wy[L+l], wy[ypitch+l], wy[ypitch+L+l] = tile[0]+bias, tile[1]+bias, tile[2]+bias, tile[3]+bias
 	}
-	close("output", y[:], wy[:])
+	near("output", y, wy)
 
-	var dy [4 * L]float32
-	copy(dy[:], rnd(4*L))
+	dy := rnd(2 * ypitch)
 	gotm, wantm := make([]float32, 36*stride), make([]float32, 36*stride)
-	winoOutputGrad8(gotm, stride, &dy)
+	winoOutputGrad8(gotm, stride, dy, ypitch)
 	for l := 0; l < L; l++ {
-		for k := range tile {
-			tile[k] = dy[k*L+l]
-		}
+		tile = [4]float32{dy[l], dy[L+l], dy[ypitch+l], dy[ypitch+L+l]}
 		outputGradTransform(wantm[l:], stride, &tile)
 	}
-	close("output gradient", gotm, wantm)
+	near("output gradient", gotm, wantm)
 }

@@ -215,35 +215,85 @@ func winoInputGrad8(dst []float32, pitch int, dv []float32, stride int) {
 	}
 }
 
-// winoOutput8 sets y[8k + l] to output k (k = 2i + j) of lane l's tile.
-func winoOutput8(y *[winoLanes * 4]float32, m []float32, stride int) {
+// winoOutput8 sets y[i·pitch + 8j + l] to output (i, j) of lane l's tile
+// plus b.
+func winoOutput8(y []float32, pitch int, m []float32, stride int, b float32) {
 	_ = m[35*stride+winoLanes-1]
+	_ = y[pitch+2*winoLanes-1]
 	if winoVector() {
-		winoOutputVec(y, m, stride)
+		winoOutputVec(y, pitch, m, stride, b)
 		return
 	}
 	var t [4]float32
 	for l := 0; l < winoLanes; l++ {
 		outputTransform(&t, m[l:], stride)
-		for k, v := range t {
-			y[k*winoLanes+l] = v
-		}
+		y[l], y[winoLanes+l] = t[0]+b, t[1]+b
+		y[pitch+l], y[pitch+winoLanes+l] = t[2]+b, t[3]+b
 	}
 }
 
-// winoOutputGrad8 writes A dY Aᵀ of each lane, dY[k] = dy[8k + l], to
-// dst[ξ·stride + l].
-func winoOutputGrad8(dst []float32, stride int, dy *[winoLanes * 4]float32) {
+// winoOutputGrad8 writes A dY Aᵀ of each lane, dY[i][j] = dy[i·pitch +
+// 8j + l], to dst[ξ·stride + l].
+func winoOutputGrad8(dst []float32, stride int, dy []float32, pitch int) {
 	_ = dst[35*stride+winoLanes-1]
+	_ = dy[pitch+2*winoLanes-1]
 	if winoVector() {
-		winoOutputGradVec(dst, stride, dy)
+		winoOutputGradVec(dst, stride, dy, pitch)
 		return
 	}
 	var t [4]float32
 	for l := 0; l < winoLanes; l++ {
-		for k := range t {
-			t[k] = dy[k*winoLanes+l]
-		}
+		t = [4]float32{dy[l], dy[winoLanes+l], dy[pitch+l], dy[pitch+winoLanes+l]}
 		outputGradTransform(dst[l:], stride, &t)
+	}
+}
+
+// toLanes interleaves rows (one per lane, all of length n; nil rows are
+// empty lanes, left as they are) into dst: dst[8x + l] = rows[l][x].
+func toLanes(dst []float32, rows *[winoLanes][]float32, n int) {
+	const L = winoLanes
+	dst = dst[:n*L]
+	if rows[L-1] != nil {
+		r0, r1, r2, r3 := rows[0][:n], rows[1][:n], rows[2][:n], rows[3][:n]
+		r4, r5, r6, r7 := rows[4][:n], rows[5][:n], rows[6][:n], rows[7][:n]
+		for x := 0; x < n; x++ {
+			d := dst[x*L : x*L+L : x*L+L]
+			d[0], d[1], d[2], d[3] = r0[x], r1[x], r2[x], r3[x]
+			d[4], d[5], d[6], d[7] = r4[x], r5[x], r6[x], r7[x]
+		}
+		return
+	}
+	for l, r := range rows {
+		if r == nil {
+			break
+		}
+		for x, v := range r[:n] {
+			dst[x*L+l] = v
+		}
+	}
+}
+
+// fromLanes is the inverse of toLanes: rows[l][x] = src[8x + l] for the
+// rows that are not nil.
+func fromLanes(rows *[winoLanes][]float32, src []float32, n int) {
+	const L = winoLanes
+	src = src[:n*L]
+	if rows[L-1] != nil {
+		r0, r1, r2, r3 := rows[0][:n], rows[1][:n], rows[2][:n], rows[3][:n]
+		r4, r5, r6, r7 := rows[4][:n], rows[5][:n], rows[6][:n], rows[7][:n]
+		for x := 0; x < n; x++ {
+			d := src[x*L : x*L+L : x*L+L]
+			r0[x], r1[x], r2[x], r3[x] = d[0], d[1], d[2], d[3]
+			r4[x], r5[x], r6[x], r7[x] = d[4], d[5], d[6], d[7]
+		}
+		return
+	}
+	for l, r := range rows {
+		if r == nil {
+			break
+		}
+		for x := range r[:n] {
+			r[x] = src[x*L+l]
+		}
 	}
 }

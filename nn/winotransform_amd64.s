@@ -217,15 +217,18 @@ igcol:
 	VZEROUPPER
 	RET
 
-// func winoOutputAVX2(y *float32, m *float32, stride int)
-// y[8k + l] = (Aᵀ M_l A)[k] (k = 2i + j) for lanes l < 8, M_l[ξ] =
+// func winoOutputAVX2(y *float32, pitch int, m *float32, stride int, b float32)
+// y[i·pitch + 8j + l] = (Aᵀ M_l A)[i][j] + b for lanes l < 8, M_l[ξ] =
 // m[ξ·stride + l].
-TEXT ·winoOutputAVX2(SB), $384-24
+TEXT ·winoOutputAVX2(SB), $384-36
 	MOVQ y+0(FP), DI
-	MOVQ m+8(FP), SI
-	MOVQ stride+16(FP), BX
+	MOVQ pitch+8(FP), DX
+	SHLQ $2, DX
+	MOVQ m+16(FP), SI
+	MOVQ stride+24(FP), BX
 	SHLQ $2, BX
 	CONSTS
+	VBROADCASTSS b+32(FP), Y12
 	// Rows: r_j[a] = (Aᵀ M[a][·])[j]: r_0 at SP + 32a, r_1 at SP + 192 + 32a.
 	MOVQ SP, R8
 	MOVQ $6, CX
@@ -242,28 +245,34 @@ orow:
 
 	LOAD6C(SP)
 	AT6
-	VMOVUPS Y10, (DI)   // Y[0][0]
-	VMOVUPS Y11, 64(DI) // Y[1][0]
+	VADDPS  Y12, Y10, Y10
+	VADDPS  Y12, Y11, Y11
+	VMOVUPS Y10, (DI)       // Y[0][0]
+	VMOVUPS Y11, (DI)(DX*1) // Y[1][0]
 	LEAQ    192(SP), R8
 	LOAD6C(R8)
 	AT6
-	VMOVUPS Y10, 32(DI) // Y[0][1]
-	VMOVUPS Y11, 96(DI) // Y[1][1]
+	VADDPS  Y12, Y10, Y10
+	VADDPS  Y12, Y11, Y11
+	VMOVUPS Y10, 32(DI)       // Y[0][1]
+	VMOVUPS Y11, 32(DI)(DX*1) // Y[1][1]
 	VZEROUPPER
 	RET
 
-// func winoOutputGradAVX2(dst *float32, stride int, dy *float32)
+// func winoOutputGradAVX2(dst *float32, stride int, dy *float32, pitch int)
 // dst[ξ·stride + l] = (A dY_l Aᵀ)[ξ] for lanes l < 8, dY_l[i][j] =
-// dy[8(2i + j) + l].
-TEXT ·winoOutputGradAVX2(SB), $384-24
+// dy[i·pitch + 8j + l].
+TEXT ·winoOutputGradAVX2(SB), $384-32
 	MOVQ dst+0(FP), DI
 	MOVQ stride+8(FP), BX
 	SHLQ $2, BX
 	MOVQ dy+16(FP), SI
+	MOVQ pitch+24(FP), DX
+	SHLQ $2, DX
 	CONSTS
 	// Columns: c_j = A dY[·][j] at SP + 192j + 32a.
 	VMOVUPS (SI), Y0
-	VMOVUPS 64(SI), Y1
+	VMOVUPS (SI)(DX*1), Y1
 	A6
 	VMOVUPS Y0, (SP)
 	VMOVUPS Y2, 32(SP)
@@ -272,7 +281,7 @@ TEXT ·winoOutputGradAVX2(SB), $384-24
 	VMOVUPS Y5, 128(SP)
 	VMOVUPS Y1, 160(SP)
 	VMOVUPS 32(SI), Y0
-	VMOVUPS 96(SI), Y1
+	VMOVUPS 32(SI)(DX*1), Y1
 	A6
 	VMOVUPS Y0, 192(SP)
 	VMOVUPS Y2, 224(SP)

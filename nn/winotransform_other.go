@@ -6,5 +6,5 @@ func winoVector() bool { return false }
 
 func winoInputVec([]float32, int, []float32, int)               { panic("unreachable") }
 func winoInputGradVec([]float32, int, []float32, int)           { panic("unreachable") }
-func winoOutputVec(*[winoLanes * 4]float32, []float32, int)     { panic("unreachable") }
-func winoOutputGradVec([]float32, int, *[winoLanes * 4]float32) { panic("unreachable") }
+func winoOutputVec([]float32, int, []float32, int, float32)       { panic("unreachable") }
+func winoOutputGradVec([]float32, int, []float32, int)            { panic("unreachable") }
