@@ -69,6 +69,12 @@ const winoMinChannels = 16
 // its empty lanes on zeros and drops them.
 const winoLanes = 8
 
+// winoBlock is how many tiles of a group go through the transforms and
+// products at once: the transformed inputs, products and their gradients
+// of a block (36 × (Cin or Cout) × winoBlock·8 floats) then stay in the L2
+// cache, where a whole FEMNIST group's (7.2 MB) did not.
+const winoBlock = 8
+
 // useWinograd reports whether the layer computes with F(2×2, 5×5).
 func (c *conv2d) useWinograd() bool {
 	return !c.forceIm2col && !c.forceDirect && ConvUsesWinograd(c.cin, c.cout, c.k, c.s)
@@ -90,10 +96,10 @@ func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
 	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
 	ty, tx := (ho+1)/2, (wo+1)/2
 	hp, wp := 2*ty+winoR-1, 2*tx+winoR-1
-	cols := ty * tx * winoLanes
+	cols := min(winoBlock, ty*tx) * winoLanes
 	n := 3*winoXi*cout*cin + cout
 	in, v := cin*hp*wp*winoLanes, winoXi*cin*cols
-	n += in + v + winoXi*cout*cols + cout*cols*4
+	n += in + v + winoXi*cout*cols + cout*4*ty*tx*winoLanes
 	if needDx {
 		n += in + v
 	}
@@ -107,7 +113,7 @@ func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
 // Cout). U and Uᵀ are packed once per pass, WinogradPositions of each.
 func WinogradColumns(h, w, pad int) int {
 	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
-	return (ho + 1) / 2 * ((wo + 1) / 2) * winoLanes
+	return min(winoBlock, (ho+1)/2*((wo+1)/2)) * winoLanes
 }
 
 // WinogradPositions is the number of products of each kind per group.
@@ -157,17 +163,17 @@ func (c *conv2d) allocWinograd() {
 	c.ensureWinoWorkers(1)
 }
 
-// cols is the columns of a group's products: its tiles times the lanes.
-func (wn *winograd) cols() int { return wn.tilesY * wn.tilesX * winoLanes }
+// cols is the most columns of a product: a block's tiles times the lanes.
+func (wn *winograd) cols() int { return min(winoBlock, wn.tilesY*wn.tilesX) * winoLanes }
 
 func (c *conv2d) ensureWinoWorkers(threads int) {
 	wn := c.wino
 	for len(wn.work) < threads {
 		sc := winoScratch{
-			xpad: make([]float32, c.cin*wn.hp*wn.wp*winoLanes),
-			v:    make([]float32, winoXi*c.cin*wn.cols()),
+			xpad:  make([]float32, c.cin*wn.hp*wn.wp*winoLanes),
+			v:     make([]float32, winoXi*c.cin*wn.cols()),
 			m:     make([]float32, winoXi*c.cout*wn.cols()),
-			lanes: make([]float32, c.cout*wn.cols()*4),
+			lanes: make([]float32, c.cout*4*wn.tilesY*wn.tilesX*winoLanes),
 		}
 		if c.needDx {
 			sc.dxpad = make([]float32, len(sc.xpad))
@@ -207,28 +213,34 @@ func (c *conv2d) winoForward(p *pass, n int) {
 func (c *conv2d) winoForwardRange(w, lo, hi int) {
 	wn, sc := c.wino, &c.wino.work[w]
 	eng := c.run.eng.Serial(w)
-	t := wn.cols()
+	tiles := wn.tilesY * wn.tilesX
 	for g := lo; g < hi; g++ {
 		s0, s1 := g*winoLanes, min((g+1)*winoLanes, c.n)
-		c.winoInputs(sc, s0, s1)
-		for xi := 0; xi < winoXi; xi++ {
-			eng.SgemmPacked(&wn.uPacked[xi], false, t, 1, sc.v[xi*c.cin*t:], t, 0, sc.m[xi*c.cout*t:], t)
+		c.winoPad(sc, s0, s1)
+		for b0 := 0; b0 < tiles; b0 += winoBlock {
+			b1 := min(b0+winoBlock, tiles)
+			t := (b1 - b0) * winoLanes
+			c.winoInputTiles(sc, b0, b1)
+			for xi := 0; xi < winoXi; xi++ {
+				eng.SgemmPacked(&wn.uPacked[xi], false, t, 1, sc.v[xi*c.cin*t:], t, 0, sc.m[xi*c.cout*t:], t)
+			}
+			c.winoOutputTiles(sc, b0, b1)
 		}
-		c.winoOutputs(sc, s0, s1)
+		c.winoOutputsFromLanes(sc, s0, s1)
 	}
 }
 
-// winoInputs pads samples [s0, s1) into xpad, sample innermost, and writes
-// their transformed patches V[ξ][c][tile][lane] into v.
-func (c *conv2d) winoInputs(sc *winoScratch, s0, s1 int) {
+// winoPad copies samples [s0, s1) into xpad, sample innermost; the padding
+// stays zero (only the interior is ever written), and so do the lanes of a
+// group short of samples.
+func (c *conv2d) winoPad(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
 	const L = winoLanes
 	in := c.cin * c.h * c.w
 	if s1-s0 < L {
-		clear(sc.xpad) // the empty lanes read zeros
+		clear(sc.xpad)
 	}
 	clear(sc.rows[:])
-	// The padding stays zero: only the interior is ever written.
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
 			at := (ci*c.h + y) * c.w
@@ -239,33 +251,45 @@ func (c *conv2d) winoInputs(sc *winoScratch, s0, s1 int) {
 		}
 	}
 	clear(sc.rows[:])
-	t := wn.cols()
+}
+
+// winoInputTiles writes the transformed patches of tiles [b0, b1) into v,
+// V[ξ][c][tile − b0][lane].
+func (c *conv2d) winoInputTiles(sc *winoScratch, b0, b1 int) {
+	wn := c.wino
+	const L = winoLanes
+	t := (b1 - b0) * L
 	pitch := wn.wp * L
 	for ci := 0; ci < c.cin; ci++ {
-		for ty := 0; ty < wn.tilesY; ty++ {
-			for tx := 0; tx < wn.tilesX; tx++ {
-				col := (ty*wn.tilesX + tx) * L
-				winoInput8(sc.v[ci*t+col:], c.cin*t, sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch)
-			}
+		for tile := b0; tile < b1; tile++ {
+			ty, tx := tile/wn.tilesX, tile%wn.tilesX
+			winoInput8(sc.v[ci*t+(tile-b0)*L:], c.cin*t, sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch)
 		}
 	}
 }
 
-// winoOutputs turns the products M into the outputs (plus bias) of samples
-// [s0, s1); outputs past Ho or Wo (an odd size's last tile) are dropped.
-func (c *conv2d) winoOutputs(sc *winoScratch, s0, s1 int) {
+// winoOutputTiles turns the products M of tiles [b0, b1) into outputs
+// plus bias, in the lanes buffer.
+func (c *conv2d) winoOutputTiles(sc *winoScratch, b0, b1 int) {
 	wn := c.wino
 	const L = winoLanes
-	t := wn.cols()
+	t := (b1 - b0) * L
 	pitch := 2 * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*2*wn.tilesY*pitch:]
-		for ty := 0; ty < wn.tilesY; ty++ {
-			for tx := 0; tx < wn.tilesX; tx++ {
-				winoOutput8(plane[2*ty*pitch+2*tx*L:], pitch, sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t, c.b[o])
-			}
+		for tile := b0; tile < b1; tile++ {
+			ty, tx := tile/wn.tilesX, tile%wn.tilesX
+			winoOutput8(plane[2*ty*pitch+2*tx*L:], pitch, sc.m[o*t+(tile-b0)*L:], c.cout*t, c.b[o])
 		}
 	}
+}
+
+// winoOutputsFromLanes copies the outputs of samples [s0, s1) from the
+// lanes buffer to y; those past Ho or Wo (an odd size's last tile) are
+// dropped.
+func (c *conv2d) winoOutputsFromLanes(sc *winoScratch, s0, s1 int) {
+	wn := c.wino
+	pitch := 2 * wn.tilesX * winoLanes
 	hw := c.ho * c.wo
 	for o := 0; o < c.cout; o++ {
 		for y := 0; y < c.ho; y++ {
@@ -339,7 +363,7 @@ func (c *conv2d) winoBackwardRange(w, lo, hi int) {
 
 // winoBackwardChunk writes chunk k's dU and bias gradient into part and its
 // samples' input gradients into dx, a group of samples at a time (groups
-// start at the chunk's first sample).
+// start at the chunk's first sample) and a block of tiles at a time.
 func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
 	wn, sc := c.wino, &c.wino.work[w]
 	eng := c.run.eng.Serial(w)
@@ -348,17 +372,36 @@ func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
 	chunks := min(gradChunks, c.n)
 	lo, hi := k*c.n/chunks, (k+1)*c.n/chunks
 	out := c.cout * c.ho * c.wo
-	t := wn.cols()
+	tiles := wn.tilesY * wn.tilesX
 	for s0 := lo; s0 < hi; s0 += winoLanes {
 		s1 := min(s0+winoLanes, hi)
-		beta := float32(1)
-		if s0 == lo {
-			beta = 0
+		c.winoPad(sc, s0, s1)
+		c.winoGradsToLanes(sc, s0, s1)
+		if c.needDx {
+			clear(sc.dxpad)
 		}
-		c.winoInputs(sc, s0, s1)
-		c.winoOutputGrads(sc, s0, s1)
-		for xi := 0; xi < winoXi; xi++ {
-			eng.Sgemm(false, true, c.cout, c.cin, t, 1, sc.m[xi*c.cout*t:], t, sc.v[xi*c.cin*t:], t, beta, du[xi*cc:], c.cin)
+		for b0 := 0; b0 < tiles; b0 += winoBlock {
+			b1 := min(b0+winoBlock, tiles)
+			t := (b1 - b0) * winoLanes
+			// The chunk's first block overwrites the partial sums.
+			beta := float32(1)
+			if s0 == lo && b0 == 0 {
+				beta = 0
+			}
+			c.winoInputTiles(sc, b0, b1)
+			c.winoOutputGradTiles(sc, b0, b1)
+			for xi := 0; xi < winoXi; xi++ {
+				eng.Sgemm(false, true, c.cout, c.cin, t, 1, sc.m[xi*c.cout*t:], t, sc.v[xi*c.cin*t:], t, beta, du[xi*cc:], c.cin)
+			}
+			if c.needDx {
+				for xi := 0; xi < winoXi; xi++ {
+					eng.SgemmPacked(&wn.utPacked[xi], false, t, 1, sc.m[xi*c.cout*t:], t, 0, sc.dv[xi*c.cin*t:], t)
+				}
+				c.winoInputGradTiles(sc, b0, b1)
+			}
+		}
+		if c.needDx {
+			c.winoInputGradsFromPad(sc, s0, s1)
 		}
 		for s := s0; s < s1; s++ {
 			b := float32(1)
@@ -367,24 +410,16 @@ func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
 			}
 			rowSums(gb, c.dy[s*out:(s+1)*out], c.ho*c.wo, b)
 		}
-		if c.needDx {
-			for xi := 0; xi < winoXi; xi++ {
-				eng.SgemmPacked(&wn.utPacked[xi], false, t, 1, sc.m[xi*c.cout*t:], t, 0, sc.dv[xi*c.cin*t:], t)
-			}
-			c.winoInputGrads(sc, s0, s1)
-		}
 	}
 }
 
-// winoOutputGrads writes dM[ξ][o][tile][lane] = (A dY Aᵀ)[ξ] of samples
-// [s0, s1) into m; empty lanes, and an odd size's outputs past Ho or Wo,
+// winoGradsToLanes copies the output gradients of samples [s0, s1) into
+// the lanes buffer; empty lanes, and an odd size's outputs past Ho or Wo,
 // have zero gradient.
-func (c *conv2d) winoOutputGrads(sc *winoScratch, s0, s1 int) {
+func (c *conv2d) winoGradsToLanes(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
-	const L = winoLanes
-	t := wn.cols()
-	pitch := 2 * wn.tilesX * L
-	if s1-s0 < L || c.ho%2 != 0 || c.wo%2 != 0 {
+	pitch := 2 * wn.tilesX * winoLanes
+	if s1-s0 < winoLanes || c.ho%2 != 0 || c.wo%2 != 0 {
 		clear(sc.lanes) // what the copy below leaves is zero
 	}
 	hw := c.ho * c.wo
@@ -398,34 +433,44 @@ func (c *conv2d) winoOutputGrads(sc *winoScratch, s0, s1 int) {
 		}
 	}
 	clear(sc.rows[:])
+}
+
+// winoOutputGradTiles writes dM[ξ][o][tile − b0][lane] = (A dY Aᵀ)[ξ] of
+// tiles [b0, b1) into m.
+func (c *conv2d) winoOutputGradTiles(sc *winoScratch, b0, b1 int) {
+	wn := c.wino
+	const L = winoLanes
+	t := (b1 - b0) * L
+	pitch := 2 * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*2*wn.tilesY*pitch:]
-		for ty := 0; ty < wn.tilesY; ty++ {
-			for tx := 0; tx < wn.tilesX; tx++ {
-				winoOutputGrad8(sc.m[o*t+(ty*wn.tilesX+tx)*L:], c.cout*t, plane[2*ty*pitch+2*tx*L:], pitch)
-			}
+		for tile := b0; tile < b1; tile++ {
+			ty, tx := tile/wn.tilesX, tile%wn.tilesX
+			winoOutputGrad8(sc.m[o*t+(tile-b0)*L:], c.cout*t, plane[2*ty*pitch+2*tx*L:], pitch)
 		}
 	}
 }
 
-// winoInputGrads turns dV into the input gradients of samples [s0, s1):
-// each tile's B dV Bᵀ is added onto its 6×6 patch of the padded gradient
-// (tiles in a fixed order, so the sums round the same way every time), whose
-// interior is then the samples' dx.
-func (c *conv2d) winoInputGrads(sc *winoScratch, s0, s1 int) {
+// winoInputGradTiles adds each tile's B dV Bᵀ, for tiles [b0, b1), onto its
+// 6×6 patch of the padded input gradient (in a fixed order, so the sums
+// round the same way every time).
+func (c *conv2d) winoInputGradTiles(sc *winoScratch, b0, b1 int) {
 	wn := c.wino
 	const L = winoLanes
-	t := wn.cols()
+	t := (b1 - b0) * L
 	pitch := wn.wp * L
-	clear(sc.dxpad)
 	for ci := 0; ci < c.cin; ci++ {
-		for ty := 0; ty < wn.tilesY; ty++ {
-			for tx := 0; tx < wn.tilesX; tx++ {
-				col := (ty*wn.tilesX + tx) * L
-				winoInputGrad8(sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch, sc.dv[ci*t+col:], c.cin*t)
-			}
+		for tile := b0; tile < b1; tile++ {
+			ty, tx := tile/wn.tilesX, tile%wn.tilesX
+			winoInputGrad8(sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch, sc.dv[ci*t+(tile-b0)*L:], c.cin*t)
 		}
 	}
+}
+
+// winoInputGradsFromPad copies the interior of the padded input gradient,
+// the input gradients of samples [s0, s1), to dx.
+func (c *conv2d) winoInputGradsFromPad(sc *winoScratch, s0, s1 int) {
+	wn := c.wino
 	in := c.cin * c.h * c.w
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
@@ -433,7 +478,7 @@ func (c *conv2d) winoInputGrads(sc *winoScratch, s0, s1 int) {
 			for s := s0; s < s1; s++ {
 				sc.rows[s-s0] = c.dxn[s*in+at : s*in+at+c.w]
 			}
-			fromLanes(&sc.rows, sc.dxpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L:], c.w)
+			fromLanes(&sc.rows, sc.dxpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*winoLanes:], c.w)
 		}
 	}
 	clear(sc.rows[:])

@@ -262,11 +262,11 @@ func TestMemoryFormula(t *testing.T) {
 	layers += 2 * 32 * 28 * 30
 	// conv2 (32→64, 5×5) uses Winograd F(2×2, 5×5): U, the dU sum and one
 	// chunk's dU and db; the padded inputs and their gradient for 8
-	// samples (32×18×18×8 each), and V, dV (36×32×392) and M (36×64×392),
-	// 392 = 7×7 tiles × 8 samples, and the outputs (or their gradient)
+	// samples (32×18×18×8 each), and V, dV (36×32×64) and M (36×64×64) of
+	// a block of 8 tiles × 8 samples, and the outputs (or their gradient)
 	// with the sample innermost (64×14×14×8).
 	layers += 3*36*64*32 + 64
-	layers += 2*32*18*18*8 + 2*36*32*392 + 36*64*392 + 64*14*14*8
+	layers += 2*32*18*18*8 + 2*36*32*64 + 36*64*64 + 64*14*14*8
 	want = 4*(2*P+N*784+N*62+layers) + 8*N
 	m = mustBuild(t, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, 1, Options{Batch: N})
 	if got := m.MemoryBytes(); got != want {

@@ -4,7 +4,7 @@ package nn
 
 func winoVector() bool { return false }
 
-func winoInputVec([]float32, int, []float32, int)               { panic("unreachable") }
-func winoInputGradVec([]float32, int, []float32, int)           { panic("unreachable") }
-func winoOutputVec([]float32, int, []float32, int, float32)       { panic("unreachable") }
-func winoOutputGradVec([]float32, int, []float32, int)            { panic("unreachable") }
+func winoInputVec([]float32, int, []float32, int)           { panic("unreachable") }
+func winoInputGradVec([]float32, int, []float32, int)       { panic("unreachable") }
+func winoOutputVec([]float32, int, []float32, int, float32) { panic("unreachable") }
+func winoOutputGradVec([]float32, int, []float32, int)      { panic("unreachable") }
