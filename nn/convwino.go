@@ -240,17 +240,24 @@ func (c *conv2d) winoPad(sc *winoScratch, s0, s1 int) {
 	if s1-s0 < L {
 		clear(sc.xpad)
 	}
-	clear(sc.rows[:])
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
-			at := (ci*c.h + y) * c.w
-			for s := s0; s < s1; s++ {
-				sc.rows[s-s0] = c.x[s*in+at : s*in+at+c.w]
-			}
-			toLanes(sc.xpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L:], &sc.rows, c.w)
+			rows := sc.sampleRows(c.x, s0, s1, in, (ci*c.h+y)*c.w, c.w)
+			toLanes(sc.xpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*L:], rows, c.w)
 		}
 	}
 	clear(sc.rows[:])
+}
+
+// sampleRows points rows[s − s0] at buf[s·per + at : … + n] for the
+// samples [s0, s1) of a group (buf holds per floats a sample) and clears
+// the rest, the group's empty lanes.
+func (sc *winoScratch) sampleRows(buf []float32, s0, s1, per, at, n int) *[winoLanes][]float32 {
+	for s := s0; s < s1; s++ {
+		sc.rows[s-s0] = buf[s*per+at : s*per+at+n]
+	}
+	clear(sc.rows[s1-s0:])
+	return &sc.rows
 }
 
 // winoInputTiles writes the transformed patches of tiles [b0, b1) into v,
@@ -293,11 +300,8 @@ func (c *conv2d) winoOutputsFromLanes(sc *winoScratch, s0, s1 int) {
 	hw := c.ho * c.wo
 	for o := 0; o < c.cout; o++ {
 		for y := 0; y < c.ho; y++ {
-			for s := s0; s < s1; s++ {
-				at := (s*c.cout+o)*hw + y*c.wo
-				sc.rows[s-s0] = c.y[at : at+c.wo]
-			}
-			fromLanes(&sc.rows, sc.lanes[(o*2*wn.tilesY+y)*pitch:], c.wo)
+			rows := sc.sampleRows(c.y, s0, s1, c.cout*hw, o*hw+y*c.wo, c.wo)
+			fromLanes(rows, sc.lanes[(o*2*wn.tilesY+y)*pitch:], c.wo)
 		}
 	}
 	clear(sc.rows[:])
@@ -425,11 +429,8 @@ func (c *conv2d) winoGradsToLanes(sc *winoScratch, s0, s1 int) {
 	hw := c.ho * c.wo
 	for o := 0; o < c.cout; o++ {
 		for y := 0; y < c.ho; y++ {
-			for s := s0; s < s1; s++ {
-				at := (s*c.cout+o)*hw + y*c.wo
-				sc.rows[s-s0] = c.dy[at : at+c.wo]
-			}
-			toLanes(sc.lanes[(o*2*wn.tilesY+y)*pitch:], &sc.rows, c.wo)
+			rows := sc.sampleRows(c.dy, s0, s1, c.cout*hw, o*hw+y*c.wo, c.wo)
+			toLanes(sc.lanes[(o*2*wn.tilesY+y)*pitch:], rows, c.wo)
 		}
 	}
 	clear(sc.rows[:])
@@ -474,11 +475,8 @@ func (c *conv2d) winoInputGradsFromPad(sc *winoScratch, s0, s1 int) {
 	in := c.cin * c.h * c.w
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
-			at := (ci*c.h + y) * c.w
-			for s := s0; s < s1; s++ {
-				sc.rows[s-s0] = c.dxn[s*in+at : s*in+at+c.w]
-			}
-			fromLanes(&sc.rows, sc.dxpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*winoLanes:], c.w)
+			rows := sc.sampleRows(c.dxn, s0, s1, in, (ci*c.h+y)*c.w, c.w)
+			fromLanes(rows, sc.dxpad[((ci*wn.hp+y+c.pd)*wn.wp+c.pd)*winoLanes:], c.w)
 		}
 	}
 	clear(sc.rows[:])

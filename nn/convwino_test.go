@@ -184,6 +184,15 @@ func TestWinogradTakenWherePays(t *testing.T) {
 	}
 }
 
+// randNormal returns n standard normal float32 values from r.
+func randNormal(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
 // TestWinogradTransformsAreAdjoint: ⟨Bᵀ d B, v⟩ = ⟨d, B v Bᵀ⟩ and
 // ⟨Aᵀ m A, y⟩ = ⟨m, A y Aᵀ⟩ lane by lane for random arguments, through the
 // 8-lane transforms the layer calls (AVX2 where the CPU has it), so the
@@ -192,13 +201,7 @@ func TestWinogradTakenWherePays(t *testing.T) {
 func TestWinogradTransformsAreAdjoint(t *testing.T) {
 	const L = winoLanes
 	r := rand.New(rand.NewPCG(1, 2))
-	rnd := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return v
-	}
+	rnd := func(n int) []float32 { return randNormal(r, n) }
 	// lanes sums a[k·L + l]·b[k·L + l] over k for each lane l.
 	lanes := func(a, b []float32) [L]float64 {
 		var s [L]float64
@@ -244,13 +247,7 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 	}
 	const L, pitch, stride = winoLanes, 9 * winoLanes, 3*winoLanes + 5
 	r := rand.New(rand.NewPCG(5, 6))
-	rnd := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return v
-	}
+	rnd := func(n int) []float32 { return randNormal(r, n) }
 	near := func(what string, got, want []float32) {
 		t.Helper()
 		for i := range want {
