@@ -62,6 +62,10 @@ type job struct {
 	worker         int
 }
 
+// betweenWakeReads, when set by a test, runs between a woken helper's two
+// reads, to hold open the window a stop can fall into.
+var betweenWakeReads func()
+
 // spinIters bounds a busy wait before parking: about 30 µs of atomic loads
 // on a 2024 x86 core.
 const spinIters = 1 << 14
@@ -112,10 +116,18 @@ func (p *pool) work(h *helper) {
 	var seen uint32
 	for {
 		h.await(func() bool { return h.seq.Load() != seen })
+		// Read the sequence number before quit: stop sets quit before it
+		// bumps seq, so a bump this read misses is seen by the next await.
+		// Read after quit, it could swallow the stop's bump (the caller
+		// having run this call's part meanwhile) and park for good.
+		s := h.seq.Load()
+		if betweenWakeReads != nil {
+			betweenWakeReads()
+		}
 		if p.quit.Load() {
 			return
 		}
-		seen = h.seq.Load()
+		seen = s
 		if !h.taken.CompareAndSwap(false, true) {
 			continue // the caller ran it
 		}
