@@ -150,7 +150,11 @@ func TestNetnsLossBandwidthPartition(t *testing.T) {
 			}
 		})
 	}
-	start(mon, append([]string{"monitor", "-o", out, "--gap", "4s"}, common...)...)
+	// The gap must outlast TCP's retransmissions of a record: at 5 % loss a
+	// record (or its ACK) lost twice arrives 1 s + 2 s after it was sent,
+	// plus the round's own skew; with a 4 s gap CI once marked such a record
+	// missing. 10 s covers three losses in a row (odds about 1e-4 a record).
+	start(mon, append([]string{"monitor", "-o", out, "--gap", "10s"}, common...)...)
 	for i := range nodes {
 		start(i, append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s"}, common...)...)
 	}
