@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -10,9 +12,24 @@ import (
 // state owned by i; the returned error is the one of the lowest i, so it
 // does not depend on scheduling either.
 func forEach(n, workers int, fn func(i int) error) error {
+	return forEachIn(nil, n, workers, fn)
+}
+
+// forEachIn is forEach handing the items out in order (a permutation of
+// [0, n); nil is 0, 1, …). Only when each item starts depends on the order,
+// never what it computes, so the order is a scheduling choice: longest
+// first keeps the last worker from starting a long item alone.
+func forEachIn(order []int, n, workers int, fn func(i int) error) error {
+	item := func(k int) int {
+		if order == nil {
+			return k
+		}
+		return order[k]
+	}
 	errs := make([]error, n)
 	if workers <= 1 || n <= 1 {
-		for i := 0; i < n; i++ {
+		for k := 0; k < n; k++ {
+			i := item(k)
 			errs[i] = fn(i)
 		}
 	} else {
@@ -23,10 +40,11 @@ func forEach(n, workers int, fn func(i int) error) error {
 			go func() {
 				defer wg.Done()
 				for {
-					i := int(next.Add(1) - 1)
-					if i >= n {
+					k := int(next.Add(1) - 1)
+					if k >= n {
 						return
 					}
+					i := item(k)
 					errs[i] = fn(i)
 				}
 			}()
@@ -39,4 +57,14 @@ func forEach(n, workers int, fn func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// longestFirst is the indices of cost in decreasing cost, ties by index.
+func longestFirst(cost []float64) []int {
+	order := make([]int, len(cost))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	return order
 }

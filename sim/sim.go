@@ -119,6 +119,10 @@ type runner struct {
 	// lastClaims are the Byzantine nodes' own claims of the previous
 	// round, for ClaimAttack.Replay.
 	lastClaims map[int]wire.Claim
+	// trainCost is each node's expected training time, for scheduling
+	// only: its training samples before the first round, then the time
+	// its last round's training took.
+	trainCost []float64
 	// seq is the last sequence number each Byzantine node's messages got
 	// this round (over its exchange phases).
 	seq []uint64
@@ -157,7 +161,13 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	return &runner{cfg: cfg, nodes: nodes, byz: byz, workers: w}, nil
+	cost := make([]float64, n)
+	for i, nd := range nodes {
+		if d := nd.TrainData(); d != nil {
+			cost[i] = float64(d.Len())
+		}
+	}
+	return &runner{cfg: cfg, nodes: nodes, byz: byz, workers: w, trainCost: cost}, nil
 }
 
 func (r *runner) evaluated(round int) bool { return Evaluated(round, r.cfg.Rounds, r.cfg.EvalEvery) }
@@ -185,8 +195,10 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	trainDur, combineDur := make([]time.Duration, n), make([]time.Duration, n)
 	idle := func(i int) bool { return r.byz[i] && r.cfg.ByzantineIdle }
 
-	// 1. Begin and local training (idle Byzantine nodes do not train).
-	err := forEach(n, r.workers, func(i int) error {
+	// 1. Begin and local training (idle Byzantine nodes do not train),
+	// longest first: nodes' shares of the data differ several-fold (a
+	// Dirichlet split), and a long node started last runs alone on one core.
+	err := forEachIn(longestFirst(r.trainCost), n, r.workers, func(i int) error {
 		defer func(t time.Time) { trainDur[i] = time.Since(t) }(time.Now())
 		in := g.In(i)
 		deg := make([]int, len(in))
@@ -205,6 +217,9 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		return nil, err
 	}
 	trainSecs := time.Since(t0).Seconds()
+	for i, d := range trainDur {
+		r.trainCost[i] = d.Seconds()
+	}
 
 	// 2. The exchange phases: every node's outbox, the adversary's
 	// replacements, traffic, delivery along the round's graph.
