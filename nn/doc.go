@@ -43,6 +43,12 @@
 //     the direct path's (tested), as with any Winograd implementation.
 //     Layers with fewer channels (the first layer of a CNN, LeNet-5's)
 //     stay direct: there the transforms would cost more than they save.
+//   - A max-pool that follows a ReLU is built before it (ReLU → pool
+//     becomes pool → ReLU): max commutes with the non-decreasing ReLU, so
+//     outputs and gradients are the same bits (tested against the paper's
+//     order), and the ReLU runs on a quarter of the values for a 2×2 pool.
+//     Both are parameterless, so parameter layout and tensor names do not
+//     change; Describe shows the order that runs.
 //   - Optimizers flush moment estimates that fall below the smallest normal
 //     float32 to 0 (flushDenormal): on x86 a subnormal costs a microcode
 //     assist (23× slower per element, measured), and such a moment cannot

@@ -239,11 +239,11 @@ func TestMemoryFormula(t *testing.T) {
 	const N = 64
 	P = 32*25 + 32 + 64*32*25 + 64 + 3136*512 + 512 + 512*62 + 62
 	layers = N*32*784 + 0 + 2*25*784 + // conv1: output, no input grad, columns ×2 (col only, no dcol)
-		2*N*32*784 + // relu
 		2*N*32*196 + N*32*784 + // pool
+		2*N*32*196 + // relu, after the pool (stackBuilder.maxPool)
 		N*64*196 + N*32*196 + 2*800*196 + // conv2
-		2*N*64*196 + // relu
 		2*N*64*49 + N*64*196 + // pool
+		2*N*64*49 + // relu, after the pool
 		N*512 + N*3136 + // fc1
 		2*N*512 + // relu
 		3*N*512 + // dropout
