@@ -38,6 +38,10 @@ type Model struct {
 	// featureLayer is the index of the final linear layer; its input is
 	// the penultimate-layer feature vector.
 	featureLayer int
+	// stepper is the optimizer of the parallel step in progress, and
+	// stepFn its callback (optimize).
+	stepper rangeStepper
+	stepFn  func(worker, lo, hi int)
 }
 
 // Options tune how a model is built.
@@ -101,6 +105,7 @@ func assemble(spec Spec, layers []layer, head Head, opt Options) *Model {
 	m.xbuf = make([]float32, opt.Batch*m.inSize)
 	m.ybuf = make([]int, opt.Batch)
 	m.eng = gemm.New(opt.Threads)
+	m.stepFn = m.stepStripes
 	return m
 }
 

@@ -147,7 +147,9 @@ func TestProximalTermGradient(t *testing.T) {
 }
 
 // TestBitIdenticalAcrossThreadsAndProcs trains the same models with 1, 3
-// and 4 matrix threads under GOMAXPROCS 1 and 4 and requires identical bits.
+// and 4 matrix threads under GOMAXPROCS 1 and 4 and requires identical bits,
+// with Adam and with SGD (whose update is split across the threads: the
+// MLP's 235,146 parameters end in a ragged stripe and a scalar tail).
 func TestBitIdenticalAcrossThreadsAndProcs(t *testing.T) {
 	src := &memSource{dim: 784}
 	r := rand.New(rand.NewPCG(5, 5))
@@ -164,27 +166,34 @@ func TestBitIdenticalAcrossThreadsAndProcs(t *testing.T) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, s := range specs {
-		var first []float32
-		for _, procs := range []int{1, 4} {
-			// 3 threads split the 4 gradient chunks of a conv unevenly.
-			for _, threads := range []int{1, 3, 4} {
-				runtime.GOMAXPROCS(procs)
-				m := mustBuild(t, s, 11, Options{Batch: 32, Threads: threads})
-				opt, _ := NewOptimizer(OptimizerSpec{Name: "adam", LR: 1e-3}, m.NumParams())
-				src.rng, src.order = rand.New(rand.NewPCG(7, 8)), nil
-				if _, err := m.Train(src, opt, TrainConfig{Steps: 4}, rand.New(rand.NewPCG(7, 7))); err != nil {
-					t.Fatal(err)
-				}
-				got := append(append([]float32(nil), m.Params()...), m.State()...)
-				m.Close()
-				if first == nil {
-					first = got
-					continue
-				}
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
-						t.Fatalf("%s: GOMAXPROCS=%d threads=%d differs at %d: %v vs %v", s.Kind, procs, threads, i, got[i], first[i])
-					}
+		for _, os := range []OptimizerSpec{{Name: "adam", LR: 1e-3}, {Name: "sgd", LR: 0.05, Momentum: 0.9, WeightDecay: 1e-3}} {
+			bitIdenticalAcrossThreads(t, s, os, src)
+		}
+	}
+}
+
+func bitIdenticalAcrossThreads(t *testing.T, s Spec, os OptimizerSpec, src *memSource) {
+	t.Helper()
+	var first []float32
+	for _, procs := range []int{1, 4} {
+		// 3 threads split the 4 gradient chunks of a conv unevenly.
+		for _, threads := range []int{1, 3, 4} {
+			runtime.GOMAXPROCS(procs)
+			m := mustBuild(t, s, 11, Options{Batch: 32, Threads: threads})
+			opt, _ := NewOptimizer(os, m.NumParams())
+			src.rng, src.order = rand.New(rand.NewPCG(7, 8)), nil
+			if _, err := m.Train(src, opt, TrainConfig{Steps: 4}, rand.New(rand.NewPCG(7, 7))); err != nil {
+				t.Fatal(err)
+			}
+			got := append(append([]float32(nil), m.Params()...), m.State()...)
+			m.Close()
+			if first == nil {
+				first = got
+				continue
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+					t.Fatalf("%s, %s: GOMAXPROCS=%d threads=%d differs at %d: %v vs %v", s.Kind, os.Name, procs, threads, i, got[i], first[i])
 				}
 			}
 		}
@@ -202,18 +211,20 @@ func TestTrainingStepDoesNotAllocate(t *testing.T) {
 			for i := range x {
 				x[i] = float32(i%7) / 7
 			}
-			opt, _ := NewOptimizer(OptimizerSpec{Name: "adamw", LR: 1e-3, WeightDecay: 1e-4}, m.NumParams())
-			rng := rand.New(rand.NewPCG(1, 1))
-			cfg := TrainConfig{ClipNorm: 1}
-			allocs := testing.AllocsPerRun(20, func() {
-				if _, err := m.Step(x, y, 8, opt, cfg, rng); err != nil {
-					t.Fatal(err)
+			for _, os := range []OptimizerSpec{{Name: "adamw", LR: 1e-3, WeightDecay: 1e-4}, {Name: "sgd", LR: 0.01, Momentum: 0.9}} {
+				opt, _ := NewOptimizer(os, m.NumParams())
+				rng := rand.New(rand.NewPCG(1, 1))
+				cfg := TrainConfig{ClipNorm: 1}
+				allocs := testing.AllocsPerRun(20, func() {
+					if _, err := m.Step(x, y, 8, opt, cfg, rng); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if allocs != 0 {
+					t.Errorf("%s, %s threads=%d: %v allocations per training step", s.Kind, os.Name, threads, allocs)
 				}
-			})
-			m.Close()
-			if allocs != 0 {
-				t.Errorf("%s threads=%d: %v allocations per training step", s.Kind, threads, allocs)
 			}
+			m.Close()
 		}
 	}
 }

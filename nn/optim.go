@@ -85,12 +85,19 @@ func (o *SGD) Reset()           { clear(o.v) }
 // Step implements Optimizer. Whole blocks of 8 go through the vector kernel
 // when the CPU has one (same formulas, fused multiply-adds), the rest
 // through the loops below.
-func (o *SGD) Step(w, g []float32) {
+func (o *SGD) Step(w, g []float32) { o.stepRange(w, g, 0, len(w)) }
+
+// stepRange is Step on elements [lo, hi) only. Every element is updated
+// on its own and SGD keeps no step count, so ranges can run in parallel;
+// with lo a multiple of 8 and hi one too or len(w), each element takes
+// the same path (vector blocks or the scalar tail) as in Step, so the bits
+// do not depend on the split.
+func (o *SGD) stepRange(w, g []float32, lo, hi int) {
 	lr, mu, wd := float32(o.lr), float32(o.momentum), float32(o.wd)
-	g = g[:len(w)]
+	w, g = w[lo:hi], g[lo:hi]
 	var v []float32
 	if o.v != nil {
-		v = o.v[:len(w)]
+		v = o.v[lo:hi]
 	}
 	done := sgdFast(w, g, v, lr, mu, wd, o.nesterov)
 	w, g = w[done:], g[done:]
