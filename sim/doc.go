@@ -8,7 +8,11 @@
 // own state and on inputs fixed before the phase, results are stored by
 // node index, and reductions run in node order, so metrics are
 // bit-identical for any GOMAXPROCS and worker count. Wall-clock timings go
-// to a separate stream because they never are.
+// to a separate stream because they never are. For the same reason the pool
+// may hand out local training longest first (by each node's last training
+// time; its sample count before round 0): nodes' data shares differ
+// several-fold under a Dirichlet split, and a long node started last would
+// run alone on one core.
 //
 // Choices recorded here:
 //   - Byzantine nodes run the honest node code (they train, so attacks that
