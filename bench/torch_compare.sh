@@ -3,7 +3,13 @@
 # PyTorch CPU workloads side by side, in one invocation, on the same cores,
 # and prints samples/s (GFLOP/s for Sgemm) for both and the ratio.
 #
-#   bench/torch_compare.sh [CORES] [SECONDS]     (defaults: 2, 3)
+#   bench/torch_compare.sh [CORES] [SECONDS] [ROUNDS]     (defaults: 2, 3, 3)
+#
+# Each round measures every workload on both sides back to back (trellis,
+# then PyTorch, a few seconds apart), and the table gives each round's
+# ratio and their median: on a shared VM whose speed drifts by ±20 % over
+# minutes, a trellis figure and a PyTorch figure taken minutes apart say
+# more about the drift than about either side.
 #
 # Each side gets its best configuration within CORES cores: trellis runs
 # with 1..CORES matrix threads; PyTorch runs with torch.set_num_threads(t)
@@ -19,6 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cores=${1:-2}
 seconds=${2:-3}
+rounds=${3:-3}
 py=/usr/bin/python3
 
 if ! "$py" -c 'import torch' 2>/dev/null; then
@@ -38,38 +45,69 @@ echo "go: $(go version | cut -d' ' -f3); torch: $("$py" -c 'import torch; print(
 echo "peer: $peer_env_note"
 
 results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+bins=$(mktemp -d)
+trap 'rm -rf "$results" "$bins"' EXIT
+go test -c -o "$bins/nn.test" ./nn
+go test -c -o "$bins/gemm.test" ./internal/gemm
 
-# trellis: one go test run; sub-benchmarks name their thread count.
-GOMAXPROCS=$cores go test ./nn ./internal/gemm -run '^$' \
-	-bench 'TrainStep(MLP|FEMNISTCNN|LeNet5)|Sgemm512' -benchtime "${seconds}s" -count 1 |
-	awk -v cores="$cores" '
-		/samples\/s|GFLOP\/s/ {
-			name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
-			if (!match(name, /threads=?[0-9]+/)) next
-			t = substr(name, RSTART, RLENGTH); gsub(/[^0-9]/, "", t)
-			if (t + 0 > cores) next
-			for (i = 2; i < NF; i++) if ($(i+1) == "samples/s" || $(i+1) == "GFLOP/s") v = $i
-			w = (name ~ /MLP/) ? "mlp_b32" : (name ~ /CNN/) ? "cnn_b64" : (name ~ /LeNet5\/28x28/) ? "lenet5_28_b64" : (name ~ /LeNet5\/32x32/) ? "lenet5_32_b64" : "sgemm512_gflops"
-			print "go", w, v, name
-		}' >>"$results"
+workloads="mlp_b32 cnn_b64 lenet5_28_b64 lenet5_32_b64 sgemm512_gflops"
 
-# PyTorch: every non-oversubscribing (torch threads, OpenBLAS threads) pair.
-for t in $(seq 1 "$cores"); do
-	for b in $(seq 1 "$cores"); do
-		[ $((t * b)) -le "$cores" ] || continue
-		OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$b "$py" bench/torch_train.py --threads "$t" --seconds "$seconds" |
-			awk -v cfg="torch=$t,openblas=$b" 'NF == 2 && $2 ~ /^[0-9.]+$/ { print "torch", $1, $2, cfg }' >>"$results"
+# trellis ROUND WORKLOAD: its benchmarks at 1..cores matrix threads (the
+# Sgemm at the best kernel level the CPU and TRELLIS_CPU allow).
+trellis() {
+	local bin=$bins/nn.test pattern
+	case $2 in
+	mlp_b32) pattern='TrainStepMLP/' ;;
+	cnn_b64) pattern='TrainStepFEMNISTCNN/' ;;
+	lenet5_28_b64) pattern='TrainStepLeNet5/28x28x1/' ;;
+	lenet5_32_b64) pattern='TrainStepLeNet5/32x32x3/' ;;
+	sgemm512_gflops) bin=$bins/gemm.test pattern='Sgemm512/(avx2|avx512)/' ;;
+	esac
+	GOMAXPROCS=$cores "$bin" -test.run '^$' -test.bench "$pattern" -test.benchtime "${seconds}s" |
+		awk -v cores="$cores" -v r="$1" -v w="$2" '
+			/samples\/s|GFLOP\/s/ {
+				name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
+				if (!match(name, /threads=?[0-9]+/)) next
+				t = substr(name, RSTART, RLENGTH); gsub(/[^0-9]/, "", t)
+				if (t + 0 > cores) next
+				for (i = 2; i < NF; i++) if ($(i+1) == "samples/s" || $(i+1) == "GFLOP/s") v = $i
+				print r, "go", w, v, name
+			}' >>"$results"
+}
+
+# torch ROUND WORKLOAD: every non-oversubscribing (torch threads, OpenBLAS
+# threads) pair.
+torch() {
+	local t b
+	for t in $(seq 1 "$cores"); do
+		for b in $(seq 1 "$cores"); do
+			[ $((t * b)) -le "$cores" ] || continue
+			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$b "$py" bench/torch_train.py --threads "$t" --seconds "$seconds" --only "$2" |
+				awk -v cfg="torch=$t,openblas=$b" -v r="$1" 'NF == 2 && $2 ~ /^[0-9.]+$/ { print r, "torch", $1, $2, cfg }' >>"$results"
+		done
 	done
+}
+
+for r in $(seq 1 "$rounds"); do
+	for w in $workloads; do
+		trellis "$r" "$w"
+		torch "$r" "$w"
+	done
+	echo "round $r of $rounds done" >&2
 done
 
-best() { # side workload -> "value setting"
-	awk -v s="$1" -v w="$2" '$1 == s && $2 == w && $3 + 0 > best { best = $3 + 0; cfg = $4 } END { print best, cfg }' "$results"
+best() { # round side workload -> "value setting"
+	awk -v r="$1" -v s="$2" -v w="$3" '$1 == r && $2 == s && $3 == w && $4 + 0 > best { best = $4 + 0; cfg = $5 } END { print best, cfg }' "$results"
 }
-printf '\n| workload | trellis | PyTorch | ratio | trellis setting | PyTorch setting |\n|---|---:|---:|---:|---|---|\n'
-for w in mlp_b32 cnn_b64 lenet5_28_b64 lenet5_32_b64 sgemm512_gflops; do
-	read -r g gcfg <<<"$(best go "$w")"
-	read -r t tcfg <<<"$(best torch "$w")"
+printf '\n| workload | trellis (round 1) | PyTorch (round 1) | ratio per round | **median** | trellis setting | PyTorch setting |\n|---|---:|---:|---|---:|---|---|\n'
+for w in $workloads; do
+	ratios=""
+	for r in $(seq 1 "$rounds"); do
+		read -r g gcfg <<<"$(best "$r" go "$w")"
+		read -r t tcfg <<<"$(best "$r" torch "$w")"
+		[ "$r" = 1 ] && { g1=$g t1=$t gc1=$gcfg tc1=$tcfg; }
+		ratios="$ratios $(awk -v g="$g" -v t="$t" 'BEGIN { printf "%.2f", g / t }')"
+	done
 	case $w in
 	mlp_b32) label="MLP 784-256-128-10 training, batch 32 (samples/s)" ;;
 	cnn_b64) label="FEMNIST CNN training, batch 64 (samples/s)" ;;
@@ -77,6 +115,7 @@ for w in mlp_b32 cnn_b64 lenet5_28_b64 lenet5_32_b64 sgemm512_gflops; do
 	lenet5_32_b64) label="LeNet-5 3×32×32 training, batch 64 (samples/s)" ;;
 	*) label="Sgemm 512×512×512 (GFLOP/s)" ;;
 	esac
-	awk -v n="$label" -v g="$g" -v t="$t" -v gc="$gcfg" -v tc="$tcfg" \
-		'BEGIN { printf "| %s | %.0f | %.0f | %.2f× | %s | %s |\n", n, g, t, g / t, gc, tc }'
+	median=$(tr ' ' '\n' <<<"$ratios" | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+	awk -v n="$label" -v g="$g1" -v t="$t1" -v gc="$gc1" -v tc="$tc1" -v rs="$(xargs <<<"$ratios" | sed 's/ /, /g')" -v m="$median" \
+		'BEGIN { printf "| %s | %.0f | %.0f | %s | **%s×** | %s | %s |\n", n, g, t, rs, m, gc, tc }'
 done

@@ -74,18 +74,26 @@ def bench_sgemm(seconds):
             return 2 * 512 ** 3 * n / elapsed / 1e9
 
 
+WORKLOADS = {
+    "mlp_b32": lambda s: bench_train(mlp(), (784,), 10, 32, s),
+    "cnn_b64": lambda s: bench_train(femnist_cnn(), (1, 28, 28), 62, 64, s),
+    "lenet5_28_b64": lambda s: bench_train(lenet5(1), (1, 28, 28), 10, 64, s),
+    "lenet5_32_b64": lambda s: bench_train(lenet5(3), (3, 32, 32), 10, 64, s),
+    "sgemm512_gflops": bench_sgemm,
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--only", choices=sorted(WORKLOADS), help="run one workload")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__} threads {torch.get_num_threads()}")
-    print(f"mlp_b32 {bench_train(mlp(), (784,), 10, 32, args.seconds):.1f}")
-    print(f"cnn_b64 {bench_train(femnist_cnn(), (1, 28, 28), 62, 64, args.seconds):.1f}")
-    print(f"lenet5_28_b64 {bench_train(lenet5(1), (1, 28, 28), 10, 64, args.seconds):.1f}")
-    print(f"lenet5_32_b64 {bench_train(lenet5(3), (3, 32, 32), 10, 64, args.seconds):.1f}")
-    print(f"sgemm512_gflops {bench_sgemm(args.seconds):.1f}")
+    for name, run in WORKLOADS.items():
+        if args.only in (None, name):
+            print(f"{name} {run(args.seconds):.1f}")
 
 
 if __name__ == "__main__":

@@ -193,7 +193,7 @@ func (b *stackBuilder) batchNorm()        { b.add(newBatchNorm(b.shape)) }
 // before the ReLU instead: max commutes with the non-decreasing ReLU, so
 // relu(maxpool(x)) is maxpool(relu(x)) bit for bit, gradient included
 // (TestReLUPoolSwapIsExact), and the ReLU and its gradient then run on a
-// k²-th of the values (for the FEMNIST CNN, 6 % of a training step). Both
+// k²-th of the values (for the FEMNIST CNN, 5 % of a training step). Both
 // layers are parameterless, so the swap moves no parameter and no tensor
 // index (Tensors numbers layers as nn.Sequential does); only Describe shows
 // the order that runs.
