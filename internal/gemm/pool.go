@@ -63,8 +63,9 @@ type job struct {
 }
 
 // betweenWakeReads, when set by a test, runs between a woken helper's two
-// reads, to hold open the window a stop can fall into.
-var betweenWakeReads func()
+// reads, to hold open the window a stop can fall into. Atomic, because
+// helpers of other engines may be waking while a test sets it.
+var betweenWakeReads atomic.Pointer[func()]
 
 // spinIters bounds a busy wait before parking: about 30 µs of atomic loads
 // on a 2024 x86 core.
@@ -121,8 +122,8 @@ func (p *pool) work(h *helper) {
 		// Read after quit, it could swallow the stop's bump (the caller
 		// having run this call's part meanwhile) and park for good.
 		s := h.seq.Load()
-		if betweenWakeReads != nil {
-			betweenWakeReads()
+		if hook := betweenWakeReads.Load(); hook != nil {
+			(*hook)()
 		}
 		if p.quit.Load() {
 			return

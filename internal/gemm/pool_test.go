@@ -16,14 +16,15 @@ import (
 func TestCloseWhileAHelperWakes(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	entered, closed := make(chan struct{}, 1), make(chan struct{})
-	betweenWakeReads = func() {
+	hold := func() {
 		select {
 		case entered <- struct{}{}:
 		default:
 		}
 		<-closed
 	}
-	defer func() { betweenWakeReads = nil }()
+	betweenWakeReads.Store(&hold)
+	defer betweenWakeReads.Store(nil)
 
 	done := make(chan struct{})
 	go func() {
