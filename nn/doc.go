@@ -78,8 +78,8 @@
 //	            DP-SGD's columns) + 3·36·Cout·Cin + Cout (U, the dU sum, one
 //	            chunk's dU and db) and per matrix thread, for N = ⌈Ho/2⌉·⌈Wo/2⌉ tiles
 //	            and T = min(8, N)·8 columns a block: 2·Cin·Hp·Wp·8 (padded inputs and
-//	            their gradient, Hp = 2⌈Ho/2⌉ + 4, Wp likewise) + 2·36·Cin·T (V, dV)
-//	            + 36·Cout·T (M) + 4·Cout·N·8 (outputs in lanes)
+//	            their gradient, Hp = 2⌈Ho/2⌉ + 4, Wp likewise) + 2·36·(Cin·T + 16) (V, dV)
+//	            + 36·(Cout·T + 16) (M) + 4·Cout·N·8 (outputs in lanes)
 //	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·W
 //	relu:       2·B·size
 //	dropout:    3·B·size (mask, output, input gradient)
