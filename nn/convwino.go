@@ -137,7 +137,7 @@ type winograd struct {
 // the sample innermost: the padded inputs and their gradient
 // ([Cin][Hp][Wp][8]), the transformed inputs V and their gradient dV
 // ([36][Cin][tiles][8]), and the products M, reused for dM
-// ([36][Cout][tiles][8]).
+// ([36][Cout][tiles][8]); in V, dV and M the 36 positions are winoPlane apart.
 type winoScratch struct {
 	xpad, dxpad []float32
 	v, dv, m    []float32
