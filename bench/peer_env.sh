@@ -10,7 +10,14 @@
 # the peer is capped the same way: OpenBLAS's Haswell kernels, oneDNN and
 # ATen at AVX2.
 #
-# Prints one line saying what it chose (peer_env_note).
+# Sets py, the interpreter with Debian's PyTorch, and stops the script with
+# what to install when it has none. Prints one line saying what it chose
+# (peer_env_note).
+py=/usr/bin/python3
+if ! "$py" -c 'import torch' 2>/dev/null; then
+	echo "PyTorch not found for $py: apt-get install python3-torch libopenblas0-pthread" >&2
+	exit 1
+fi
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n')
 has() { grep -qx "$1" <<<"$flags"; }
 peer_env_note=""
@@ -20,7 +27,7 @@ if [ "${TRELLIS_CPU:-}" = avx2 ]; then
 elif [ -n "${OPENBLAS_CORETYPE:-}" ]; then
 	peer_env_note="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE (set by the caller)"
 else
-	detected=$(OPENBLAS_VERBOSE=2 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 -c 'import torch; torch.ones(2, 2) @ torch.ones(2, 2)' 2>&1 | awk '/^Core:/ { print $2 }' || true)
+	detected=$(OPENBLAS_VERBOSE=2 OPENBLAS_NUM_THREADS=1 "$py" -c 'import torch; torch.ones(2, 2) @ torch.ones(2, 2)' 2>&1 | awk '/^Core:/ { print $2 }' || true)
 	if has avx512f && has avx512bw && has avx512vl; then
 		want=SkylakeX
 	elif has avx2 && has fma; then

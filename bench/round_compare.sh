@@ -25,7 +25,7 @@ tbest=""
 for t in $(seq 1 "$cores"); do
 	for b in $(seq 1 "$cores"); do
 		[ $((t * b)) -le "$cores" ] || continue
-		out=$(OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$b /usr/bin/python3 bench/torch_round.py "$part" --threads "$t" --rounds 2)
+		out=$(OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$b "$py" bench/torch_round.py "$part" --threads "$t" --rounds 2)
 		s=$(echo "$out" | awk '$1 == "seconds_per_round" { print $2 }')
 		echo "PyTorch torch=$t openblas=$b: $s s/round"
 		if [ -z "$tbest" ] || awk -v a="$s" -v b="$tbest" 'BEGIN { exit !(a < b) }'; then tbest=$s; fi

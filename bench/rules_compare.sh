@@ -26,17 +26,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cores=${1:-2}
 reps=${2:-3}
-py=/usr/bin/python3
 rules=mean,median,trimmed_mean,krum,multi_krum,geometric_median,centered_clipping,bulyan
 
-if ! "$py" -c 'import torch' 2>/dev/null; then
-	echo "PyTorch not found for $py: apt-get install python3-torch libopenblas0-pthread" >&2
-	exit 1
-fi
+. bench/peer_env.sh
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; budget: $cores cores"
 echo "go: $(go version | cut -d' ' -f3); torch: $("$py" -c 'import torch; print(torch.__version__)')"
-. bench/peer_env.sh
 echo "peer: $peer_env_note"
 echo "n = 100, d = 1,000,000 float32, f = 9; trellis: mean of $reps runs, PyTorch: best of $reps"
 echo

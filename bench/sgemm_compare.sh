@@ -12,11 +12,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-7}
 seconds=${2:-1}
-py=/usr/bin/python3
-if ! "$py" -c 'import torch' 2>/dev/null; then
-	echo "PyTorch not found for $py: apt-get install python3-torch libopenblas0-pthread" >&2
-	exit 1
-fi
 . bench/peer_env.sh
 echo "CPU flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f)$' | sort | xargs); TRELLIS_CPU=${TRELLIS_CPU:-auto}"
 echo "peer: $peer_env_note"
@@ -31,15 +26,8 @@ ratios=()
 for r in $(seq 1 "$rounds"); do
 	go=$(GOMAXPROCS=2 "$bin" -test.run '^$' -test.bench "Sgemm512/$level/threads=2\$" -test.benchtime "${seconds}s" |
 		awk '{ for (i = 2; i < NF; i++) if ($(i+1) == "GFLOP/s") print $i }')
-	peer=$(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=2 "$py" -c "
-import time, torch
-torch.set_num_threads(1)
-a, b = torch.rand(512, 512), torch.rand(512, 512)
-torch.mm(a, b)
-n, t0 = 0, time.perf_counter()
-while time.perf_counter() - t0 < $seconds:
-    torch.mm(a, b); n += 1
-print(f'{2 * 512**3 * n / (time.perf_counter() - t0) / 1e9:.1f}')")
+	peer=$(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=2 "$py" bench/torch_train.py --threads 1 --seconds "$seconds" --only sgemm512_gflops |
+		awk '$1 == "sgemm512_gflops" { print $2 }')
 	ratio=$(awk -v g="$go" -v p="$peer" 'BEGIN { printf "%.2f", g / p }')
 	ratios+=("$ratio")
 	echo "pair $r: trellis ($level) $go GFLOP/s, OpenBLAS $peer GFLOP/s, ratio $ratio"

@@ -26,12 +26,7 @@ cd "$(dirname "$0")/.."
 cores=${1:-2}
 seconds=${2:-3}
 rounds=${3:-3}
-py=/usr/bin/python3
-
-if ! "$py" -c 'import torch' 2>/dev/null; then
-	echo "PyTorch not found for $py: apt-get install python3-torch libopenblas0-pthread" >&2
-	exit 1
-fi
+. bench/peer_env.sh
 blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
 case "$blas" in
 *openblas*|*blis*|*mkl*) ;;
@@ -41,7 +36,6 @@ esac
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; budget: $cores cores"
 echo "CPU flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl)$' | sort | xargs); trellis kernels capped by TRELLIS_CPU=${TRELLIS_CPU:-auto} (avx2: no AVX-512; portable: no assembly)"
 echo "go: $(go version | cut -d' ' -f3); torch: $("$py" -c 'import torch; print(torch.__version__)'); BLAS under torch: $blas"
-. bench/peer_env.sh
 echo "peer: $peer_env_note"
 
 results=$(mktemp)
