@@ -230,9 +230,10 @@ func (c *conv2d) winoForwardRange(w, lo, hi int) {
 		for b0 := 0; b0 < tiles; b0 += winoBlock {
 			b1 := min(b0+winoBlock, tiles)
 			t := (b1 - b0) * winoLanes
+			vs, ms := winoPlane(c.cin, t), winoPlane(c.cout, t)
 			c.winoInputTiles(sc, b0, b1)
 			for xi := 0; xi < winoXi; xi++ {
-				eng.SgemmPacked(&wn.uPacked[xi], false, t, 1, sc.v[xi*winoPlane(c.cin, t):], t, 0, sc.m[xi*winoPlane(c.cout, t):], t)
+				eng.SgemmPacked(&wn.uPacked[xi], false, t, 1, sc.v[xi*vs:], t, 0, sc.m[xi*ms:], t)
 			}
 			c.winoOutputTiles(sc, b0, b1)
 		}
@@ -276,11 +277,12 @@ func (c *conv2d) winoInputTiles(sc *winoScratch, b0, b1 int) {
 	wn := c.wino
 	const L = winoLanes
 	t := (b1 - b0) * L
+	stride := winoPlane(c.cin, t)
 	pitch := wn.wp * L
 	for ci := 0; ci < c.cin; ci++ {
 		for tile := b0; tile < b1; tile++ {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoInput8(sc.v[ci*t+(tile-b0)*L:], winoPlane(c.cin, t), sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch)
+			winoInput8(sc.v[ci*t+(tile-b0)*L:], stride, sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch)
 		}
 	}
 }
@@ -291,12 +293,13 @@ func (c *conv2d) winoOutputTiles(sc *winoScratch, b0, b1 int) {
 	wn := c.wino
 	const L = winoLanes
 	t := (b1 - b0) * L
+	stride := winoPlane(c.cout, t)
 	pitch := 2 * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*2*wn.tilesY*pitch:]
 		for tile := b0; tile < b1; tile++ {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoOutput8(plane[2*ty*pitch+2*tx*L:], pitch, sc.m[o*t+(tile-b0)*L:], winoPlane(c.cout, t), c.b[o])
+			winoOutput8(plane[2*ty*pitch+2*tx*L:], pitch, sc.m[o*t+(tile-b0)*L:], stride, c.b[o])
 		}
 	}
 }
@@ -397,6 +400,7 @@ func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
 		for b0 := 0; b0 < tiles; b0 += winoBlock {
 			b1 := min(b0+winoBlock, tiles)
 			t := (b1 - b0) * winoLanes
+			vs, ms := winoPlane(c.cin, t), winoPlane(c.cout, t)
 			// The chunk's first block overwrites the partial sums.
 			beta := float32(1)
 			if s0 == lo && b0 == 0 {
@@ -405,11 +409,11 @@ func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
 			c.winoInputTiles(sc, b0, b1)
 			c.winoOutputGradTiles(sc, b0, b1)
 			for xi := 0; xi < winoXi; xi++ {
-				eng.Sgemm(false, true, c.cout, c.cin, t, 1, sc.m[xi*winoPlane(c.cout, t):], t, sc.v[xi*winoPlane(c.cin, t):], t, beta, du[xi*cc:], c.cin)
+				eng.Sgemm(false, true, c.cout, c.cin, t, 1, sc.m[xi*ms:], t, sc.v[xi*vs:], t, beta, du[xi*cc:], c.cin)
 			}
 			if c.needDx {
 				for xi := 0; xi < winoXi; xi++ {
-					eng.SgemmPacked(&wn.utPacked[xi], false, t, 1, sc.m[xi*winoPlane(c.cout, t):], t, 0, sc.dv[xi*winoPlane(c.cin, t):], t)
+					eng.SgemmPacked(&wn.utPacked[xi], false, t, 1, sc.m[xi*ms:], t, 0, sc.dv[xi*vs:], t)
 				}
 				c.winoInputGradTiles(sc, b0, b1)
 			}
@@ -452,12 +456,13 @@ func (c *conv2d) winoOutputGradTiles(sc *winoScratch, b0, b1 int) {
 	wn := c.wino
 	const L = winoLanes
 	t := (b1 - b0) * L
+	stride := winoPlane(c.cout, t)
 	pitch := 2 * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*2*wn.tilesY*pitch:]
 		for tile := b0; tile < b1; tile++ {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoOutputGrad8(sc.m[o*t+(tile-b0)*L:], winoPlane(c.cout, t), plane[2*ty*pitch+2*tx*L:], pitch)
+			winoOutputGrad8(sc.m[o*t+(tile-b0)*L:], stride, plane[2*ty*pitch+2*tx*L:], pitch)
 		}
 	}
 }
@@ -469,11 +474,12 @@ func (c *conv2d) winoInputGradTiles(sc *winoScratch, b0, b1 int) {
 	wn := c.wino
 	const L = winoLanes
 	t := (b1 - b0) * L
+	stride := winoPlane(c.cin, t)
 	pitch := wn.wp * L
 	for ci := 0; ci < c.cin; ci++ {
 		for tile := b0; tile < b1; tile++ {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoInputGrad8(sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch, sc.dv[ci*t+(tile-b0)*L:], winoPlane(c.cin, t))
+			winoInputGrad8(sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch, sc.dv[ci*t+(tile-b0)*L:], stride)
 		}
 	}
 }
