@@ -381,10 +381,11 @@ func (c *conv2d) backwardChunk(w, k int, part []float32) {
 }
 
 // rowSums sets (beta 0) or adds to (beta 1) gb[r] the sum of row r of the
-// rows×width matrix m, each row summed left to right. Four rows are summed
-// at once: four independent addition chains instead of one keep the adder
-// busy (one chain waits out each addition's latency), and every row's sum
-// is still the same sequence of additions.
+// rows×width matrix m, each row summed left to right. Eight rows are summed
+// at once: independent addition chains instead of one keep the adders busy
+// (one chain waits out each addition's latency), and every row's sum is
+// still the same sequence of additions. The rows are resliced to m0's
+// length so that the loop carries no bounds checks.
 func rowSums(gb, m []float32, width int, beta float32) {
 	set := func(r int, s float32) {
 		if beta == 0 {
@@ -394,20 +395,25 @@ func rowSums(gb, m []float32, width int, beta float32) {
 		}
 	}
 	r := 0
-	for ; r+4 <= len(gb); r += 4 {
-		m0, m1 := m[r*width:(r+1)*width], m[(r+1)*width:(r+2)*width]
-		m2, m3 := m[(r+2)*width:(r+3)*width], m[(r+3)*width:(r+4)*width]
-		var s0, s1, s2, s3 float32
+	for ; r+8 <= len(gb); r += 8 {
+		m0 := m[r*width : (r+1)*width]
+		m1, m2, m3 := m[(r+1)*width:][:len(m0)], m[(r+2)*width:][:len(m0)], m[(r+3)*width:][:len(m0)]
+		m4, m5, m6 := m[(r+4)*width:][:len(m0)], m[(r+5)*width:][:len(m0)], m[(r+6)*width:][:len(m0)]
+		m7 := m[(r+7)*width:][:len(m0)]
+		var s0, s1, s2, s3, s4, s5, s6, s7 float32
 		for j, v := range m0 {
 			s0 += v
 			s1 += m1[j]
 			s2 += m2[j]
 			s3 += m3[j]
+			s4 += m4[j]
+			s5 += m5[j]
+			s6 += m6[j]
+			s7 += m7[j]
 		}
-		set(r, s0)
-		set(r+1, s1)
-		set(r+2, s2)
-		set(r+3, s3)
+		for i, s := range [8]float32{s0, s1, s2, s3, s4, s5, s6, s7} {
+			set(r+i, s)
+		}
 	}
 	for ; r < len(gb); r++ {
 		var s float32

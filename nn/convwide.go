@@ -103,11 +103,15 @@ func (c *conv2d) forwardWide(eng *gemm.Engine, sc *convScratch, x, y []float32) 
 	c.padInto(x, sc.xpad)
 	// The column matrix's rows, read in place (colAt): no im2col copy.
 	eng.SgemmGathered(&c.wPacked, width, 1, sc.xpad, c.colAt, 0, sc.ywide, width)
+	// The bias goes onto a whole wide channel at once (the discarded
+	// columns too) and the rows are then copied out: one vector call per
+	// channel instead of one per row of Wo floats (28 for the FEMNIST CNN's
+	// first layer, where the per-row calls were 3.4 % of a step).
 	for co, b := range c.b {
+		ch := sc.ywide[co*width : (co+1)*width]
+		vec.AddConst(ch, ch, b)
 		for oy := 0; oy < c.ho; oy++ {
-			src := sc.ywide[co*width+oy*wp : co*width+oy*wp+c.wo]
-			dst := y[(co*c.ho+oy)*c.wo : (co*c.ho+oy+1)*c.wo]
-			vec.AddConst(dst, src, b)
+			copy(y[(co*c.ho+oy)*c.wo:(co*c.ho+oy+1)*c.wo], ch[oy*wp:oy*wp+c.wo])
 		}
 	}
 }

@@ -295,3 +295,61 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 	}
 	near("output gradient", gotm, wantm)
 }
+
+// TestFilterTransformsSumInOrder: the filter transforms give, bit for bit,
+// the entries of G g Gᵀ and Gᵀ dU G as float64 sums taken one at a time in
+// the order of the matrix products (G's rows, then the filter's columns),
+// on random values and ones that include ±0 and infinities.
+func TestFilterTransformsSumInOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), 1e-40, -3}
+	const stride = 3
+	for trial := 0; trial < 200; trial++ {
+		g := make([]float32, winoR*winoR)
+		du := make([]float32, winoXi*stride)
+		for i := range g {
+			g[i] = float32(r.NormFloat64())
+		}
+		for i := range du {
+			du[i] = float32(r.NormFloat64() * 100)
+		}
+		if trial%4 == 0 {
+			g[r.IntN(len(g))] = float32(special[r.IntN(len(special))])
+			du[r.IntN(len(du))] = float32(special[r.IntN(len(special))])
+		}
+		u := make([]float32, winoXi*stride)
+		filterTransform(u, stride, g)
+		for a := 0; a < winoAlpha; a++ {
+			for b := 0; b < winoAlpha; b++ {
+				var s float64
+				for j := 0; j < winoR; j++ {
+					var gg float64
+					for i := 0; i < winoR; i++ {
+						gg += winoG[a][i] * float64(g[i*winoR+j])
+					}
+					s += gg * winoG[b][j]
+				}
+				if got := u[(winoAlpha*a+b)*stride]; math.Float32bits(got) != math.Float32bits(float32(s)) {
+					t.Fatalf("trial %d: U[%d][%d] = %v, want %v", trial, a, b, got, float32(s))
+				}
+			}
+		}
+		dg := make([]float32, winoR*winoR)
+		filterGradTransform(dg, du, stride)
+		for i := 0; i < winoR; i++ {
+			for j := 0; j < winoR; j++ {
+				var s float64
+				for b := 0; b < winoAlpha; b++ {
+					var gd float64
+					for a := 0; a < winoAlpha; a++ {
+						gd += winoG[a][i] * float64(du[(winoAlpha*a+b)*stride])
+					}
+					s += gd * winoG[b][j]
+				}
+				if got := dg[i*winoR+j]; math.Float32bits(got) != math.Float32bits(float32(s)) {
+					t.Fatalf("trial %d: dg[%d][%d] = %v, want %v", trial, i, j, got, float32(s))
+				}
+			}
+		}
+	}
+}

@@ -136,50 +136,69 @@ func outputGradTransform(dst []float32, stride int, dy *[winoM * winoM]float32) 
 }
 
 // filterTransform writes U = G g Gᵀ of the 5×5 filter g (row-major) to
-// dst[ξ·stride].
+// dst[ξ·stride]. Every entry is a float64 sum taken from zero in the order
+// of the matrix products (G's row, then the filter's column); gTimes and
+// gtTimes spell those sums out with their terms in locals, which the
+// compiler keeps in registers (loops over small arrays kept every partial
+// sum in memory: 1.2 µs a filter, 4 % of a FEMNIST CNN step for both
+// transforms).
 func filterTransform(dst []float32, stride int, g []float32) {
-	var t [winoAlpha][winoR]float64 // G g
-	for a := 0; a < winoAlpha; a++ {
-		for j := 0; j < winoR; j++ {
-			var s float64
-			for i := 0; i < winoR; i++ {
-				s += winoG[a][i] * float64(g[i*winoR+j])
-			}
-			t[a][j] = s
-		}
+	_ = g[winoR*winoR-1]
+	_ = dst[(winoXi-1)*stride]
+	var t [winoR][winoAlpha]float64 // (G g)ᵀ: column j of G g is G·(column j of g)
+	for j := 0; j < winoR; j++ {
+		t[j][0], t[j][1], t[j][2], t[j][3], t[j][4], t[j][5] = gTimes(
+			float64(g[j]), float64(g[winoR+j]), float64(g[2*winoR+j]), float64(g[3*winoR+j]), float64(g[4*winoR+j]))
 	}
 	for a := 0; a < winoAlpha; a++ {
-		for b := 0; b < winoAlpha; b++ {
-			var s float64
-			for j := 0; j < winoR; j++ {
-				s += t[a][j] * winoG[b][j]
-			}
-			dst[(winoAlpha*a+b)*stride] = float32(s)
-		}
+		// Row a of (G g) Gᵀ is G·(row a of G g).
+		u0, u1, u2, u3, u4, u5 := gTimes(t[0][a], t[1][a], t[2][a], t[3][a], t[4][a])
+		d := dst[winoAlpha*a*stride:]
+		d[0], d[stride], d[2*stride] = float32(u0), float32(u1), float32(u2)
+		d[3*stride], d[4*stride], d[5*stride] = float32(u3), float32(u4), float32(u5)
 	}
 }
 
+// gTimes returns G·v, each entry summed from zero over G's row in order.
+func gTimes(v0, v1, v2, v3, v4 float64) (r0, r1, r2, r3, r4, r5 float64) {
+	G := &winoG
+	r0 = 0 + G[0][0]*v0 + G[0][1]*v1 + G[0][2]*v2 + G[0][3]*v3 + G[0][4]*v4
+	r1 = 0 + G[1][0]*v0 + G[1][1]*v1 + G[1][2]*v2 + G[1][3]*v3 + G[1][4]*v4
+	r2 = 0 + G[2][0]*v0 + G[2][1]*v1 + G[2][2]*v2 + G[2][3]*v3 + G[2][4]*v4
+	r3 = 0 + G[3][0]*v0 + G[3][1]*v1 + G[3][2]*v2 + G[3][3]*v3 + G[3][4]*v4
+	r4 = 0 + G[4][0]*v0 + G[4][1]*v1 + G[4][2]*v2 + G[4][3]*v3 + G[4][4]*v4
+	r5 = 0 + G[5][0]*v0 + G[5][1]*v1 + G[5][2]*v2 + G[5][3]*v3 + G[5][4]*v4
+	return
+}
+
+// gtTimes returns Gᵀ·v, each entry summed from zero over G's column in
+// order.
+func gtTimes(v0, v1, v2, v3, v4, v5 float64) (r0, r1, r2, r3, r4 float64) {
+	G := &winoG
+	r0 = 0 + G[0][0]*v0 + G[1][0]*v1 + G[2][0]*v2 + G[3][0]*v3 + G[4][0]*v4 + G[5][0]*v5
+	r1 = 0 + G[0][1]*v0 + G[1][1]*v1 + G[2][1]*v2 + G[3][1]*v3 + G[4][1]*v4 + G[5][1]*v5
+	r2 = 0 + G[0][2]*v0 + G[1][2]*v1 + G[2][2]*v2 + G[3][2]*v3 + G[4][2]*v4 + G[5][2]*v5
+	r3 = 0 + G[0][3]*v0 + G[1][3]*v1 + G[2][3]*v2 + G[3][3]*v3 + G[4][3]*v4 + G[5][3]*v5
+	r4 = 0 + G[0][4]*v0 + G[1][4]*v1 + G[2][4]*v2 + G[3][4]*v3 + G[4][4]*v4 + G[5][4]*v5
+	return
+}
+
 // filterGradTransform writes dg = Gᵀ dU G (5×5, row-major), dU[ξ] at
-// du[ξ·stride].
+// du[ξ·stride], with the sums spelled out like filterTransform's.
 func filterGradTransform(dg []float32, du []float32, stride int) {
-	var t [winoR][winoAlpha]float64 // Gᵀ dU
-	for i := 0; i < winoR; i++ {
-		for b := 0; b < winoAlpha; b++ {
-			var s float64
-			for a := 0; a < winoAlpha; a++ {
-				s += winoG[a][i] * float64(du[(winoAlpha*a+b)*stride])
-			}
-			t[i][b] = s
-		}
+	_ = dg[winoR*winoR-1]
+	_ = du[(winoXi-1)*stride]
+	var t [winoAlpha][winoR]float64 // (Gᵀ dU)ᵀ: column b of Gᵀ dU is Gᵀ·(column b of dU)
+	for b := 0; b < winoAlpha; b++ {
+		t[b][0], t[b][1], t[b][2], t[b][3], t[b][4] = gtTimes(
+			float64(du[b*stride]), float64(du[(winoAlpha+b)*stride]), float64(du[(2*winoAlpha+b)*stride]),
+			float64(du[(3*winoAlpha+b)*stride]), float64(du[(4*winoAlpha+b)*stride]), float64(du[(5*winoAlpha+b)*stride]))
 	}
 	for i := 0; i < winoR; i++ {
-		for j := 0; j < winoR; j++ {
-			var s float64
-			for b := 0; b < winoAlpha; b++ {
-				s += t[i][b] * winoG[b][j]
-			}
-			dg[i*winoR+j] = float32(s)
-		}
+		// Row i of (Gᵀ dU) G is Gᵀ·(row i of Gᵀ dU).
+		r0, r1, r2, r3, r4 := gtTimes(t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i])
+		d := dg[i*winoR : i*winoR+winoR]
+		d[0], d[1], d[2], d[3], d[4] = float32(r0), float32(r1), float32(r2), float32(r3), float32(r4)
 	}
 }
 
