@@ -219,8 +219,26 @@ func (e *Engine) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []floa
 		return
 	}
 	e.run(problem{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
-		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc})
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, directA: e.readsAInPlace(transA, n)})
 }
+
+// readsAInPlace reports whether a product reads A in place (kern.microA)
+// instead of packing it. Packing a non-transposed A is a transpose of m·k
+// floats, repaid when the packed block is read by many B panels; with at
+// most directAMaxPanels panels of C's columns it is read once or twice,
+// and the kernel's broadcasts read the rows of A where they are just as
+// well. Same bits: every element is the same products summed in the same
+// order.
+func (e *Engine) readsAInPlace(transA bool, n int) bool {
+	return !e.noSwap && !transA && e.kern.microA != nil && n <= directAMaxPanels*e.kern.nr
+}
+
+// directAMaxPanels: Winograd's weight-gradient products (64×32, k = 64:
+// one AVX-512 panel of C's columns, two AVX2 ones) spent a third of their
+// time packing A. Read in place, 36 of them ran at 84 instead of 52
+// GFLOP/s (AVX-512, one thread, medians of 3); with AVX2, within the
+// noise (36–47 before, 39–42 after).
+const directAMaxPanels = 2
 
 // swaps reports whether a product is computed as its transpose. With A not
 // transposed and B transposed (C = A·Bᵀ, both stored k-contiguous: a batch
