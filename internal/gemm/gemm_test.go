@@ -518,6 +518,50 @@ func TestSwappedMatchesPlain(t *testing.T) {
 	}
 }
 
+// TestInPlaceAMatchesPacked: a product with few columns, whose A the kernel
+// reads in place (Engine.readsAInPlace), gives the bits of the same product
+// with A packed, for both B layouts, ragged m (a last A panel packed alone),
+// several k blocks, every beta, and on two threads with tiny parts; the
+// packed path is checked against the reference.
+func TestInPlaceAMatchesPacked(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	r := rand.New(rand.NewPCG(21, 22))
+	inPlace := 0
+	for _, k := range available() {
+		if k.microA == nil {
+			continue
+		}
+		for _, s := range [][3]int{{64, 32, 64}, {37, 16, 301}, {64, 2 * k.nr, 600}, {13, 5, 7}, {8, 1, 40}} {
+			for _, transB := range []bool{false, true} {
+				for _, beta := range []float32{0, 1, 0.5} {
+					o := newOperands(r, false, transB, s[0], s[1], s[2], 3, 0.7, beta)
+					for _, threads := range []int{1, 2} {
+						e, packed := newEngine(threads, k), newEngine(threads, k)
+						e.minPartWork, packed.minPartWork, packed.noSwap = 1, 1, true
+						if e.readsAInPlace(false, o.n) {
+							inPlace++
+						}
+						got, want := o.cloneC(), o.cloneC()
+						o.run(e, got)
+						o.run(packed, want)
+						e.Close()
+						packed.Close()
+						o.check(t, fmt.Sprintf("%s packed", k.name), want)
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s %v threads %d: C[%d] = %v in place, %v packed", k.name, o, threads, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if inPlace == 0 && hasAVX2 {
+		t.Fatal("no shape read A in place")
+	}
+}
+
 // TestPackedMatchesSgemm: a product with A packed once (PackA, then
 // SgemmPacked, twice with the same packing) gives Sgemm's bits, for every
 // kernel, both transpositions, ragged m and several k blocks, on one and
