@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"github.com/trellis-fl/trellis/internal/gemm"
 )
@@ -42,6 +43,12 @@ type Model struct {
 	// stepFn its callback (optimize).
 	stepper rangeStepper
 	stepFn  func(worker, lo, hi int)
+	// checking is the gradient being checked for NaN and Inf across the
+	// matrix threads, checkFn the callback and sawNonFinite what it found
+	// (gradsFinite).
+	checking     []float32
+	checkFn      func(worker, lo, hi int)
+	sawNonFinite atomic.Bool
 }
 
 // Options tune how a model is built.
@@ -105,7 +112,7 @@ func assemble(spec Spec, layers []layer, head Head, opt Options) *Model {
 	m.xbuf = make([]float32, opt.Batch*m.inSize)
 	m.ybuf = make([]int, opt.Batch)
 	m.eng = gemm.New(opt.Threads)
-	m.stepFn = m.stepStripes
+	m.stepFn, m.checkFn = m.stepStripes, m.checkStripes
 	return m
 }
 

@@ -469,3 +469,29 @@ func TestGradientDoesNotAccumulate(t *testing.T) {
 		}
 	}
 }
+
+// TestGradsFiniteAcrossThreads: the gradient check split across the matrix
+// threads finds a NaN or Inf in any stripe, the last ragged one too, and
+// passes a finite gradient, on one thread and on two.
+func TestGradsFiniteAcrossThreads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, threads := range []int{1, 2} {
+		m := mustBuild(t, Spec{Kind: "logreg", Input: []int{4}, Classes: 3}, 1, Options{Batch: 2, Threads: threads})
+		g := make([]float32, 9*optStripe+5)
+		if !m.gradsFinite(g) {
+			t.Fatalf("threads %d: a zero gradient reported non-finite", threads)
+		}
+		for _, at := range []int{0, optStripe - 1, 4*optStripe + 17, len(g) - 1} {
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(-1))} {
+				g[at] = bad
+				if m.gradsFinite(g) {
+					t.Fatalf("threads %d: %v at %d of %d missed", threads, bad, at, len(g))
+				}
+				g[at] = 0
+			}
+		}
+		if !m.gradsFinite(g) {
+			t.Fatalf("threads %d: a finding outlived its check", threads)
+		}
+	}
+}

@@ -176,6 +176,28 @@ func (m *Model) stepStripes(_, lo, hi int) {
 	m.stepper.stepRange(m.params, m.grads, lo*optStripe, min(hi*optStripe, len(m.params)))
 }
 
+// gradsFinite reports whether g holds no NaN or Inf, split across the
+// matrix threads when it is large: the FEMNIST CNN's 3136→512 layer's 1.6M
+// gradients come from memory, 1.2 ms a step for one core.
+func (m *Model) gradsFinite(g []float32) bool {
+	if m.eng.Workers() < 2 || len(g) < 4*optStripe {
+		ok, _ := vec.AllFinite(g)
+		return ok
+	}
+	m.checking = g
+	m.sawNonFinite.Store(false)
+	m.eng.Each((len(g)+optStripe-1)/optStripe, m.checkFn)
+	m.checking = nil
+	return !m.sawNonFinite.Load()
+}
+
+// checkStripes checks stripes [lo, hi) of m.checking (gradsFinite).
+func (m *Model) checkStripes(_, lo, hi int) {
+	if ok, _ := vec.AllFinite(m.checking[lo*optStripe : min(hi*optStripe, len(m.checking))]); !ok {
+		m.sawNonFinite.Store(true)
+	}
+}
+
 // Gradient runs the training-mode forward and backward pass on the first n
 // samples of x and y, leaving d(mean loss)/d(params) in Grads, and returns
 // the summed loss over the batch. Parameters do not change (batch-norm
@@ -204,7 +226,7 @@ func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, 
 	for i := len(m.layers) - 1; i >= 0 && g != nil; i-- {
 		g = m.layers[i].backward(p, g, n)
 		// Checked layer by layer while the gradient is still in cache.
-		if ok, _ := vec.AllFinite(m.grads[m.offsets[i]:m.offsets[i+1]]); !ok {
+		if !m.gradsFinite(m.grads[m.offsets[i]:m.offsets[i+1]]) {
 			return 0, fmt.Errorf("%w gradient in layer %d (%s)", ErrNonFinite, i, m.layers[i].kind())
 		}
 	}
