@@ -28,7 +28,7 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 	// of a multiple of 4 KiB maps every k-row of a micro-panel to the same
 	// few cache sets, which measured slower than packing, so those are
 	// packed.
-	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb%1024 != 0
+	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb < directMaxStride && p.ldb%1024 != 0
 	if p.brows != nil {
 		// Gathered rows are read in place by the kernel's microG (they are
 		// runs of a small input that stays in cache), or all copied.
@@ -222,3 +222,11 @@ func growAligned(buf []float32, n int) []float32 {
 // (256, 512, 784: 32×784×256 went from 90 to 66 µs, 64×784×256 from 143 to
 // 124 µs) except multiples of 1024 floats (64×1024×256: 187 to 237 µs).
 const directMaxRows = 8
+
+// directMaxStride is the widest row stride, in floats, at which B is read
+// in place. A linear layer's input gradient with 3136 inputs (64×3136,
+// k = 512: B is the weight matrix, rows 12.5 KiB apart) ran at 65–71
+// GFLOP/s read in place and 66–78 packed on one AVX-512 thread, 116–123
+// and 130–143 on two: rows that far apart defeat the prefetcher, which
+// follows a stride within a 4 KiB page only.
+const directMaxStride = 1024
