@@ -99,7 +99,7 @@ func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
 	cols := min(winoBlock, ty*tx) * winoLanes
 	n := 3*winoXi*cout*cin + cout
 	in, v := cin*hp*wp*winoLanes, winoXi*winoPlane(cin, cols)
-	n += in + v + winoXi*winoPlane(cout, cols) + cout*4*ty*tx*winoLanes
+	n += in + v + winoXi*winoPlane(cout, cols) + cout*4*ty*tx*winoLanes + winoLanes*max(h*w, ho*wo)
 	if needDx {
 		n += in + v
 	}
@@ -145,6 +145,9 @@ type winoScratch struct {
 	// innermost: [Cout][2·tilesY][2·tilesX][8].
 	lanes []float32
 	rows  [winoLanes][]float32 // one row per sample, for toLanes and fromLanes
+	// plane is one channel's plane with the samples interleaved, for
+	// planeToLanes and planeFromLanes.
+	plane []float32
 }
 
 func (c *conv2d) allocWinograd() {
@@ -184,6 +187,7 @@ func (c *conv2d) ensureWinoWorkers(threads int) {
 			v:     make([]float32, winoXi*winoPlane(c.cin, wn.cols())),
 			m:     make([]float32, winoXi*winoPlane(c.cout, wn.cols())),
 			lanes: make([]float32, c.cout*4*wn.tilesY*wn.tilesX*winoLanes),
+			plane: make([]float32, winoLanes*max(c.h*c.w, c.ho*c.wo)),
 		}
 		if c.needDx {
 			sc.dxpad = make([]float32, len(sc.xpad))
@@ -199,7 +203,7 @@ func (wn *winograd) bufferFloats() int {
 		n += len(p)
 	}
 	for _, sc := range wn.work {
-		n += len(sc.xpad) + len(sc.dxpad) + len(sc.v) + len(sc.dv) + len(sc.m) + len(sc.lanes)
+		n += len(sc.xpad) + len(sc.dxpad) + len(sc.v) + len(sc.dv) + len(sc.m) + len(sc.lanes) + len(sc.plane)
 	}
 	return n
 }
@@ -248,9 +252,13 @@ func (c *conv2d) winoPad(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
 	const L = winoLanes
 	in := c.cin * c.h * c.w
-	if s1-s0 < L {
-		clear(sc.xpad)
+	if s1-s0 == L {
+		for ci := 0; ci < c.cin; ci++ {
+			planeToLanes(sc.xpad[((ci*wn.hp+c.pd)*wn.wp+c.pd)*L:], wn.wp*L, c.x[s0*in+ci*c.h*c.w:], in, c.h, c.w, sc.plane)
+		}
+		return
 	}
+	clear(sc.xpad)
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
 			rows := sc.sampleRows(c.x, s0, s1, in, (ci*c.h+y)*c.w, c.w)
@@ -311,6 +319,12 @@ func (c *conv2d) winoOutputsFromLanes(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
 	pitch := 2 * wn.tilesX * winoLanes
 	hw := c.ho * c.wo
+	if s1-s0 == winoLanes {
+		for o := 0; o < c.cout; o++ {
+			planeFromLanes(c.y[s0*c.cout*hw+o*hw:], c.cout*hw, sc.lanes[o*2*wn.tilesY*pitch:], pitch, c.ho, c.wo, sc.plane)
+		}
+		return
+	}
 	for o := 0; o < c.cout; o++ {
 		for y := 0; y < c.ho; y++ {
 			rows := sc.sampleRows(c.y, s0, s1, c.cout*hw, o*hw+y*c.wo, c.wo)
@@ -441,6 +455,12 @@ func (c *conv2d) winoGradsToLanes(sc *winoScratch, s0, s1 int) {
 		clear(sc.lanes) // what the copy below leaves is zero
 	}
 	hw := c.ho * c.wo
+	if s1-s0 == winoLanes {
+		for o := 0; o < c.cout; o++ {
+			planeToLanes(sc.lanes[o*2*wn.tilesY*pitch:], pitch, c.dy[s0*c.cout*hw+o*hw:], c.cout*hw, c.ho, c.wo, sc.plane)
+		}
+		return
+	}
 	for o := 0; o < c.cout; o++ {
 		for y := 0; y < c.ho; y++ {
 			rows := sc.sampleRows(c.dy, s0, s1, c.cout*hw, o*hw+y*c.wo, c.wo)
@@ -489,6 +509,12 @@ func (c *conv2d) winoInputGradTiles(sc *winoScratch, b0, b1 int) {
 func (c *conv2d) winoInputGradsFromPad(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
 	in := c.cin * c.h * c.w
+	if s1-s0 == winoLanes {
+		for ci := 0; ci < c.cin; ci++ {
+			planeFromLanes(c.dxn[s0*in+ci*c.h*c.w:], in, sc.dxpad[((ci*wn.hp+c.pd)*wn.wp+c.pd)*winoLanes:], wn.wp*winoLanes, c.h, c.w, sc.plane)
+		}
+		return
+	}
 	for ci := 0; ci < c.cin; ci++ {
 		for y := 0; y < c.h; y++ {
 			rows := sc.sampleRows(c.dxn, s0, s1, in, (ci*c.h+y)*c.w, c.w)

@@ -80,6 +80,7 @@
 //	            and T = min(8, N)·8 columns a block: 2·Cin·Hp·Wp·8 (padded inputs and
 //	            their gradient, Hp = 2⌈Ho/2⌉ + 4, Wp likewise) + 2·36·(Cin·T + 16) (V, dV)
 //	            + 36·(Cout·T + 16) (M) + 4·Cout·N·8 (outputs in lanes)
+//	            + 8·max(H·W, Ho·Wo) (one plane with the samples interleaved)
 //	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·W
 //	relu:       2·B·size
 //	dropout:    3·B·size (mask, output, input gradient)

@@ -280,6 +280,8 @@ func TestMemoryFormula(t *testing.T) {
 	layers += 2*32*18*18*8 + 2*36*32*64 + 36*64*64 + 64*14*14*8
 	// V, dV and M each pad their 36 positions by a cache line (winoPlane).
 	layers += 3 * 36 * 16
+	// One channel's plane with the samples interleaved (planeToLanes).
+	layers += 14 * 14 * 8
 	want = 4*(2*P+N*784+N*62+layers) + 8*N
 	m = mustBuild(t, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, 1, Options{Batch: N})
 	if got := m.MemoryBytes(); got != want {

@@ -112,6 +112,13 @@ var avx512 = &kernel{
 //go:noescape
 func transpose8(dst *float32, ldd int, src *float32, lds int, blocks int)
 
+// transpose8Down is the AVX transpose of 8×8 blocks stacked down an
+// 8-column matrix into blocks side by side (pack_amd64.s), Transpose8Down's
+// fast path.
+//
+//go:noescape
+func transpose8Down(dst *float32, ldd int, src *float32, blocks int)
+
 // transpose6 is the AVX transpose of 6 rows by 8-column blocks of
 // pack_amd64.s (a transposeFunc for r < 6), for the AVX2 kernel's A panels.
 //

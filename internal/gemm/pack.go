@@ -198,3 +198,45 @@ func packAGathered(dst, a []float32, rows []int, i0, from, mc, p0, kc, mr int) {
 		}
 	}
 }
+
+// Transpose8 sets dst[p·ldd + i] = src[i·lds + p] for rows i < 8 of src
+// and columns p < n: the packing's AVX 8×8 block transpose (a loop where
+// the machine has no AVX2), for callers that move data between a
+// sample-major layout and one with 8 samples interleaved (nn's Winograd
+// lanes). It panics if either slice is too short for the shape.
+func Transpose8(dst []float32, ldd int, src []float32, lds int, n int) {
+	if n <= 0 {
+		return
+	}
+	if ldd < 8 || lds < n {
+		panic("gemm: Transpose8 with overlapping rows")
+	}
+	_ = src[7*lds+n-1]
+	_ = dst[(n-1)*ldd+7]
+	transpose8Strip(defaultKernel().transpose8, dst, ldd, src, lds, 8, n)
+}
+
+// Transpose8Down is Transpose8's inverse for a source of 8 columns:
+// dst[i·ldd + p] = src[p·8 + i] for i < 8 and p < n, 8×8 blocks at a time
+// with AVX2 (a loop for the rest, and everywhere without AVX2). It panics
+// if either slice is too short for the shape.
+func Transpose8Down(dst []float32, ldd int, src []float32, n int) {
+	if n <= 0 {
+		return
+	}
+	if ldd < n {
+		panic("gemm: Transpose8Down with overlapping rows")
+	}
+	_ = src[n*8-1]
+	_ = dst[7*ldd+n-1]
+	p := 0
+	if blocks := n / 8; hasAVX2 && blocks > 0 {
+		transpose8Down(&dst[0], ldd, &src[0], blocks)
+		p = 8 * blocks
+	}
+	for ; p < n; p++ {
+		for i := 0; i < 8; i++ {
+			dst[i*ldd+p] = src[p*8+i]
+		}
+	}
+}

@@ -2,17 +2,60 @@
 
 #include "textflag.h"
 
+// TRANSPOSE8_BLOCK transposes the 8×8 block at SI (rows 0-3) and R11
+// (rows 4-7), rows R8 bytes apart (R10 = 3·R8), into DI (rows 0-3) and R13
+// (rows 4-7), rows R9 bytes apart (R12 = 3·R9). Rows r and r+4 are loaded
+// into the two 128-bit lanes of one register, so two in-lane shuffle
+// stages finish the transpose without a cross-lane one: after them, output
+// row p holds rows 0-3 in its low lane and 4-7 in its high lane.
+#define TRANSPOSE8_BLOCK \
+	VMOVUPS     (SI), X0; \
+	VINSERTF128 $1, (R11), Y0, Y0; \
+	VMOVUPS     (SI)(R8*1), X1; \
+	VINSERTF128 $1, (R11)(R8*1), Y1, Y1; \
+	VMOVUPS     (SI)(R8*2), X2; \
+	VINSERTF128 $1, (R11)(R8*2), Y2, Y2; \
+	VMOVUPS     (SI)(R10*1), X3; \
+	VINSERTF128 $1, (R11)(R10*1), Y3, Y3; \
+	VMOVUPS     16(SI), X4; \
+	VINSERTF128 $1, 16(R11), Y4, Y4; \
+	VMOVUPS     16(SI)(R8*1), X5; \
+	VINSERTF128 $1, 16(R11)(R8*1), Y5, Y5; \
+	VMOVUPS     16(SI)(R8*2), X6; \
+	VINSERTF128 $1, 16(R11)(R8*2), Y6, Y6; \
+	VMOVUPS     16(SI)(R10*1), X7; \
+	VINSERTF128 $1, 16(R11)(R10*1), Y7, Y7; \
+	VUNPCKLPS Y1, Y0, Y8; \
+	VUNPCKHPS Y1, Y0, Y9; \
+	VUNPCKLPS Y3, Y2, Y10; \
+	VUNPCKHPS Y3, Y2, Y11; \
+	VSHUFPS   $0x44, Y10, Y8, Y0; \
+	VSHUFPS   $0xEE, Y10, Y8, Y1; \
+	VSHUFPS   $0x44, Y11, Y9, Y2; \
+	VSHUFPS   $0xEE, Y11, Y9, Y3; \
+	VMOVUPS   Y0, (DI); \
+	VMOVUPS   Y1, (DI)(R9*1); \
+	VMOVUPS   Y2, (DI)(R9*2); \
+	VMOVUPS   Y3, (DI)(R12*1); \
+	VUNPCKLPS Y5, Y4, Y8; \
+	VUNPCKHPS Y5, Y4, Y9; \
+	VUNPCKLPS Y7, Y6, Y10; \
+	VUNPCKHPS Y7, Y6, Y11; \
+	VSHUFPS   $0x44, Y10, Y8, Y4; \
+	VSHUFPS   $0xEE, Y10, Y8, Y5; \
+	VSHUFPS   $0x44, Y11, Y9, Y6; \
+	VSHUFPS   $0xEE, Y11, Y9, Y7; \
+	VMOVUPS   Y4, (R13); \
+	VMOVUPS   Y5, (R13)(R9*1); \
+	VMOVUPS   Y6, (R13)(R9*2); \
+	VMOVUPS   Y7, (R13)(R12*1)
+
 // func transpose8(dst *float32, ldd int, src *float32, lds int, blocks int)
 //
 // Transposes blocks consecutive 8×8 blocks: dst[p*ldd+r] = src[r*lds+p] for
 // r < 8, p < 8*blocks. Packing is a transpose whenever the packed operand
 // is stored with k contiguous (A not transposed, B transposed); done one
 // float at a time it costs as much as the multiplication for a batch of 32.
-//
-// Rows r and r+4 are loaded into the two 128-bit lanes of one register, so
-// two in-lane shuffle stages finish the transpose without a cross-lane one:
-// after them, output row p holds rows 0-3 in its low lane and 4-7 in its
-// high lane.
 //	SI  src rows 0-3   R11 src rows 4-7   R8  lds bytes   R10 3*lds bytes
 //	DI  dst rows 0-3   R13 dst rows 4-7   R9  ldd bytes   R12 3*ldd bytes
 TEXT ·transpose8(SB), NOSPLIT, $0-40
@@ -31,51 +74,7 @@ TEXT ·transpose8(SB), NOSPLIT, $0-40
 	JZ    done
 
 loop:
-	// Columns 0-3 of the block.
-	VMOVUPS     (SI), X0
-	VINSERTF128 $1, (R11), Y0, Y0
-	VMOVUPS     (SI)(R8*1), X1
-	VINSERTF128 $1, (R11)(R8*1), Y1, Y1
-	VMOVUPS     (SI)(R8*2), X2
-	VINSERTF128 $1, (R11)(R8*2), Y2, Y2
-	VMOVUPS     (SI)(R10*1), X3
-	VINSERTF128 $1, (R11)(R10*1), Y3, Y3
-	// Columns 4-7.
-	VMOVUPS     16(SI), X4
-	VINSERTF128 $1, 16(R11), Y4, Y4
-	VMOVUPS     16(SI)(R8*1), X5
-	VINSERTF128 $1, 16(R11)(R8*1), Y5, Y5
-	VMOVUPS     16(SI)(R8*2), X6
-	VINSERTF128 $1, 16(R11)(R8*2), Y6, Y6
-	VMOVUPS     16(SI)(R10*1), X7
-	VINSERTF128 $1, 16(R11)(R10*1), Y7, Y7
-
-	VUNPCKLPS Y1, Y0, Y8  // r0_0 r1_0 r0_1 r1_1
-	VUNPCKHPS Y1, Y0, Y9  // r0_2 r1_2 r0_3 r1_3
-	VUNPCKLPS Y3, Y2, Y10 // r2_0 r3_0 r2_1 r3_1
-	VUNPCKHPS Y3, Y2, Y11 // r2_2 r3_2 r2_3 r3_3
-	VSHUFPS   $0x44, Y10, Y8, Y0 // column 0
-	VSHUFPS   $0xEE, Y10, Y8, Y1 // column 1
-	VSHUFPS   $0x44, Y11, Y9, Y2 // column 2
-	VSHUFPS   $0xEE, Y11, Y9, Y3 // column 3
-	VMOVUPS   Y0, (DI)
-	VMOVUPS   Y1, (DI)(R9*1)
-	VMOVUPS   Y2, (DI)(R9*2)
-	VMOVUPS   Y3, (DI)(R12*1)
-
-	VUNPCKLPS Y5, Y4, Y8
-	VUNPCKHPS Y5, Y4, Y9
-	VUNPCKLPS Y7, Y6, Y10
-	VUNPCKHPS Y7, Y6, Y11
-	VSHUFPS   $0x44, Y10, Y8, Y4
-	VSHUFPS   $0xEE, Y10, Y8, Y5
-	VSHUFPS   $0x44, Y11, Y9, Y6
-	VSHUFPS   $0xEE, Y11, Y9, Y7
-	VMOVUPS   Y4, (R13)
-	VMOVUPS   Y5, (R13)(R9*1)
-	VMOVUPS   Y6, (R13)(R9*2)
-	VMOVUPS   Y7, (R13)(R12*1)
-
+	TRANSPOSE8_BLOCK
 	ADDQ $32, SI
 	ADDQ $32, R11
 	LEAQ (DI)(R9*8), DI
@@ -84,6 +83,38 @@ loop:
 	JNZ  loop
 
 done:
+	VZEROUPPER
+	RET
+
+// func transpose8Down(dst *float32, ldd int, src *float32, blocks int)
+//
+// Transposes blocks 8×8 blocks stacked down a matrix of 8 columns into
+// blocks side by side: dst[r*ldd+p] = src[p*8+r] for r < 8, p < 8*blocks
+// (the inverse of transpose8 with ldd 8).
+TEXT ·transpose8Down(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R9
+	MOVQ src+16(FP), SI
+	MOVQ blocks+24(FP), CX
+	MOVQ $32, R8
+	SHLQ $2, R9
+	MOVQ $96, R10
+	LEAQ (R9)(R9*2), R12
+	LEAQ 128(SI), R11
+	LEAQ (DI)(R9*4), R13
+	TESTQ CX, CX
+	JZ    ddone
+
+dloop:
+	TRANSPOSE8_BLOCK
+	ADDQ $256, SI
+	ADDQ $256, R11
+	ADDQ $32, DI
+	ADDQ $32, R13
+	DECQ CX
+	JNZ  dloop
+
+ddone:
 	VZEROUPPER
 	RET
 

@@ -97,3 +97,69 @@ func TestDirectBKeepsBufferSmall(t *testing.T) {
 		}
 	}
 }
+
+// TestTranspose8: dst[p·ldd + i] = src[i·lds + p] for every width from 1
+// to 37 (whole 8×8 blocks and ragged rests), padded strides, and nothing
+// outside the block is written.
+func TestTranspose8(t *testing.T) {
+	for n := 1; n <= 37; n++ {
+		for _, pad := range []int{0, 3} {
+			lds, ldd := n+pad, 8+pad
+			src := make([]float32, 8*lds)
+			for i := range src {
+				src[i] = float32(i) + 0.5
+			}
+			dst := make([]float32, n*ldd)
+			for i := range dst {
+				dst[i] = -1
+			}
+			Transpose8(dst, ldd, src, lds, n)
+			for p := 0; p < n; p++ {
+				for i := 0; i < ldd; i++ {
+					want := float32(-1)
+					if i < 8 {
+						want = src[i*lds+p]
+					}
+					if dst[p*ldd+i] != want {
+						t.Fatalf("n %d pad %d: dst[%d][%d] = %v, want %v", n, pad, p, i, dst[p*ldd+i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTranspose8Down: dst[i·ldd + p] = src[p·8 + i] for every height from
+// 1 to 37 and padded strides, on the AVX2 path and the loop, and nothing
+// outside the block is written.
+func TestTranspose8Down(t *testing.T) {
+	defer func(v bool) { hasAVX2 = v }(hasAVX2)
+	for _, vector := range []bool{hasAVX2, false} {
+		hasAVX2 = vector
+		for n := 1; n <= 37; n++ {
+			for _, pad := range []int{0, 5} {
+				ldd := n + pad
+				src := make([]float32, 8*n)
+				for i := range src {
+					src[i] = float32(i) + 0.25
+				}
+				dst := make([]float32, 8*ldd)
+				for i := range dst {
+					dst[i] = -1
+				}
+				Transpose8Down(dst, ldd, src, n)
+				for i := 0; i < 8; i++ {
+					for p := 0; p < ldd; p++ {
+						want := float32(-1)
+						if p < n {
+							want = src[p*8+i]
+						}
+						if dst[i*ldd+p] != want {
+							t.Fatalf("vector %v n %d pad %d: dst[%d][%d] = %v, want %v", vector, n, pad, i, p, dst[i*ldd+p], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
