@@ -287,10 +287,18 @@ func (c *conv2d) winoInputTiles(sc *winoScratch, b0, b1 int) {
 	t := (b1 - b0) * L
 	stride := winoPlane(c.cin, t)
 	pitch := wn.wp * L
+	at := func(ci, tile int) []float32 {
+		ty, tx := tile/wn.tilesX, tile%wn.tilesX
+		return sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:]
+	}
 	for ci := 0; ci < c.cin; ci++ {
-		for tile := b0; tile < b1; tile++ {
-			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoInput8(sc.v[ci*t+(tile-b0)*L:], stride, sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch)
+		for tile := b0; tile < b1; tile += 2 {
+			dst := sc.v[ci*t+(tile-b0)*L:]
+			if tile+1 == b1 {
+				winoInput8(dst, stride, at(ci, tile), pitch)
+				break
+			}
+			winoInputPair(dst, stride, at(ci, tile), at(ci, tile+1), pitch)
 		}
 	}
 }
@@ -305,9 +313,17 @@ func (c *conv2d) winoOutputTiles(sc *winoScratch, b0, b1 int) {
 	pitch := 2 * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*2*wn.tilesY*pitch:]
-		for tile := b0; tile < b1; tile++ {
+		at := func(tile int) []float32 {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoOutput8(plane[2*ty*pitch+2*tx*L:], pitch, sc.m[o*t+(tile-b0)*L:], stride, c.b[o])
+			return plane[2*ty*pitch+2*tx*L:]
+		}
+		for tile := b0; tile < b1; tile += 2 {
+			m := sc.m[o*t+(tile-b0)*L:]
+			if tile+1 == b1 {
+				winoOutput8(at(tile), pitch, m, stride, c.b[o])
+				break
+			}
+			winoOutputPair(at(tile), at(tile+1), pitch, m, stride, c.b[o])
 		}
 	}
 }
@@ -480,9 +496,17 @@ func (c *conv2d) winoOutputGradTiles(sc *winoScratch, b0, b1 int) {
 	pitch := 2 * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*2*wn.tilesY*pitch:]
-		for tile := b0; tile < b1; tile++ {
+		at := func(tile int) []float32 {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoOutputGrad8(sc.m[o*t+(tile-b0)*L:], stride, plane[2*ty*pitch+2*tx*L:], pitch)
+			return plane[2*ty*pitch+2*tx*L:]
+		}
+		for tile := b0; tile < b1; tile += 2 {
+			dm := sc.m[o*t+(tile-b0)*L:]
+			if tile+1 == b1 {
+				winoOutputGrad8(dm, stride, at(tile), pitch)
+				break
+			}
+			winoOutputGradPair(dm, stride, at(tile), at(tile+1), pitch)
 		}
 	}
 }
@@ -496,10 +520,18 @@ func (c *conv2d) winoInputGradTiles(sc *winoScratch, b0, b1 int) {
 	t := (b1 - b0) * L
 	stride := winoPlane(c.cin, t)
 	pitch := wn.wp * L
+	at := func(ci, tile int) []float32 {
+		ty, tx := tile/wn.tilesX, tile%wn.tilesX
+		return sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:]
+	}
 	for ci := 0; ci < c.cin; ci++ {
-		for tile := b0; tile < b1; tile++ {
-			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			winoInputGrad8(sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:], pitch, sc.dv[ci*t+(tile-b0)*L:], stride)
+		for tile := b0; tile < b1; tile += 2 {
+			dv := sc.dv[ci*t+(tile-b0)*L:]
+			if tile+1 == b1 {
+				winoInputGrad8(at(ci, tile), pitch, dv, stride)
+				break
+			}
+			winoInputGradPair(at(ci, tile), at(ci, tile+1), pitch, dv, stride)
 		}
 	}
 }

@@ -269,6 +269,69 @@ func winoOutputGrad8(dst []float32, stride int, dy []float32, pitch int) {
 	}
 }
 
+// The pair transforms do two tiles, k = 0 and 1, at once: their lanes are
+// consecutive in V, dV and M (dst[ξ·stride + 8k + l]) and anywhere in the
+// padded inputs and the lanes buffers. With AVX-512 one kernel call does
+// both in 16-lane vectors with the AVX2 kernels' operations, so the bits
+// are the same (tested); elsewhere they are two calls of the 8-lane
+// transforms.
+
+// winoPairsOn lets the pair transforms use AVX-512; tests turn it off.
+var winoPairsOn = true
+
+// winoInputPair is winoInput8 of two tiles.
+func winoInputPair(dst []float32, stride int, src0, src1 []float32, pitch int) {
+	if !winoPairs() {
+		winoInput8(dst, stride, src0, pitch)
+		winoInput8(dst[winoLanes:], stride, src1, pitch)
+		return
+	}
+	_ = dst[35*stride+2*winoLanes-1]
+	_ = src0[5*pitch+6*winoLanes-1]
+	_ = src1[5*pitch+6*winoLanes-1]
+	winoInputPairVec(dst, stride, src0, src1, pitch)
+}
+
+// winoInputGradPair is winoInputGrad8 of two tiles, tile 0's sums added
+// first (neighbouring patches overlap).
+func winoInputGradPair(dst0, dst1 []float32, pitch int, dv []float32, stride int) {
+	if !winoPairs() {
+		winoInputGrad8(dst0, pitch, dv, stride)
+		winoInputGrad8(dst1, pitch, dv[winoLanes:], stride)
+		return
+	}
+	_ = dv[35*stride+2*winoLanes-1]
+	_ = dst0[5*pitch+6*winoLanes-1]
+	_ = dst1[5*pitch+6*winoLanes-1]
+	winoInputGradPairVec(dst0, dst1, pitch, dv, stride)
+}
+
+// winoOutputPair is winoOutput8 of two tiles.
+func winoOutputPair(y0, y1 []float32, pitch int, m []float32, stride int, b float32) {
+	if !winoPairs() {
+		winoOutput8(y0, pitch, m, stride, b)
+		winoOutput8(y1, pitch, m[winoLanes:], stride, b)
+		return
+	}
+	_ = m[35*stride+2*winoLanes-1]
+	_ = y0[pitch+2*winoLanes-1]
+	_ = y1[pitch+2*winoLanes-1]
+	winoOutputPairVec(y0, y1, pitch, m, stride, b)
+}
+
+// winoOutputGradPair is winoOutputGrad8 of two tiles.
+func winoOutputGradPair(dst []float32, stride int, dy0, dy1 []float32, pitch int) {
+	if !winoPairs() {
+		winoOutputGrad8(dst, stride, dy0, pitch)
+		winoOutputGrad8(dst[winoLanes:], stride, dy1, pitch)
+		return
+	}
+	_ = dst[35*stride+2*winoLanes-1]
+	_ = dy0[pitch+2*winoLanes-1]
+	_ = dy1[pitch+2*winoLanes-1]
+	winoOutputGradPairVec(dst, stride, dy0, dy1, pitch)
+}
+
 // planeToLanes interleaves one channel's plane of a full group of samples:
 // dst[y·dpitch + 8x + l] = src[l·per + y·w + x] for samples l < 8, rows
 // y < h and columns x < w, with the AVX 8×8 transposes of gemm.Transpose8
