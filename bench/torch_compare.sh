@@ -5,6 +5,9 @@
 #
 #   bench/torch_compare.sh [CORES] [SECONDS] [ROUNDS]     (defaults: 2, 3, 3)
 #
+# WORKLOADS (environment) picks some of mlp_b32 cnn_b64 lenet5_28_b64
+# lenet5_32_b64 sgemm512_gflops, e.g. to measure one workload again.
+#
 # Each round measures every workload on both sides back to back (trellis,
 # then PyTorch, a few seconds apart), and the table gives each round's
 # ratio and their median: on a shared VM whose speed drifts by ±20 % over
@@ -44,7 +47,7 @@ trap 'rm -rf "$results" "$bins"' EXIT
 go test -c -o "$bins/nn.test" ./nn
 go test -c -o "$bins/gemm.test" ./internal/gemm
 
-workloads="mlp_b32 cnn_b64 lenet5_28_b64 lenet5_32_b64 sgemm512_gflops"
+workloads="${WORKLOADS:-mlp_b32 cnn_b64 lenet5_28_b64 lenet5_32_b64 sgemm512_gflops}"
 
 # trellis ROUND WORKLOAD: its benchmarks at 1..cores matrix threads (the
 # Sgemm at the best kernel level the CPU and TRELLIS_CPU allow).

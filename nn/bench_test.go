@@ -3,7 +3,9 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 )
 
 // benchStep measures one SGD training step (forward, backward, momentum
@@ -73,4 +75,67 @@ func BenchmarkEvaluateMLP(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*2048)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// BenchmarkLayersFEMNISTCNN times each layer of a FEMNIST CNN training
+// step (batch 64, forward and backward separately, the backward with its
+// gradient check) and the optimizer, and reports each as ms per step:
+// where a step's time goes, for BENCHMARKS.md. It runs the step's parts
+// the way Model.Gradient and Model.Step do.
+func BenchmarkLayersFEMNISTCNN(b *testing.B) {
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads%d", th), func(b *testing.B) {
+			const batch = 64
+			s := Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}
+			m, err := Build(s, 1, Options{Batch: batch, Threads: th})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			r := rand.New(rand.NewPCG(1, 2))
+			x, y := make([]float32, batch*m.InputSize()), make([]int, batch)
+			for i := range x {
+				x[i] = r.Float32()
+			}
+			for i := range y {
+				y[i] = r.IntN(s.Classes)
+			}
+			opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.01, Momentum: 0.9}, m.NumParams())
+			fwd, bwd := make([]time.Duration, len(m.layers)), make([]time.Duration, len(m.layers))
+			var optim time.Duration
+			b.ResetTimer()
+			for range b.N {
+				m.run = pass{eng: m.eng, train: true, rng: r}
+				p := &m.run
+				in := x
+				for i, l := range m.layers {
+					t0 := time.Now()
+					in = l.forward(p, in, batch)
+					fwd[i] += time.Since(t0)
+				}
+				g := m.dlogits[:batch*m.classes]
+				if _, err := m.head.Loss(in, y, batch, m.classes, g); err != nil {
+					b.Fatal(err)
+				}
+				for i := len(m.layers) - 1; i >= 0 && g != nil; i-- {
+					t0 := time.Now()
+					g = m.layers[i].backward(p, g, batch)
+					if !m.gradsFinite(m.grads[m.offsets[i]:m.offsets[i+1]]) {
+						b.Fatalf("layer %d: non-finite gradient", i)
+					}
+					bwd[i] += time.Since(t0)
+				}
+				t0 := time.Now()
+				m.optimize(opt)
+				optim += time.Since(t0)
+			}
+			ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }
+			for i, l := range m.layers {
+				name := strings.NewReplacer(" ", "_", "→", "-").Replace(l.kind())
+				b.ReportMetric(ms(fwd[i]), fmt.Sprintf("L%d_%s_fwd_ms", i, name))
+				b.ReportMetric(ms(bwd[i]), fmt.Sprintf("L%d_%s_bwd_ms", i, name))
+			}
+			b.ReportMetric(ms(optim), "optimizer_ms")
+		})
+	}
 }
