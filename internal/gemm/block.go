@@ -24,11 +24,12 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 	// micro-panels, and packing B (one more pass over all of B, the large
 	// operand when m is a batch of 32) costs more than reading it in place
 	// at stride ldb. That needs B not transposed; a ragged last panel is
-	// still packed, to pad it, and then is the only packed panel. A stride
-	// of a multiple of 4 KiB maps every k-row of a micro-panel to the same
-	// few cache sets, which measured slower than packing, so those are
-	// packed.
-	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb < directMaxStride && p.ldb%1024 != 0
+	// still packed, to pad it, and then is the only packed panel. Rows 4
+	// KiB or more apart are packed too (directMaxStride): a multiple of 4
+	// KiB maps every k-row of a micro-panel to the same few cache sets, and
+	// any stride that wide defeats the prefetcher; both measured slower
+	// than packing.
+	direct := !p.transB && m1-m0 <= directMaxRows*mr && p.ldb < directMaxStride
 	if p.brows != nil {
 		// Gathered rows are read in place by the kernel's microG (they are
 		// runs of a small input that stays in cache), or all copied.
@@ -220,7 +221,8 @@ func growAligned(buf []float32, n int) []float32 {
 // part reads a non-transposed B in place instead of packing it. With the
 // AVX-512 kernel, 8 (64 rows) beat packing at every stride measured
 // (256, 512, 784: 32×784×256 went from 90 to 66 µs, 64×784×256 from 143 to
-// 124 µs) except multiples of 1024 floats (64×1024×256: 187 to 237 µs).
+// 124 µs) except at strides of 1024 floats and more (64×1024×256: 187 to
+// 237 µs; see directMaxStride).
 const directMaxRows = 8
 
 // directMaxStride is the widest row stride, in floats, at which B is read
