@@ -118,8 +118,8 @@ func TestConvWinogradMatchesFloat64(t *testing.T) {
 				// Forward: four full groups of 8 (planeToLanes) and a ragged
 				// one; backward: 4 gradient chunks of 8 or 9, each a full
 				// group and, but the first, a ragged one. The FEMNIST shape,
-				// 30× the float64 work of the others, gets a full group and
-				// a ragged one forward, and ragged chunks.
+				// 15× the float64 work of the next largest, gets a full
+				// group and a ragged one forward, and ragged chunks.
 				n := 35
 				if sh[0] == 32 {
 					n = 9
