@@ -236,8 +236,8 @@ func (e *Engine) readsAInPlace(transA bool, n int) bool {
 // directAMaxPanels: Winograd's weight-gradient products (64×32, k = 64:
 // one AVX-512 panel of C's columns, two AVX2 ones) spent a third of their
 // time packing A. Read in place, 36 of them ran at 84 instead of 52
-// GFLOP/s (AVX-512, one thread, medians of 3); with AVX2, within the
-// noise (36–47 before, 39–42 after).
+// GFLOP/s (AVX-512, one thread); with AVX2 (two panels), 29–40 before
+// and 39–48 after.
 const directAMaxPanels = 2
 
 // swaps reports whether a product is computed as its transpose. With A not
