@@ -12,20 +12,7 @@ import (
 // update) and reports samples per second, the figure bench/torch_compare
 // puts next to PyTorch's.
 func benchStep(b *testing.B, s Spec, batch, threads int) {
-	m, err := Build(s, 1, Options{Batch: batch, Threads: threads})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	r := rand.New(rand.NewPCG(1, 2))
-	x, y := make([]float32, batch*m.InputSize()), make([]int, batch)
-	for i := range x {
-		x[i] = r.Float32()
-	}
-	for i := range y {
-		y[i] = r.IntN(s.Classes)
-	}
-	opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.01, Momentum: 0.9}, m.NumParams())
+	m, x, y, opt, r := benchSetup(b, s, batch, threads)
 	cfg := TrainConfig{}
 	if _, err := m.Step(x, y, batch, opt, cfg, r); err != nil {
 		b.Fatal(err)
@@ -37,6 +24,27 @@ func benchStep(b *testing.B, s Spec, batch, threads int) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// benchSetup builds the model of a training benchmark (closed when b
+// ends), a batch of uniform inputs and random labels, SGD with momentum,
+// and the RNG the steps draw from.
+func benchSetup(b *testing.B, s Spec, batch, threads int) (*Model, []float32, []int, Optimizer, *rand.Rand) {
+	m, err := Build(s, 1, Options{Batch: batch, Threads: threads})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(m.Close)
+	r := rand.New(rand.NewPCG(1, 2))
+	x, y := make([]float32, batch*m.InputSize()), make([]int, batch)
+	for i := range x {
+		x[i] = r.Float32()
+	}
+	for i := range y {
+		y[i] = r.IntN(s.Classes)
+	}
+	opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.01, Momentum: 0.9}, m.NumParams())
+	return m, x, y, opt, r
 }
 
 func BenchmarkTrainStepMLP(b *testing.B) {
@@ -86,21 +94,7 @@ func BenchmarkLayersFEMNISTCNN(b *testing.B) {
 	for _, th := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads%d", th), func(b *testing.B) {
 			const batch = 64
-			s := Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}
-			m, err := Build(s, 1, Options{Batch: batch, Threads: th})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer m.Close()
-			r := rand.New(rand.NewPCG(1, 2))
-			x, y := make([]float32, batch*m.InputSize()), make([]int, batch)
-			for i := range x {
-				x[i] = r.Float32()
-			}
-			for i := range y {
-				y[i] = r.IntN(s.Classes)
-			}
-			opt, _ := NewOptimizer(OptimizerSpec{Name: "sgd", LR: 0.01, Momentum: 0.9}, m.NumParams())
+			m, x, y, opt, r := benchSetup(b, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, batch, th)
 			fwd, bwd := make([]time.Duration, len(m.layers)), make([]time.Duration, len(m.layers))
 			var optim time.Duration
 			b.ResetTimer()

@@ -493,21 +493,8 @@ func TestSwappedMatchesPlain(t *testing.T) {
 					}
 				}
 				for _, threads := range []int{1, 2} {
-					e, plain := newEngine(threads, k), newEngine(threads, k)
-					e.minPartWork, plain.minPartWork, plain.noSwap = 1, 1, true
-					if e.swaps(false, true, o.m, o.k, beta) {
+					if matchesPlainPath(t, k, o, threads, "swapped", func(e *Engine) bool { return e.swaps(false, true, o.m, o.k, beta) }) {
 						swapped++
-					}
-					got, want := o.cloneC(), o.cloneC()
-					o.run(e, got)
-					o.run(plain, want)
-					e.Close()
-					plain.Close()
-					o.check(t, fmt.Sprintf("%s plain", k.name), want)
-					for i := range want {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%s %v threads %d: C[%d] = %v swapped, %v plain", k.name, o, threads, i, got[i], want[i])
-						}
 					}
 				}
 			}
@@ -516,6 +503,29 @@ func TestSwappedMatchesPlain(t *testing.T) {
 	if swapped == 0 && hasAVX2 {
 		t.Fatal("no shape took the swapped path")
 	}
+}
+
+// matchesPlainPath runs o with kernel k on threads threads (tiny parts), on
+// an engine with every shortcut and on one with the swapped and in-place
+// paths off (noSwap: A and B packed), checks the plain result against the
+// reference and fails unless both have the same bits. It reports whether
+// the shortcut engine took the path fast names (took).
+func matchesPlainPath(t *testing.T, k *kernel, o *operands, threads int, fast string, took func(*Engine) bool) bool {
+	t.Helper()
+	e, plain := newEngine(threads, k), newEngine(threads, k)
+	defer e.Close()
+	defer plain.Close()
+	e.minPartWork, plain.minPartWork, plain.noSwap = 1, 1, true
+	got, want := o.cloneC(), o.cloneC()
+	o.run(e, got)
+	o.run(plain, want)
+	o.check(t, fmt.Sprintf("%s plain", k.name), want)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s %v threads %d: C[%d] = %v %s, %v plain", k.name, o, threads, i, got[i], fast, want[i])
+		}
+	}
+	return took(e)
 }
 
 // TestInPlaceAMatchesPacked: a product with few columns, whose A the kernel
@@ -536,21 +546,8 @@ func TestInPlaceAMatchesPacked(t *testing.T) {
 				for _, beta := range []float32{0, 1, 0.5} {
 					o := newOperands(r, false, transB, s[0], s[1], s[2], 3, 0.7, beta)
 					for _, threads := range []int{1, 2} {
-						e, packed := newEngine(threads, k), newEngine(threads, k)
-						e.minPartWork, packed.minPartWork, packed.noSwap = 1, 1, true
-						if e.readsAInPlace(false, o.n) {
+						if matchesPlainPath(t, k, o, threads, "in place", func(e *Engine) bool { return e.readsAInPlace(false, o.n) }) {
 							inPlace++
-						}
-						got, want := o.cloneC(), o.cloneC()
-						o.run(e, got)
-						o.run(packed, want)
-						e.Close()
-						packed.Close()
-						o.check(t, fmt.Sprintf("%s packed", k.name), want)
-						for i := range want {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%s %v threads %d: C[%d] = %v in place, %v packed", k.name, o, threads, i, got[i], want[i])
-							}
 						}
 					}
 				}
