@@ -425,6 +425,12 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		shape = []int{int(c), int(ho), int(wo)}
 		next(fmt.Sprintf("maxpool2d k%d", k))
 	}
+	// A max-pool right after a ReLU runs before it and applies it (nn's
+	// stackBuilder.maxPool): the ReLU layer keeps no buffers.
+	maxPoolReLU := func(k int64) {
+		maxPool(k)
+		next("relu")
+	}
 	same := func(want ...int) bool { return slices.Equal(s.Input, want) }
 	switch s.Kind {
 	case "logreg":
@@ -451,11 +457,9 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 			return f, fmt.Errorf("model femnist_cnn needs input 1×28×28, got %v", s.Input)
 		}
 		conv(32, 5, 1, 2)
-		maxPool(2) // before its ReLU, as nn builds it (same values, a quarter of the ReLU's buffers)
-		elementwise("relu", 1)
+		maxPoolReLU(2)
 		conv(64, 5, 1, 2)
-		maxPool(2)
-		elementwise("relu", 1)
+		maxPoolReLU(2)
 		flatten()
 		linear(512)
 		elementwise("relu", 1)
@@ -471,11 +475,9 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 			return f, fmt.Errorf("model lenet5 needs input 1×28×28 or 3×32×32, got %v", s.Input)
 		}
 		conv(6, 5, 1, pad)
-		maxPool(2)
-		elementwise("relu", 1)
+		maxPoolReLU(2)
 		conv(16, 5, 1, 0)
-		maxPool(2)
-		elementwise("relu", 1)
+		maxPoolReLU(2)
 		flatten()
 		linear(120)
 		elementwise("relu", 1)

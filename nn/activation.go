@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/trellis-fl/trellis/vec"
@@ -10,7 +11,12 @@ import (
 // relu is max(0, x). Backward reads its own output: y > 0 exactly where the
 // input was positive.
 type relu struct {
-	shape  []int
+	shape []int
+	// inPool: the max-pool before it applies the ReLU to its outputs and
+	// masks their gradients (maxPool2d.relu), so this layer passes both
+	// through untouched and holds no buffers. It stays in the stack so
+	// that Describe, layer indices and tensor names do not change.
+	inPool bool
 	y, dx  []float32
 	needDx bool
 	// The current pass's input (forward) or output gradient (backward),
@@ -29,6 +35,9 @@ func (r *relu) initParams(*rand.Rand)  {}
 func (r *relu) bufferFloats() int      { return len(r.y) + len(r.dx) }
 
 func (r *relu) alloc(n int, needDx bool) {
+	if r.inPool {
+		return
+	}
 	r.forwardFn, r.backwardFn = r.forwardRange, r.backwardRange
 	r.y = grow(r.y, n*size(r.shape))
 	r.needDx = needDx
@@ -38,6 +47,9 @@ func (r *relu) alloc(n int, needDx bool) {
 }
 
 func (r *relu) forward(p *pass, x []float32, n int) []float32 {
+	if r.inPool {
+		return x
+	}
 	r.x = x
 	eachSample(p, n, size(r.shape), r.forwardFn)
 	return r.y[:n*size(r.shape)]
@@ -51,6 +63,9 @@ func (r *relu) forwardRange(_, lo, hi int) {
 }
 
 func (r *relu) backward(p *pass, dy []float32, n int) []float32 {
+	if r.inPool {
+		return dy
+	}
 	if !r.needDx {
 		return nil
 	}
@@ -108,15 +123,20 @@ func (d *dropout) forward(p *pass, x []float32, n int) []float32 {
 	if !d.active {
 		return x
 	}
-	keep := 1 / (1 - d.p)
+	keep := math.Float32bits(1 / (1 - d.p))
 	y := d.y[:n*size(d.shape)]
 	mask := d.mask[:len(y)]
+	// An activation is dropped when rng.Float32() < p, drawn in order.
+	// Float32 is u/2²⁴ for u the low 24 bits of rng.Uint32(), so the same
+	// test on the same draw is u < ⌈p·2²⁴⌉ (exact: p·2²⁴ is a float32
+	// times a power of two), made without a branch: a drop is a coin toss,
+	// and a mispredicted branch per activation cost more than the draw.
+	// TestDropoutMaskIsFloat32Draw holds it to the Float32 test.
+	t := int32(math.Ceil(float64(d.p) * (1 << 24)))
 	for i := range y {
-		if p.rng.Float32() < d.p {
-			mask[i] = 0
-		} else {
-			mask[i] = keep
-		}
+		u := int32(p.rng.Uint32() & (1<<24 - 1))
+		dropped := uint32((u - t) >> 31) // all ones when u < t
+		mask[i] = math.Float32frombits(keep &^ dropped)
 		y[i] = x[i] * mask[i]
 	}
 	return y

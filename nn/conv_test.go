@@ -158,6 +158,27 @@ func TestMaxPool2x2VectorMatchesGo(t *testing.T) {
 				t.Fatalf("%v output %d: AVX2 %v at %d, Go %v at %d", shape, j, ys[0][j], args[0][j], ys[1][j], args[1][j])
 			}
 		}
+		// A worker's range of samples: the same outputs, and nothing
+		// written outside the range (the last group of a row runs past it).
+		pool2x2Vector = true
+		m, _ := newMaxPool2d(shape, 2, 2)
+		m.alloc(n, false)
+		sentinel := float32(-7.25)
+		for j := range m.y {
+			m.y[j], m.arg[j] = sentinel, -1
+		}
+		m.x = x
+		m.forward2x2Range(0, 1, 2)
+		out := m.c * m.ho * m.wo
+		for j := range m.y {
+			inside := j >= out && j < 2*out
+			if !inside && (m.y[j] != sentinel || m.arg[j] != -1) {
+				t.Fatalf("%v: output %d outside the range [%d, %d) written", shape, j, out, 2*out)
+			}
+			if inside && (math.Float32bits(m.y[j]) != math.Float32bits(ys[1][j]) || m.arg[j] != args[1][j]-base0) {
+				t.Fatalf("%v range output %d: %v at %d, want %v at %d", shape, j, m.y[j], m.arg[j], ys[1][j], args[1][j]-base0)
+			}
+		}
 	}
 }
 

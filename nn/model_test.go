@@ -250,11 +250,9 @@ func TestMemoryFormula(t *testing.T) {
 	const N = 64
 	P = 32*25 + 32 + 64*32*25 + 64 + 3136*512 + 512 + 512*62 + 62
 	layers = N*32*784 + 0 + 2*25*784 + // conv1: output, no input grad, columns ×2 (col only, no dcol)
-		2*N*32*196 + N*32*784 + // pool
-		2*N*32*196 + // relu, after the pool (stackBuilder.maxPool)
+		2*N*32*196 + N*32*784 + // pool, which applies the ReLU after it (stackBuilder.maxPool)
 		N*64*196 + N*32*196 + 2*800*196 + // conv2
-		2*N*64*49 + N*64*196 + // pool
-		2*N*64*49 + // relu, after the pool
+		2*N*64*49 + N*64*196 + // pool, with its ReLU
 		N*512 + N*3136 + // fc1
 		2*N*512 + // relu
 		3*N*512 + // dropout
@@ -496,4 +494,62 @@ func TestGradsFiniteAcrossThreads(t *testing.T) {
 			t.Fatalf("threads %d: a finding outlived its check", threads)
 		}
 	}
+}
+
+// TestDropoutMaskIsFloat32Draw: dropout's branch-free mask drops exactly
+// the activations whose rng.Float32() draw is below p, one draw each in
+// order, and scales the others by 1/(1−p): for probabilities whose p·2²⁴
+// is and is not a whole number, and the smallest and largest float32s
+// in (0, 1).
+func TestDropoutMaskIsFloat32Draw(t *testing.T) {
+	ps := []float64{0.5, 0.25, 0.1, 0.3, 1.0 / 3, float64(math.Nextafter32(0, 1)), float64(math.Nextafter32(1, 0)), 0x1p-24, 0.75 + 0x1p-24}
+	for _, prob := range ps {
+		d, err := newDropout([]int{1000}, prob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 7
+		d.alloc(n, true)
+		x := make([]float32, n*1000)
+		for i := range x {
+			x[i] = float32(i%13) - 6
+		}
+		// Draws straddle the threshold: Float32's 24 bits at ⌊p·2²⁴⌋−1 …
+		// ⌈p·2²⁴⌉+1, and random ones; the 8 bits Float32 ignores are set.
+		src := &edgeSource{r: rand.NewPCG(5, uint64(prob*1e9)), edge: uint32(float64(d.p) * (1 << 24))}
+		y := d.forward(&pass{train: true, rng: rand.New(src)}, x, n)
+		src.i = 0
+		src.r = rand.NewPCG(5, uint64(prob*1e9))
+		ref := rand.New(src)
+		keep := 1 / (1 - d.p)
+		dropped := 0
+		for i := range x {
+			want := keep
+			if ref.Float32() < d.p {
+				want, dropped = 0, dropped+1
+			}
+			if math.Float32bits(d.mask[i]) != math.Float32bits(want) || math.Float32bits(y[i]) != math.Float32bits(x[i]*want) {
+				t.Fatalf("p=%v activation %d: mask %v output %v, want %v and %v", prob, i, d.mask[i], y[i], want, x[i]*want)
+			}
+		}
+		t.Logf("p=%v: %d of %d dropped", prob, dropped, len(x))
+	}
+}
+
+// edgeSource yields draws whose Float32 is near edge/2²⁴ three times in
+// four, and random ones otherwise.
+type edgeSource struct {
+	r    *rand.PCG
+	edge uint32
+	i    int
+}
+
+func (s *edgeSource) Uint64() uint64 {
+	s.i++
+	v := s.r.Uint64()
+	if s.i%4 == 0 {
+		return v
+	}
+	u := (s.edge + uint32(s.i%4) + uint32(v%3) - 2) & (1<<24 - 1)
+	return uint64(u|0xA5<<24)<<32 | v&0xFFFFFFFF
 }

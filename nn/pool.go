@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/vec"
 )
 
 // maxPool2d takes the maximum over k×k windows moved by stride s, without
@@ -12,9 +14,15 @@ import (
 // row-major window order, as in PyTorch.
 type maxPool2d struct {
 	c, h, w, k, s, ho, wo int
-	arg                   []int32 // winning input offset per output, per batch
-	y, dx                 []float32
-	needDx                bool
+	// relu: the outputs are max(0, ·) of the windows' maxima, and the
+	// gradient reaches a winner only where that output is positive: the
+	// ReLU layer after the pool, applied here (stackBuilder.maxPool) to
+	// skip its passes over the batch, with its vec.ReLU and vec.ReLUGrad
+	// rules.
+	relu   bool
+	arg    []int32 // winning input offset per output, per batch
+	y, dx  []float32
+	needDx bool
 	// The current pass's input (forward) or output gradient (backward),
 	// for the worker functions, bound by alloc so that a pass allocates
 	// nothing.
@@ -63,7 +71,11 @@ func (m *maxPool2d) forward(p *pass, x []float32, n int) []float32 {
 		eachSample(p, n, m.c*m.h*m.w, m.forward2x2Fn)
 		return m.y[:n*m.c*m.ho*m.wo]
 	}
-	return m.forwardGeneral(x, n)
+	y := m.forwardGeneral(x, n)
+	if m.relu {
+		vec.ReLU(y, y)
+	}
+	return y
 }
 
 // forwardGeneral is any window and stride.
@@ -111,15 +123,30 @@ func (m *maxPool2d) backwardRange(_, lo, hi int) {
 	in, out := m.c*m.h*m.w, m.c*m.ho*m.wo
 	dx := m.dx[:hi*in]
 	clear(dx[lo*in:])
-	for o, g := range m.dy[lo*out : hi*out] {
-		dx[m.arg[lo*out+o]] += g
+	dy, arg := m.dy[lo*out:hi*out], m.arg[lo*out:hi*out]
+	if !m.relu {
+		for o, g := range dy {
+			dx[arg[o]] += g
+		}
+		return
+	}
+	// vec.ReLUGrad's rule: the gradient where the output's bits are
+	// non-zero (it is ≥ +0), +0 elsewhere.
+	y := m.y[lo*out : hi*out]
+	for o, g := range dy {
+		b := int32(math.Float32bits(y[o]))
+		dx[arg[o]] += math.Float32frombits(math.Float32bits(g) & uint32((b|-b)>>31))
 	}
 }
 
 // forward2x2Range runs forward2x2 on samples [lo, hi).
 func (m *maxPool2d) forward2x2Range(_, lo, hi int) {
 	in, out := m.c*m.h*m.w, m.c*m.ho*m.wo
-	m.forward2x2(m.x[lo*in:hi*in], hi-lo, m.y[lo*out:hi*out], m.arg[lo*out:hi*out], lo*in)
+	y := m.y[lo*out : hi*out]
+	m.forward2x2(m.x[lo*in:hi*in], hi-lo, y, m.arg[lo*out:hi*out], lo*in)
+	if m.relu {
+		vec.ReLU(y, y)
+	}
 }
 
 // forward2x2 is the common 2×2, stride 2 case, without branches: on
@@ -135,38 +162,52 @@ func (m *maxPool2d) forward2x2Range(_, lo, hi int) {
 //
 // It writes the n samples of x into y and arg; the winners' offsets are
 // recorded relative to x plus base0 (x's offset in the batch). On amd64
-// the rows but the last go through AVX2 (pool_amd64.s: the same keys and
-// picks, 8 windows at once), 3.5× faster.
+// the rows go through AVX2 (pool_amd64.s: the same keys and picks, 8
+// windows at once), many rows a call: with an even input height, every
+// row pair of the n samples lies 2w floats after the previous one, so one
+// call pools them all (but the last few, whose last group of 8 would run
+// past the buffers, done by the Go loop).
 func (m *maxPool2d) forward2x2(x []float32, n int, y []float32, arg []int32, base0 int) {
-	planes, w, ho, wo := n*m.c, m.w, m.ho, m.wo
+	planes, h, w, ho, wo := n*m.c, m.h, m.w, m.ho, m.wo
 	y, arg = y[:planes*ho*wo], arg[:planes*ho*wo]
-	o := 0
-	for pl := 0; pl < planes; pl++ {
-		base := pl * m.h * w
-		for oy := 0; oy < ho; oy++ {
-			r0 := base + 2*oy*w
-			if pool2x2Vector && pool2x2Row(x, r0, w, y[o:], arg[o:], wo, base0+r0) {
-				o += wo
-				continue
-			}
-			top, bot := x[r0:r0+2*wo], x[r0+w:r0+w+2*wo]
-			out, idx := y[o:o+wo], arg[o:o+wo]
-			for ox := range out {
-				t0, t1 := int64(orderKey(top[2*ox])), int64(orderKey(top[2*ox+1]))
-				b0, b1 := int64(orderKey(bot[2*ox])), int64(orderKey(bot[2*ox+1]))
-				// Window positions 0, 1 (top row), 2, 3 (bottom row).
-				k, i := pick(t0, 0, t1, 1)
-				k, i = pick(k, i, b0, 2)
-				_, i = pick(k, i, b1, 3)
-				at := r0 + 2*ox + int(i&1) + int(i>>1)*w
-				out[ox], idx[ox] = x[at], int32(base0+at)
-			}
-			o += wo
+	// A run is rows consecutive row pairs from input offset base: one
+	// plane, or with an even height all the remaining planes.
+	for pl := 0; pl < planes; {
+		base, rows := pl*h*w, ho
+		if h%2 == 0 {
+			rows = (planes - pl) * ho
 		}
+		o := pl * ho * wo
+		done := 0
+		if pool2x2Vector {
+			done = pool2x2Rows(x, base, w, y[o:], arg[o:], wo, rows, base0+base)
+		}
+		for r := done; r < rows; r++ {
+			pool2x2RowGo(x, base+2*r*w, w, y[o+r*wo:o+(r+1)*wo], arg[o+r*wo:o+(r+1)*wo], base0)
+		}
+		pl += rows / ho
 	}
 }
 
-// pool2x2Vector lets forward2x2 use pool2x2Row; tests turn it off to
+// pool2x2RowGo pools one output row whose row pair's top row starts at
+// x[r0], into out and idx (offsets relative to x plus base0).
+func pool2x2RowGo(x []float32, r0, w int, out []float32, idx []int32, base0 int) {
+	wo := len(out)
+	top, bot := x[r0:r0+2*wo], x[r0+w:r0+w+2*wo]
+	idx = idx[:wo]
+	for ox := range out {
+		t0, t1 := int64(orderKey(top[2*ox])), int64(orderKey(top[2*ox+1]))
+		b0, b1 := int64(orderKey(bot[2*ox])), int64(orderKey(bot[2*ox+1]))
+		// Window positions 0, 1 (top row), 2, 3 (bottom row).
+		k, i := pick(t0, 0, t1, 1)
+		k, i = pick(k, i, b0, 2)
+		_, i = pick(k, i, b1, 3)
+		at := r0 + 2*ox + int(i&1) + int(i>>1)*w
+		out[ox], idx[ox] = x[at], int32(base0+at)
+	}
+}
+
+// pool2x2Vector lets forward2x2 use pool2x2Rows; tests turn it off to
 // compare with the Go loop.
 var pool2x2Vector = true
 

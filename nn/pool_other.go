@@ -2,6 +2,6 @@
 
 package nn
 
-func pool2x2Row(x []float32, top, w int, out []float32, idx []int32, wo, start int) bool {
-	return false
+func pool2x2Rows(x []float32, top, w int, out []float32, idx []int32, wo, rows, start int) int {
+	return 0
 }

@@ -196,12 +196,18 @@ func (b *stackBuilder) batchNorm()        { b.add(newBatchNorm(b.shape)) }
 // k²-th of the values (for the FEMNIST CNN, 5 % of a training step). Both
 // layers are parameterless, so the swap moves no parameter and no tensor
 // index (Tensors numbers layers as nn.Sequential does); only Describe shows
-// the order that runs.
+// the order that runs. The pool then applies the ReLU itself, to each
+// worker's outputs while they are in cache, and masks the gradient as it
+// routes it (maxPool2d.relu); the ReLU layer stays, passing both through.
 func (b *stackBuilder) maxPool(k int) {
 	if r, ok := b.last().(*relu); ok && !b.keepOrder && b.err == nil {
 		b.stack, b.shape = b.stack[:len(b.stack)-1], r.shape
-		b.add(newMaxPool2d(b.shape, k, k))
-		b.relu()
+		pool, err := newMaxPool2d(b.shape, k, k)
+		if err == nil {
+			pool.relu = true
+		}
+		b.add(pool, err)
+		b.add(&relu{shape: b.shape, inPool: true}, nil)
 		return
 	}
 	b.add(newMaxPool2d(b.shape, k, k))
