@@ -357,12 +357,22 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		}
 		next("batchnorm")
 	}
-	conv := func(cout, k, stride, pad int64) {
+	// pitch is the row pitch of the last convolution's output: its wide
+	// rows when the 2×2 max-pool after it reads them in place (nn's
+	// conv2d.outPitch), its width otherwise. (A pool here always follows
+	// a convolution.)
+	var pitch int64
+	conv := func(cout, k, stride, pad int64, toPool bool) {
 		cin, h, w := int64(shape[0]), int64(shape[1]), int64(shape[2])
 		ho, wo := (h+2*pad-k)/stride+1, (w+2*pad-k)/stride+1
 		hw, kr := ho*wo, cin*k*k
 		f.params = add(f.params, cout*kr+cout)
-		buf(B * cout * ho * wo)
+		outWide := toPool && stride == 1 && !nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride))
+		pitch = wo
+		if outWide {
+			pitch = max(w+pad, wo)
+		}
+		buf(B * cout * ho * pitch)
 		if nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride)) {
 			// Winograd F(2×2, 5×5) (nn/convwino.go): its transforms and
 			// group buffers, the column buffers DP-SGD uses, and the
@@ -391,13 +401,15 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		// width, a padded input plane (+ k−1 floats of slack), a wide
 		// output and output gradient (nn/convwide.go).
 		wide := stride == 1
-		pitch := max(w+pad, wo)
-		plane := cin*((h+2*pad)*pitch+pad) + k - 1
+		wp := max(w+pad, wo)
+		plane := cin*((h+2*pad)*wp+pad) + k - 1
 		if wide {
-			hw = ho * pitch
+			hw = ho * wp
 			buf(plane)
-			buf(cout * hw)
-			buf(cout * hw)
+			if !outWide { // else the output and its gradient are wide already
+				buf(cout * hw)
+				buf(cout * hw)
+			}
 		}
 		buf(kr * hw)
 		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw, packedA: true},
@@ -420,7 +432,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		f.buffers = add(f.buffers, alloc(4*B*c*ho*wo)) // the winners' offsets, int32
 		f.bufferFloats += B * c * ho * wo
 		if needDx() {
-			buf(B * c * h * w)
+			buf(B * c * h * pitch) // at the convolution's row pitch
 		}
 		shape = []int{int(c), int(ho), int(wo)}
 		next(fmt.Sprintf("maxpool2d k%d", k))
@@ -456,9 +468,9 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		if !same(1, 28, 28) {
 			return f, fmt.Errorf("model femnist_cnn needs input 1×28×28, got %v", s.Input)
 		}
-		conv(32, 5, 1, 2)
+		conv(32, 5, 1, 2, true)
 		maxPoolReLU(2)
-		conv(64, 5, 1, 2)
+		conv(64, 5, 1, 2, true)
 		maxPoolReLU(2)
 		flatten()
 		linear(512)
@@ -474,9 +486,9 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		default:
 			return f, fmt.Errorf("model lenet5 needs input 1×28×28 or 3×32×32, got %v", s.Input)
 		}
-		conv(6, 5, 1, pad)
+		conv(6, 5, 1, pad, true)
 		maxPoolReLU(2)
-		conv(16, 5, 1, 0)
+		conv(16, 5, 1, 0, true)
 		maxPoolReLU(2)
 		flatten()
 		linear(120)

@@ -27,8 +27,11 @@ type conv2d struct {
 	y, dx          []float32
 	col, dcol      []float32
 	needDx         bool
-	forceIm2col    bool // tests: stride 1 without the wide layout
-	forceDirect    bool // tests: no Winograd (convwino.go)
+	// toPool: a 2×2 max-pool comes right after (stackBuilder.maxPool),
+	// which reads a wide output in place (outPitch).
+	toPool      bool
+	forceIm2col bool // tests: stride 1 without the wide layout
+	forceDirect bool // tests: no Winograd (convwino.go)
 	// wino is the Winograd F(2×2, 5×5) state when useWinograd holds
 	// (convwino.go), nil otherwise.
 	wino                           *winograd
@@ -85,6 +88,26 @@ func (c *conv2d) kind() string {
 	return fmt.Sprintf("conv2d %d→%d k%d s%d p%d", c.cin, c.cout, c.k, c.s, c.pd)
 }
 func (c *conv2d) outShape() []int { return []int{c.cout, c.ho, c.wo} }
+
+// outPitch is the distance between the output's rows: Wo, or, in the wide
+// layout feeding a max-pool, the wide rows' pitch P (convwide.go). The
+// pool then reads the wide output in place, its input gradient comes back
+// at that pitch with zeros in the P − Wo extra columns, and the copies of
+// the output out of, and of its gradient into, the wide layout are gone
+// (for the FEMNIST CNN's first layer, 2 of its 5 ms a step).
+func (c *conv2d) outPitch() int {
+	if c.outWide() {
+		return c.pitch()
+	}
+	return c.wo
+}
+
+// outWide reports whether the output (and output gradient) are at the
+// wide pitch: see outPitch.
+func (c *conv2d) outWide() bool { return c.toPool && c.wide() && !c.useWinograd() }
+
+// outFloats is the floats of one sample's output (and output gradient).
+func (c *conv2d) outFloats() int  { return c.cout * c.ho * c.outPitch() }
 func (c *conv2d) colRows() int    { return c.cin * c.k * c.k }
 func (c *conv2d) paramCount() int { return c.cout*c.colRows() + c.cout }
 func (c *conv2d) stateCount() int { return 0 }
@@ -121,7 +144,7 @@ func (c *conv2d) initParams(r *rand.Rand) {
 func (c *conv2d) alloc(n int, needDx bool) {
 	c.forwardFn, c.backwardFn = c.forwardRange, c.backwardRange
 	hw := c.colWidth()
-	c.y = grow(c.y, n*c.cout*c.ho*c.wo)
+	c.y = grow(c.y, n*c.outFloats())
 	// The column buffers serve DP-SGD's per-sample gradients on every path.
 	c.col = grow(c.col, c.colRows()*hw)
 	c.needDx = needDx
@@ -262,7 +285,7 @@ func (c *conv2d) forward(p *pass, x []float32, n int) []float32 {
 	c.x, c.run, c.n = x, p, n
 	if c.wino != nil {
 		c.winoForward(p, n)
-		return c.y[:n*c.cout*c.ho*c.wo]
+		return c.y[:n*c.outFloats()]
 	}
 	c.ensureWorkers(p.eng.Threads())
 	p.eng.PackA(&c.wPacked, false, c.cout, c.colRows(), c.wt, c.colRows())
@@ -271,12 +294,12 @@ func (c *conv2d) forward(p *pass, x []float32, n int) []float32 {
 	// sample split across threads would hand over a 64×196×800 product per
 	// sample; a run of samples per thread does not.
 	p.eng.Each(n, c.forwardFn)
-	return c.y[:n*c.cout*c.ho*c.wo]
+	return c.y[:n*c.outFloats()]
 }
 
 // forwardRange computes the outputs of samples [lo, hi) on worker w.
 func (c *conv2d) forwardRange(w, lo, hi int) {
-	hw, in, out := c.ho*c.wo, c.cin*c.h*c.w, c.cout*c.ho*c.wo
+	hw, in, out := c.ho*c.wo, c.cin*c.h*c.w, c.outFloats()
 	eng, sc := c.run.eng.Serial(w), &c.scratch[w]
 	for i := lo; i < hi; i++ {
 		yi := c.y[i*out : (i+1)*out]
@@ -348,7 +371,7 @@ func (c *conv2d) backwardRange(w, lo, hi int) {
 // backwardChunk writes chunk k's weight and bias gradients (dW then db)
 // into part and, when needed, its samples' input gradients into dx.
 func (c *conv2d) backwardChunk(w, k int, part []float32) {
-	hw, in, out, kr := c.ho*c.wo, c.cin*c.h*c.w, c.cout*c.ho*c.wo, c.colRows()
+	hw, in, out, kr := c.ho*c.wo, c.cin*c.h*c.w, c.outFloats(), c.colRows()
 	chunks := min(gradChunks, c.n)
 	lo, hi := k*c.n/chunks, (k+1)*c.n/chunks
 	eng, sc := c.run.eng.Serial(w), &c.scratch[w]

@@ -61,14 +61,27 @@ func (c *conv2d) newScratch(col, dcol []float32) convScratch {
 		return sc
 	}
 	plane := c.cin*c.plane() + c.k - 1 // + the slack the last row's extra columns read
-	wideOut := c.cout * c.ho * c.pitch()
 	sc.xpad = make([]float32, plane)
-	sc.ywide = make([]float32, wideOut)
-	sc.dwide = make([]float32, wideOut)
+	if !c.outWide() { // else the output and its gradient are wide already
+		wideOut := c.cout * c.ho * c.pitch()
+		sc.ywide = make([]float32, wideOut)
+		sc.dwide = make([]float32, wideOut)
+	}
 	if c.needDx {
 		sc.dxpad = make([]float32, plane)
 	}
 	return sc
+}
+
+// denseRows copies n samples' outputs (or output gradients) at the wide
+// pitch (outPitch) into dst with rows Wo apart, and returns dst's part.
+func (c *conv2d) denseRows(wide, dst []float32, n int) []float32 {
+	wp := c.outPitch()
+	rows := n * c.cout * c.ho
+	for r := range rows {
+		copy(dst[r*c.wo:(r+1)*c.wo], wide[r*wp:])
+	}
+	return dst[:rows*c.wo]
 }
 
 // padInto copies one sample's planes into the interior of xpad.
@@ -96,11 +109,20 @@ func (c *conv2d) wideColumns(xpad, col []float32) {
 	}
 }
 
-// forwardWide computes one sample's output y (Cout×Ho×Wo) from x.
+// forwardWide computes one sample's output y (Cout×Ho×Wo, or at the wide
+// pitch: outPitch) from x.
 func (c *conv2d) forwardWide(eng *gemm.Engine, sc *convScratch, x, y []float32) {
 	wp := c.pitch()
 	width := c.ho * wp
 	c.padInto(x, sc.xpad)
+	if c.outWide() {
+		eng.SgemmGathered(&c.wPacked, width, 1, sc.xpad, c.colAt, 0, y, width)
+		for co, b := range c.b {
+			ch := y[co*width : (co+1)*width]
+			vec.AddConst(ch, ch, b)
+		}
+		return
+	}
 	// The column matrix's rows, read in place (colAt): no im2col copy.
 	eng.SgemmGathered(&c.wPacked, width, 1, sc.xpad, c.colAt, 0, sc.ywide, width)
 	// The bias goes onto a whole wide channel at once (the discarded
@@ -123,25 +145,38 @@ func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []flo
 	pl, wp, kr := c.plane(), c.pitch(), c.colRows()
 	width := c.ho * wp
 	c.padInto(x, sc.xpad)
-	// The output gradient at the padded width; the extra columns stay 0.
-	for co := 0; co < c.cout; co++ {
-		for oy := 0; oy < c.ho; oy++ {
-			copy(sc.dwide[co*width+oy*wp:], dy[(co*c.ho+oy)*c.wo:(co*c.ho+oy+1)*c.wo])
+	// The output gradient at the padded width; the extra columns are 0.
+	dwide := dy
+	if !c.outWide() {
+		dwide = sc.dwide
+		for co := 0; co < c.cout; co++ {
+			for oy := 0; oy < c.ho; oy++ {
+				copy(dwide[co*width+oy*wp:], dy[(co*c.ho+oy)*c.wo:(co*c.ho+oy+1)*c.wo])
+			}
 		}
 	}
 	// dW = dy · colᵀ: with a kernel that reads gathered rows, the columns
 	// are read in place from xpad; else they are built first.
 	if eng.GathersRows() {
-		eng.SgemmNTGathered(c.cout, kr, width, 1, sc.dwide, width, sc.xpad, c.colAt, beta, gw, kr)
+		eng.SgemmNTGathered(c.cout, kr, width, 1, dwide, width, sc.xpad, c.colAt, beta, gw, kr)
 	} else {
 		c.wideColumns(sc.xpad, sc.col)
-		eng.Sgemm(false, true, c.cout, kr, width, 1, sc.dwide, width, sc.col, width, beta, gw, kr)
+		eng.Sgemm(false, true, c.cout, kr, width, 1, dwide, width, sc.col, width, beta, gw, kr)
 	}
-	rowSums(gb, dy, c.ho*c.wo, beta)
+	if c.outWide() {
+		// Each channel's row sum over the wide rows: the extra columns'
+		// zeros are +0 (the pool's cleared gradient, where no window
+		// reaches), as is every other zero of its gradient (+0 plus a
+		// winner's ±0 is +0), so a partial sum is never −0 and adding
+		// them changes no bit.
+		rowSums(gb, dwide, width, beta)
+	} else {
+		rowSums(gb, dy, c.ho*c.wo, beta)
+	}
 	if dx == nil {
 		return
 	}
-	eng.SgemmPacked(&c.wtPacked, false, width, 1, sc.dwide, width, 0, sc.dcol, width)
+	eng.SgemmPacked(&c.wtPacked, false, width, 1, dwide, width, 0, sc.dcol, width)
 	clear(sc.dxpad)
 	r := 0
 	for ci := 0; ci < c.cin; ci++ {

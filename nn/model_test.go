@@ -264,11 +264,12 @@ func TestMemoryFormula(t *testing.T) {
 	// Both convolutions have stride 1, so their column matrices (which
 	// only DP-SGD uses for conv2) are at the row pitch (28×30 for conv1,
 	// 14×16 for conv2) instead of Ho×Wo. conv1 uses the wide layout: a
-	// padded input plane ((H+4)·P + 2 floats, + k−1 of slack) and a wide
-	// output and output gradient.
+	// padded input plane ((H+4)·P + 2 floats, + k−1 of slack); its output
+	// and the pool's input gradient are at that pitch (conv2d.outPitch),
+	// so no wide scratch output or output gradient.
 	layers += 25*28*30 - 25*784 + 2*(800*14*16-800*196)
 	layers += 32*30 + 2 + 4
-	layers += 2 * 32 * 28 * 30
+	layers += 2 * N * 32 * 28 * (30 - 28)
 	// conv2 (32→64, 5×5) uses Winograd F(2×2, 5×5): U, the dU sum and one
 	// chunk's dU and db; the padded inputs and their gradient for 8
 	// samples (32×18×18×8 each), and V, dV (36×32×64) and M (36×64×64) of

@@ -109,6 +109,10 @@ type dpConv struct {
 	ghost  bool
 	gw, gb []float32 // B per-sample weight and bias gradients (formed mode)
 	gd, gu []float32 // HoWo × HoWo Gram matrices (ghost mode)
+	// dense is the batch's output gradient with rows Wo apart, when the
+	// layer's comes at a wider pitch (conv2d.outPitch): the per-sample
+	// products here take the plain layout.
+	dense []float32
 }
 
 // NewDPSGD prepares DP-SGD for m. noise may be nil only when the multiplier
@@ -162,6 +166,9 @@ func (d *DPSGD) sizeConvs() {
 		}
 		c := d.m.layers[i].(*conv2d)
 		hw, kr := c.ho*c.wo, c.colRows()
+		if c.outWide() {
+			dc.dense = make([]float32, d.m.batch*c.cout*hw)
+		}
 		dc.ghost = d.forceGhost || hw*(c.cout+kr) < c.cout*kr
 		if dc.ghost {
 			dc.gd, dc.gu = make([]float32, hw*hw), make([]float32, hw*hw)
@@ -378,6 +385,9 @@ func (d *DPSGD) perSampleNorms(p *pass, g []float32, n int) {
 			p.eng.Sgemm(false, false, n, l.in, l.out, 1, g, l.out, l.w, l.in, 0, dx, l.in)
 			g = dx
 		case *conv2d:
+			if dc := d.convs[i]; dc.dense != nil {
+				g = l.denseRows(g, dc.dense, n)
+			}
 			d.dy[i] = g
 			g = d.convNorms(p, l, d.convs[i], g, n, i > d.lowest)
 		default:

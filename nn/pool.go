@@ -19,7 +19,12 @@ type maxPool2d struct {
 	// ReLU layer after the pool, applied here (stackBuilder.maxPool) to
 	// skip its passes over the batch, with its vec.ReLU and vec.ReLUGrad
 	// rules.
-	relu   bool
+	relu bool
+	// from is the convolution right before, when its output may come at
+	// a wider row pitch (conv2d.outPitch), and pitch the input's (and
+	// input gradient's) row pitch, set by alloc: w, or the convolution's.
+	from   *conv2d
+	pitch  int
 	arg    []int32 // winning input offset per output, per batch
 	y, dx  []float32
 	needDx bool
@@ -37,7 +42,7 @@ func newMaxPool2d(in []int, k, stride int) (*maxPool2d, error) {
 	if k < 1 || stride < 1 || in[1] < k || in[2] < k {
 		return nil, fmt.Errorf("maxpool2d: window %d stride %d does not fit input %s", k, stride, shapeString(in))
 	}
-	m := &maxPool2d{c: in[0], h: in[1], w: in[2], k: k, s: stride}
+	m := &maxPool2d{c: in[0], h: in[1], w: in[2], k: k, s: stride, pitch: in[2]}
 	m.ho = (m.h-k)/stride + 1
 	m.wo = (m.w-k)/stride + 1
 	return m, nil
@@ -53,6 +58,10 @@ func (m *maxPool2d) bufferFloats() int      { return len(m.y) + len(m.dx) + len(
 
 func (m *maxPool2d) alloc(n int, needDx bool) {
 	m.forward2x2Fn, m.backwardFn = m.forward2x2Range, m.backwardRange
+	m.pitch = m.w
+	if m.from != nil {
+		m.pitch = m.from.outPitch()
+	}
 	out := n * m.c * m.ho * m.wo
 	m.y = grow(m.y, out)
 	if cap(m.arg) < out {
@@ -61,14 +70,14 @@ func (m *maxPool2d) alloc(n int, needDx bool) {
 	m.arg = m.arg[:out]
 	m.needDx = needDx
 	if needDx {
-		m.dx = grow(m.dx, n*m.c*m.h*m.w)
+		m.dx = grow(m.dx, n*m.inFloats())
 	}
 }
 
 func (m *maxPool2d) forward(p *pass, x []float32, n int) []float32 {
 	if m.k == 2 && m.s == 2 {
 		m.x = x
-		eachSample(p, n, m.c*m.h*m.w, m.forward2x2Fn)
+		eachSample(p, n, m.inFloats(), m.forward2x2Fn)
 		return m.y[:n*m.c*m.ho*m.wo]
 	}
 	y := m.forwardGeneral(x, n)
@@ -113,14 +122,18 @@ func (m *maxPool2d) backward(p *pass, dy []float32, n int) []float32 {
 		return nil
 	}
 	m.dy = dy
-	eachSample(p, n, m.c*m.h*m.w, m.backwardFn)
-	return m.dx[:n*m.c*m.h*m.w]
+	eachSample(p, n, m.inFloats(), m.backwardFn)
+	return m.dx[:n*m.inFloats()]
 }
+
+// inFloats is the floats of one sample's input (and input gradient), at
+// the row pitch.
+func (m *maxPool2d) inFloats() int { return m.c * m.h * m.pitch }
 
 // backwardRange routes the output gradients of samples [lo, hi) to their
 // windows' winners (which lie in the same samples).
 func (m *maxPool2d) backwardRange(_, lo, hi int) {
-	in, out := m.c*m.h*m.w, m.c*m.ho*m.wo
+	in, out := m.inFloats(), m.c*m.ho*m.wo
 	dx := m.dx[:hi*in]
 	clear(dx[lo*in:])
 	dy, arg := m.dy[lo*out:hi*out], m.arg[lo*out:hi*out]
@@ -141,7 +154,7 @@ func (m *maxPool2d) backwardRange(_, lo, hi int) {
 
 // forward2x2Range runs forward2x2 on samples [lo, hi).
 func (m *maxPool2d) forward2x2Range(_, lo, hi int) {
-	in, out := m.c*m.h*m.w, m.c*m.ho*m.wo
+	in, out := m.inFloats(), m.c*m.ho*m.wo
 	y := m.y[lo*out : hi*out]
 	m.forward2x2(m.x[lo*in:hi*in], hi-lo, y, m.arg[lo*out:hi*out], lo*in)
 	if m.relu {
@@ -164,11 +177,12 @@ func (m *maxPool2d) forward2x2Range(_, lo, hi int) {
 // recorded relative to x plus base0 (x's offset in the batch). On amd64
 // the rows go through AVX2 (pool_amd64.s: the same keys and picks, 8
 // windows at once), many rows a call: with an even input height, every
-// row pair of the n samples lies 2w floats after the previous one, so one
-// call pools them all (but the last few, whose last group of 8 would run
-// past the buffers, done by the Go loop).
+// row pair of the n samples lies two row pitches after the previous one,
+// so one call pools them all (but the last few, whose last group of 8
+// would run past the buffers, done by the Go loop). Rows are m.pitch
+// apart: a wide convolution's extra columns are never in a window.
 func (m *maxPool2d) forward2x2(x []float32, n int, y []float32, arg []int32, base0 int) {
-	planes, h, w, ho, wo := n*m.c, m.h, m.w, m.ho, m.wo
+	planes, h, w, ho, wo := n*m.c, m.h, m.pitch, m.ho, m.wo
 	y, arg = y[:planes*ho*wo], arg[:planes*ho*wo]
 	// A run is rows consecutive row pairs from input offset base: one
 	// plane, or with an even height all the remaining planes.

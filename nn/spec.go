@@ -199,17 +199,28 @@ func (b *stackBuilder) batchNorm()        { b.add(newBatchNorm(b.shape)) }
 // the order that runs. The pool then applies the ReLU itself, to each
 // worker's outputs while they are in cache, and masks the gradient as it
 // routes it (maxPool2d.relu); the ReLU layer stays, passing both through.
+//
+// A 2×2 pool right after a convolution reads its output in place at the
+// convolution's row pitch (conv2d.outPitch).
 func (b *stackBuilder) maxPool(k int) {
-	if r, ok := b.last().(*relu); ok && !b.keepOrder && b.err == nil {
-		b.stack, b.shape = b.stack[:len(b.stack)-1], r.shape
-		pool, err := newMaxPool2d(b.shape, k, k)
-		if err == nil {
-			pool.relu = true
-		}
-		b.add(pool, err)
-		b.add(&relu{shape: b.shape, inPool: true}, nil)
+	if b.err != nil {
 		return
 	}
-	b.add(newMaxPool2d(b.shape, k, k))
+	r, swap := b.last().(*relu)
+	swap = swap && !b.keepOrder
+	if swap {
+		b.stack, b.shape = b.stack[:len(b.stack)-1], r.shape
+	}
+	pool, err := newMaxPool2d(b.shape, k, k)
+	if err == nil {
+		pool.relu = swap
+		if c, ok := b.last().(*conv2d); ok && k == 2 {
+			c.toPool, pool.from = true, c
+		}
+	}
+	b.add(pool, err)
+	if swap {
+		b.add(&relu{shape: b.shape, inPool: true}, nil)
+	}
 }
 func (b *stackBuilder) conv(cout, k, s, p int) { b.add(newConv2d(b.shape, cout, k, s, p)) }
