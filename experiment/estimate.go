@@ -282,6 +282,10 @@ type modelFoot struct {
 	classes      int64
 	calls        []gemmCall
 	layers       []string
+	// wideOut is the per-sample output floats of the convolutions whose
+	// output a max-pool reads at the wide pitch: DP-SGD keeps a plain
+	// copy of their output gradients (nn's dpConv.dense).
+	wideOut int64
 }
 
 // footprint mirrors nn.Spec's layer stack (nn/spec.go) and each layer's
@@ -371,6 +375,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		pitch = wo
 		if outWide {
 			pitch = max(w+pad, wo)
+			f.wideOut = add(f.wideOut, cout*ho*wo)
 		}
 		buf(B * cout * ho * pitch)
 		if nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride)) {
@@ -784,6 +789,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 		dp := alloc(mul(8, int64(batch)))*2 + mul(int64(len(mf.layers)), floats(int64(batch)*max(mf.feature, mf.classes)))
 		if spec.Kind == "femnist_cnn" || spec.Kind == "lenet5" {
 			dp = add(dp, floats(mul(int64(batch), P))) // per-sample gradients of conv layers, at most
+			dp = add(dp, floats(mul(int64(batch), mf.wideOut)))
 		}
 		per("privacy layer (DP-SGD)", dp, "per-sample norms and gradients")
 	}

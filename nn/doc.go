@@ -49,8 +49,17 @@
 //     becomes pool → ReLU): max commutes with the non-decreasing ReLU, so
 //     outputs and gradients are the same bits (tested against the paper's
 //     order), and the ReLU runs on a quarter of the values for a 2×2 pool.
-//     Both are parameterless, so parameter layout and tensor names do not
-//     change; Describe shows the order that runs.
+//     The pool applies it to its outputs and masks their gradients itself
+//     (the ReLU layer stays in the stack and passes both through), so the
+//     ReLU makes no pass of its own over the batch. Both are
+//     parameterless, so parameter layout and tensor names do not change;
+//     Describe shows the order that runs.
+//   - A stride-1 convolution (not Winograd) followed by a 2×2 max-pool
+//     leaves its output at the wide layout's row pitch P: the pool reads
+//     it in place and returns its input gradient at that pitch, with
+//     zeros in the extra columns, which the convolution's backward takes
+//     as it is (conv2d.outPitch). DP-SGD copies it to the plain layout for
+//     its per-sample products.
 //   - Optimizers flush moment estimates that fall below the smallest normal
 //     float32 to 0 (flushDenormal): on x86 a subnormal costs a microcode
 //     assist (23× slower per element, measured), and such a moment cannot
@@ -72,7 +81,9 @@
 //	conv2d:     B·Cout·Ho·Wo + B·Cin·H·W + 2·(Cin·k²)·W' (one sample's columns and their gradient)
 //	            + Cout·Cin·k² + Cout (one gradient chunk); W' = Ho·Wo, or for
 //	            stride 1 Ho·P (P = max(W + pad, Wo)) plus 2·(Cin·((H + 2·pad)·P + pad) + k − 1)
-//	            (padded input and its gradient) and 2·Cout·Ho·P (wide output and its gradient)
+//	            (padded input and its gradient) and 2·Cout·Ho·P (wide output and its gradient),
+//	            or, when a 2×2 max-pool reads the output at the pitch, B·Cout·Ho·P as
+//	            the output instead of B·Cout·Ho·Wo and no wide output and gradient
 //	            (each extra matrix thread: another set of these per-sample buffers;
 //	            the columns are allocated but not used by stride-1 layers with
 //	            AVX2 or AVX-512 outside DP-SGD)
@@ -83,8 +94,9 @@
 //	            their gradient, Hp = 2⌈Ho/2⌉ + 4, Wp likewise) + 2·36·(Cin·T + 16) (V, dV)
 //	            + 36·(Cout·T + 16) (M) + 4·Cout·N·8 (outputs in lanes)
 //	            + 8·max(H·W, Ho·Wo) (one plane with the samples interleaved)
-//	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·W
-//	relu:       2·B·size
+//	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·P' (input
+//	            gradient; P' = W, or the convolution's pitch P before it)
+//	relu:       2·B·size (nothing when the max-pool before it applies it)
 //	dropout:    3·B·size (mask, output, input gradient)
 //	batchnorm:  3·B·size (normalized input, output, input gradient) + C
 //	flatten:    nothing
