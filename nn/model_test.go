@@ -515,8 +515,9 @@ func TestDropoutMaskIsFloat32Draw(t *testing.T) {
 		for i := range x {
 			x[i] = float32(i%13) - 6
 		}
-		// Draws straddle the threshold: Float32's 24 bits at ⌊p·2²⁴⌋−1 …
-		// ⌈p·2²⁴⌉+1, and random ones; the 8 bits Float32 ignores are set.
+		// Draws straddle the threshold: Float32's 24 bits from ⌊p·2²⁴⌋ − 1
+		// to ⌊p·2²⁴⌋ + 3, and random ones; the 8 bits Float32 ignores are
+		// set.
 		src := &edgeSource{r: rand.NewPCG(5, uint64(prob*1e9)), edge: uint32(float64(d.p) * (1 << 24))}
 		y := d.forward(&pass{train: true, rng: rand.New(src)}, x, n)
 		src.i = 0
