@@ -371,14 +371,15 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		ho, wo := (h+2*pad-k)/stride+1, (w+2*pad-k)/stride+1
 		hw, kr := ho*wo, cin*k*k
 		f.params = add(f.params, cout*kr+cout)
-		outWide := toPool && stride == 1 && !nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride))
+		wino := nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride))
+		outWide := toPool && stride == 1 && !wino
 		pitch = wo
 		if outWide {
 			pitch = max(w+pad, wo)
 			f.wideOut = add(f.wideOut, cout*ho*wo)
 		}
 		buf(B * cout * ho * pitch)
-		if nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride)) {
+		if wino {
 			// Winograd F(2×2, 5×5) (nn/convwino.go): its transforms and
 			// group buffers, the column buffers DP-SGD uses, and the
 			// products of each of the 36 positions.
