@@ -91,10 +91,20 @@ func BenchmarkEvaluateMLP(b *testing.B) {
 // where a step's time goes, for BENCHMARKS.md. It runs the step's parts
 // the way Model.Gradient and Model.Step do.
 func BenchmarkLayersFEMNISTCNN(b *testing.B) {
+	benchLayers(b, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62})
+}
+
+// BenchmarkLayersLeNet5x32 is BenchmarkLayersFEMNISTCNN for R-DPFL's
+// LeNet-5 on 3×32×32 inputs.
+func BenchmarkLayersLeNet5x32(b *testing.B) {
+	benchLayers(b, Spec{Kind: "lenet5", Input: []int{3, 32, 32}, Classes: 10})
+}
+
+func benchLayers(b *testing.B, s Spec) {
 	for _, th := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads%d", th), func(b *testing.B) {
 			const batch = 64
-			m, x, y, opt, r := benchSetup(b, Spec{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62}, batch, th)
+			m, x, y, opt, r := benchSetup(b, s, batch, th)
 			fwd, bwd := make([]time.Duration, len(m.layers)), make([]time.Duration, len(m.layers))
 			var optim time.Duration
 			b.ResetTimer()

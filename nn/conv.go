@@ -31,7 +31,10 @@ type conv2d struct {
 	// which reads a wide output in place (outPitch).
 	toPool      bool
 	forceIm2col bool // tests: stride 1 without the wide layout
-	forceDirect bool // tests: no Winograd (convwino.go)
+	// noTransposedGrad (tests) sums the weight gradient as it is, one
+	// transposed product per sample, instead of transposed (transposedGrad).
+	noTransposedGrad bool
+	forceDirect      bool // tests: no Winograd (convwino.go)
 	// wino is the Winograd F(2×2, 5×5) state when useWinograd holds
 	// (convwino.go), nil otherwise.
 	wino                           *winograd
@@ -376,6 +379,7 @@ func (c *conv2d) backwardChunk(w, k int, part []float32) {
 	lo, hi := k*c.n/chunks, (k+1)*c.n/chunks
 	eng, sc := c.run.eng.Serial(w), &c.scratch[w]
 	gw, gb := part[:c.cout*kr], part[c.cout*kr:]
+	gwT := c.transposedGrad(eng, sc)
 	for i := lo; i < hi; i++ {
 		// The first sample of the chunk overwrites the partial sums.
 		beta := float32(1)
@@ -388,7 +392,7 @@ func (c *conv2d) backwardChunk(w, k int, part []float32) {
 			dxi = c.dxn[i*in : (i+1)*in]
 		}
 		if c.wide() {
-			c.backwardWide(eng, sc, c.x[i*in:(i+1)*in], dyi, dxi, beta, gw, gb)
+			c.backwardWide(eng, sc, c.x[i*in:(i+1)*in], dyi, dxi, beta, gw, gwT, gb)
 			continue
 		}
 		c.im2col(c.x[i*in:(i+1)*in], sc.col)
@@ -401,28 +405,48 @@ func (c *conv2d) backwardChunk(w, k int, part []float32) {
 			c.col2im(sc.dcol, dxi)
 		}
 	}
+	if gwT != nil {
+		for r := range kr {
+			for co, v := range gwT[r*c.cout : (r+1)*c.cout] {
+				gw[co*kr+r] = v
+			}
+		}
+	}
+}
+
+// transposedGrad returns where a chunk's weight gradient is summed
+// transposed (Cin·k² × Cout), or nil where it is summed as it is. The
+// wide layout's per-sample product, with a kernel that reads gathered
+// rows, computes the transposed gradient (gemm.SgemmNTGathered transposes
+// it in and out on every call); summed that way over the chunk, it is
+// transposed once. The column buffer, unused on that path, holds it when
+// large enough. Same bits: the transposes only move floats.
+func (c *conv2d) transposedGrad(eng *gemm.Engine, sc *convScratch) []float32 {
+	n := c.colRows() * c.cout
+	if !c.wide() || !eng.GathersRows() || len(sc.col) < n || c.noTransposedGrad {
+		return nil
+	}
+	return sc.col[:n]
 }
 
 // rowSums sets (beta 0) or adds to (beta 1) gb[r] the sum of row r of the
 // rows×width matrix m, each row summed left to right. Eight rows are summed
 // at once: independent addition chains instead of one keep the adders busy
 // (one chain waits out each addition's latency), and every row's sum is
-// still the same sequence of additions. The rows are resliced to m0's
-// length so that the loop carries no bounds checks.
+// still the same sequence of additions. A last group of fewer than eight
+// rows (all of them for LeNet-5's first convolution, 6 channels) runs in
+// the same loop, its missing rows standing in for its last one, their sums
+// dropped: one chain per row there cost 4 % of that model's step. The
+// rows are resliced to m0's length so that the loop carries no bounds
+// checks.
 func rowSums(gb, m []float32, width int, beta float32) {
-	set := func(r int, s float32) {
-		if beta == 0 {
-			gb[r] = s
-		} else {
-			gb[r] += s
-		}
-	}
-	r := 0
-	for ; r+8 <= len(gb); r += 8 {
-		m0 := m[r*width : (r+1)*width]
-		m1, m2, m3 := m[(r+1)*width:][:len(m0)], m[(r+2)*width:][:len(m0)], m[(r+3)*width:][:len(m0)]
-		m4, m5, m6 := m[(r+4)*width:][:len(m0)], m[(r+5)*width:][:len(m0)], m[(r+6)*width:][:len(m0)]
-		m7 := m[(r+7)*width:][:len(m0)]
+	for r := 0; r < len(gb); r += 8 {
+		last := min(r+8, len(gb)) - 1
+		row := func(q int) []float32 { return m[min(r+q, last)*width:][:width] }
+		m0 := row(0)
+		m1, m2, m3 := row(1)[:len(m0)], row(2)[:len(m0)], row(3)[:len(m0)]
+		m4, m5, m6 := row(4)[:len(m0)], row(5)[:len(m0)], row(6)[:len(m0)]
+		m7 := row(7)[:len(m0)]
 		var s0, s1, s2, s3, s4, s5, s6, s7 float32
 		for j, v := range m0 {
 			s0 += v
@@ -434,16 +458,14 @@ func rowSums(gb, m []float32, width int, beta float32) {
 			s6 += m6[j]
 			s7 += m7[j]
 		}
-		for i, s := range [8]float32{s0, s1, s2, s3, s4, s5, s6, s7} {
-			set(r+i, s)
+		sums := [8]float32{s0, s1, s2, s3, s4, s5, s6, s7}
+		for i, s := range sums[:last-r+1] {
+			if beta == 0 {
+				gb[r+i] = s
+			} else {
+				gb[r+i] += s
+			}
 		}
-	}
-	for ; r < len(gb); r++ {
-		var s float32
-		for _, v := range m[r*width : (r+1)*width] {
-			s += v
-		}
-		set(r, s)
 	}
 }
 

@@ -29,30 +29,8 @@ func TestConvWideLayoutMatchesIm2col(t *testing.T) {
 				const n = 7
 				var got [2][4][]float32
 				for i, forced := range []bool{false, true} {
-					c, err := newConv2d([]int{tc.cin, tc.h, tc.w}, tc.cout, tc.k, 1, tc.pad)
-					if err != nil {
-						t.Fatal(err)
-					}
-					c.forceIm2col = forced
-					p, g := make([]float32, c.paramCount()), make([]float32, c.paramCount())
-					c.bind(p, g, nil)
-					r := rand.New(rand.NewPCG(3, 4))
-					c.initParams(r)
-					c.alloc(n, true)
-					x := make([]float32, n*tc.cin*tc.h*tc.w)
-					for j := range x {
-						x[j] = float32(r.NormFloat64())
-					}
-					eng := gemm.New(threads)
-					pass := &pass{eng: eng, train: true}
-					y := append([]float32(nil), c.forward(pass, x, n)...)
-					dy := make([]float32, len(y))
-					for j := range dy {
-						dy[j] = float32(r.NormFloat64())
-					}
-					dx := append([]float32(nil), c.backward(pass, dy, n)...)
-					eng.Close()
-					got[i] = [4][]float32{y, g[:len(c.wt)], g[len(c.wt):], dx}
+					y, g, dx := convPass(t, tc.cin, tc.h, tc.w, tc.cout, tc.k, tc.pad, n, threads, true, func(c *conv2d) { c.forceIm2col = forced })
+					got[i] = [4][]float32{y, g[:tc.cout*tc.cin*tc.k*tc.k], g[tc.cout*tc.cin*tc.k*tc.k:], dx}
 				}
 				for j, what := range []string{"output", "weight gradient", "bias gradient", "input gradient"} {
 					a, b := got[0][j], got[1][j]
@@ -65,6 +43,70 @@ func TestConvWideLayoutMatchesIm2col(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestConvTransposedGradSumIsExact: summing a chunk's weight gradient
+// transposed and transposing it once (transposedGrad) gives the bits of
+// one transposed product per sample, with 1 and 2 workers, for LeNet-5's
+// and the FEMNIST CNN's first convolutions, ragged shapes, and a layer
+// whose column buffer is too small to hold the sum (the per-sample path
+// on both sides).
+func TestConvTransposedGradSumIsExact(t *testing.T) {
+	if e := gemm.New(1); !e.GathersRows() {
+		t.Skipf("the %s kernel does not read gathered rows, so the weight gradient is never summed transposed", e.Kernel())
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	cases := []struct{ cin, h, w, cout, k, pad int }{
+		{3, 32, 32, 6, 5, 0}, {1, 28, 28, 32, 5, 2}, {3, 9, 13, 4, 3, 1},
+		{2, 5, 8, 3, 3, 3}, {1, 1, 1, 64, 1, 0},
+	}
+	for _, tc := range cases {
+		for _, threads := range []int{1, 2} {
+			const n = 9
+			var grads [2][]float32
+			for i, perSample := range []bool{false, true} {
+				_, grads[i], _ = convPass(t, tc.cin, tc.h, tc.w, tc.cout, tc.k, tc.pad, n, threads, false, func(c *conv2d) { c.noTransposedGrad = perSample })
+			}
+			for j, v := range grads[0] {
+				if math.Float32bits(v) != math.Float32bits(grads[1][j]) {
+					t.Fatalf("%+v threads %d: gradient %d = %v summed transposed, %v per sample", tc, threads, j, v, grads[1][j])
+				}
+			}
+		}
+	}
+}
+
+// convPass builds a stride-1 convolution (set up further by configure),
+// runs n random samples forward and a random output gradient backward on
+// an engine of the given threads, and returns the output, the parameter
+// gradients (weights then biases) and, if needDx, the input gradient.
+func convPass(t *testing.T, cin, h, w, cout, k, pad, n, threads int, needDx bool, configure func(*conv2d)) (y, g, dx []float32) {
+	t.Helper()
+	c, err := newConv2d([]int{cin, h, w}, cout, k, 1, pad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configure(c)
+	p := make([]float32, c.paramCount())
+	g = make([]float32, c.paramCount())
+	c.bind(p, g, nil)
+	r := rand.New(rand.NewPCG(3, 4))
+	c.initParams(r)
+	c.alloc(n, needDx)
+	x := make([]float32, n*cin*h*w)
+	for j := range x {
+		x[j] = float32(r.NormFloat64())
+	}
+	eng := gemm.New(threads)
+	defer eng.Close()
+	run := &pass{eng: eng, train: true}
+	y = append([]float32(nil), c.forward(run, x, n)...)
+	dy := make([]float32, len(y))
+	for j := range dy {
+		dy[j] = float32(r.NormFloat64())
+	}
+	dx = append([]float32(nil), c.backward(run, dy, n)...)
+	return y, g, dx
 }
 
 // TestOrderKeyIsMonotonic: orderKey orders floats as < does, with −0 and

@@ -138,10 +138,11 @@ func (c *conv2d) forwardWide(eng *gemm.Engine, sc *convScratch, x, y []float32) 
 	}
 }
 
-// backwardWide adds one sample's weight and bias gradients to gw and gb
-// (overwriting them when beta is 0) and, when dx is not nil, writes its
+// backwardWide adds one sample's weight and bias gradients to gw (or, if
+// not nil, to gwT, the weight gradient transposed: transposedGrad) and gb,
+// overwriting them when beta is 0, and, when dx is not nil, writes its
 // input gradient.
-func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []float32, beta float32, gw, gb []float32) {
+func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []float32, beta float32, gw, gwT, gb []float32) {
 	pl, wp, kr := c.plane(), c.pitch(), c.colRows()
 	width := c.ho * wp
 	c.padInto(x, sc.xpad)
@@ -157,9 +158,12 @@ func (c *conv2d) backwardWide(eng *gemm.Engine, sc *convScratch, x, dy, dx []flo
 	}
 	// dW = dy · colᵀ: with a kernel that reads gathered rows, the columns
 	// are read in place from xpad; else they are built first.
-	if eng.GathersRows() {
+	switch {
+	case gwT != nil:
+		eng.SgemmGatheredNT(kr, c.cout, width, 1, sc.xpad, c.colAt, dwide, width, beta, gwT, c.cout)
+	case eng.GathersRows():
 		eng.SgemmNTGathered(c.cout, kr, width, 1, dwide, width, sc.xpad, c.colAt, beta, gw, kr)
-	} else {
+	default:
 		c.wideColumns(sc.xpad, sc.col)
 		eng.Sgemm(false, true, c.cout, kr, width, 1, dwide, width, sc.col, width, beta, gw, kr)
 	}

@@ -7,6 +7,7 @@ import "unsafe"
 type workspace struct {
 	ap, bp []float32 // packed block of op(A) (mc×kc) and of op(B) (kc×nc)
 	tile   []float32 // mr×nr scratch tile for the ragged edges of C
+	rowPad []int     // mr row offsets: a ragged panel of gathered A rows
 }
 
 // run computes the rectangle [m0,m1)×[n0,n1) of C with the loop nest of
@@ -44,6 +45,9 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 		w.bp = growAligned(w.bp, kcb*ncb)
 	}
 	w.tile = growAligned(w.tile, mr*nr)
+	if len(w.rowPad) < mr {
+		w.rowPad = make([]int, mr)
+	}
 	for jc := n0; jc < n1; jc += ncb {
 		nc := min(ncb, n1-jc)
 		for pc := 0; pc < p.k; pc += kcb {
@@ -63,13 +67,12 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 					// Panel ic/mr of the block at pc (see PackedA).
 					ap = p.packedA[roundUp(p.m, mr)*pc+ic*kc:]
 				case p.arows != nil:
-					// Gathered rows, read in place by microAG but for a
-					// ragged last panel (or all, without microAG), packed.
-					from := mc / mr * mr
+					// Gathered rows are read in place by microAG, a ragged
+					// last panel too (microInPlace); without microAG, all
+					// are packed.
 					if kern.microAG == nil {
-						from = 0
+						packAGathered(w.ap, p.a, p.arows, ic, 0, mc, pc, kc, mr)
 					}
-					packAGathered(w.ap, p.a, p.arows, ic, from, mc, pc, kc, mr)
 				case !p.directA:
 					packA(w.ap, p.a, p.lda, p.transA, ic, mc, pc, kc, kern)
 				default:
@@ -112,13 +115,13 @@ func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc
 				w.microGathered(kern, p, &ap[ir*kc], kc, pc, jc+jr, ci, rows, beta)
 				continue
 			}
-			if inPlace && rows == mr {
-				w.microInPlace(kern, p, ic+ir, pc, kc, bpan, ldb, ci, cols, beta)
+			if inPlace && (rows == mr || p.arows != nil) {
+				w.microInPlace(kern, p, ic+ir, rows, pc, kc, bpan, ldb, ci, cols, beta)
 				continue
 			}
 			apan := &ap[ir*kc]
 			if inPlace {
-				apan = &w.ap[0] // the ragged panel, packed alone
+				apan = &w.ap[0] // the ragged panel of a directA, packed alone
 			}
 			micro, width := kern.micro, nr
 			if kern.half != nil && cols <= nr/2 {
@@ -145,10 +148,16 @@ func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc
 }
 
 // microInPlace runs the kernel that reads A in place (microA, or for
-// gathered rows microAG or its half) on the full-height tile of rows
-// [i, i+mr) at C offset ci, through the scratch tile when cols is short of
-// the kernel's width.
-func (w *workspace) microInPlace(kern *kernel, p *problem, i, pc, kc int, bpan *float32, ldb, ci, cols int, beta float32) {
+// gathered rows microAG or its half) on the tile of rows [i, i+rows) at C
+// offset ci, through the scratch tile when cols is short of the kernel's
+// width or rows of mr. Only gathered rows come short (rows < mr): the
+// panel's offsets are padded by repeating its last row, whose extra
+// results stay in the scratch tile. That costs the kernel's work on the
+// padding rows, as packing the panel zero-padded did, without packing it
+// (for a convolution's weight gradient, 75 = 12·6 + 3 rows with AVX2,
+// that was a transposing copy of 3 rows on every call), and each row's
+// arithmetic is the full panels' (microAG's bits, the tests' reference).
+func (w *workspace) microInPlace(kern *kernel, p *problem, i, rows, pc, kc int, bpan *float32, ldb, ci, cols int, beta float32) {
 	mr, nr := kern.mr, kern.nr
 	width := nr
 	if p.arows != nil && cols <= nr/2 {
@@ -156,12 +165,24 @@ func (w *workspace) microInPlace(kern *kernel, p *problem, i, pc, kc int, bpan *
 	}
 	dst, ldc := &p.c[ci], p.ldc
 	t := w.tile
-	if cols != width {
+	if cols != width || rows != mr {
 		dst, ldc = &t[0], nr
 		if beta != 0 {
-			for r := 0; r < mr; r++ {
+			for r := 0; r < rows; r++ {
 				copy(t[r*nr:r*nr+cols], p.c[ci+r*p.ldc:])
 			}
+		}
+	}
+	var rowsAt *int
+	if p.arows != nil {
+		rowsAt = &p.arows[i]
+		if rows < mr {
+			pad := w.rowPad
+			copy(pad, p.arows[i:i+rows])
+			for r := rows; r < mr; r++ {
+				pad[r] = pad[rows-1]
+			}
+			rowsAt = &pad[0]
 		}
 	}
 	if p.arows != nil && ldb != nr {
@@ -171,12 +192,12 @@ func (w *workspace) microInPlace(kern *kernel, p *problem, i, pc, kc int, bpan *
 	case p.arows == nil:
 		kern.microA(kc, &p.a[i*p.lda+pc], p.lda, bpan, dst, ldb, ldc, p.alpha, beta)
 	case width < nr:
-		kern.microAGHalf(kc, &p.a[pc], &p.arows[i], bpan, dst, ldb, ldc, p.alpha, beta)
+		kern.microAGHalf(kc, &p.a[pc], rowsAt, bpan, dst, ldb, ldc, p.alpha, beta)
 	default:
-		kern.microAG(kc, &p.a[pc], &p.arows[i], bpan, dst, ldb, ldc, p.alpha, beta)
+		kern.microAG(kc, &p.a[pc], rowsAt, bpan, dst, ldb, ldc, p.alpha, beta)
 	}
-	if cols != width {
-		for r := 0; r < mr; r++ {
+	if cols != width || rows != mr {
+		for r := 0; r < rows; r++ {
 			copy(p.c[ci+r*p.ldc:ci+r*p.ldc+cols], t[r*nr:])
 		}
 	}

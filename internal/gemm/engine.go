@@ -335,6 +335,27 @@ func (e *Engine) SgemmNTGathered(m, n, k int, alpha float32, a []float32, lda in
 		a: b, arows: rows[:n], b: a, ldb: lda}, c, ldc)
 }
 
+// SgemmGatheredNT is SgemmNTGathered's transpose: C = alpha·A·Bᵀ + beta·C
+// for A m×k whose row i is the k floats a[rows[i]:] and B n×k at ldb. It
+// is the product SgemmNTGathered runs before transposing its result, so
+// Cᵀ here has SgemmNTGathered's bits for C. A caller that sums many such
+// products (a convolution's weight gradient over a batch, one product per
+// sample) sums them here and transposes once, instead of twice a product.
+// It panics like SgemmNTGathered.
+func (e *Engine) SgemmGatheredNT(m, n, k int, alpha float32, a []float32, rows []int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 || len(rows) < m {
+		panic(fmt.Sprintf("gemm: SgemmGatheredNT m=%d n=%d k=%d with %d row offsets", m, n, k, len(rows)))
+	}
+	checkMatrix("b", false, n, k, b, ldb)
+	checkMatrix("c", false, m, n, c, ldc)
+	if trivial(m, n, k, alpha, beta, c, ldc) {
+		return
+	}
+	checkRows("SgemmGatheredNT", rows[:m], k, a)
+	e.run(problem{transB: true, m: m, n: n, k: k, alpha: alpha, beta: beta,
+		a: a, arows: rows[:m], b: b, ldb: ldb, c: c, ldc: ldc})
+}
+
 // checkRows panics unless every row rows[j] of width floats lies inside b:
 // the assembly does not bounds-check gathered rows.
 func checkRows(fn string, rows []int, width int, b []float32) {

@@ -661,6 +661,59 @@ func TestGatheredMatchesPacked(t *testing.T) {
 	e.SgemmGathered(&pa, 4, 1, make([]float32, 10), []int{0, 6, 7}, 0, make([]float32, 8), 4)
 }
 
+// TestGatheredNTIsNTGatheredTransposed: SgemmGatheredNT gives the
+// transpose of SgemmNTGathered's C, bit for bit, for every kernel, ragged
+// shapes (gathered rows short of a register panel), every beta (NaN in C
+// with beta 0) and two threads; an overrunning row panics.
+func TestGatheredNTIsNTGatheredTransposed(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, k := range available() {
+		for _, s := range [][3]int{{75, 6, 896}, {150, 16, 140}, {25, 32, 840}, {37, 13, 300}, {9, 20, 8}} {
+			m, n, kk := s[0], s[1], s[2]
+			src, rows, _ := gatheredRows(r, m, kk, 2*kk+m)
+			b, ldb := randMatrix(r, n, kk, false, 1)
+			for _, beta := range []float32{0, 1, 0.5} {
+				c, ldc := randMatrix(r, m, n, false, 2)
+				if beta == 0 {
+					for i := range c {
+						c[i] = float32(math.NaN())
+					}
+				}
+				ct := make([]float32, n*m) // c transposed, at stride m
+				for i := range m {
+					for j := range n {
+						ct[j*m+i] = c[i*ldc+j]
+					}
+				}
+				for _, threads := range []int{1, 2} {
+					e := newEngine(threads, k)
+					e.minPartWork = 1
+					got, want := slices.Clone(c), slices.Clone(ct)
+					e.SgemmGatheredNT(m, n, kk, 0.6, src, rows, b, ldb, beta, got, ldc)
+					e.SgemmNTGathered(n, m, kk, 0.6, b, ldb, src, rows, beta, want, m)
+					for i := range m {
+						for j := range n {
+							if g, w := got[i*ldc+j], want[j*m+i]; math.Float32bits(g) != math.Float32bits(w) {
+								t.Fatalf("%s %v beta %v threads %d: C[%d][%d] = %v, transposed %v", k.name, s, beta, threads, i, j, g, w)
+							}
+						}
+					}
+					e.Close()
+				}
+			}
+		}
+	}
+	e := New(1)
+	defer e.Close()
+	defer func() {
+		if recover() == nil {
+			t.Error("a row past the end of a did not panic")
+		}
+	}()
+	e.SgemmGatheredNT(3, 2, 4, 1, make([]float32, 10), []int{0, 6, 7}, make([]float32, 8), 4, 0, make([]float32, 6), 2)
+}
+
 // TestNTGatheredMatchesSgemm: C = A·Bᵀ with B's rows gathered from
 // overlapping runs of one slice (SgemmNTGathered) gives Sgemm's bits on the
 // materialised B, for every kernel (AVX2 reads the rows in place, with its
