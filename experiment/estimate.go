@@ -222,6 +222,10 @@ type gemmCall struct {
 	// convolution's weight gradient), which kernels that read them in
 	// place always swap.
 	gathered bool
+	// gatheredA: A's rows are gathered (gemm.SgemmGatheredNT, the same
+	// weight gradient summed transposed); kernels that read them in place
+	// pack no A.
+	gatheredA bool
 }
 
 func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
@@ -248,7 +252,7 @@ func (g gemmKernel) workspace(calls []gemmCall) int64 {
 		kc := (c.k + blocks - 1) / blocks
 		mcb := min(g.mc, roundUp(c.m, g.mr))
 		ncb := min(g.nc, roundUp(c.n, g.nr))
-		if !c.packedA {
+		if !c.packedA && !(c.gatheredA && g.inPlaceA) {
 			ap = max(ap, mcb*kc)
 		}
 		if !c.transB && c.m <= 8*g.mr && c.ldb%1024 != 0 {
@@ -418,8 +422,12 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 			}
 		}
 		buf(kr * hw)
-		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw, packedA: true},
-			gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true, gathered: wide})
+		dW := gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true, gathered: wide}
+		if wide && currentKernel().inPlaceA && cout <= hw {
+			// Summed transposed in the column buffer (nn's transposedGrad).
+			dW = gemmCall{m: kr, n: cout, k: hw, ldb: hw, transB: true, readsC: true, gatheredA: true}
+		}
+		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw, packedA: true}, dW)
 		if needDx() {
 			buf(B * cin * h * w)
 			buf(kr * hw)

@@ -36,7 +36,7 @@ func (w *workspace) run(kern *kernel, p *problem, m0, m1, n0, n1 int) {
 		// runs of a small input that stays in cache), or all copied.
 		direct = kern.microG != nil
 	}
-	if p.packedA == nil {
+	if p.packedA == nil && (p.arows == nil || kern.microAG == nil) {
 		w.ap = growAligned(w.ap, mcb*kcb)
 	}
 	if direct {
