@@ -23,7 +23,7 @@ import (
 // The products need no copy at all: forward reads those runs of xpad in
 // place (gemm.SgemmGathered, with colAt the runs' starts), and so does the
 // weight gradient where the kernel reads gathered rows
-// (gemm.SgemmNTGathered: AVX2 and AVX-512); elsewhere it builds them.
+// (gemm.SgemmGatheredNT: AVX2 and AVX-512); elsewhere it builds them.
 // The price is the P − Wo columns per output row that are not outputs:
 // 16/14 = 1.14× wider products for the FEMNIST CNN's second convolution,
 // 30/28 for its first. The extra columns read xpad past a row's end (the

@@ -24,7 +24,8 @@
 //     each column row one contiguous run of it, at the cost of computing
 //     P − Wo extra columns per output row, P the row pitch), and their
 //     products read those runs in place (gemm.SgemmGathered forward and,
-//     with AVX2 or AVX-512, gemm.SgemmNTGathered for the weight gradient):
+//     with AVX2 or AVX-512, gemm.SgemmGatheredNT for the weight gradient,
+//     summed transposed over a chunk of samples and transposed once):
 //     no column matrix is built. The weights are packed once per pass
 //     (gemm.PackA), not once per sample. With several
 //     matrix threads, the batch's samples are split across them (a run of

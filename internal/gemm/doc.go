@@ -50,8 +50,11 @@
 // offsets into a slice and its kernels (microG) load each k-row of a B
 // panel through them, and SgemmNTGathered does the same for C = A·Bᵀ by
 // computing Cᵀ with the gathered rows as the in-place A (microAG, with a
-// half-width variant for C of at most nr/2 columns). Both give the bits of
-// the materialised product; the portable kernel copies the rows instead.
+// half-width variant for C of at most nr/2 columns; a ragged last panel of
+// rows goes through the same kernel with its offsets padded). That Cᵀ is
+// also available as it is (SgemmGatheredNT), for callers that sum many such
+// products and transpose the sum once. All give the bits of the
+// materialised product; the portable kernel copies the rows instead.
 //
 // # Determinism
 //
@@ -78,11 +81,13 @@
 // product big enough to split (at least 2×256K multiply-adds, measured by
 // BenchmarkThreshold) and keeps them until Close (or until the Engine is
 // garbage collected). C is split along its larger dimension, so that the
-// operand every part packs again is the smaller one. Helpers spin briefly
-// before parking, so back-to-back calls reach them awake, and the caller
-// runs any part a helper has not yet started. The number of parts is capped
-// by GOMAXPROCS. Splitting pays only on otherwise idle cores; where cores
-// are shared with other busy work, one thread per Engine is faster.
+// operand every part packs again is the smaller one. Helpers spin for up to
+// 300 µs before parking (a wake-up cost 50–500 µs on a 2-core VM), so the
+// calls of a training step reach them awake, and the caller runs any part a
+// helper has not yet started. A helper with no work thus burns up to 300
+// µs of CPU before it sleeps. The number of parts is capped by GOMAXPROCS.
+// Splitting pays only on otherwise idle cores; where cores are shared with
+// other busy work, one thread per Engine is faster.
 //
 // Steady-state calls allocate nothing: packing buffers grow to the largest
 // shape seen and are reused, and a call's parts are handed over as plain
