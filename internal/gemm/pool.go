@@ -74,9 +74,9 @@ var betweenWakeReads atomic.Pointer[func()]
 // of a 512³ product started 50–500 µs after its dispatch in 90 % of calls
 // (120 µs on average, against the 1.5 ms the part ran), with the spin
 // bounded at 1<<14 polls, which took 5 µs there. Spinning up to 300 µs,
-// 99.8 % started within 5 µs; the two-thread LeNet-5 3×32×32 step (about
-// 20 parallel calls in 3 ms) ran 1.3–2.0× faster and the FEMNIST CNN step
-// 1.1–1.2×. A helper that finds no work burns at most this much CPU before
+// 99.8 % started within 5 µs, and the two-thread training steps (MLP,
+// FEMNIST CNN, LeNet-5 3×32×32; AVX2, three alternations) ran 1.1–1.7×
+// faster. A helper that finds no work burns at most this much CPU before
 // it parks.
 const spinFor = 300 * time.Microsecond
 
