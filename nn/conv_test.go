@@ -29,8 +29,8 @@ func TestConvWideLayoutMatchesIm2col(t *testing.T) {
 				const n = 7
 				var got [2][4][]float32
 				for i, forced := range []bool{false, true} {
-					y, g, dx := convPass(t, tc.cin, tc.h, tc.w, tc.cout, tc.k, tc.pad, n, threads, true, func(c *conv2d) { c.forceIm2col = forced })
-					got[i] = [4][]float32{y, g[:tc.cout*tc.cin*tc.k*tc.k], g[tc.cout*tc.cin*tc.k*tc.k:], dx}
+					run, _, _, _, _ := runConv(t, [6]int{tc.cin, tc.h, tc.w, tc.cout, tc.k, tc.pad}, n, threads, 3, func(c *conv2d) { c.forceIm2col = forced })
+					got[i] = [4][]float32{run.y, run.dw, run.db, run.dx}
 				}
 				for j, what := range []string{"output", "weight gradient", "bias gradient", "input gradient"} {
 					a, b := got[0][j], got[1][j]
@@ -65,7 +65,8 @@ func TestConvTransposedGradSumIsExact(t *testing.T) {
 			const n = 9
 			var grads [2][]float32
 			for i, perSample := range []bool{false, true} {
-				_, grads[i], _ = convPass(t, tc.cin, tc.h, tc.w, tc.cout, tc.k, tc.pad, n, threads, false, func(c *conv2d) { c.noTransposedGrad = perSample })
+				run, _, _, _, _ := runConv(t, [6]int{tc.cin, tc.h, tc.w, tc.cout, tc.k, tc.pad}, n, threads, 5, func(c *conv2d) { c.noTransposedGrad = perSample })
+				grads[i] = append(run.dw, run.db...)
 			}
 			for j, v := range grads[0] {
 				if math.Float32bits(v) != math.Float32bits(grads[1][j]) {
@@ -74,39 +75,6 @@ func TestConvTransposedGradSumIsExact(t *testing.T) {
 			}
 		}
 	}
-}
-
-// convPass builds a stride-1 convolution (set up further by configure),
-// runs n random samples forward and a random output gradient backward on
-// an engine of the given threads, and returns the output, the parameter
-// gradients (weights then biases) and, if needDx, the input gradient.
-func convPass(t *testing.T, cin, h, w, cout, k, pad, n, threads int, needDx bool, configure func(*conv2d)) (y, g, dx []float32) {
-	t.Helper()
-	c, err := newConv2d([]int{cin, h, w}, cout, k, 1, pad)
-	if err != nil {
-		t.Fatal(err)
-	}
-	configure(c)
-	p := make([]float32, c.paramCount())
-	g = make([]float32, c.paramCount())
-	c.bind(p, g, nil)
-	r := rand.New(rand.NewPCG(3, 4))
-	c.initParams(r)
-	c.alloc(n, needDx)
-	x := make([]float32, n*cin*h*w)
-	for j := range x {
-		x[j] = float32(r.NormFloat64())
-	}
-	eng := gemm.New(threads)
-	defer eng.Close()
-	run := &pass{eng: eng, train: true}
-	y = append([]float32(nil), c.forward(run, x, n)...)
-	dy := make([]float32, len(y))
-	for j := range dy {
-		dy[j] = float32(r.NormFloat64())
-	}
-	dx = append([]float32(nil), c.backward(run, dy, n)...)
-	return y, g, dx
 }
 
 // TestOrderKeyIsMonotonic: orderKey orders floats as < does, with −0 and

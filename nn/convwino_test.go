@@ -47,14 +47,19 @@ func refConvGrads(x, dy []float64, n int, c *conv2d, w []float64) (dw, db, dx []
 // weight, bias and input gradients.
 type convRun struct{ y, dw, db, dx []float32 }
 
-func runConv(t *testing.T, shape [6]int, n, threads int, direct bool, seed uint64) (convRun, *conv2d, []float32, []float32, []float32) {
+// runConv builds a stride-1 layer of shape (Cin, H, W, Cout, k, padding),
+// set up further by configure when it is not nil, and runs n random
+// samples and a random output gradient through it.
+func runConv(t *testing.T, shape [6]int, n, threads int, seed uint64, configure func(*conv2d)) (convRun, *conv2d, []float32, []float32, []float32) {
 	t.Helper()
 	cin, h, w, cout, k, pad := shape[0], shape[1], shape[2], shape[3], shape[4], shape[5]
 	c, err := newConv2d([]int{cin, h, w}, cout, k, 1, pad)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.forceDirect = direct
+	if configure != nil {
+		configure(c)
+	}
 	p, g := make([]float32, c.paramCount()), make([]float32, c.paramCount())
 	c.bind(p, g, nil)
 	r := rand.New(rand.NewPCG(seed, 7))
@@ -126,7 +131,7 @@ func TestConvWinogradMatchesFloat64(t *testing.T) {
 				}
 				var errs [2][4]float64
 				for i, direct := range []bool{false, true} {
-					got, c, p, x, dy := runConv(t, sh, n, threads, direct, 11)
+					got, c, p, x, dy := runConv(t, sh, n, threads, 11, func(c *conv2d) { c.forceDirect = direct })
 					if (c.wino != nil) == direct {
 						t.Fatalf("direct=%v but Winograd state %v", direct, c.wino != nil)
 					}
@@ -152,9 +157,9 @@ func TestConvWinogradMatchesFloat64(t *testing.T) {
 func TestConvWinogradBitIdenticalAcrossThreads(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	for _, n := range []int{1, 5, 13} {
-		ref, _, _, _, _ := runConv(t, winoShapes[1], n, 1, false, 5)
+		ref, _, _, _, _ := runConv(t, winoShapes[1], n, 1, 5, nil)
 		for _, threads := range []int{2, 3, 4} {
-			got, _, _, _, _ := runConv(t, winoShapes[1], n, threads, false, 5)
+			got, _, _, _, _ := runConv(t, winoShapes[1], n, threads, 5, nil)
 			for j, pair := range [][2][]float32{{got.y, ref.y}, {got.dw, ref.dw}, {got.db, ref.db}, {got.dx, ref.dx}} {
 				for e := range pair[0] {
 					if math.Float32bits(pair[0][e]) != math.Float32bits(pair[1][e]) {
@@ -180,7 +185,7 @@ func TestWinogradPairsMatchAVX2(t *testing.T) {
 		var runs [2]convRun
 		for i, pairs := range []bool{true, false} {
 			winoPairsOn = pairs
-			runs[i], _, _, _, _ = runConv(t, sh, 19, 2, false, 17)
+			runs[i], _, _, _, _ = runConv(t, sh, 19, 2, 17, nil)
 		}
 		for j, what := range []string{"output", "weight gradient", "bias gradient", "input gradient"} {
 			a, b := [][]float32{runs[0].y, runs[0].dw, runs[0].db, runs[0].dx}[j], [][]float32{runs[1].y, runs[1].dw, runs[1].db, runs[1].dx}[j]
