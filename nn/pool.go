@@ -21,10 +21,8 @@ type maxPool2d struct {
 	// rules.
 	relu bool
 	// from is the convolution right before, when its output may come at
-	// a wider row pitch (conv2d.outPitch), and pitch the input's (and
-	// input gradient's) row pitch, set by alloc: w, or the convolution's.
+	// a wider row pitch (conv2d.outPitch; see rowPitch).
 	from   *conv2d
-	pitch  int
 	arg    []int32 // winning input offset per output, per batch
 	y, dx  []float32
 	needDx bool
@@ -42,7 +40,7 @@ func newMaxPool2d(in []int, k, stride int) (*maxPool2d, error) {
 	if k < 1 || stride < 1 || in[1] < k || in[2] < k {
 		return nil, fmt.Errorf("maxpool2d: window %d stride %d does not fit input %s", k, stride, shapeString(in))
 	}
-	m := &maxPool2d{c: in[0], h: in[1], w: in[2], k: k, s: stride, pitch: in[2]}
+	m := &maxPool2d{c: in[0], h: in[1], w: in[2], k: k, s: stride}
 	m.ho = (m.h-k)/stride + 1
 	m.wo = (m.w-k)/stride + 1
 	return m, nil
@@ -58,10 +56,6 @@ func (m *maxPool2d) bufferFloats() int      { return len(m.y) + len(m.dx) + len(
 
 func (m *maxPool2d) alloc(n int, needDx bool) {
 	m.forward2x2Fn, m.backwardFn = m.forward2x2Range, m.backwardRange
-	m.pitch = m.w
-	if m.from != nil {
-		m.pitch = m.from.outPitch()
-	}
 	out := n * m.c * m.ho * m.wo
 	m.y = grow(m.y, out)
 	if cap(m.arg) < out {
@@ -126,9 +120,18 @@ func (m *maxPool2d) backward(p *pass, dy []float32, n int) []float32 {
 	return m.dx[:n*m.inFloats()]
 }
 
+// rowPitch is the distance between the input's (and input gradient's)
+// rows: w, or the convolution's output pitch when it feeds the pool.
+func (m *maxPool2d) rowPitch() int {
+	if m.from != nil {
+		return m.from.outPitch()
+	}
+	return m.w
+}
+
 // inFloats is the floats of one sample's input (and input gradient), at
 // the row pitch.
-func (m *maxPool2d) inFloats() int { return m.c * m.h * m.pitch }
+func (m *maxPool2d) inFloats() int { return m.c * m.h * m.rowPitch() }
 
 // backwardRange routes the output gradients of samples [lo, hi) to their
 // windows' winners (which lie in the same sample). A sample at a time: its
@@ -185,10 +188,10 @@ func (m *maxPool2d) forward2x2Range(_, lo, hi int) {
 // windows at once), many rows a call: with an even input height, every
 // row pair of the n samples lies two row pitches after the previous one,
 // so one call pools them all (but the last few, whose last group of 8
-// would run past the buffers, done by the Go loop). Rows are m.pitch
+// would run past the buffers, done by the Go loop). Rows are rowPitch
 // apart: a wide convolution's extra columns are never in a window.
 func (m *maxPool2d) forward2x2(x []float32, n int, y []float32, arg []int32, base0 int) {
-	planes, h, w, ho, wo := n*m.c, m.h, m.pitch, m.ho, m.wo
+	planes, h, w, ho, wo := n*m.c, m.h, m.rowPitch(), m.ho, m.wo
 	y, arg = y[:planes*ho*wo], arg[:planes*ho*wo]
 	// A run is rows consecutive row pairs from input offset base: one
 	// plane, or with an even height all the remaining planes.
