@@ -370,6 +370,9 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 	// conv2d.outPitch), its width otherwise. (A pool here always follows
 	// a convolution.)
 	var pitch int64
+	// Whether the matrix kernel reads gathered rows in place, which decides
+	// how a stride-1 convolution's weight gradient is summed.
+	gathersRows := currentKernel().inPlaceA
 	conv := func(cout, k, stride, pad int64, toPool bool) {
 		cin, h, w := int64(shape[0]), int64(shape[1]), int64(shape[2])
 		ho, wo := (h+2*pad-k)/stride+1, (w+2*pad-k)/stride+1
@@ -423,7 +426,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		}
 		buf(kr * hw)
 		dW := gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true, gathered: wide}
-		if wide && currentKernel().inPlaceA && cout <= hw {
+		if wide && gathersRows && cout <= hw {
 			// Summed transposed in the column buffer (nn's transposedGrad).
 			dW = gemmCall{m: kr, n: cout, k: hw, ldb: hw, transB: true, readsC: true, gatheredA: true}
 		}
