@@ -27,9 +27,11 @@ type conv2d struct {
 	y, dx          []float32
 	col, dcol      []float32
 	needDx         bool
-	// toPool: a 2×2 max-pool comes right after (stackBuilder.maxPool),
-	// which reads a wide output in place (outPitch).
-	toPool      bool
+	// pool is the 2×2 max-pool right after (stackBuilder.maxPool), which
+	// reads a wide output in place (outPitch) and, for a first layer, may
+	// hand back its own gradient (takesPooledGrad); nil if none.
+	pool        *maxPool2d
+	densePool   bool // tests: the pool's dense gradient even where takesPooledGrad would not
 	forceIm2col bool // tests: stride 1 without the wide layout
 	// noTransposedGrad (tests) sums the weight gradient as it is, one
 	// transposed product per sample, instead of transposed (transposedGrad).
@@ -43,8 +45,10 @@ type conv2d struct {
 	// The current pass, for the worker functions Each calls.
 	run *pass
 	n   int
-	dy  []float32
-	dxn []float32
+	// pooled: this pass's dy is the pool's gradient (takesPooledGrad).
+	pooled bool
+	dy     []float32
+	dxn    []float32
 	// scratch[w] is worker w's column buffers; partial[k] holds gradient
 	// chunk k (see gradChunks). forwardFn and backwardFn are the worker
 	// functions, bound by alloc so that a pass allocates nothing.
@@ -107,7 +111,7 @@ func (c *conv2d) outPitch() int {
 
 // outWide reports whether the output (and output gradient) are at the
 // wide pitch: see outPitch.
-func (c *conv2d) outWide() bool { return c.toPool && c.wide() && !c.useWinograd() }
+func (c *conv2d) outWide() bool { return c.pool != nil && c.wide() && !c.useWinograd() }
 
 // outFloats is the floats of one sample's output (and output gradient).
 func (c *conv2d) outFloats() int  { return c.cout * c.ho * c.outPitch() }
@@ -337,6 +341,7 @@ func (c *conv2d) backward(p *pass, dy []float32, n int) []float32 {
 		return c.dxn
 	}
 	c.ensureWorkers(p.eng.Threads())
+	c.pooled = c.takesPooledGrad(p)
 	if c.needDx {
 		c.dxn = c.dx[:n*c.cin*c.h*c.w]
 		clear(c.dxn)
@@ -374,6 +379,10 @@ func (c *conv2d) backwardRange(w, lo, hi int) {
 // backwardChunk writes chunk k's weight and bias gradients (dW then db)
 // into part and, when needed, its samples' input gradients into dx.
 func (c *conv2d) backwardChunk(w, k int, part []float32) {
+	if c.pooled {
+		c.pooledBackwardChunk(w, k, part)
+		return
+	}
 	hw, in, out, kr := c.ho*c.wo, c.cin*c.h*c.w, c.outFloats(), c.colRows()
 	chunks := min(gradChunks, c.n)
 	lo, hi := k*c.n/chunks, (k+1)*c.n/chunks

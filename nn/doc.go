@@ -61,6 +61,14 @@
 //     zeros in the extra columns, which the convolution's backward takes
 //     as it is (conv2d.outPitch). DP-SGD copies it to the plain layout for
 //     its per-sample products.
+//   - When that convolution is the model's first (no input gradient), the
+//     pool hands back its own gradient, one value per window, and the
+//     convolution sums its weight gradient over the windows' winners only
+//     (poolgrad.go: 4× fewer multiply-adds, no scatter into a dense
+//     gradient, an AVX2 kernel for 5×5 windows). The same terms as the
+//     dense product's in another order, so the bits differ from it by
+//     rounding (tested against it); DP-SGD, whose per-sample norms need
+//     the dense gradient, keeps the dense path.
 //   - Optimizers flush moment estimates that fall below the smallest normal
 //     float32 to 0 (flushDenormal): on x86 a subnormal costs a microcode
 //     assist (23× slower per element, measured), and such a moment cannot
@@ -96,7 +104,9 @@
 //	            + 36·(Cout·T + 16) (M) + 4·Cout·N·8 (outputs in lanes)
 //	            + 8·max(H·W, Ho·Wo) (one plane with the samples interleaved)
 //	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·P' (input
-//	            gradient; P' = W, or the convolution's pitch P before it)
+//	            gradient; P' = W, or the convolution's pitch P before it; after
+//	            a first convolution only DP-SGD writes it, so outside DP-SGD
+//	            its pages are never touched)
 //	relu:       2·B·size (nothing when the max-pool before it applies it)
 //	dropout:    3·B·size (mask, output, input gradient)
 //	batchnorm:  3·B·size (normalized input, output, input gradient) + C

@@ -14,6 +14,9 @@ type pass struct {
 	eng   *gemm.Engine
 	train bool
 	rng   *rand.Rand
+	// perSample: DP-SGD's pass, whose per-sample norms need every layer's
+	// dense output gradient (no conv2d.takesPooledGrad).
+	perSample bool
 }
 
 // layer is one stage of a sequential model. A layer owns its output and

@@ -333,7 +333,7 @@ func (d *DPSGD) finish(denom float64, opt Optimizer, cfg TrainConfig) error {
 // Grads and returns their summed loss.
 func (d *DPSGD) accumulate(x []float32, y []int, n int, inv float64, rng *rand.Rand) (float64, error) {
 	m := d.m
-	m.run = pass{eng: m.eng, train: true, rng: rng}
+	m.run = pass{eng: m.eng, train: true, rng: rng, perSample: true}
 	p := &m.run
 	logits := m.forward(p, x[:n*m.inSize], n)
 	dl := m.dlogits[:n*m.classes]

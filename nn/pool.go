@@ -115,6 +115,9 @@ func (m *maxPool2d) backward(p *pass, dy []float32, n int) []float32 {
 	if !m.needDx {
 		return nil
 	}
+	if m.from != nil && m.from.takesPooledGrad(p) {
+		return dy // the convolution reads the winners itself (poolgrad.go)
+	}
 	m.dy = dy
 	eachSample(p, n, m.inFloats(), m.backwardFn)
 	return m.dx[:n*m.inFloats()]

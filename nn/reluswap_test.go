@@ -30,6 +30,13 @@ func TestReLUPoolSwapIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same backward as the paper's order: the dense one, not the
+		// first convolution's from the pooled gradient (TestPooledConvGrad).
+		for _, l := range swapped.layers {
+			if c, ok := l.(*conv2d); ok {
+				c.densePool = true
+			}
+		}
 		head, _ := s.head()
 		ref := assemble(s, paper, head, Options{Batch: n})
 		ref.Init(uint64(i) + 1)

@@ -215,7 +215,7 @@ func (b *stackBuilder) maxPool(k int) {
 	if err == nil {
 		pool.relu = swap
 		if c, ok := b.last().(*conv2d); ok && k == 2 {
-			c.toPool, pool.from = true, c
+			c.pool, pool.from = pool, c
 		}
 	}
 	b.add(pool, err)
