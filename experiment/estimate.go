@@ -387,7 +387,7 @@ func footprint(s nn.Spec, batch int) (modelFoot, error) {
 		}
 		buf(B * cout * ho * pitch)
 		if wino {
-			// Winograd F(2×2, 5×5) (nn/convwino.go): its transforms and
+			// Winograd F(4×4, 5×5) (nn/convwino.go): its transforms and
 			// group buffers, the column buffers DP-SGD uses, and the
 			// products of each of the 36 positions.
 			hw = ho * max(w+pad, wo)

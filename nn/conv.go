@@ -37,7 +37,7 @@ type conv2d struct {
 	// transposed product per sample, instead of transposed (transposedGrad).
 	noTransposedGrad bool
 	forceDirect      bool // tests: no Winograd (convwino.go)
-	// wino is the Winograd F(2×2, 5×5) state when useWinograd holds
+	// wino is the Winograd F(4×4, 5×5) state when useWinograd holds
 	// (convwino.go), nil otherwise.
 	wino                           *winograd
 	winoForwardFn, winoBackwardFn  func(worker, lo, hi int)

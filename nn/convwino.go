@@ -5,58 +5,72 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// Winograd's minimal filtering F(2×2, 5×5) for stride-1 5×5 convolutions
+// Winograd's minimal filtering F(4×4, 5×5) for stride-1 5×5 convolutions
 // with enough channels (Lavin and Gray, "Fast Algorithms for Convolutional
-// Neural Networks", CVPR 2016, §4). The output is cut into 2×2 tiles; tile
-// t reads a 6×6 patch d_t of the padded input (tiles overlap by 4), and
+// Neural Networks", CVPR 2016, §4). The output is cut into 4×4 tiles; tile
+// t reads an 8×8 patch d_t of the padded input (tiles overlap by 4), and
 //
 //	Y_t = Aᵀ [ Σ_c U_c ⊙ V_c,t ] A,   U = G g Gᵀ,   V = Bᵀ d B,
 //
-// with the interpolation points 0, ±1, ±2 and ∞. For each of the 36
-// positions ξ of the 6×6 transformed tile, the channel sums are one matrix
-// product, M[ξ] (Cout × T) = U[ξ] (Cout × Cin) · V[ξ] (Cin × T): 36 products
-// of Cout·Cin·T multiply-adds where direct convolution takes 25·Cout·Cin·4·T,
-// 2.78× fewer. Backward is the exact gradient of that computation:
+// with the interpolation points 0, ±1, ±2, ±1/2 and ∞. For each of the 64
+// positions ξ of the 8×8 transformed tile, the channel sums are one matrix
+// product, M[ξ] (Cout × T) = U[ξ] (Cout × Cin) · V[ξ] (Cin × T): 64 products
+// of Cout·Cin·T multiply-adds where direct convolution takes 25·Cout·Cin·16·T,
+// 6.25× fewer (4.8× for the FEMNIST CNN's 14×14 output, whose 16 tiles
+// cover 16×16). Backward is the exact gradient of that computation:
 //
 //	dM_t = A dY_t Aᵀ,  dU[ξ] = Σ_t dM[ξ] V[ξ]ᵀ,  dg = Gᵀ dU G,
 //	dV[ξ] = U[ξ]ᵀ dM[ξ],  dd_t = B dV_t Bᵀ  (added onto the overlapping patches),
 //
-// so both backward products shrink by the same factor. The three matrices
-// (derived for these points by solving Σ_j Aᵀ[i][j]·G[j][k]·Bᵀ[j][l] =
-// [l = i + k] exactly; Bᵀ is the same as Lavin's F(4, 3), which uses the
-// same six points):
+// so both backward products shrink by the same factor. The three matrices,
+// derived for these points by solving Σ_j Aᵀ[i][j]·G[j][k]·Bᵀ[j][l] =
+// [l = i + k] exactly (Bᵀ depends on the points only: it is the input
+// transform of F(6×6, 3×3), which uses the same eight, as in NNPACK):
 //
-//	Aᵀ = | 1  1  1  1  1  0 |    G = |  1/4     0     0     0    0  |   Bᵀ = | 4  0 -5  0  1  0 |
-//	     | 0  1 -1  2 -2  1 |        | -1/6  -1/6  -1/6  -1/6 -1/6 |        | 0 -4 -4  1  1  0 |
-//	                                 | -1/6   1/6  -1/6   1/6 -1/6 |        | 0  4 -4 -1  1  0 |
-//	                                 | 1/24  1/12   1/6   1/3  2/3 |        | 0 -2 -1  2  1  0 |
-//	                                 | 1/24 -1/12   1/6  -1/3  2/3 |        | 0  2 -1 -2  1  0 |
-//	                                 |   0     0     0     0    1  |        | 0  4  0 -5  0  1 |
+//	Aᵀ = | 1  1  1  1  1   1    1   0 |   G = |   1      0      0      0     0   |
+//	     | 0  1 -1  2 -2  1/2 -1/2  0 |       | -2/9   -2/9   -2/9   -2/9  -2/9  |
+//	     | 0  1  1  4  4  1/4  1/4  0 |       | -2/9    2/9   -2/9    2/9  -2/9  |
+//	     | 0  1 -1  8 -8  1/8 -1/8  1 |       |  1/90   1/45   2/45   4/45  8/45  |
+//	                                          |  1/90  -1/45   2/45  -4/45  8/45  |
+//	                                          | 32/45  16/45   8/45   4/45  2/45  |
+//	                                          | 32/45 -16/45   8/45  -4/45  2/45  |
+//	                                          |   0      0      0      0     1   |
 //
-// The rounding differs from direct convolution's (the transforms scale
-// values by up to 100 before the products): outputs agree with a float64
-// reference to about 1e-5 relative to the output's scale (tested), the
-// error of any float32 convolution with 800-term sums. Results stay
-// bit-identical for every thread count: samples are transformed in fixed
-// groups of winoGroup, workers take whole groups, and the weight gradient is
-// summed in the batch's fixed gradient chunks like the direct path's.
+//	Bᵀ = | 1   0   -21/4    0    21/4    0   -1  0 |
+//	     | 0   1     1   -17/4  -17/4    1    1  0 |
+//	     | 0  -1     1    17/4  -17/4   -1    1  0 |
+//	     | 0  1/2   1/4   -5/2   -5/4    2    1  0 |
+//	     | 0 -1/2   1/4    5/2   -5/4   -2    1  0 |
+//	     | 0   2     4    -5/2    -5    1/2   1  0 |
+//	     | 0  -2     4     5/2    -5   -1/2   1  0 |
+//	     | 0  -1     0    21/4     0  -21/4   0  1 |
+//
+// The larger tile trades precision for speed: the transforms scale values
+// by up to a few hundred before the products, so the errors against a float64
+// reference, up to about 7e-6 of the result's scale (tested), are 10–60×
+// the direct float32 path's, where F(2×2, 5×5) (6×6 tiles, 2.78× fewer
+// multiply-adds) had about 3e-6; far below the noise of SGD on a batch.
+// Results stay bit-identical for every thread count: samples are
+// transformed in fixed groups of winoLanes, workers take whole groups, and
+// the weight gradient is summed in the batch's fixed gradient chunks like
+// the direct path's.
 //
 // Only layers where it pays take this path (useWinograd): both channel
 // counts of at least winoMinChannels. A convolution with one input channel
 // (the first layer of every CNN here) would turn its 25-long products into
-// 36 products with one term each.
+// 64 products with one term each.
 
-// winoA, winoR and winoAlpha: 2×2 output tiles of a 5×5 filter from 6×6
+// winoM, winoR and winoAlpha: 4×4 output tiles of a 5×5 filter from 8×8
 // input patches.
 const (
-	winoM     = 2
+	winoM     = 4
 	winoR     = 5
 	winoAlpha = winoM + winoR - 1
 	winoXi    = winoAlpha * winoAlpha
 )
 
 // winoMinChannels is the fewest input and output channels for which the
-// Winograd path is taken: with fewer, the 36 products are too small for the
+// Winograd path is taken: with fewer, the 64 products are too small for the
 // transforms' cost to be repaid (LeNet-5's 6→16 layer stays direct).
 const winoMinChannels = 16
 
@@ -64,24 +78,25 @@ const winoMinChannels = 16
 // lane l of every transform vector is sample l of the group, so each
 // AVX2 transform handles one tile of one channel for 8 samples with no
 // gather or shuffle (the padded inputs are stored sample-innermost). A
-// FEMNIST-sized group is 392 tiles, a product of 64×32×392 per ξ. A
+// FEMNIST-sized group is 16 tiles of 8 samples, a product of 64×32×128 per
+// ξ. A
 // group short of samples (the batch's or a gradient chunk's last) computes
 // its empty lanes on zeros and drops them.
 const winoLanes = 8
 
 // winoBlock is how many tiles of a group go through the transforms and
 // products at once: the transformed inputs, products and their gradients
-// of a block (36 × (Cin or Cout) × winoBlock·8 floats) then stay in the L2
+// of a block (64 × (Cin or Cout) × winoBlock·8 floats) then stay in the L2
 // cache, where a whole FEMNIST group's (7.2 MB) did not.
 const winoBlock = 8
 
-// useWinograd reports whether the layer computes with F(2×2, 5×5).
+// useWinograd reports whether the layer computes with F(4×4, 5×5).
 func (c *conv2d) useWinograd() bool {
 	return !c.forceIm2col && !c.forceDirect && ConvUsesWinograd(c.cin, c.cout, c.k, c.s)
 }
 
 // ConvUsesWinograd reports whether a convolution with these channels,
-// kernel size and stride computes with Winograd's F(2×2, 5×5) (stride 1,
+// kernel size and stride computes with Winograd's F(4×4, 5×5) (stride 1,
 // 5×5, at least winoMinChannels channels each way), for the memory
 // estimate, which lays out its buffers.
 func ConvUsesWinograd(cin, cout, k, stride int) bool {
@@ -94,12 +109,12 @@ func ConvUsesWinograd(cin, cout, k, stride int) bool {
 // gradient chunk, and one worker's group buffers.
 func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
 	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
-	ty, tx := (ho+1)/2, (wo+1)/2
-	hp, wp := 2*ty+winoR-1, 2*tx+winoR-1
+	ty, tx := (ho+winoM-1)/winoM, (wo+winoM-1)/winoM
+	hp, wp := winoM*ty+winoR-1, winoM*tx+winoR-1
 	cols := min(winoBlock, ty*tx) * winoLanes
-	n := 3*winoXi*cout*cin + cout
+	n := 3*winoXi*winoUPlane(cout, cin) + cout
 	in, v := cin*hp*wp*winoLanes, winoXi*winoPlane(cin, cols)
-	n += in + v + winoXi*winoPlane(cout, cols) + cout*4*ty*tx*winoLanes + winoLanes*max(h*w, ho*wo)
+	n += in + v + winoXi*winoPlane(cout, cols) + cout*winoM*winoM*ty*tx*winoLanes + winoLanes*max(h*w, ho*wo)
 	if needDx {
 		n += in + v
 	}
@@ -113,7 +128,7 @@ func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
 // Cout). U and Uᵀ are packed once per pass, WinogradPositions of each.
 func WinogradColumns(h, w, pad int) int {
 	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
-	return min(winoBlock, (ho+1)/2*((wo+1)/2)) * winoLanes
+	return min(winoBlock, (ho+winoM-1)/winoM*((wo+winoM-1)/winoM)) * winoLanes
 }
 
 // WinogradPositions is the number of products of each kind per group.
@@ -123,26 +138,26 @@ const WinogradPositions = winoXi
 // (U[ξ] is Cout × Cin at u[ξ·Cout·Cin:]), packed for both products, the
 // summed transformed weight gradient, and per-worker buffers.
 type winograd struct {
-	tilesY, tilesX int // output tiles per sample: ⌈Ho/2⌉ × ⌈Wo/2⌉
-	hp, wp         int // padded input patch area: 2·tiles + 4 each way
+	tilesY, tilesX int // output tiles per sample: ⌈Ho/4⌉ × ⌈Wo/4⌉
+	hp, wp         int // padded input patch area: 4·tiles + 4 each way
 	u              []float32
 	uPacked        [winoXi]gemm.PackedA
 	utPacked       [winoXi]gemm.PackedA
-	du             []float32   // Σ over chunks of dU, 36 × Cout × Cin
-	partial        [][]float32 // chunk k's dU (36·Cout·Cin) then db (Cout)
+	du             []float32   // Σ over chunks of dU, 64 planes of Cout × Cin (uPlane apart)
+	partial        [][]float32 // chunk k's dU (64 planes) then db (Cout)
 	work           []winoScratch
 }
 
 // winoScratch is one worker's buffers for one group of samples, all with
 // the sample innermost: the padded inputs and their gradient
 // ([Cin][Hp][Wp][8]), the transformed inputs V and their gradient dV
-// ([36][Cin][tiles][8]), and the products M, reused for dM
-// ([36][Cout][tiles][8]); in V, dV and M the 36 positions are winoPlane apart.
+// ([64][Cin][tiles][8]), and the products M, reused for dM
+// ([64][Cout][tiles][8]); in V, dV and M the 64 positions are winoPlane apart.
 type winoScratch struct {
 	xpad, dxpad []float32
 	v, dv, m    []float32
 	// lanes holds the outputs, or the output gradients, with the sample
-	// innermost: [Cout][2·tilesY][2·tilesX][8].
+	// innermost: [Cout][4·tilesY][4·tilesX][8].
 	lanes []float32
 	rows  [winoLanes][]float32 // one row per sample, for toLanes and fromLanes
 	// plane is one channel's plane with the samples interleaved, for
@@ -155,12 +170,12 @@ func (c *conv2d) allocWinograd() {
 		c.wino = &winograd{}
 	}
 	wn := c.wino
-	wn.tilesY, wn.tilesX = (c.ho+1)/2, (c.wo+1)/2
-	wn.hp, wn.wp = 2*wn.tilesY+winoR-1, 2*wn.tilesX+winoR-1
-	wn.u = grow(wn.u, winoXi*c.cout*c.cin)
-	wn.du = grow(wn.du, winoXi*c.cout*c.cin)
+	wn.tilesY, wn.tilesX = (c.ho+winoM-1)/winoM, (c.wo+winoM-1)/winoM
+	wn.hp, wn.wp = winoM*wn.tilesY+winoR-1, winoM*wn.tilesX+winoR-1
+	wn.u = grow(wn.u, winoXi*c.uPlane())
+	wn.du = grow(wn.du, winoXi*c.uPlane())
 	if len(wn.partial) == 0 {
-		wn.partial = [][]float32{make([]float32, winoXi*c.cout*c.cin+c.cout)}
+		wn.partial = [][]float32{make([]float32, winoXi*c.uPlane()+c.cout)}
 	}
 	wn.work = wn.work[:0]
 	c.ensureWinoWorkers(1)
@@ -169,9 +184,19 @@ func (c *conv2d) allocWinograd() {
 // winoPlane is the distance between consecutive positions ξ of V, dV or
 // M (rows × t floats, rows = Cin or Cout): one matrix of t columns, plus a
 // cache line. Without the pad the FEMNIST CNN's planes are 8 and 16 KiB
-// apart, so the 36 rows a transform writes for one tile fall into the same
+// apart, so the 64 rows a transform writes for one tile fall into the same
 // L1 cache set and evict one another (L1 has 12 ways).
 func winoPlane(rows, t int) int { return rows*t + winoPlanePad }
+
+// winoUPlane is the distance between consecutive positions ξ of U, dU and
+// a chunk's dU (cout × cin floats, plus a cache line): the filter
+// transforms write (and read) one float in each of the 64 planes per
+// (output, input) channel pair, and planes a multiple of 4 KiB apart (the
+// FEMNIST CNN's are 8 KiB) fall into one L1 set; 2 ms of a batch-32 step
+// went to the misses.
+func winoUPlane(cout, cin int) int { return cout*cin + winoPlanePad }
+
+func (c *conv2d) uPlane() int { return winoUPlane(c.cout, c.cin) }
 
 // winoPlanePad is a cache line of floats.
 const winoPlanePad = 16
@@ -186,7 +211,7 @@ func (c *conv2d) ensureWinoWorkers(threads int) {
 			xpad:  make([]float32, c.cin*wn.hp*wn.wp*winoLanes),
 			v:     make([]float32, winoXi*winoPlane(c.cin, wn.cols())),
 			m:     make([]float32, winoXi*winoPlane(c.cout, wn.cols())),
-			lanes: make([]float32, c.cout*4*wn.tilesY*wn.tilesX*winoLanes),
+			lanes: make([]float32, c.cout*winoM*winoM*wn.tilesY*wn.tilesX*winoLanes),
 			plane: make([]float32, winoLanes*max(c.h*c.w, c.ho*c.wo)),
 		}
 		if c.needDx {
@@ -213,7 +238,7 @@ func (wn *winograd) bufferFloats() int {
 func (c *conv2d) winoForward(p *pass, n int) {
 	wn := c.wino
 	c.ensureWinoWorkers(p.eng.Threads())
-	cc := c.cout * c.cin
+	cc := c.uPlane()
 	// Each output channel's filters independently: split across the
 	// threads (they were 3 % of a 2-thread step done serially).
 	p.eng.Each(c.cout, c.winoFilterFn)
@@ -289,16 +314,11 @@ func (c *conv2d) winoInputTiles(sc *winoScratch, b0, b1 int) {
 	pitch := wn.wp * L
 	at := func(ci, tile int) []float32 {
 		ty, tx := tile/wn.tilesX, tile%wn.tilesX
-		return sc.xpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:]
+		return sc.xpad[((ci*wn.hp+winoM*ty)*wn.wp+winoM*tx)*L:]
 	}
 	for ci := 0; ci < c.cin; ci++ {
-		for tile := b0; tile < b1; tile += 2 {
-			dst := sc.v[ci*t+(tile-b0)*L:]
-			if tile+1 == b1 {
-				winoInput8(dst, stride, at(ci, tile), pitch)
-				break
-			}
-			winoInputPair(dst, stride, at(ci, tile), at(ci, tile+1), pitch)
+		for tile := b0; tile < b1; tile++ {
+			winoInput8(sc.v[ci*t+(tile-b0)*L:], stride, at(ci, tile), pitch)
 		}
 	}
 }
@@ -310,20 +330,15 @@ func (c *conv2d) winoOutputTiles(sc *winoScratch, b0, b1 int) {
 	const L = winoLanes
 	t := (b1 - b0) * L
 	stride := winoPlane(c.cout, t)
-	pitch := 2 * wn.tilesX * L
+	pitch := winoM * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
-		plane := sc.lanes[o*2*wn.tilesY*pitch:]
+		plane := sc.lanes[o*winoM*wn.tilesY*pitch:]
 		at := func(tile int) []float32 {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			return plane[2*ty*pitch+2*tx*L:]
+			return plane[winoM*ty*pitch+winoM*tx*L:]
 		}
-		for tile := b0; tile < b1; tile += 2 {
-			m := sc.m[o*t+(tile-b0)*L:]
-			if tile+1 == b1 {
-				winoOutput8(at(tile), pitch, m, stride, c.b[o])
-				break
-			}
-			winoOutputPair(at(tile), at(tile+1), pitch, m, stride, c.b[o])
+		for tile := b0; tile < b1; tile++ {
+			winoOutput8(at(tile), pitch, sc.m[o*t+(tile-b0)*L:], stride, c.b[o])
 		}
 	}
 }
@@ -333,18 +348,18 @@ func (c *conv2d) winoOutputTiles(sc *winoScratch, b0, b1 int) {
 // dropped.
 func (c *conv2d) winoOutputsFromLanes(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
-	pitch := 2 * wn.tilesX * winoLanes
+	pitch := winoM * wn.tilesX * winoLanes
 	hw := c.ho * c.wo
 	if s1-s0 == winoLanes {
 		for o := 0; o < c.cout; o++ {
-			planeFromLanes(c.y[s0*c.cout*hw+o*hw:], c.cout*hw, sc.lanes[o*2*wn.tilesY*pitch:], pitch, c.ho, c.wo, sc.plane)
+			planeFromLanes(c.y[s0*c.cout*hw+o*hw:], c.cout*hw, sc.lanes[o*winoM*wn.tilesY*pitch:], pitch, c.ho, c.wo, sc.plane)
 		}
 		return
 	}
 	for o := 0; o < c.cout; o++ {
 		for y := 0; y < c.ho; y++ {
 			rows := sc.sampleRows(c.y, s0, s1, c.cout*hw, o*hw+y*c.wo, c.wo)
-			fromLanes(rows, sc.lanes[(o*2*wn.tilesY+y)*pitch:], c.wo)
+			fromLanes(rows, sc.lanes[(o*winoM*wn.tilesY+y)*pitch:], c.wo)
 		}
 	}
 	clear(sc.rows[:])
@@ -355,7 +370,7 @@ func (c *conv2d) winoOutputsFromLanes(sc *winoScratch, s0, s1 int) {
 func (c *conv2d) winoBackward(p *pass, n int) {
 	wn := c.wino
 	c.ensureWinoWorkers(p.eng.Threads())
-	cc := c.cout * c.cin
+	cc := c.uPlane()
 	if c.needDx {
 		for xi := 0; xi < winoXi; xi++ {
 			p.eng.PackA(&wn.utPacked[xi], true, c.cin, c.cout, wn.u[xi*cc:], c.cin)
@@ -383,9 +398,23 @@ func (c *conv2d) winoBackward(p *pass, n int) {
 
 // winoFilters writes U of output channels [lo, hi).
 func (c *conv2d) winoFilters(_, lo, hi int) {
-	kr, cc := c.colRows(), c.cout*c.cin
+	kr, cc := c.colRows(), c.uPlane()
 	for o := lo; o < hi; o++ {
-		for ci := 0; ci < c.cin; ci++ {
+		ci := 0
+		if winoVector() {
+			// Eight input channels at a time, one per lane: their filters
+			// interleaved, element k of lane l at blk[8k + l].
+			var blk [winoR * winoR * winoLanes]float32
+			for ; ci+winoLanes <= c.cin; ci += winoLanes {
+				for l := 0; l < winoLanes; l++ {
+					for k, v := range c.wt[o*kr+(ci+l)*winoR*winoR:][:winoR*winoR] {
+						blk[k*winoLanes+l] = v
+					}
+				}
+				winoFilterVec(c.wino.u[o*c.cin+ci:], cc, blk[:])
+			}
+		}
+		for ; ci < c.cin; ci++ {
 			filterTransform(c.wino.u[o*c.cin+ci:], cc, c.wt[o*kr+ci*winoR*winoR:])
 		}
 	}
@@ -394,9 +423,22 @@ func (c *conv2d) winoFilters(_, lo, hi int) {
 // winoFilterGrads writes the weight gradients of output channels [lo, hi)
 // from the summed dU.
 func (c *conv2d) winoFilterGrads(_, lo, hi int) {
-	kr, cc := c.colRows(), c.cout*c.cin
+	kr, cc := c.colRows(), c.uPlane()
 	for o := lo; o < hi; o++ {
-		for ci := 0; ci < c.cin; ci++ {
+		ci := 0
+		if winoVector() {
+			var blk [winoR * winoR * winoLanes]float32
+			for ; ci+winoLanes <= c.cin; ci += winoLanes {
+				winoFilterGradVec(blk[:], c.wino.du[o*c.cin+ci:], cc)
+				for l := 0; l < winoLanes; l++ {
+					g := c.gw[o*kr+(ci+l)*winoR*winoR:][:winoR*winoR]
+					for k := range g {
+						g[k] = blk[k*winoLanes+l]
+					}
+				}
+			}
+		}
+		for ; ci < c.cin; ci++ {
 			filterGradTransform(c.gw[o*kr+ci*winoR*winoR:], c.wino.du[o*c.cin+ci:], cc)
 		}
 	}
@@ -414,7 +456,7 @@ func (c *conv2d) winoBackwardRange(w, lo, hi int) {
 func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
 	wn, sc := c.wino, &c.wino.work[w]
 	eng := c.run.eng.Serial(w)
-	cc := c.cout * c.cin
+	cc := c.uPlane()
 	du, gb := part[:winoXi*cc], part[winoXi*cc:]
 	chunks := min(gradChunks, c.n)
 	lo, hi := k*c.n/chunks, (k+1)*c.n/chunks
@@ -466,21 +508,21 @@ func (c *conv2d) winoBackwardChunk(w, k int, part []float32) {
 // have zero gradient.
 func (c *conv2d) winoGradsToLanes(sc *winoScratch, s0, s1 int) {
 	wn := c.wino
-	pitch := 2 * wn.tilesX * winoLanes
-	if s1-s0 < winoLanes || c.ho%2 != 0 || c.wo%2 != 0 {
+	pitch := winoM * wn.tilesX * winoLanes
+	if s1-s0 < winoLanes || c.ho%winoM != 0 || c.wo%winoM != 0 {
 		clear(sc.lanes) // what the copy below leaves is zero
 	}
 	hw := c.ho * c.wo
 	if s1-s0 == winoLanes {
 		for o := 0; o < c.cout; o++ {
-			planeToLanes(sc.lanes[o*2*wn.tilesY*pitch:], pitch, c.dy[s0*c.cout*hw+o*hw:], c.cout*hw, c.ho, c.wo, sc.plane)
+			planeToLanes(sc.lanes[o*winoM*wn.tilesY*pitch:], pitch, c.dy[s0*c.cout*hw+o*hw:], c.cout*hw, c.ho, c.wo, sc.plane)
 		}
 		return
 	}
 	for o := 0; o < c.cout; o++ {
 		for y := 0; y < c.ho; y++ {
 			rows := sc.sampleRows(c.dy, s0, s1, c.cout*hw, o*hw+y*c.wo, c.wo)
-			toLanes(sc.lanes[(o*2*wn.tilesY+y)*pitch:], rows, c.wo)
+			toLanes(sc.lanes[(o*winoM*wn.tilesY+y)*pitch:], rows, c.wo)
 		}
 	}
 	clear(sc.rows[:])
@@ -493,26 +535,21 @@ func (c *conv2d) winoOutputGradTiles(sc *winoScratch, b0, b1 int) {
 	const L = winoLanes
 	t := (b1 - b0) * L
 	stride := winoPlane(c.cout, t)
-	pitch := 2 * wn.tilesX * L
+	pitch := winoM * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
-		plane := sc.lanes[o*2*wn.tilesY*pitch:]
+		plane := sc.lanes[o*winoM*wn.tilesY*pitch:]
 		at := func(tile int) []float32 {
 			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			return plane[2*ty*pitch+2*tx*L:]
+			return plane[winoM*ty*pitch+winoM*tx*L:]
 		}
-		for tile := b0; tile < b1; tile += 2 {
-			dm := sc.m[o*t+(tile-b0)*L:]
-			if tile+1 == b1 {
-				winoOutputGrad8(dm, stride, at(tile), pitch)
-				break
-			}
-			winoOutputGradPair(dm, stride, at(tile), at(tile+1), pitch)
+		for tile := b0; tile < b1; tile++ {
+			winoOutputGrad8(sc.m[o*t+(tile-b0)*L:], stride, at(tile), pitch)
 		}
 	}
 }
 
 // winoInputGradTiles adds each tile's B dV Bᵀ, for tiles [b0, b1), onto its
-// 6×6 patch of the padded input gradient (in a fixed order, so the sums
+// 8×8 patch of the padded input gradient (in a fixed order, so the sums
 // round the same way every time).
 func (c *conv2d) winoInputGradTiles(sc *winoScratch, b0, b1 int) {
 	wn := c.wino
@@ -522,16 +559,11 @@ func (c *conv2d) winoInputGradTiles(sc *winoScratch, b0, b1 int) {
 	pitch := wn.wp * L
 	at := func(ci, tile int) []float32 {
 		ty, tx := tile/wn.tilesX, tile%wn.tilesX
-		return sc.dxpad[((ci*wn.hp+2*ty)*wn.wp+2*tx)*L:]
+		return sc.dxpad[((ci*wn.hp+winoM*ty)*wn.wp+winoM*tx)*L:]
 	}
 	for ci := 0; ci < c.cin; ci++ {
-		for tile := b0; tile < b1; tile += 2 {
-			dv := sc.dv[ci*t+(tile-b0)*L:]
-			if tile+1 == b1 {
-				winoInputGrad8(at(ci, tile), pitch, dv, stride)
-				break
-			}
-			winoInputGradPair(at(ci, tile), at(ci, tile+1), pitch, dv, stride)
+		for tile := b0; tile < b1; tile++ {
+			winoInputGrad8(at(ci, tile), pitch, sc.dv[ci*t+(tile-b0)*L:], stride)
 		}
 	}
 }
@@ -559,7 +591,7 @@ func (c *conv2d) winoInputGradsFromPad(sc *winoScratch, s0, s1 int) {
 // winoAddPartial adds chunk k's dU and bias gradient to the layer's sums;
 // the first chunk's overwrite them.
 func (c *conv2d) winoAddPartial(k int, part []float32) {
-	n := winoXi * c.cout * c.cin
+	n := winoXi * c.uPlane()
 	if k == 0 {
 		copy(c.wino.du, part[:n])
 		copy(c.gb, part[n:])

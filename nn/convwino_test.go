@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/trellis-fl/trellis/internal/gemm"
@@ -171,35 +172,8 @@ func TestConvWinogradBitIdenticalAcrossThreads(t *testing.T) {
 	}
 }
 
-// TestWinogradPairsMatchAVX2: the AVX-512 transforms of two tiles at once
-// give the AVX2 kernels' bits for the outputs and all three gradients, on
-// every Winograd shape (odd tile counts leave one tile to the 8-lane
-// kernels; rows of tiles of odd length pair tiles across rows), with full
-// and ragged groups.
-func TestWinogradPairsMatchAVX2(t *testing.T) {
-	if !winoPairs() {
-		t.Skip("no AVX-512 on this machine (or TRELLIS_CPU caps it): the pair kernels do not run")
-	}
-	defer func() { winoPairsOn = true }()
-	for _, sh := range winoShapes {
-		var runs [2]convRun
-		for i, pairs := range []bool{true, false} {
-			winoPairsOn = pairs
-			runs[i], _, _, _, _ = runConv(t, sh, 19, 2, 17, nil)
-		}
-		for j, what := range []string{"output", "weight gradient", "bias gradient", "input gradient"} {
-			a, b := [][]float32{runs[0].y, runs[0].dw, runs[0].db, runs[0].dx}[j], [][]float32{runs[1].y, runs[1].dw, runs[1].db, runs[1].dx}[j]
-			for e := range a {
-				if math.Float32bits(a[e]) != math.Float32bits(b[e]) {
-					t.Fatalf("%v %s element %d: pairs %v, AVX2 %v", sh, what, e, a[e], b[e])
-				}
-			}
-		}
-	}
-}
-
 // TestWinogradTakenWherePays: the FEMNIST CNN's second convolution uses
-// F(2×2, 5×5); its first (one input channel), LeNet-5's and 3×3 layers do
+// F(4×4, 5×5); its first (one input channel), LeNet-5's and 3×3 layers do
 // not.
 func TestWinogradTakenWherePays(t *testing.T) {
 	cases := []struct {
@@ -258,21 +232,22 @@ func TestWinogradTransformsAreAdjoint(t *testing.T) {
 			}
 		}
 	}
+	const A, X, M = winoAlpha, winoXi, winoM
 	for trial := 0; trial < 20; trial++ {
-		// Patches at pitch 6·L (element (i, j) at i·6L + jL + l), transformed
+		// Patches at pitch A·L (element (i, j) at i·A·L + jL + l), transformed
 		// tiles at stride L (ξ·L + l).
-		d, v := rnd(36*L), rnd(36*L)
-		btd := make([]float32, 36*L)
-		winoInput8(btd, L, d, 6*L)
-		bv := make([]float32, 36*L)
-		winoInputGrad8(bv, 6*L, v, L)
+		d, v := rnd(X*L), rnd(X*L)
+		btd := make([]float32, X*L)
+		winoInput8(btd, L, d, A*L)
+		bv := make([]float32, X*L)
+		winoInputGrad8(bv, A*L, v, L)
 		check("input transforms", lanes(btd, v), lanes(d, bv))
-		m := rnd(36 * L)
-		var y, aty [4 * L]float32
-		copy(y[:], rnd(4*L))
-		winoOutput8(aty[:], 2*L, m, L, 0)
-		ay := make([]float32, 36*L)
-		winoOutputGrad8(ay, L, y[:], 2*L)
+		m := rnd(X * L)
+		var y, aty [M * M * L]float32
+		copy(y[:], rnd(M*M*L))
+		winoOutput8(aty[:], M*L, m, L, 0)
+		ay := make([]float32, X*L)
+		winoOutputGrad8(ay, L, y[:], M*L)
 		check("output transforms", lanes(aty[:], y[:]), lanes(m, ay))
 	}
 }
@@ -285,7 +260,8 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 	if !winoVector() {
 		t.Skip("no AVX2/FMA on this CPU (or TRELLIS_CPU=portable): only the Go transforms run")
 	}
-	const L, pitch, stride = winoLanes, 9 * winoLanes, 3*winoLanes + 5
+	const L, pitch, stride = winoLanes, 11 * winoLanes, 3*winoLanes + 5
+	const A, X, M = winoAlpha, winoXi, winoM
 	r := rand.New(rand.NewPCG(5, 6))
 	rnd := func(n int) []float32 { return randNormal(r, n) }
 	near := func(what string, got, want []float32) {
@@ -296,16 +272,16 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 			}
 		}
 	}
-	src := rnd(6 * pitch)
-	got, want := make([]float32, 36*stride), make([]float32, 36*stride)
+	src := rnd(A * pitch)
+	got, want := make([]float32, X*stride), make([]float32, X*stride)
 	winoInput8(got, stride, src, pitch)
 	for l := 0; l < L; l++ {
 		inputTransform(want[l:], stride, src[l:], pitch, L)
 	}
 	near("input", got, want)
 
-	dv := rnd(36 * stride)
-	base := rnd(6 * pitch)
+	dv := rnd(X * stride)
+	base := rnd(A * pitch)
 	gotx, wantx := append([]float32(nil), base...), append([]float32(nil), base...)
 	winoInputGrad8(gotx, pitch, dv, stride)
 	for l := 0; l < L; l++ {
@@ -313,37 +289,92 @@ func TestWinogradLaneKernelsMatchGo(t *testing.T) {
 	}
 	near("input gradient", gotx, wantx)
 
-	// Outputs and output gradients at a row pitch of 3 lanes' vectors (the
-	// third unused), with a bias.
-	const ypitch, bias = 3 * L, 0.25
-	m := rnd(36 * stride)
-	y, wy := make([]float32, 2*ypitch), make([]float32, 2*ypitch)
+	// Outputs and output gradients at a row pitch of M+1 lanes' vectors
+	// (the last unused), with a bias.
+	const ypitch, bias = (M + 1) * L, 0.25
+	m := rnd(X * stride)
+	y, wy := make([]float32, M*ypitch), make([]float32, M*ypitch)
 	winoOutput8(y, ypitch, m, stride, bias)
-	var tile [4]float32
+	var tile [M * M]float32
 	for l := 0; l < L; l++ {
 		outputTransform(&tile, m[l:], stride)
-		wy[l], wy[L+l], wy[ypitch+l], wy[ypitch+L+l] = tile[0]+bias, tile[1]+bias, tile[2]+bias, tile[3]+bias
+		for i := 0; i < M; i++ {
+			for j := 0; j < M; j++ {
+				wy[i*ypitch+j*L+l] = tile[i*M+j] + bias
+			}
+		}
 	}
 	near("output", y, wy)
 
-	dy := rnd(2 * ypitch)
-	gotm, wantm := make([]float32, 36*stride), make([]float32, 36*stride)
+	dy := rnd(M * ypitch)
+	gotm, wantm := make([]float32, X*stride), make([]float32, X*stride)
 	winoOutputGrad8(gotm, stride, dy, ypitch)
 	for l := 0; l < L; l++ {
-		tile = [4]float32{dy[l], dy[L+l], dy[ypitch+l], dy[ypitch+L+l]}
+		for i := 0; i < M; i++ {
+			for j := 0; j < M; j++ {
+				tile[i*M+j] = dy[i*ypitch+j*L+l]
+			}
+		}
 		outputGradTransform(wantm[l:], stride, &tile)
 	}
 	near("output gradient", gotm, wantm)
+
+	// Filters, eight at a time (element k of lane l at 8k + l), against the
+	// float64 transforms; U and dU at a stride of 70 floats.
+	const us = 70
+	filt := rnd(winoR * winoR * L)
+	gotu, wantu := make([]float32, X*us), make([]float32, X*us)
+	winoFilterVec(gotu, us, filt)
+	du := rnd(X * us)
+	gotg, wantg := make([]float32, winoR*winoR*L), make([]float32, winoR*winoR*L)
+	winoFilterGradVec(gotg, du, us)
+	for l := 0; l < L; l++ {
+		g := make([]float32, winoR*winoR)
+		for k := range g {
+			g[k] = filt[k*L+l]
+		}
+		filterTransform(wantu[l:], us, g)
+		filterGradTransform(g, du[l:], us)
+		for k, v := range g {
+			wantg[k*L+l] = v
+		}
+	}
+	near("filter", gotu, wantu)
+	near("filter gradient", gotg, wantg)
 }
 
-// TestFilterTransformsSumInOrder: the filter transforms give, bit for bit,
-// the entries of G g Gᵀ and Gᵀ dU G as float64 sums taken one at a time in
-// the order of the matrix products (G's rows, then the filter's columns),
-// on random values and ones that include ±0 and infinities.
-func TestFilterTransformsSumInOrder(t *testing.T) {
+// winoG is G (convwino.go), the reference the filter transforms are
+// checked against.
+var winoG = [winoAlpha][winoR]float64{
+	{1, 0, 0, 0, 0},
+	{-2.0 / 9, -2.0 / 9, -2.0 / 9, -2.0 / 9, -2.0 / 9},
+	{-2.0 / 9, 2.0 / 9, -2.0 / 9, 2.0 / 9, -2.0 / 9},
+	{1.0 / 90, 1.0 / 45, 2.0 / 45, 4.0 / 45, 8.0 / 45},
+	{1.0 / 90, -1.0 / 45, 2.0 / 45, -4.0 / 45, 8.0 / 45},
+	{32.0 / 45, 16.0 / 45, 8.0 / 45, 4.0 / 45, 2.0 / 45},
+	{32.0 / 45, -16.0 / 45, 8.0 / 45, -4.0 / 45, 2.0 / 45},
+	{0, 0, 0, 0, 1},
+}
+
+// TestFilterTransformsMatchMatrices: the filter transforms (written with
+// G's structure) give the entries of G g Gᵀ and Gᵀ dU G computed from the
+// matrix itself in float64, rounded to float32, to within one float32 ulp
+// (both round float64 sums once), on random values and ones that include
+// ±0 and a subnormal; an infinite input makes some output non-finite.
+func TestFilterTransformsMatchMatrices(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 13))
-	special := []float64{0, math.Copysign(0, -1), math.Inf(1), 1e-40, -3}
+	special := []float64{0, math.Copysign(0, -1), 1e-40, -3}
 	const stride = 3
+	near := func(what string, trial int, got float32, want float64) {
+		t.Helper()
+		w := float32(want)
+		if got == w {
+			return
+		}
+		if ulp := math.Nextafter32(w, float32(math.Inf(1))) - w; math.Abs(float64(got-w)) > float64(ulp) {
+			t.Fatalf("trial %d: %s = %v, want %v", trial, what, got, w)
+		}
+	}
 	for trial := 0; trial < 200; trial++ {
 		g := make([]float32, winoR*winoR)
 		du := make([]float32, winoXi*stride)
@@ -369,9 +400,7 @@ func TestFilterTransformsSumInOrder(t *testing.T) {
 					}
 					s += gg * winoG[b][j]
 				}
-				if got := u[(winoAlpha*a+b)*stride]; math.Float32bits(got) != math.Float32bits(float32(s)) {
-					t.Fatalf("trial %d: U[%d][%d] = %v, want %v", trial, a, b, got, float32(s))
-				}
+				near(fmt.Sprintf("U[%d][%d]", a, b), trial, u[(winoAlpha*a+b)*stride], s)
 			}
 		}
 		dg := make([]float32, winoR*winoR)
@@ -386,10 +415,18 @@ func TestFilterTransformsSumInOrder(t *testing.T) {
 					}
 					s += gd * winoG[b][j]
 				}
-				if got := dg[i*winoR+j]; math.Float32bits(got) != math.Float32bits(float32(s)) {
-					t.Fatalf("trial %d: dg[%d][%d] = %v, want %v", trial, i, j, got, float32(s))
-				}
+				near(fmt.Sprintf("dg[%d][%d]", i, j), trial, dg[i*winoR+j], s)
 			}
 		}
 	}
+	g, du := make([]float32, winoR*winoR), make([]float32, winoXi*stride)
+	g[7], du[9*stride] = float32(math.Inf(1)), float32(math.Inf(-1))
+	u, dg := make([]float32, winoXi*stride), make([]float32, winoR*winoR)
+	filterTransform(u, stride, g)
+	filterGradTransform(dg, du, stride)
+	if !slices.ContainsFunc(u, isInf) || !slices.ContainsFunc(dg, isInf) {
+		t.Fatalf("an infinite input gave finite transforms: U %v, dg %v", u, dg)
+	}
 }
+
+func isInf(v float32) bool { return math.IsInf(float64(v), 0) }

@@ -34,18 +34,19 @@
 //     layers overwrite their gradients rather than adding to zeroed ones.
 //   - Stride-1 5×5 convolutions with at least 16 input and 16 output
 //     channels (the FEMNIST CNN's second) compute with Winograd's minimal
-//     filtering F(2×2, 5×5) instead (convwino.go; Lavin and Gray, CVPR
-//     2016): 36 products of Cout × Cin × tiles per group of 8 samples,
-//     2.78× fewer multiply-adds than direct convolution, in forward and in
-//     both backward passes (the exact gradient of the Winograd
-//     computation). The 8 samples of a group sit in the lanes of the AVX2
-//     transforms; with AVX-512 two tiles go through one 16-lane transform,
-//     with the AVX2 kernels' operations lane for lane (same bits, tested).
-//     The rounding differs from direct convolution's: errors
-//     up to about 1e-5 of the result's scale against float64, about 10–40×
-//     the direct path's (tested), as with any Winograd implementation.
-//     Layers with fewer channels (the first layer of a CNN, LeNet-5's)
-//     stay direct: there the transforms would cost more than they save.
+//     filtering F(4×4, 5×5) instead (convwino.go; Lavin and Gray, CVPR
+//     2016): 64 products of Cout × Cin × tiles per group of 8 samples,
+//     6.25× fewer multiply-adds than direct convolution (4.8× on a 14×14
+//     output), in forward and in both backward passes (the exact gradient
+//     of the Winograd computation). The 8 samples of a group sit in the
+//     lanes of the AVX2 transforms; the filter transforms take 8 input
+//     channels a vector. The rounding differs from direct convolution's:
+//     errors up to about 7e-6 of the result's scale against float64,
+//     10–60× the direct path's (tested), as with any Winograd
+//     implementation (F(2×2, 5×5), which this replaced, had about 3e-6
+//     for 2.78× fewer multiply-adds). Layers with fewer channels (the
+//     first layer of a CNN, LeNet-5's) stay direct: there the transforms
+//     would cost more than they save.
 //   - A max-pool that follows a ReLU is built before it (ReLU → pool
 //     becomes pool → ReLU): max commutes with the non-decreasing ReLU, so
 //     outputs and gradients are the same bits (tested against the paper's
@@ -97,11 +98,11 @@
 //	            the columns are allocated but not used by stride-1 layers with
 //	            AVX2 or AVX-512 outside DP-SGD)
 //	  Winograd: B·Cout·Ho·Wo + B·Cin·H·W + 2·(Cin·k²)·Ho·P (output, input gradient,
-//	            DP-SGD's columns) + 3·36·Cout·Cin + Cout (U, the dU sum, one
-//	            chunk's dU and db) and per matrix thread, for N = ⌈Ho/2⌉·⌈Wo/2⌉ tiles
+//	            DP-SGD's columns) + 3·64·(Cout·Cin + 16) + Cout (U, the dU sum, one
+//	            chunk's dU and db) and per matrix thread, for N = ⌈Ho/4⌉·⌈Wo/4⌉ tiles
 //	            and T = min(8, N)·8 columns a block: 2·Cin·Hp·Wp·8 (padded inputs and
-//	            their gradient, Hp = 2⌈Ho/2⌉ + 4, Wp likewise) + 2·36·(Cin·T + 16) (V, dV)
-//	            + 36·(Cout·T + 16) (M) + 4·Cout·N·8 (outputs in lanes)
+//	            their gradient, Hp = 4⌈Ho/4⌉ + 4, Wp likewise) + 2·64·(Cin·T + 16) (V, dV)
+//	            + 64·(Cout·T + 16) (M) + 16·Cout·N·8 (outputs in lanes)
 //	            + 8·max(H·W, Ho·Wo) (one plane with the samples interleaved)
 //	maxpool2d:  2·B·C·Ho·Wo (output, winning index as int32) + B·C·H·P' (input
 //	            gradient; P' = W, or the convolution's pitch P before it; after

@@ -270,15 +270,17 @@ func TestMemoryFormula(t *testing.T) {
 	layers += 25*28*30 - 25*784 + 2*(800*14*16-800*196)
 	layers += 32*30 + 2 + 4
 	layers += 2 * N * 32 * 28 * (30 - 28)
-	// conv2 (32→64, 5×5) uses Winograd F(2×2, 5×5): U, the dU sum and one
-	// chunk's dU and db; the padded inputs and their gradient for 8
-	// samples (32×18×18×8 each), and V, dV (36×32×64) and M (36×64×64) of
-	// a block of 8 tiles × 8 samples, and the outputs (or their gradient)
-	// with the sample innermost (64×14×14×8).
-	layers += 3*36*64*32 + 64
-	layers += 2*32*18*18*8 + 2*36*32*64 + 36*64*64 + 64*14*14*8
-	// V, dV and M each pad their 36 positions by a cache line (winoPlane).
-	layers += 3 * 36 * 16
+	// conv2 (32→64, 5×5) uses Winograd F(4×4, 5×5): U, the dU sum and one
+	// chunk's dU (64 planes of 64×32, each padded by a cache line:
+	// winoUPlane) and db; the padded inputs and their gradient for 8
+	// samples (32×20×20×8 each: 4×4 tiles of 4×4 outputs, + 4), and V, dV
+	// (64×32×64) and M (64×64×64) of a block of 8 tiles × 8 samples, and
+	// the outputs (or their gradient) with the sample innermost
+	// (64×16×16×8).
+	layers += 3*64*(64*32+16) + 64
+	layers += 2*32*20*20*8 + 2*64*32*64 + 64*64*64 + 64*16*16*8
+	// V, dV and M each pad their 64 positions by a cache line (winoPlane).
+	layers += 3 * 64 * 16
 	// One channel's plane with the samples interleaved (planeToLanes).
 	layers += 14 * 14 * 8
 	want = 4*(2*P+N*784+N*62+layers) + 8*N

@@ -2,8 +2,6 @@
 
 package nn
 
-import "github.com/trellis-fl/trellis/internal/cpu"
-
 //go:noescape
 func winoInputAVX2(dst *float32, stride int, src *float32, pitch int)
 
@@ -15,6 +13,24 @@ func winoOutputAVX2(y *float32, pitch int, m *float32, stride int, b float32)
 
 //go:noescape
 func winoOutputGradAVX2(dst *float32, stride int, dy *float32, pitch int)
+
+//go:noescape
+func winoFilterAVX2(dst *float32, stride int, filt *float32)
+
+//go:noescape
+func winoFilterGradAVX2(dg *float32, du *float32, stride int)
+
+func winoFilterVec(dst []float32, stride int, filt []float32) {
+	_ = dst[(winoXi-1)*stride+winoLanes-1]
+	_ = filt[winoR*winoR*winoLanes-1]
+	winoFilterAVX2(&dst[0], stride, &filt[0])
+}
+
+func winoFilterGradVec(dg []float32, du []float32, stride int) {
+	_ = du[(winoXi-1)*stride+winoLanes-1]
+	_ = dg[winoR*winoR*winoLanes-1]
+	winoFilterGradAVX2(&dg[0], &du[0], stride)
+}
 
 // winoVector reports whether the lane transforms run in AVX2.
 func winoVector() bool { return haveAVX2 }
@@ -33,37 +49,4 @@ func winoOutputVec(y []float32, pitch int, m []float32, stride int, b float32) {
 
 func winoOutputGradVec(dst []float32, stride int, dy []float32, pitch int) {
 	winoOutputGradAVX2(&dst[0], stride, &dy[0], pitch)
-}
-
-//go:noescape
-func winoInputAVX512(dst *float32, stride int, src0, src1 *float32, pitch int)
-
-//go:noescape
-func winoInputGradAVX512(dst0, dst1 *float32, pitch int, dv *float32, stride int)
-
-//go:noescape
-func winoOutputAVX512(y0, y1 *float32, pitch int, m *float32, stride int, b float32)
-
-//go:noescape
-func winoOutputGradAVX512(dst *float32, stride int, dy0, dy1 *float32, pitch int)
-
-// winoPairs reports whether the lane transforms take two tiles at a time
-// in AVX-512 (winotransform_avx512_amd64.s); tests turn winoPairsOn off to
-// compare with the AVX2 kernels.
-func winoPairs() bool { return winoPairsOn && cpu.AVX512 }
-
-func winoInputPairVec(dst []float32, stride int, src0, src1 []float32, pitch int) {
-	winoInputAVX512(&dst[0], stride, &src0[0], &src1[0], pitch)
-}
-
-func winoInputGradPairVec(dst0, dst1 []float32, pitch int, dv []float32, stride int) {
-	winoInputGradAVX512(&dst0[0], &dst1[0], pitch, &dv[0], stride)
-}
-
-func winoOutputPairVec(y0, y1 []float32, pitch int, m []float32, stride int, b float32) {
-	winoOutputAVX512(&y0[0], &y1[0], pitch, &m[0], stride, b)
-}
-
-func winoOutputGradPairVec(dst []float32, stride int, dy0, dy1 []float32, pitch int) {
-	winoOutputGradAVX512(&dst[0], stride, &dy0[0], &dy1[0], pitch)
 }

@@ -2,313 +2,833 @@
 
 #include "textflag.h"
 
-// The F(2×2, 5×5) transforms of winotransform.go over 8 lanes at once:
+// The F(4×4, 5×5) transforms of winotransform.go over 8 lanes at once:
 // lane l of every vector belongs to sample l of a group (convwino.go), so
-// a kernel transforms one tile of one channel for 8 samples. Every kernel
-// keeps 2, 5 and 4 broadcast in Y13, Y14 and Y15 and its intermediate
-// 6×6 (or 2×6) tile on the stack.
+// a kernel transforms one tile of one channel for 8 samples. The 1-D
+// transforms (BT8, B8, AT8, A8) use every vector register; their
+// constants are operands in memory (winoC8: each a 64-byte row of one
+// float, the first 32 bytes for AVX2), and the intermediate 8×8 (or 8×4)
+// tile sits on the stack.
 
-#define CONSTS \
-	MOVL         $0x40000000, AX; \
-	VMOVD        AX, X13;         \
-	VBROADCASTSS X13, Y13;        \
-	MOVL         $0x40a00000, AX; \
-	VMOVD        AX, X14;         \
-	VBROADCASTSS X14, Y14;        \
-	MOVL         $0x40800000, AX; \
-	VMOVD        AX, X15;         \
-	VBROADCASTSS X15, Y15
+DATA ·winoC8+0(SB)/4, $0x40a80000
+DATA ·winoC8+4(SB)/4, $0x40a80000
+DATA ·winoC8+8(SB)/4, $0x40a80000
+DATA ·winoC8+12(SB)/4, $0x40a80000
+DATA ·winoC8+16(SB)/4, $0x40a80000
+DATA ·winoC8+20(SB)/4, $0x40a80000
+DATA ·winoC8+24(SB)/4, $0x40a80000
+DATA ·winoC8+28(SB)/4, $0x40a80000
+DATA ·winoC8+32(SB)/4, $0x40a80000
+DATA ·winoC8+36(SB)/4, $0x40a80000
+DATA ·winoC8+40(SB)/4, $0x40a80000
+DATA ·winoC8+44(SB)/4, $0x40a80000
+DATA ·winoC8+48(SB)/4, $0x40a80000
+DATA ·winoC8+52(SB)/4, $0x40a80000
+DATA ·winoC8+56(SB)/4, $0x40a80000
+DATA ·winoC8+60(SB)/4, $0x40a80000
+DATA ·winoC8+64(SB)/4, $0x40880000
+DATA ·winoC8+68(SB)/4, $0x40880000
+DATA ·winoC8+72(SB)/4, $0x40880000
+DATA ·winoC8+76(SB)/4, $0x40880000
+DATA ·winoC8+80(SB)/4, $0x40880000
+DATA ·winoC8+84(SB)/4, $0x40880000
+DATA ·winoC8+88(SB)/4, $0x40880000
+DATA ·winoC8+92(SB)/4, $0x40880000
+DATA ·winoC8+96(SB)/4, $0x40880000
+DATA ·winoC8+100(SB)/4, $0x40880000
+DATA ·winoC8+104(SB)/4, $0x40880000
+DATA ·winoC8+108(SB)/4, $0x40880000
+DATA ·winoC8+112(SB)/4, $0x40880000
+DATA ·winoC8+116(SB)/4, $0x40880000
+DATA ·winoC8+120(SB)/4, $0x40880000
+DATA ·winoC8+124(SB)/4, $0x40880000
+DATA ·winoC8+128(SB)/4, $0x3e800000
+DATA ·winoC8+132(SB)/4, $0x3e800000
+DATA ·winoC8+136(SB)/4, $0x3e800000
+DATA ·winoC8+140(SB)/4, $0x3e800000
+DATA ·winoC8+144(SB)/4, $0x3e800000
+DATA ·winoC8+148(SB)/4, $0x3e800000
+DATA ·winoC8+152(SB)/4, $0x3e800000
+DATA ·winoC8+156(SB)/4, $0x3e800000
+DATA ·winoC8+160(SB)/4, $0x3e800000
+DATA ·winoC8+164(SB)/4, $0x3e800000
+DATA ·winoC8+168(SB)/4, $0x3e800000
+DATA ·winoC8+172(SB)/4, $0x3e800000
+DATA ·winoC8+176(SB)/4, $0x3e800000
+DATA ·winoC8+180(SB)/4, $0x3e800000
+DATA ·winoC8+184(SB)/4, $0x3e800000
+DATA ·winoC8+188(SB)/4, $0x3e800000
+DATA ·winoC8+192(SB)/4, $0x3fa00000
+DATA ·winoC8+196(SB)/4, $0x3fa00000
+DATA ·winoC8+200(SB)/4, $0x3fa00000
+DATA ·winoC8+204(SB)/4, $0x3fa00000
+DATA ·winoC8+208(SB)/4, $0x3fa00000
+DATA ·winoC8+212(SB)/4, $0x3fa00000
+DATA ·winoC8+216(SB)/4, $0x3fa00000
+DATA ·winoC8+220(SB)/4, $0x3fa00000
+DATA ·winoC8+224(SB)/4, $0x3fa00000
+DATA ·winoC8+228(SB)/4, $0x3fa00000
+DATA ·winoC8+232(SB)/4, $0x3fa00000
+DATA ·winoC8+236(SB)/4, $0x3fa00000
+DATA ·winoC8+240(SB)/4, $0x3fa00000
+DATA ·winoC8+244(SB)/4, $0x3fa00000
+DATA ·winoC8+248(SB)/4, $0x3fa00000
+DATA ·winoC8+252(SB)/4, $0x3fa00000
+DATA ·winoC8+256(SB)/4, $0x3f000000
+DATA ·winoC8+260(SB)/4, $0x3f000000
+DATA ·winoC8+264(SB)/4, $0x3f000000
+DATA ·winoC8+268(SB)/4, $0x3f000000
+DATA ·winoC8+272(SB)/4, $0x3f000000
+DATA ·winoC8+276(SB)/4, $0x3f000000
+DATA ·winoC8+280(SB)/4, $0x3f000000
+DATA ·winoC8+284(SB)/4, $0x3f000000
+DATA ·winoC8+288(SB)/4, $0x3f000000
+DATA ·winoC8+292(SB)/4, $0x3f000000
+DATA ·winoC8+296(SB)/4, $0x3f000000
+DATA ·winoC8+300(SB)/4, $0x3f000000
+DATA ·winoC8+304(SB)/4, $0x3f000000
+DATA ·winoC8+308(SB)/4, $0x3f000000
+DATA ·winoC8+312(SB)/4, $0x3f000000
+DATA ·winoC8+316(SB)/4, $0x3f000000
+DATA ·winoC8+320(SB)/4, $0x40200000
+DATA ·winoC8+324(SB)/4, $0x40200000
+DATA ·winoC8+328(SB)/4, $0x40200000
+DATA ·winoC8+332(SB)/4, $0x40200000
+DATA ·winoC8+336(SB)/4, $0x40200000
+DATA ·winoC8+340(SB)/4, $0x40200000
+DATA ·winoC8+344(SB)/4, $0x40200000
+DATA ·winoC8+348(SB)/4, $0x40200000
+DATA ·winoC8+352(SB)/4, $0x40200000
+DATA ·winoC8+356(SB)/4, $0x40200000
+DATA ·winoC8+360(SB)/4, $0x40200000
+DATA ·winoC8+364(SB)/4, $0x40200000
+DATA ·winoC8+368(SB)/4, $0x40200000
+DATA ·winoC8+372(SB)/4, $0x40200000
+DATA ·winoC8+376(SB)/4, $0x40200000
+DATA ·winoC8+380(SB)/4, $0x40200000
+DATA ·winoC8+384(SB)/4, $0x40000000
+DATA ·winoC8+388(SB)/4, $0x40000000
+DATA ·winoC8+392(SB)/4, $0x40000000
+DATA ·winoC8+396(SB)/4, $0x40000000
+DATA ·winoC8+400(SB)/4, $0x40000000
+DATA ·winoC8+404(SB)/4, $0x40000000
+DATA ·winoC8+408(SB)/4, $0x40000000
+DATA ·winoC8+412(SB)/4, $0x40000000
+DATA ·winoC8+416(SB)/4, $0x40000000
+DATA ·winoC8+420(SB)/4, $0x40000000
+DATA ·winoC8+424(SB)/4, $0x40000000
+DATA ·winoC8+428(SB)/4, $0x40000000
+DATA ·winoC8+432(SB)/4, $0x40000000
+DATA ·winoC8+436(SB)/4, $0x40000000
+DATA ·winoC8+440(SB)/4, $0x40000000
+DATA ·winoC8+444(SB)/4, $0x40000000
+DATA ·winoC8+448(SB)/4, $0x40800000
+DATA ·winoC8+452(SB)/4, $0x40800000
+DATA ·winoC8+456(SB)/4, $0x40800000
+DATA ·winoC8+460(SB)/4, $0x40800000
+DATA ·winoC8+464(SB)/4, $0x40800000
+DATA ·winoC8+468(SB)/4, $0x40800000
+DATA ·winoC8+472(SB)/4, $0x40800000
+DATA ·winoC8+476(SB)/4, $0x40800000
+DATA ·winoC8+480(SB)/4, $0x40800000
+DATA ·winoC8+484(SB)/4, $0x40800000
+DATA ·winoC8+488(SB)/4, $0x40800000
+DATA ·winoC8+492(SB)/4, $0x40800000
+DATA ·winoC8+496(SB)/4, $0x40800000
+DATA ·winoC8+500(SB)/4, $0x40800000
+DATA ·winoC8+504(SB)/4, $0x40800000
+DATA ·winoC8+508(SB)/4, $0x40800000
+DATA ·winoC8+512(SB)/4, $0x40a00000
+DATA ·winoC8+516(SB)/4, $0x40a00000
+DATA ·winoC8+520(SB)/4, $0x40a00000
+DATA ·winoC8+524(SB)/4, $0x40a00000
+DATA ·winoC8+528(SB)/4, $0x40a00000
+DATA ·winoC8+532(SB)/4, $0x40a00000
+DATA ·winoC8+536(SB)/4, $0x40a00000
+DATA ·winoC8+540(SB)/4, $0x40a00000
+DATA ·winoC8+544(SB)/4, $0x40a00000
+DATA ·winoC8+548(SB)/4, $0x40a00000
+DATA ·winoC8+552(SB)/4, $0x40a00000
+DATA ·winoC8+556(SB)/4, $0x40a00000
+DATA ·winoC8+560(SB)/4, $0x40a00000
+DATA ·winoC8+564(SB)/4, $0x40a00000
+DATA ·winoC8+568(SB)/4, $0x40a00000
+DATA ·winoC8+572(SB)/4, $0x40a00000
+DATA ·winoC8+576(SB)/4, $0x41000000
+DATA ·winoC8+580(SB)/4, $0x41000000
+DATA ·winoC8+584(SB)/4, $0x41000000
+DATA ·winoC8+588(SB)/4, $0x41000000
+DATA ·winoC8+592(SB)/4, $0x41000000
+DATA ·winoC8+596(SB)/4, $0x41000000
+DATA ·winoC8+600(SB)/4, $0x41000000
+DATA ·winoC8+604(SB)/4, $0x41000000
+DATA ·winoC8+608(SB)/4, $0x41000000
+DATA ·winoC8+612(SB)/4, $0x41000000
+DATA ·winoC8+616(SB)/4, $0x41000000
+DATA ·winoC8+620(SB)/4, $0x41000000
+DATA ·winoC8+624(SB)/4, $0x41000000
+DATA ·winoC8+628(SB)/4, $0x41000000
+DATA ·winoC8+632(SB)/4, $0x41000000
+DATA ·winoC8+636(SB)/4, $0x41000000
+DATA ·winoC8+640(SB)/4, $0x3e000000
+DATA ·winoC8+644(SB)/4, $0x3e000000
+DATA ·winoC8+648(SB)/4, $0x3e000000
+DATA ·winoC8+652(SB)/4, $0x3e000000
+DATA ·winoC8+656(SB)/4, $0x3e000000
+DATA ·winoC8+660(SB)/4, $0x3e000000
+DATA ·winoC8+664(SB)/4, $0x3e000000
+DATA ·winoC8+668(SB)/4, $0x3e000000
+DATA ·winoC8+672(SB)/4, $0x3e000000
+DATA ·winoC8+676(SB)/4, $0x3e000000
+DATA ·winoC8+680(SB)/4, $0x3e000000
+DATA ·winoC8+684(SB)/4, $0x3e000000
+DATA ·winoC8+688(SB)/4, $0x3e000000
+DATA ·winoC8+692(SB)/4, $0x3e000000
+DATA ·winoC8+696(SB)/4, $0x3e000000
+DATA ·winoC8+700(SB)/4, $0x3e000000
+DATA ·winoC8+704(SB)/4, $0x41800000
+DATA ·winoC8+708(SB)/4, $0x41800000
+DATA ·winoC8+712(SB)/4, $0x41800000
+DATA ·winoC8+716(SB)/4, $0x41800000
+DATA ·winoC8+720(SB)/4, $0x41800000
+DATA ·winoC8+724(SB)/4, $0x41800000
+DATA ·winoC8+728(SB)/4, $0x41800000
+DATA ·winoC8+732(SB)/4, $0x41800000
+DATA ·winoC8+736(SB)/4, $0x41800000
+DATA ·winoC8+740(SB)/4, $0x41800000
+DATA ·winoC8+744(SB)/4, $0x41800000
+DATA ·winoC8+748(SB)/4, $0x41800000
+DATA ·winoC8+752(SB)/4, $0x41800000
+DATA ·winoC8+756(SB)/4, $0x41800000
+DATA ·winoC8+760(SB)/4, $0x41800000
+DATA ·winoC8+764(SB)/4, $0x41800000
+DATA ·winoC8+768(SB)/4, $0xbe638e39
+DATA ·winoC8+772(SB)/4, $0xbe638e39
+DATA ·winoC8+776(SB)/4, $0xbe638e39
+DATA ·winoC8+780(SB)/4, $0xbe638e39
+DATA ·winoC8+784(SB)/4, $0xbe638e39
+DATA ·winoC8+788(SB)/4, $0xbe638e39
+DATA ·winoC8+792(SB)/4, $0xbe638e39
+DATA ·winoC8+796(SB)/4, $0xbe638e39
+DATA ·winoC8+800(SB)/4, $0xbe638e39
+DATA ·winoC8+804(SB)/4, $0xbe638e39
+DATA ·winoC8+808(SB)/4, $0xbe638e39
+DATA ·winoC8+812(SB)/4, $0xbe638e39
+DATA ·winoC8+816(SB)/4, $0xbe638e39
+DATA ·winoC8+820(SB)/4, $0xbe638e39
+DATA ·winoC8+824(SB)/4, $0xbe638e39
+DATA ·winoC8+828(SB)/4, $0xbe638e39
+DATA ·winoC8+832(SB)/4, $0x3c360b61
+DATA ·winoC8+836(SB)/4, $0x3c360b61
+DATA ·winoC8+840(SB)/4, $0x3c360b61
+DATA ·winoC8+844(SB)/4, $0x3c360b61
+DATA ·winoC8+848(SB)/4, $0x3c360b61
+DATA ·winoC8+852(SB)/4, $0x3c360b61
+DATA ·winoC8+856(SB)/4, $0x3c360b61
+DATA ·winoC8+860(SB)/4, $0x3c360b61
+DATA ·winoC8+864(SB)/4, $0x3c360b61
+DATA ·winoC8+868(SB)/4, $0x3c360b61
+DATA ·winoC8+872(SB)/4, $0x3c360b61
+DATA ·winoC8+876(SB)/4, $0x3c360b61
+DATA ·winoC8+880(SB)/4, $0x3c360b61
+DATA ·winoC8+884(SB)/4, $0x3c360b61
+DATA ·winoC8+888(SB)/4, $0x3c360b61
+DATA ·winoC8+892(SB)/4, $0x3c360b61
+DATA ·winoC8+896(SB)/4, $0x3cb60b61
+DATA ·winoC8+900(SB)/4, $0x3cb60b61
+DATA ·winoC8+904(SB)/4, $0x3cb60b61
+DATA ·winoC8+908(SB)/4, $0x3cb60b61
+DATA ·winoC8+912(SB)/4, $0x3cb60b61
+DATA ·winoC8+916(SB)/4, $0x3cb60b61
+DATA ·winoC8+920(SB)/4, $0x3cb60b61
+DATA ·winoC8+924(SB)/4, $0x3cb60b61
+DATA ·winoC8+928(SB)/4, $0x3cb60b61
+DATA ·winoC8+932(SB)/4, $0x3cb60b61
+DATA ·winoC8+936(SB)/4, $0x3cb60b61
+DATA ·winoC8+940(SB)/4, $0x3cb60b61
+DATA ·winoC8+944(SB)/4, $0x3cb60b61
+DATA ·winoC8+948(SB)/4, $0x3cb60b61
+DATA ·winoC8+952(SB)/4, $0x3cb60b61
+DATA ·winoC8+956(SB)/4, $0x3cb60b61
+DATA ·winoC8+960(SB)/4, $0x3d360b61
+DATA ·winoC8+964(SB)/4, $0x3d360b61
+DATA ·winoC8+968(SB)/4, $0x3d360b61
+DATA ·winoC8+972(SB)/4, $0x3d360b61
+DATA ·winoC8+976(SB)/4, $0x3d360b61
+DATA ·winoC8+980(SB)/4, $0x3d360b61
+DATA ·winoC8+984(SB)/4, $0x3d360b61
+DATA ·winoC8+988(SB)/4, $0x3d360b61
+DATA ·winoC8+992(SB)/4, $0x3d360b61
+DATA ·winoC8+996(SB)/4, $0x3d360b61
+DATA ·winoC8+1000(SB)/4, $0x3d360b61
+DATA ·winoC8+1004(SB)/4, $0x3d360b61
+DATA ·winoC8+1008(SB)/4, $0x3d360b61
+DATA ·winoC8+1012(SB)/4, $0x3d360b61
+DATA ·winoC8+1016(SB)/4, $0x3d360b61
+DATA ·winoC8+1020(SB)/4, $0x3d360b61
+DATA ·winoC8+1024(SB)/4, $0x3db60b61
+DATA ·winoC8+1028(SB)/4, $0x3db60b61
+DATA ·winoC8+1032(SB)/4, $0x3db60b61
+DATA ·winoC8+1036(SB)/4, $0x3db60b61
+DATA ·winoC8+1040(SB)/4, $0x3db60b61
+DATA ·winoC8+1044(SB)/4, $0x3db60b61
+DATA ·winoC8+1048(SB)/4, $0x3db60b61
+DATA ·winoC8+1052(SB)/4, $0x3db60b61
+DATA ·winoC8+1056(SB)/4, $0x3db60b61
+DATA ·winoC8+1060(SB)/4, $0x3db60b61
+DATA ·winoC8+1064(SB)/4, $0x3db60b61
+DATA ·winoC8+1068(SB)/4, $0x3db60b61
+DATA ·winoC8+1072(SB)/4, $0x3db60b61
+DATA ·winoC8+1076(SB)/4, $0x3db60b61
+DATA ·winoC8+1080(SB)/4, $0x3db60b61
+DATA ·winoC8+1084(SB)/4, $0x3db60b61
+DATA ·winoC8+1088(SB)/4, $0x3e360b61
+DATA ·winoC8+1092(SB)/4, $0x3e360b61
+DATA ·winoC8+1096(SB)/4, $0x3e360b61
+DATA ·winoC8+1100(SB)/4, $0x3e360b61
+DATA ·winoC8+1104(SB)/4, $0x3e360b61
+DATA ·winoC8+1108(SB)/4, $0x3e360b61
+DATA ·winoC8+1112(SB)/4, $0x3e360b61
+DATA ·winoC8+1116(SB)/4, $0x3e360b61
+DATA ·winoC8+1120(SB)/4, $0x3e360b61
+DATA ·winoC8+1124(SB)/4, $0x3e360b61
+DATA ·winoC8+1128(SB)/4, $0x3e360b61
+DATA ·winoC8+1132(SB)/4, $0x3e360b61
+DATA ·winoC8+1136(SB)/4, $0x3e360b61
+DATA ·winoC8+1140(SB)/4, $0x3e360b61
+DATA ·winoC8+1144(SB)/4, $0x3e360b61
+DATA ·winoC8+1148(SB)/4, $0x3e360b61
+DATA ·winoC8+1152(SB)/4, $0x3eb60b61
+DATA ·winoC8+1156(SB)/4, $0x3eb60b61
+DATA ·winoC8+1160(SB)/4, $0x3eb60b61
+DATA ·winoC8+1164(SB)/4, $0x3eb60b61
+DATA ·winoC8+1168(SB)/4, $0x3eb60b61
+DATA ·winoC8+1172(SB)/4, $0x3eb60b61
+DATA ·winoC8+1176(SB)/4, $0x3eb60b61
+DATA ·winoC8+1180(SB)/4, $0x3eb60b61
+DATA ·winoC8+1184(SB)/4, $0x3eb60b61
+DATA ·winoC8+1188(SB)/4, $0x3eb60b61
+DATA ·winoC8+1192(SB)/4, $0x3eb60b61
+DATA ·winoC8+1196(SB)/4, $0x3eb60b61
+DATA ·winoC8+1200(SB)/4, $0x3eb60b61
+DATA ·winoC8+1204(SB)/4, $0x3eb60b61
+DATA ·winoC8+1208(SB)/4, $0x3eb60b61
+DATA ·winoC8+1212(SB)/4, $0x3eb60b61
+DATA ·winoC8+1216(SB)/4, $0x3f360b61
+DATA ·winoC8+1220(SB)/4, $0x3f360b61
+DATA ·winoC8+1224(SB)/4, $0x3f360b61
+DATA ·winoC8+1228(SB)/4, $0x3f360b61
+DATA ·winoC8+1232(SB)/4, $0x3f360b61
+DATA ·winoC8+1236(SB)/4, $0x3f360b61
+DATA ·winoC8+1240(SB)/4, $0x3f360b61
+DATA ·winoC8+1244(SB)/4, $0x3f360b61
+DATA ·winoC8+1248(SB)/4, $0x3f360b61
+DATA ·winoC8+1252(SB)/4, $0x3f360b61
+DATA ·winoC8+1256(SB)/4, $0x3f360b61
+DATA ·winoC8+1260(SB)/4, $0x3f360b61
+DATA ·winoC8+1264(SB)/4, $0x3f360b61
+DATA ·winoC8+1268(SB)/4, $0x3f360b61
+DATA ·winoC8+1272(SB)/4, $0x3f360b61
+DATA ·winoC8+1276(SB)/4, $0x3f360b61
+GLOBL ·winoC8(SB), RODATA|NOPTR, $1280
 
-// BT6: v = Bᵀ d, d in Y0..Y5; v0..v5 in Y11, Y1, Y8, Y2, Y9, Y0.
-#define BT6 \
-	VADDPS       Y2, Y1, Y6;   \ // s12 = d1 + d2
-	VSUBPS       Y2, Y1, Y7;   \ // d12 = d1 − d2
-	VSUBPS       Y3, Y4, Y8;   \ // e34 = d4 − d3
-	VSUBPS       Y2, Y4, Y9;   \ // e42 = d4 − d2
-	VSUBPS       Y1, Y3, Y10;  \ // f31 = d3 − d1
-	VMOVAPS      Y4, Y11;      \
-	VFMADD231PS  Y15, Y0, Y11; \ // d4 + 4 d0
-	VFNMADD231PS Y14, Y2, Y11; \ // v0 = … − 5 d2
-	VMOVAPS      Y5, Y0;       \
-	VFMADD231PS  Y15, Y1, Y0;  \ // d5 + 4 d1
-	VFNMADD231PS Y14, Y3, Y0;  \ // v5 = … − 5 d3
-	VADDPS       Y4, Y3, Y1;   \ // d3 + d4
-	VFNMADD231PS Y15, Y6, Y1;  \ // v1 = … − 4 s12
-	VFMADD231PS  Y15, Y7, Y8;  \ // v2 = e34 + 4 d12
-	VMOVAPS      Y9, Y2;       \
-	VFMADD231PS  Y13, Y10, Y2; \ // v3 = e42 + 2 f31
-	VFNMADD231PS Y13, Y10, Y9    // v4 = e42 − 2 f31
+#define C525 ·winoC8+0(SB) // 5.25
+#define C425 ·winoC8+64(SB) // 4.25
+#define C025 ·winoC8+128(SB) // 0.25
+#define C125 ·winoC8+192(SB) // 1.25
+#define C05 ·winoC8+256(SB) // 0.5
+#define C25 ·winoC8+320(SB) // 2.5
+#define C2 ·winoC8+384(SB) // 2
+#define C4 ·winoC8+448(SB) // 4
+#define C5 ·winoC8+512(SB) // 5
+#define C8 ·winoC8+576(SB) // 8
+#define C0125 ·winoC8+640(SB) // 0.125
+#define C16 ·winoC8+704(SB) // 16
+#define CM29 ·winoC8+768(SB) // −2/9
+#define C190 ·winoC8+832(SB) // 1/90
+#define C145 ·winoC8+896(SB) // 1/45
+#define C245 ·winoC8+960(SB) // 2/45
+#define C445 ·winoC8+1024(SB) // 4/45
+#define C845 ·winoC8+1088(SB) // 8/45
+#define C1645 ·winoC8+1152(SB) // 16/45
+#define C3245 ·winoC8+1216(SB) // 32/45
 
-// B6: d = B v, v in Y0..Y5; d0..d5 in Y1, Y11, Y2, Y3, Y10, Y5.
-#define B6 \
-	VADDPS       Y2, Y1, Y6;   \ // s12 = v1 + v2
-	VSUBPS       Y1, Y2, Y7;   \ // d21 = v2 − v1
-	VADDPS       Y4, Y3, Y8;   \ // s34 = v3 + v4
-	VSUBPS       Y3, Y4, Y9;   \ // d43 = v4 − v3
-	VADDPS       Y5, Y7, Y10;  \ // d21 + v5
-	VMULPS       Y13, Y9, Y11; \ // 2 d43
-	VFMADD231PS  Y15, Y10, Y11; \ // d1 = 2 d43 + 4 (d21 + v5)
-	VMOVAPS      Y8, Y2;       \
-	VFNMSUB231PS Y14, Y0, Y2;  \ // −5 v0 − s34
-	VFNMADD231PS Y15, Y6, Y2;  \ // d2 = … − 4 s12
-	VMOVAPS      Y7, Y3;       \
-	VFNMSUB231PS Y13, Y9, Y3;  \ // −2 d43 − d21
-	VFNMADD231PS Y14, Y5, Y3;  \ // d3 = … − 5 v5
-	VADDPS       Y6, Y0, Y10;  \
-	VADDPS       Y8, Y10, Y10; \ // d4 = v0 + s12 + s34
-	VMULPS       Y15, Y0, Y1     // d0 = 4 v0
+// BT8: v = Bᵀ d, d in Y0..Y7; v0..v7 in Y9, Y0, Y7, Y12, Y13, Y14, Y15, Y11.
+#define BT8 \
+	VSUBPS       Y2, Y4, Y8;     \ // d4 − d2
+	VSUBPS       Y6, Y0, Y9;     \ // d0 − d6
+	VFMADD231PS  C525, Y8, Y9;   \ // v0 = d0 − d6 + 5.25 (d4 − d2)
+	VSUBPS       Y5, Y3, Y10;    \ // d3 − d5
+	VSUBPS       Y1, Y7, Y11;    \ // d7 − d1
+	VFMADD231PS  C525, Y10, Y11; \ // v7 = d7 − d1 + 5.25 (d3 − d5)
+	VADDPS       Y6, Y2, Y8;     \
+	VFNMADD231PS C425, Y4, Y8;   \ // p1 = d2 + d6 − 4.25 d4
+	VADDPS       Y5, Y1, Y10;    \
+	VFNMADD231PS C425, Y3, Y10;  \ // q1 = d1 + d5 − 4.25 d3
+	VADDPS       Y10, Y8, Y0;    \ // v1 = p1 + q1
+	VSUBPS       Y10, Y8, Y7;    \ // v2 = p1 − q1
+	VMOVAPS      Y6, Y8;         \
+	VFMADD231PS  C025, Y2, Y8;   \
+	VFNMADD231PS C125, Y4, Y8;   \ // p2 = d6 + d2/4 − 1.25 d4
+	VMULPS       C05, Y1, Y10;   \
+	VFNMADD231PS C25, Y3, Y10;   \
+	VFMADD231PS  C2, Y5, Y10;    \ // q2 = d1/2 − 2.5 d3 + 2 d5
+	VADDPS       Y10, Y8, Y12;   \ // v3 = p2 + q2
+	VSUBPS       Y10, Y8, Y13;   \ // v4 = p2 − q2
+	VFMADD231PS  C4, Y2, Y6;     \
+	VFNMADD231PS C5, Y4, Y6;     \ // p3 = d6 + 4 d2 − 5 d4
+	VMULPS       C2, Y1, Y10;    \
+	VFNMADD231PS C25, Y3, Y10;   \
+	VFMADD231PS  C05, Y5, Y10;   \ // q3 = 2 d1 − 2.5 d3 + d5/2
+	VADDPS       Y10, Y6, Y14;   \ // v5 = p3 + q3
+	VSUBPS       Y10, Y6, Y15      // v6 = p3 − q3
 
-// AT6: y = Aᵀ m, m in Y0..Y5; y0, y1 in Y10, Y11.
-#define AT6 \
-	VADDPS      Y2, Y1, Y6;  \ // s12
-	VSUBPS      Y2, Y1, Y7;  \ // d12 = m1 − m2
-	VADDPS      Y4, Y3, Y8;  \ // s34
-	VSUBPS      Y4, Y3, Y9;  \ // d34 = m3 − m4
-	VADDPS      Y6, Y0, Y10; \
-	VADDPS      Y8, Y10, Y10; \ // y0 = m0 + s12 + s34
-	VADDPS      Y5, Y7, Y11; \
-	VFMADD231PS Y13, Y9, Y11   // y1 = d12 + m5 + 2 d34
+// B8: d = B v, v in Y0..Y7; d0..d7 in Y0, Y4, Y1, Y5, Y2, Y6, Y3, Y7.
+#define B8 \
+	VADDPS       Y2, Y1, Y8;    \ // s12
+	VSUBPS       Y2, Y1, Y11;   \ // a = v1 − v2
+	VADDPS       Y4, Y3, Y9;    \ // s34
+	VSUBPS       Y4, Y3, Y12;   \ // b = v3 − v4
+	VADDPS       Y6, Y5, Y10;   \ // s56
+	VSUBPS       Y6, Y5, Y13;   \ // c = v5 − v6
+	VMOVAPS      Y8, Y1;        \
+	VFMADD231PS  C025, Y9, Y1;  \
+	VFMADD231PS  C4, Y10, Y1;   \
+	VFNMADD231PS C525, Y0, Y1;  \ // d2 = s12 + s34/4 + 4 s56 − 5.25 v0
+	VMULPS       C525, Y0, Y2;  \
+	VFNMADD231PS C425, Y8, Y2;  \
+	VFNMADD231PS C125, Y9, Y2;  \
+	VFNMADD231PS C5, Y10, Y2;   \ // d4 = 5.25 v0 − 4.25 s12 − 1.25 s34 − 5 s56
+	VSUBPS       Y0, Y8, Y3;    \
+	VADDPS       Y9, Y3, Y3;    \
+	VADDPS       Y10, Y3, Y3;   \ // d6 = s12 − v0 + s34 + s56
+	VSUBPS       Y7, Y11, Y4;   \
+	VFMADD231PS  C05, Y12, Y4;  \
+	VFMADD231PS  C2, Y13, Y4;   \ // d1 = a − v7 + b/2 + 2c
+	VMULPS       C525, Y7, Y5;  \
+	VFNMADD231PS C425, Y11, Y5; \
+	VFNMADD231PS C25, Y12, Y5;  \
+	VFNMADD231PS C25, Y13, Y5;  \ // d3 = 5.25 v7 − 4.25 a − 2.5 b − 2.5 c
+	VMOVAPS      Y11, Y6;       \
+	VFMADD231PS  C2, Y12, Y6;   \
+	VFMADD231PS  C05, Y13, Y6;  \
+	VFNMADD231PS C525, Y7, Y6     // d5 = a + 2b + c/2 − 5.25 v7
 
-// A6: m = A y, y in Y0, Y1; m0..m5 in Y0, Y2, Y3, Y4, Y5, Y1.
-#define A6 \
-	VADDPS       Y1, Y0, Y2; \ // y0 + y1
-	VSUBPS       Y1, Y0, Y3; \ // y0 − y1
-	VMOVAPS      Y0, Y4;     \
-	VFMADD231PS  Y13, Y1, Y4; \ // y0 + 2 y1
-	VMOVAPS      Y0, Y5;     \
-	VFNMADD231PS Y13, Y1, Y5   // y0 − 2 y1
+// AT8: y = Aᵀ m, m in Y0..Y7; y0..y3 in Y0..Y3.
+#define AT8 \
+	VADDPS      Y2, Y1, Y8;     \ // s12
+	VSUBPS      Y2, Y1, Y9;     \ // d12
+	VADDPS      Y4, Y3, Y10;    \ // s34
+	VSUBPS      Y4, Y3, Y11;    \ // d34
+	VADDPS      Y6, Y5, Y12;    \ // s56
+	VSUBPS      Y6, Y5, Y13;    \ // d56
+	VADDPS      Y8, Y0, Y0;     \
+	VADDPS      Y10, Y0, Y0;    \
+	VADDPS      Y12, Y0, Y0;    \ // y0 = m0 + s12 + s34 + s56
+	VADDPS      Y7, Y9, Y3;     \
+	VFMADD231PS C8, Y11, Y3;    \
+	VFMADD231PS C0125, Y13, Y3; \ // y3 = d12 + m7 + 8 d34 + d56/8
+	VMOVAPS     Y9, Y1;         \
+	VFMADD231PS C2, Y11, Y1;    \
+	VFMADD231PS C05, Y13, Y1;   \ // y1 = d12 + 2 d34 + d56/2
+	VMOVAPS     Y8, Y2;         \
+	VFMADD231PS C4, Y10, Y2;    \
+	VFMADD231PS C025, Y12, Y2     // y2 = s12 + 4 s34 + s56/4
 
-// LOAD6S loads 6 vectors at p, p+s, …, p+5s (s a register of bytes, t a
-// scratch register) into Y0..Y5.
-#define LOAD6S(p, s, t) \
-	VMOVUPS (p), Y0;       \
-	VMOVUPS (p)(s*1), Y1;  \
-	VMOVUPS (p)(s*2), Y2;  \
-	LEAQ    (p)(s*2), t;   \
-	VMOVUPS (t)(s*1), Y3;  \
-	VMOVUPS (t)(s*2), Y4;  \
-	LEAQ    (t)(s*2), t;   \
-	VMOVUPS (t)(s*1), Y5
+// A8: m = A y, y in Y0..Y3; m0..m7 in Y0, Y4, Y5, Y6, Y7, Y10, Y11, Y3.
+#define A8 \
+	VADDPS      Y2, Y0, Y8;    \ // e1 = y0 + y2
+	VADDPS      Y3, Y1, Y9;    \ // o1 = y1 + y3
+	VADDPS      Y9, Y8, Y4;    \ // m1 = e1 + o1
+	VSUBPS      Y9, Y8, Y5;    \ // m2 = e1 − o1
+	VMOVAPS     Y0, Y8;        \
+	VFMADD231PS C4, Y2, Y8;    \ // e2 = y0 + 4 y2
+	VMULPS      C8, Y3, Y9;    \
+	VFMADD231PS C2, Y1, Y9;    \ // o2 = 2 y1 + 8 y3
+	VADDPS      Y9, Y8, Y6;    \ // m3
+	VSUBPS      Y9, Y8, Y7;    \ // m4
+	VMOVAPS     Y0, Y8;        \
+	VFMADD231PS C025, Y2, Y8;  \ // e3 = y0 + y2/4
+	VMULPS      C0125, Y3, Y9; \
+	VFMADD231PS C05, Y1, Y9;   \ // o3 = y1/2 + y3/8
+	VADDPS      Y9, Y8, Y10;   \ // m5
+	VSUBPS      Y9, Y8, Y11      // m6
 
-// LOAD6C loads 6 vectors at p + 0, 32, …, 160 into Y0..Y5.
-#define LOAD6C(p) \
-	VMOVUPS (p), Y0;    \
-	VMOVUPS 32(p), Y1;  \
-	VMOVUPS 64(p), Y2;  \
-	VMOVUPS 96(p), Y3;  \
-	VMOVUPS 128(p), Y4; \
-	VMOVUPS 160(p), Y5
+// LOAD8S loads 8 vectors at p, p+s, …, p+7s (s a register of bytes) into
+// Y0..Y7; t ends at p+6s.
+#define LOAD8S(p, s, t) \
+	VMOVUPS (p), Y0;      \
+	VMOVUPS (p)(s*1), Y1; \
+	VMOVUPS (p)(s*2), Y2; \
+	LEAQ    (p)(s*2), t;  \
+	VMOVUPS (t)(s*1), Y3; \
+	VMOVUPS (t)(s*2), Y4; \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS (t)(s*1), Y5; \
+	VMOVUPS (t)(s*2), Y6; \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS (t)(s*1), Y7
 
-// LOAD6R loads 6 vectors at p + 0, 192, …, 960 (a column of the stack
-// tile) into Y0..Y5.
-#define LOAD6R(p) \
-	VMOVUPS (p), Y0;    \
-	VMOVUPS 192(p), Y1; \
-	VMOVUPS 384(p), Y2; \
-	VMOVUPS 576(p), Y3; \
-	VMOVUPS 768(p), Y4; \
-	VMOVUPS 960(p), Y5
+// STORE8S stores r0..r7 at p, p+s, …, p+7s; t ends at p+6s.
+#define STORE8S(p, s, t, r0, r1, r2, r3, r4, r5, r6, r7) \
+	VMOVUPS r0, (p);      \
+	VMOVUPS r1, (p)(s*1); \
+	VMOVUPS r2, (p)(s*2); \
+	LEAQ    (p)(s*2), t;  \
+	VMOVUPS r3, (t)(s*1); \
+	VMOVUPS r4, (t)(s*2); \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS r5, (t)(s*1); \
+	VMOVUPS r6, (t)(s*2); \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS r7, (t)(s*1)
+
+// ADD8S adds r0..r7 onto the vectors at p, p+s, …, p+7s; t ends at p+6s.
+#define ADD8S(p, s, t, r0, r1, r2, r3, r4, r5, r6, r7) \
+	VADDPS  (p), r0, r0;        \
+	VMOVUPS r0, (p);            \
+	VADDPS  (p)(s*1), r1, r1;   \
+	VMOVUPS r1, (p)(s*1);       \
+	VADDPS  (p)(s*2), r2, r2;   \
+	VMOVUPS r2, (p)(s*2);       \
+	LEAQ    (p)(s*2), t;        \
+	VADDPS  (t)(s*1), r3, r3;   \
+	VMOVUPS r3, (t)(s*1);       \
+	VADDPS  (t)(s*2), r4, r4;   \
+	VMOVUPS r4, (t)(s*2);       \
+	LEAQ    (t)(s*2), t;        \
+	VADDPS  (t)(s*1), r5, r5;   \
+	VMOVUPS r5, (t)(s*1);       \
+	VADDPS  (t)(s*2), r6, r6;   \
+	VMOVUPS r6, (t)(s*2);       \
+	LEAQ    (t)(s*2), t;        \
+	VADDPS  (t)(s*1), r7, r7;   \
+	VMOVUPS r7, (t)(s*1)
+
+// LOAD5K loads the 5 vectors at p + k·off, k < 5, into Y0..Y4.
+#define LOAD5K(p, off) \
+	VMOVUPS (p), Y0;        \
+	VMOVUPS (1*off)(p), Y1; \
+	VMOVUPS (2*off)(p), Y2; \
+	VMOVUPS (3*off)(p), Y3; \
+	VMOVUPS (4*off)(p), Y4
+
+// STORE5K stores r0..r4 at p + k·off.
+#define STORE5K(p, off, r0, r1, r2, r3, r4) \
+	VMOVUPS r0, (p);        \
+	VMOVUPS r1, (1*off)(p); \
+	VMOVUPS r2, (2*off)(p); \
+	VMOVUPS r3, (3*off)(p); \
+	VMOVUPS r4, (4*off)(p)
+
+// LOADK loads the 8 vectors at p + k·off, k < 8, into Y0..Y7.
+#define LOADK(p, off) \
+	LOAD5K(p, off);         \
+	VMOVUPS (5*off)(p), Y5; \
+	VMOVUPS (6*off)(p), Y6; \
+	VMOVUPS (7*off)(p), Y7
+
+// STOREK stores r0..r7 at p + k·off.
+#define STOREK(p, off, r0, r1, r2, r3, r4, r5, r6, r7) \
+	STORE5K(p, off, r0, r1, r2, r3, r4); \
+	VMOVUPS r5, (5*off)(p);              \
+	VMOVUPS r6, (6*off)(p);              \
+	VMOVUPS r7, (7*off)(p)
 
 // func winoInputAVX2(dst *float32, stride int, src *float32, pitch int)
 // dst[ξ·stride + l] = (Bᵀ d_l B)[ξ] for lanes l < 8, d_l[i][j] =
 // src[i·pitch + 8j + l].
-TEXT ·winoInputAVX2(SB), $1152-32
+TEXT ·winoInputAVX2(SB), $2048-32
 	MOVQ dst+0(FP), DI
 	MOVQ stride+8(FP), BX
 	SHLQ $2, BX
 	MOVQ src+16(FP), SI
 	MOVQ pitch+24(FP), DX
 	SHLQ $2, DX
-	CONSTS
-	// Columns: t[a][j] = (Bᵀ d[·][j])[a] at SP + 192a + 32j.
+	// Columns: t[a][j] = (Bᵀ d[·][j])[a] at SP + 256a + 32j.
 	MOVQ SP, R8
-	MOVQ $6, CX
+	MOVQ $8, CX
 
 incol:
-	LOAD6S(SI, DX, R9)
-	BT6
-	VMOVUPS Y11, (R8)
-	VMOVUPS Y1, 192(R8)
-	VMOVUPS Y8, 384(R8)
-	VMOVUPS Y2, 576(R8)
-	VMOVUPS Y9, 768(R8)
-	VMOVUPS Y0, 960(R8)
-	ADDQ    $32, SI
-	ADDQ    $32, R8
-	DECQ    CX
-	JNZ     incol
+	LOAD8S(SI, DX, R9)
+	BT8
+	STOREK(R8, 256, Y9, Y0, Y7, Y12, Y13, Y14, Y15, Y11)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  incol
 
-	// Rows: V[6a + b] = (Bᵀ t[a][·])[b].
+	// Rows: V[8a + b] = (Bᵀ t[a][·])[b].
 	MOVQ SP, R8
-	MOVQ $6, CX
+	MOVQ $8, CX
 
 inrow:
-	LOAD6C(R8)
-	BT6
-	VMOVUPS Y11, (DI)
-	VMOVUPS Y1, (DI)(BX*1)
-	VMOVUPS Y8, (DI)(BX*2)
-	LEAQ    (DI)(BX*2), R9
-	VMOVUPS Y2, (R9)(BX*1)
-	VMOVUPS Y9, (R9)(BX*2)
-	LEAQ    (R9)(BX*2), R9
-	VMOVUPS Y0, (R9)(BX*1)
-	LEAQ    (R9)(BX*2), DI
-	ADDQ    $192, R8
-	DECQ    CX
-	JNZ     inrow
+	LOADK(R8, 32)
+	BT8
+	STORE8S(DI, BX, R9, Y9, Y0, Y7, Y12, Y13, Y14, Y15, Y11)
+	LEAQ (R9)(BX*2), DI
+	ADDQ $256, R8
+	DECQ CX
+	JNZ  inrow
 	VZEROUPPER
 	RET
 
 // func winoInputGradAVX2(dst *float32, pitch int, dv *float32, stride int)
 // dst[i·pitch + 8j + l] += (B dV_l Bᵀ)[i][j] for lanes l < 8, dV_l[ξ] =
 // dv[ξ·stride + l].
-TEXT ·winoInputGradAVX2(SB), $1152-32
+TEXT ·winoInputGradAVX2(SB), $2048-32
 	MOVQ dst+0(FP), DI
 	MOVQ pitch+8(FP), DX
 	SHLQ $2, DX
 	MOVQ dv+16(FP), SI
 	MOVQ stride+24(FP), BX
 	SHLQ $2, BX
-	CONSTS
-	// Rows: t[a][j] = (B dV[a][·])[j] at SP + 192a + 32j.
+	// Rows: t[a][j] = (B dV[a][·])[j] at SP + 256a + 32j.
 	MOVQ SP, R8
-	MOVQ $6, CX
+	MOVQ $8, CX
 
 igrow:
-	LOAD6S(SI, BX, R9)
-	B6
-	VMOVUPS Y1, (R8)
-	VMOVUPS Y11, 32(R8)
-	VMOVUPS Y2, 64(R8)
-	VMOVUPS Y3, 96(R8)
-	VMOVUPS Y10, 128(R8)
-	VMOVUPS Y5, 160(R8)
-	LEAQ    (R9)(BX*2), SI
-	ADDQ    $192, R8
-	DECQ    CX
-	JNZ     igrow
+	LOAD8S(SI, BX, R9)
+	B8
+	STOREK(R8, 32, Y0, Y4, Y1, Y5, Y2, Y6, Y3, Y7)
+	LEAQ (R9)(BX*2), SI
+	ADDQ $256, R8
+	DECQ CX
+	JNZ  igrow
 
 	// Columns: dst[i][j] += (B t[·][j])[i].
 	MOVQ SP, R8
-	MOVQ $6, CX
+	MOVQ $8, CX
 
 igcol:
-	LOAD6R(R8)
-	B6
-	VADDPS  (DI), Y1, Y1
-	VMOVUPS Y1, (DI)
-	VADDPS  (DI)(DX*1), Y11, Y11
-	VMOVUPS Y11, (DI)(DX*1)
-	LEAQ    (DI)(DX*2), R9
-	VADDPS  (R9), Y2, Y2
-	VMOVUPS Y2, (R9)
-	VADDPS  (R9)(DX*1), Y3, Y3
-	VMOVUPS Y3, (R9)(DX*1)
-	LEAQ    (R9)(DX*2), R9
-	VADDPS  (R9), Y10, Y10
-	VMOVUPS Y10, (R9)
-	VADDPS  (R9)(DX*1), Y5, Y5
-	VMOVUPS Y5, (R9)(DX*1)
-	ADDQ    $32, DI
-	ADDQ    $32, R8
-	DECQ    CX
-	JNZ     igcol
+	LOADK(R8, 256)
+	B8
+	ADD8S(DI, DX, R9, Y0, Y4, Y1, Y5, Y2, Y6, Y3, Y7)
+	ADDQ $32, DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  igcol
 	VZEROUPPER
 	RET
 
 // func winoOutputAVX2(y *float32, pitch int, m *float32, stride int, b float32)
 // y[i·pitch + 8j + l] = (Aᵀ M_l A)[i][j] + b for lanes l < 8, M_l[ξ] =
 // m[ξ·stride + l].
-TEXT ·winoOutputAVX2(SB), $384-36
+TEXT ·winoOutputAVX2(SB), $1024-36
 	MOVQ y+0(FP), DI
 	MOVQ pitch+8(FP), DX
 	SHLQ $2, DX
 	MOVQ m+16(FP), SI
 	MOVQ stride+24(FP), BX
 	SHLQ $2, BX
-	CONSTS
-	VBROADCASTSS b+32(FP), Y12
-	// Rows: r_j[a] = (Aᵀ M[a][·])[j]: r_0 at SP + 32a, r_1 at SP + 192 + 32a.
+	VBROADCASTSS b+32(FP), Y15
+	// Rows: r_j[a] = (Aᵀ M[a][·])[j] at SP + 256j + 32a.
 	MOVQ SP, R8
-	MOVQ $6, CX
+	MOVQ $8, CX
 
 orow:
-	LOAD6S(SI, BX, R9)
-	AT6
-	VMOVUPS Y10, (R8)
-	VMOVUPS Y11, 192(R8)
+	LOAD8S(SI, BX, R9)
+	AT8
+	VMOVUPS Y0, (R8)
+	VMOVUPS Y1, 256(R8)
+	VMOVUPS Y2, 512(R8)
+	VMOVUPS Y3, 768(R8)
 	LEAQ    (R9)(BX*2), SI
 	ADDQ    $32, R8
 	DECQ    CX
 	JNZ     orow
 
-	LOAD6C(SP)
-	AT6
-	VADDPS  Y12, Y10, Y10
-	VADDPS  Y12, Y11, Y11
-	VMOVUPS Y10, (DI)       // Y[0][0]
-	VMOVUPS Y11, (DI)(DX*1) // Y[1][0]
-	LEAQ    192(SP), R8
-	LOAD6C(R8)
-	AT6
-	VADDPS  Y12, Y10, Y10
-	VADDPS  Y12, Y11, Y11
-	VMOVUPS Y10, 32(DI)       // Y[0][1]
-	VMOVUPS Y11, 32(DI)(DX*1) // Y[1][1]
+	// Columns: Y[i][j] = (Aᵀ r_j)[i] + b.
+	MOVQ SP, R8
+	MOVQ $4, CX
+
+ocol:
+	LOADK(R8, 32)
+	AT8
+	VADDPS  Y15, Y0, Y0
+	VADDPS  Y15, Y1, Y1
+	VADDPS  Y15, Y2, Y2
+	VADDPS  Y15, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(DX*1)
+	VMOVUPS Y2, (DI)(DX*2)
+	LEAQ    (DI)(DX*2), R9
+	VMOVUPS Y3, (R9)(DX*1)
+	ADDQ    $32, DI
+	ADDQ    $256, R8
+	DECQ    CX
+	JNZ     ocol
 	VZEROUPPER
 	RET
 
 // func winoOutputGradAVX2(dst *float32, stride int, dy *float32, pitch int)
 // dst[ξ·stride + l] = (A dY_l Aᵀ)[ξ] for lanes l < 8, dY_l[i][j] =
 // dy[i·pitch + 8j + l].
-TEXT ·winoOutputGradAVX2(SB), $384-32
+TEXT ·winoOutputGradAVX2(SB), $1024-32
 	MOVQ dst+0(FP), DI
 	MOVQ stride+8(FP), BX
 	SHLQ $2, BX
 	MOVQ dy+16(FP), SI
 	MOVQ pitch+24(FP), DX
 	SHLQ $2, DX
-	CONSTS
-	// Columns: c_j = A dY[·][j] at SP + 192j + 32a.
+	// Columns: c_j[a] = (A dY[·][j])[a] at SP + 256j + 32a.
+	MOVQ SP, R8
+	MOVQ $4, CX
+
+ogcol:
 	VMOVUPS (SI), Y0
 	VMOVUPS (SI)(DX*1), Y1
-	A6
-	VMOVUPS Y0, (SP)
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS Y4, 96(SP)
-	VMOVUPS Y5, 128(SP)
-	VMOVUPS Y1, 160(SP)
-	VMOVUPS 32(SI), Y0
-	VMOVUPS 32(SI)(DX*1), Y1
-	A6
-	VMOVUPS Y0, 192(SP)
-	VMOVUPS Y2, 224(SP)
-	VMOVUPS Y3, 256(SP)
-	VMOVUPS Y4, 288(SP)
-	VMOVUPS Y5, 320(SP)
-	VMOVUPS Y1, 352(SP)
+	VMOVUPS (SI)(DX*2), Y2
+	LEAQ    (SI)(DX*2), R9
+	VMOVUPS (R9)(DX*1), Y3
+	A8
+	STOREK(R8, 32, Y0, Y4, Y5, Y6, Y7, Y10, Y11, Y3)
+	ADDQ $32, SI
+	ADDQ $256, R8
+	DECQ CX
+	JNZ  ogcol
 
-	// Rows: dM[6a + b] = (A (c_0[a], c_1[a]))[b].
+	// Rows: dM[8a + b] = (A (c_0[a], …, c_3[a]))[b].
 	MOVQ SP, R8
-	MOVQ $6, CX
+	MOVQ $8, CX
 
 ogrow:
 	VMOVUPS (R8), Y0
-	VMOVUPS 192(R8), Y1
-	A6
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y2, (DI)(BX*1)
-	VMOVUPS Y3, (DI)(BX*2)
-	LEAQ    (DI)(BX*2), R9
-	VMOVUPS Y4, (R9)(BX*1)
-	VMOVUPS Y5, (R9)(BX*2)
-	LEAQ    (R9)(BX*2), R9
-	VMOVUPS Y1, (R9)(BX*1)
-	LEAQ    (R9)(BX*2), DI
-	ADDQ    $32, R8
-	DECQ    CX
-	JNZ     ogrow
+	VMOVUPS 256(R8), Y1
+	VMOVUPS 512(R8), Y2
+	VMOVUPS 768(R8), Y3
+	A8
+	STORE8S(DI, BX, R9, Y0, Y4, Y5, Y6, Y7, Y10, Y11, Y3)
+	LEAQ (R9)(BX*2), DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  ogrow
+	VZEROUPPER
+	RET
+
+// GT5: r = G v (the filter transform, convwino.go's G), v in Y0..Y4;
+// r0..r7 in Y0, Y7, Y8, Y9, Y10, Y11, Y12, Y4. G's rows 1–2, 3–4 and 5–6
+// are ±-pairs: −2/9·(1, ±1, 1, ±1, 1), 1/90·(1, ±2, 4, ±8, 16) and
+// 2/45·(16, ±8, 4, ±2, 1).
+#define GT5 \
+	VADDPS      Y2, Y0, Y5;    \
+	VADDPS      Y4, Y5, Y5;    \ // e = v0 + v2 + v4
+	VADDPS      Y3, Y1, Y6;    \ // o = v1 + v3
+	VADDPS      Y6, Y5, Y7;    \
+	VMULPS      CM29, Y7, Y7;  \ // r1 = −2/9 (e + o)
+	VSUBPS      Y6, Y5, Y8;    \
+	VMULPS      CM29, Y8, Y8;  \ // r2 = −2/9 (e − o)
+	VMOVAPS     Y0, Y5;        \
+	VFMADD231PS C4, Y2, Y5;    \
+	VFMADD231PS C16, Y4, Y5;   \ // e1 = v0 + 4 v2 + 16 v4
+	VMULPS      C2, Y1, Y6;    \
+	VFMADD231PS C8, Y3, Y6;    \ // o1 = 2 v1 + 8 v3
+	VADDPS      Y6, Y5, Y9;    \
+	VMULPS      C190, Y9, Y9;  \ // r3 = (e1 + o1)/90
+	VSUBPS      Y6, Y5, Y10;   \
+	VMULPS      C190, Y10, Y10; \ // r4 = (e1 − o1)/90
+	VMOVAPS     Y4, Y5;        \
+	VFMADD231PS C16, Y0, Y5;   \
+	VFMADD231PS C4, Y2, Y5;    \ // e2 = 16 v0 + 4 v2 + v4
+	VMULPS      C8, Y1, Y6;    \
+	VFMADD231PS C2, Y3, Y6;    \ // o2 = 8 v1 + 2 v3
+	VADDPS      Y6, Y5, Y11;   \
+	VMULPS      C245, Y11, Y11; \ // r5 = 2/45 (e2 + o2)
+	VSUBPS      Y6, Y5, Y12;   \
+	VMULPS      C245, Y12, Y12   // r6 = 2/45 (e2 − o2)
+
+// G5T: r = Gᵀ v, v in Y0..Y7; r0..r4 in Y0, Y1, Y2, Y3, Y7.
+#define G5T \
+	VADDPS      Y2, Y1, Y8;     \ // s12
+	VSUBPS      Y2, Y1, Y9;     \ // d12
+	VADDPS      Y4, Y3, Y10;    \ // s34
+	VSUBPS      Y4, Y3, Y11;    \ // d34
+	VADDPS      Y6, Y5, Y12;    \ // s56
+	VSUBPS      Y6, Y5, Y13;    \ // d56
+	VFMADD231PS CM29, Y8, Y0;   \
+	VFMADD231PS C190, Y10, Y0;  \
+	VFMADD231PS C3245, Y12, Y0; \ // r0 = v0 − 2/9 s12 + s34/90 + 32/45 s56
+	VMULPS      CM29, Y9, Y1;   \
+	VFMADD231PS C145, Y11, Y1;  \
+	VFMADD231PS C1645, Y13, Y1; \ // r1 = −2/9 d12 + d34/45 + 16/45 d56
+	VMULPS      CM29, Y8, Y2;   \
+	VFMADD231PS C245, Y10, Y2;  \
+	VFMADD231PS C845, Y12, Y2;  \ // r2 = −2/9 s12 + 2/45 s34 + 8/45 s56
+	VMULPS      CM29, Y9, Y3;   \
+	VFMADD231PS C445, Y11, Y3;  \
+	VFMADD231PS C445, Y13, Y3;  \ // r3 = −2/9 d12 + 4/45 (d34 + d56)
+	VFMADD231PS CM29, Y8, Y7;   \
+	VFMADD231PS C845, Y10, Y7;  \
+	VFMADD231PS C245, Y12, Y7     // r4 = v7 − 2/9 s12 + 8/45 s34 + 2/45 s56
+
+// func winoFilterAVX2(dst *float32, stride int, filt *float32)
+// dst[ξ·stride + l] = (G g_l Gᵀ)[ξ] for 8 filters l, g_l[i][j] =
+// filt[(5i + j)·8 + l].
+TEXT ·winoFilterAVX2(SB), $1280-24
+	MOVQ dst+0(FP), DI
+	MOVQ stride+8(FP), BX
+	SHLQ $2, BX
+	MOVQ filt+16(FP), SI
+	// Columns: t[a][j] = (G g[·][j])[a] at SP + 160a + 32j.
+	MOVQ SP, R8
+	MOVQ $5, CX
+
+fcol:
+	LOAD5K(SI, 160)
+	GT5
+	STOREK(R8, 160, Y0, Y7, Y8, Y9, Y10, Y11, Y12, Y4)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  fcol
+
+	// Rows: U[8a + b] = (G t[a][·])[b].
+	MOVQ SP, R8
+	MOVQ $8, CX
+
+frow:
+	LOAD5K(R8, 32)
+	GT5
+	STORE8S(DI, BX, R9, Y0, Y7, Y8, Y9, Y10, Y11, Y12, Y4)
+	LEAQ (R9)(BX*2), DI
+	ADDQ $160, R8
+	DECQ CX
+	JNZ  frow
+	VZEROUPPER
+	RET
+
+// func winoFilterGradAVX2(dg *float32, du *float32, stride int)
+// dg[(5i + j)·8 + l] = (Gᵀ dU_l G)[i][j] for 8 filters l, dU_l[ξ] =
+// du[ξ·stride + l].
+TEXT ·winoFilterGradAVX2(SB), $1280-24
+	MOVQ dg+0(FP), DI
+	MOVQ du+8(FP), SI
+	MOVQ stride+16(FP), BX
+	SHLQ $2, BX
+	// Rows: t[i][a] = (Gᵀ dU[a][·])[i] = (dU G)[a][i] at SP + 256i + 32a.
+	MOVQ SP, R8
+	MOVQ $8, CX
+
+fgrow:
+	LOAD8S(SI, BX, R9)
+	G5T
+	STORE5K(R8, 256, Y0, Y1, Y2, Y3, Y7)
+	LEAQ (R9)(BX*2), SI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  fgrow
+
+	// dg[j][i] = (Gᵀ t[i][·])[j]: row i of (dU G) is t[i][·].
+	MOVQ SP, R8
+	MOVQ $5, CX
+
+fgcol:
+	LOADK(R8, 32)
+	G5T
+	STORE5K(DI, 160, Y0, Y1, Y2, Y3, Y7)
+	ADDQ $32, DI
+	ADDQ $256, R8
+	DECQ CX
+	JNZ  fgcol
 	VZEROUPPER
 	RET
