@@ -15,6 +15,7 @@ type linear struct {
 	w, b    []float32 // views into the flat parameters
 	gw, gb  []float32 // views into the flat gradients
 	x       []float32 // input of the last forward (owned by the previous layer)
+	dy      []float32 // output gradient of the last backward (owned by the next layer)
 	y, dx   []float32
 	needDx  bool
 }
@@ -69,6 +70,7 @@ func (l *linear) overwritesGrads() {}
 
 func (l *linear) backward(p *pass, dy []float32, n int) []float32 {
 	// dW = dyᵀ x ; db = Σ_rows dy ; dx = dy W.
+	l.dy = dy[:n*l.out]
 	p.eng.Sgemm(true, false, l.out, l.in, n, 1, dy, l.out, l.x, l.in, 0, l.gw, l.in)
 	copy(l.gb, dy[:l.out])
 	for i := 1; i < n; i++ {
@@ -83,4 +85,35 @@ func (l *linear) backward(p *pass, dy []float32, n int) []float32 {
 	dx := l.dx[:n*l.in]
 	p.eng.Sgemm(false, false, n, l.in, l.out, 1, dy, l.out, l.w, l.in, 0, dx, l.in)
 	return dx
+}
+
+// gradsBoundedFinite reports whether this backward's weight and bias
+// gradients are finite by a bound on their inputs, without reading them:
+// when every x and dy of the batch is finite, each of dW = dyᵀ x's sums
+// has n terms of magnitude at most max|dy|·max|x| (db's, max|dy|), and
+// rounding grows a partial sum by at most (1 + 2⁻²⁴) per addition, so
+// n·max|dy|·max(max|x|, 1) below half of MaxFloat32 means no sum
+// overflows, and finite operands without overflow give no NaN. Reading
+// x and dy, n·(in + out) floats, replaces reading dW, in·out: for the
+// FEMNIST CNN's 3136→512 layer at batch 32 that is 0.1M instead of 1.6M
+// (the scan was 2.7 % of a step). False says nothing: the caller then
+// reads the gradients.
+func (l *linear) gradsBoundedFinite(n int) bool {
+	if n*(l.in+l.out) >= l.in*l.out || len(l.dy) != n*l.out {
+		return false
+	}
+	mx, okx := maxAbs(l.x[:n*l.in])
+	my, oky := maxAbs(l.dy)
+	return okx && oky && float64(n)*float64(my)*max(float64(mx), 1) < math.MaxFloat32/2
+}
+
+// maxAbs returns max |v| over x and whether every v is finite, from the
+// bits: with the sign cleared, a float's bits order as its magnitude, and
+// the infinities and NaNs are the largest.
+func maxAbs(x []float32) (float32, bool) {
+	var m uint32
+	for _, v := range x {
+		m = max(m, math.Float32bits(v)&0x7fffffff)
+	}
+	return math.Float32frombits(m), m < 0x7f800000
 }

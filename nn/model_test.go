@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"github.com/trellis-fl/trellis/vec"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -556,4 +557,62 @@ func (s *edgeSource) Uint64() uint64 {
 	}
 	u := (s.edge + uint32(s.i%4) + uint32(v%3) - 2) & (1<<24 - 1)
 	return uint64(u|0xA5<<24)<<32 | v&0xFFFFFFFF
+}
+
+// TestLinearGradBound: a linear layer's gradients are declared finite by
+// the bound on its input and output gradient only when they are: values
+// whose products overflow dW (but not the bound's inputs) fall back to the
+// scan, which finds the overflow; NaN or Inf in x or dy falls back too.
+func TestLinearGradBound(t *testing.T) {
+	m := mustBuild(t, Spec{Kind: "mlp", Input: []int{64}, Hidden: []int{64}, Classes: 3}, 1, Options{Batch: 2})
+	l := m.layers[0].(*linear) // 64→64
+	p := &pass{eng: m.eng}
+	const n = 2
+	run := func(xv, dyv float32) {
+		x, dy := make([]float32, n*64), make([]float32, n*64)
+		for i := range x {
+			x[i], dy[i] = xv*float32(i%5-2), dyv*float32(i%3-1)
+		}
+		l.forward(p, x, n)
+		l.backward(p, dy, n)
+	}
+	allFinite := func() bool {
+		ok, _ := vec.AllFinite(m.grads[m.offsets[0]:m.offsets[1]])
+		return ok
+	}
+	for _, c := range []struct {
+		x, dy      float32
+		bound, fin bool
+	}{
+		{1, 1, true, true},
+		{1e17, 1e17, true, true},   // 2·2e17·1e17 = 4e34: inside the bound
+		{1e20, 1e20, false, false}, // dW's terms are 2e40: overflow
+		{1e19, 3e19, false, false},
+		{1e19, 1e19, false, false}, // terms up to 2e38, sums of two overflow; 4× the bound's limit
+		{1e-30, 5e37, true, true},  // max(max|x|, 1) bounds db: 2·5e37 < MaxFloat32/2
+		{0.25, 1e38, false, true},  // every sum fits, but the bound cannot tell: the scan does
+	} {
+		run(c.x, c.dy)
+		if got := l.gradsBoundedFinite(n); got != c.bound {
+			t.Errorf("x %g, dy %g: bound says %v, want %v", c.x, c.dy, got, c.bound)
+		}
+		if got := allFinite(); got != c.fin {
+			t.Fatalf("x %g, dy %g: gradients finite %v, want %v (the case is wrong)", c.x, c.dy, got, c.fin)
+		}
+		if l.gradsBoundedFinite(n) && !allFinite() {
+			t.Fatalf("x %g, dy %g: the bound passed a non-finite gradient", c.x, c.dy)
+		}
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+		run(1, 1)
+		l.x[7] = bad
+		if l.gradsBoundedFinite(n) {
+			t.Errorf("%v in x passed the bound", bad)
+		}
+		run(1, 1)
+		l.dy[3] = bad
+		if l.gradsBoundedFinite(n) {
+			t.Errorf("%v in dy passed the bound", bad)
+		}
+	}
 }

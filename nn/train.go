@@ -225,7 +225,11 @@ func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, 
 	g := dl
 	for i := len(m.layers) - 1; i >= 0 && g != nil; i-- {
 		g = m.layers[i].backward(p, g, n)
-		// Checked layer by layer while the gradient is still in cache.
+		// Checked layer by layer while the gradient is still in cache, or
+		// for a linear layer by a bound on its inputs.
+		if lin, ok := m.layers[i].(*linear); ok && lin.gradsBoundedFinite(n) {
+			continue
+		}
 		if !m.gradsFinite(m.grads[m.offsets[i]:m.offsets[i+1]]) {
 			return 0, fmt.Errorf("%w gradient in layer %d (%s)", ErrNonFinite, i, m.layers[i].kind())
 		}
