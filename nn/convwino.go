@@ -312,13 +312,21 @@ func (c *conv2d) winoInputTiles(sc *winoScratch, b0, b1 int) {
 	t := (b1 - b0) * L
 	stride := winoPlane(c.cin, t)
 	pitch := wn.wp * L
-	at := func(ci, tile int) []float32 {
+	at := func(ci, tile int) int {
 		ty, tx := tile/wn.tilesX, tile%wn.tilesX
-		return sc.xpad[((ci*wn.hp+winoM*ty)*wn.wp+winoM*tx)*L:]
+		return ((ci*wn.hp+winoM*ty)*wn.wp + winoM*tx) * L
 	}
 	for ci := 0; ci < c.cin; ci++ {
-		for tile := b0; tile < b1; tile++ {
-			winoInput8(sc.v[ci*t+(tile-b0)*L:], stride, at(ci, tile), pitch)
+		for tile := b0; tile < b1; tile += 2 {
+			dst := sc.v[ci*t+(tile-b0)*L:]
+			if tile+1 == b1 || !winoPairs() {
+				winoInput8(dst, stride, sc.xpad[at(ci, tile):], pitch)
+				if tile+1 < b1 {
+					winoInput8(dst[L:], stride, sc.xpad[at(ci, tile+1):], pitch)
+				}
+				continue
+			}
+			winoInputPair(dst, stride, sc.xpad, at(ci, tile), at(ci, tile+1), pitch)
 		}
 	}
 }
@@ -333,14 +341,25 @@ func (c *conv2d) winoOutputTiles(sc *winoScratch, b0, b1 int) {
 	pitch := winoM * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*winoM*wn.tilesY*pitch:]
-		at := func(tile int) []float32 {
-			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			return plane[winoM*ty*pitch+winoM*tx*L:]
-		}
-		for tile := b0; tile < b1; tile++ {
-			winoOutput8(at(tile), pitch, sc.m[o*t+(tile-b0)*L:], stride, c.b[o])
+		for tile := b0; tile < b1; tile += 2 {
+			m := sc.m[o*t+(tile-b0)*L:]
+			if tile+1 == b1 || !winoPairs() {
+				winoOutput8(plane[wn.tileAt(tile, pitch):], pitch, m, stride, c.b[o])
+				if tile+1 < b1 {
+					winoOutput8(plane[wn.tileAt(tile+1, pitch):], pitch, m[L:], stride, c.b[o])
+				}
+				continue
+			}
+			winoOutputPair(plane, wn.tileAt(tile, pitch), wn.tileAt(tile+1, pitch), pitch, m, stride, c.b[o])
 		}
 	}
+}
+
+// tileAt is where a tile's outputs (or output gradients) start in one
+// channel's plane of the lanes buffer, rows pitch floats apart.
+func (wn *winograd) tileAt(tile, pitch int) int {
+	ty, tx := tile/wn.tilesX, tile%wn.tilesX
+	return winoM*ty*pitch + winoM*tx*winoLanes
 }
 
 // winoOutputsFromLanes copies the outputs of samples [s0, s1) from the
@@ -538,12 +557,16 @@ func (c *conv2d) winoOutputGradTiles(sc *winoScratch, b0, b1 int) {
 	pitch := winoM * wn.tilesX * L
 	for o := 0; o < c.cout; o++ {
 		plane := sc.lanes[o*winoM*wn.tilesY*pitch:]
-		at := func(tile int) []float32 {
-			ty, tx := tile/wn.tilesX, tile%wn.tilesX
-			return plane[winoM*ty*pitch+winoM*tx*L:]
-		}
-		for tile := b0; tile < b1; tile++ {
-			winoOutputGrad8(sc.m[o*t+(tile-b0)*L:], stride, at(tile), pitch)
+		for tile := b0; tile < b1; tile += 2 {
+			dm := sc.m[o*t+(tile-b0)*L:]
+			if tile+1 == b1 || !winoPairs() {
+				winoOutputGrad8(dm, stride, plane[wn.tileAt(tile, pitch):], pitch)
+				if tile+1 < b1 {
+					winoOutputGrad8(dm[L:], stride, plane[wn.tileAt(tile+1, pitch):], pitch)
+				}
+				continue
+			}
+			winoOutputGradPair(dm, stride, plane, wn.tileAt(tile, pitch), wn.tileAt(tile+1, pitch), pitch)
 		}
 	}
 }

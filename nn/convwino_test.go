@@ -172,6 +172,34 @@ func TestConvWinogradBitIdenticalAcrossThreads(t *testing.T) {
 	}
 }
 
+// TestWinogradPairsMatchAVX2: the AVX-512 transforms of two tiles at once
+// give the AVX2 kernels' bits for the outputs and all three gradients, on
+// every Winograd shape (odd tile counts leave one tile to the 8-lane
+// kernels; rows of tiles of odd length pair tiles across rows), with full
+// and ragged groups.
+func TestWinogradPairsMatchAVX2(t *testing.T) {
+	if !winoPairs() {
+		t.Skip("no AVX-512 on this machine (or TRELLIS_CPU caps it): the pair kernels do not run")
+	}
+	defer func() { winoPairsOn = true }()
+	for _, sh := range winoShapes {
+		var runs [2]convRun
+		for i, pairs := range []bool{true, false} {
+			winoPairsOn = pairs
+			runs[i], _, _, _, _ = runConv(t, sh, 19, 2, 17, nil)
+		}
+		for j, what := range []string{"output", "weight gradient", "bias gradient", "input gradient"} {
+			a, b := [][]float32{runs[0].y, runs[0].dw, runs[0].db, runs[0].dx}[j], [][]float32{runs[1].y, runs[1].dw, runs[1].db, runs[1].dx}[j]
+			for e := range a {
+				if math.Float32bits(a[e]) != math.Float32bits(b[e]) {
+					t.Fatalf("%v %s element %d: pairs %v, AVX2 %v", sh, what, e, a[e], b[e])
+				}
+			}
+		}
+	}
+}
+
+
 // TestWinogradTakenWherePays: the FEMNIST CNN's second convolution uses
 // F(4×4, 5×5); its first (one input channel), LeNet-5's and 3×3 layers do
 // not.

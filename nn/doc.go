@@ -39,8 +39,10 @@
 //     6.25× fewer multiply-adds than direct convolution (4.8× on a 14×14
 //     output), in forward and in both backward passes (the exact gradient
 //     of the Winograd computation). The 8 samples of a group sit in the
-//     lanes of the AVX2 transforms; the filter transforms take 8 input
-//     channels a vector. The rounding differs from direct convolution's:
+//     lanes of the AVX2 transforms; with AVX-512 two tiles go through one
+//     16-lane transform (but the input gradient's, whose patches overlap),
+//     with the AVX2 kernels' operations lane for lane (same bits, tested).
+//     The filter transforms take 8 input channels a vector. The rounding differs from direct convolution's:
 //     errors up to about 7e-6 of the result's scale against float64,
 //     10–60× the direct path's (tested), as with any Winograd
 //     implementation (F(2×2, 5×5), which this replaced, had about 3e-6

@@ -304,6 +304,42 @@ func winoOutputGrad8(dst []float32, stride int, dy []float32, pitch int) {
 	}
 }
 
+// The pair transforms do two tiles, k = 0 and 1, at once: their lanes are
+// consecutive in V and M (dst[ξ·stride + 8k + l]) and anywhere in the
+// padded input or the lanes buffer (at offsets o0 and o1 of buf). With
+// AVX-512 one kernel call does both in 16-lane vectors with the AVX2
+// kernels' operations, so the bits are the same (tested); callers use them
+// only when winoPairs holds. The input gradient has none: neighbouring
+// patches overlap, and tile 0's sums must go in before tile 1's.
+
+// winoPairsOn lets the pair transforms run; tests turn it off.
+var winoPairsOn = true
+
+// winoInputPair is winoInput8 of the two tiles at buf[o0:] and buf[o1:].
+func winoInputPair(dst []float32, stride int, buf []float32, o0, o1, pitch int) {
+	_ = dst[(winoXi-1)*stride+2*winoLanes-1]
+	_ = buf[o0+(winoAlpha-1)*pitch+winoAlpha*winoLanes-1]
+	_ = buf[o1+(winoAlpha-1)*pitch+winoAlpha*winoLanes-1]
+	winoInputPairVec(dst, stride, buf[o0:], o1-o0, pitch)
+}
+
+// winoOutputPair is winoOutput8 of two tiles, into buf[o0:] and buf[o1:].
+func winoOutputPair(buf []float32, o0, o1, pitch int, m []float32, stride int, b float32) {
+	_ = m[(winoXi-1)*stride+2*winoLanes-1]
+	_ = buf[o0+(winoM-1)*pitch+winoM*winoLanes-1]
+	_ = buf[o1+(winoM-1)*pitch+winoM*winoLanes-1]
+	winoOutputPairVec(buf[o0:], o1-o0, pitch, m, stride, b)
+}
+
+// winoOutputGradPair is winoOutputGrad8 of two tiles, from buf[o0:] and
+// buf[o1:].
+func winoOutputGradPair(dst []float32, stride int, buf []float32, o0, o1, pitch int) {
+	_ = dst[(winoXi-1)*stride+2*winoLanes-1]
+	_ = buf[o0+(winoM-1)*pitch+winoM*winoLanes-1]
+	_ = buf[o1+(winoM-1)*pitch+winoM*winoLanes-1]
+	winoOutputGradPairVec(dst, stride, buf[o0:], o1-o0, pitch)
+}
+
 // planeToLanes interleaves one channel's plane of a full group of samples:
 // dst[y·dpitch + 8x + l] = src[l·per + y·w + x] for samples l < 8, rows
 // y < h and columns x < w, with the AVX 8×8 transposes of gemm.Transpose8

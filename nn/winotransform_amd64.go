@@ -2,6 +2,8 @@
 
 package nn
 
+import "github.com/trellis-fl/trellis/internal/cpu"
+
 //go:noescape
 func winoInputAVX2(dst *float32, stride int, src *float32, pitch int)
 
@@ -49,4 +51,30 @@ func winoOutputVec(y []float32, pitch int, m []float32, stride int, b float32) {
 
 func winoOutputGradVec(dst []float32, stride int, dy []float32, pitch int) {
 	winoOutputGradAVX2(&dst[0], stride, &dy[0], pitch)
+}
+
+//go:noescape
+func winoInputAVX512(dst *float32, stride int, src *float32, delta int, pitch int)
+
+//go:noescape
+func winoOutputAVX512(y *float32, delta int, pitch int, m *float32, stride int, b float32)
+
+//go:noescape
+func winoOutputGradAVX512(dst *float32, stride int, dy *float32, delta int, pitch int)
+
+// winoPairs reports whether the lane transforms take two tiles at a time
+// in AVX-512 (winotransform_avx512_amd64.s); tests turn winoPairsOn off to
+// compare with the AVX2 kernels.
+func winoPairs() bool { return winoPairsOn && cpu.AVX512 }
+
+func winoInputPairVec(dst []float32, stride int, src []float32, delta, pitch int) {
+	winoInputAVX512(&dst[0], stride, &src[0], delta, pitch)
+}
+
+func winoOutputPairVec(y []float32, delta, pitch int, m []float32, stride int, b float32) {
+	winoOutputAVX512(&y[0], delta, pitch, &m[0], stride, b)
+}
+
+func winoOutputGradPairVec(dst []float32, stride int, dy []float32, delta, pitch int) {
+	winoOutputGradAVX512(&dst[0], stride, &dy[0], delta, pitch)
 }

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "winotransform_amd64.h"
 
 // The F(4×4, 5×5) transforms of winotransform.go over 8 lanes at once:
 // lane l of every vector belongs to sample l of a group (convwino.go), so
@@ -332,127 +333,6 @@ DATA ·winoC8+1272(SB)/4, $0x3f360b61
 DATA ·winoC8+1276(SB)/4, $0x3f360b61
 GLOBL ·winoC8(SB), RODATA|NOPTR, $1280
 
-#define C525 ·winoC8+0(SB) // 5.25
-#define C425 ·winoC8+64(SB) // 4.25
-#define C025 ·winoC8+128(SB) // 0.25
-#define C125 ·winoC8+192(SB) // 1.25
-#define C05 ·winoC8+256(SB) // 0.5
-#define C25 ·winoC8+320(SB) // 2.5
-#define C2 ·winoC8+384(SB) // 2
-#define C4 ·winoC8+448(SB) // 4
-#define C5 ·winoC8+512(SB) // 5
-#define C8 ·winoC8+576(SB) // 8
-#define C0125 ·winoC8+640(SB) // 0.125
-#define C16 ·winoC8+704(SB) // 16
-#define CM29 ·winoC8+768(SB) // −2/9
-#define C190 ·winoC8+832(SB) // 1/90
-#define C145 ·winoC8+896(SB) // 1/45
-#define C245 ·winoC8+960(SB) // 2/45
-#define C445 ·winoC8+1024(SB) // 4/45
-#define C845 ·winoC8+1088(SB) // 8/45
-#define C1645 ·winoC8+1152(SB) // 16/45
-#define C3245 ·winoC8+1216(SB) // 32/45
-
-// BT8: v = Bᵀ d, d in Y0..Y7; v0..v7 in Y9, Y0, Y7, Y12, Y13, Y14, Y15, Y11.
-#define BT8 \
-	VSUBPS       Y2, Y4, Y8;     \ // d4 − d2
-	VSUBPS       Y6, Y0, Y9;     \ // d0 − d6
-	VFMADD231PS  C525, Y8, Y9;   \ // v0 = d0 − d6 + 5.25 (d4 − d2)
-	VSUBPS       Y5, Y3, Y10;    \ // d3 − d5
-	VSUBPS       Y1, Y7, Y11;    \ // d7 − d1
-	VFMADD231PS  C525, Y10, Y11; \ // v7 = d7 − d1 + 5.25 (d3 − d5)
-	VADDPS       Y6, Y2, Y8;     \
-	VFNMADD231PS C425, Y4, Y8;   \ // p1 = d2 + d6 − 4.25 d4
-	VADDPS       Y5, Y1, Y10;    \
-	VFNMADD231PS C425, Y3, Y10;  \ // q1 = d1 + d5 − 4.25 d3
-	VADDPS       Y10, Y8, Y0;    \ // v1 = p1 + q1
-	VSUBPS       Y10, Y8, Y7;    \ // v2 = p1 − q1
-	VMOVAPS      Y6, Y8;         \
-	VFMADD231PS  C025, Y2, Y8;   \
-	VFNMADD231PS C125, Y4, Y8;   \ // p2 = d6 + d2/4 − 1.25 d4
-	VMULPS       C05, Y1, Y10;   \
-	VFNMADD231PS C25, Y3, Y10;   \
-	VFMADD231PS  C2, Y5, Y10;    \ // q2 = d1/2 − 2.5 d3 + 2 d5
-	VADDPS       Y10, Y8, Y12;   \ // v3 = p2 + q2
-	VSUBPS       Y10, Y8, Y13;   \ // v4 = p2 − q2
-	VFMADD231PS  C4, Y2, Y6;     \
-	VFNMADD231PS C5, Y4, Y6;     \ // p3 = d6 + 4 d2 − 5 d4
-	VMULPS       C2, Y1, Y10;    \
-	VFNMADD231PS C25, Y3, Y10;   \
-	VFMADD231PS  C05, Y5, Y10;   \ // q3 = 2 d1 − 2.5 d3 + d5/2
-	VADDPS       Y10, Y6, Y14;   \ // v5 = p3 + q3
-	VSUBPS       Y10, Y6, Y15      // v6 = p3 − q3
-
-// B8: d = B v, v in Y0..Y7; d0..d7 in Y0, Y4, Y1, Y5, Y2, Y6, Y3, Y7.
-#define B8 \
-	VADDPS       Y2, Y1, Y8;    \ // s12
-	VSUBPS       Y2, Y1, Y11;   \ // a = v1 − v2
-	VADDPS       Y4, Y3, Y9;    \ // s34
-	VSUBPS       Y4, Y3, Y12;   \ // b = v3 − v4
-	VADDPS       Y6, Y5, Y10;   \ // s56
-	VSUBPS       Y6, Y5, Y13;   \ // c = v5 − v6
-	VMOVAPS      Y8, Y1;        \
-	VFMADD231PS  C025, Y9, Y1;  \
-	VFMADD231PS  C4, Y10, Y1;   \
-	VFNMADD231PS C525, Y0, Y1;  \ // d2 = s12 + s34/4 + 4 s56 − 5.25 v0
-	VMULPS       C525, Y0, Y2;  \
-	VFNMADD231PS C425, Y8, Y2;  \
-	VFNMADD231PS C125, Y9, Y2;  \
-	VFNMADD231PS C5, Y10, Y2;   \ // d4 = 5.25 v0 − 4.25 s12 − 1.25 s34 − 5 s56
-	VSUBPS       Y0, Y8, Y3;    \
-	VADDPS       Y9, Y3, Y3;    \
-	VADDPS       Y10, Y3, Y3;   \ // d6 = s12 − v0 + s34 + s56
-	VSUBPS       Y7, Y11, Y4;   \
-	VFMADD231PS  C05, Y12, Y4;  \
-	VFMADD231PS  C2, Y13, Y4;   \ // d1 = a − v7 + b/2 + 2c
-	VMULPS       C525, Y7, Y5;  \
-	VFNMADD231PS C425, Y11, Y5; \
-	VFNMADD231PS C25, Y12, Y5;  \
-	VFNMADD231PS C25, Y13, Y5;  \ // d3 = 5.25 v7 − 4.25 a − 2.5 b − 2.5 c
-	VMOVAPS      Y11, Y6;       \
-	VFMADD231PS  C2, Y12, Y6;   \
-	VFMADD231PS  C05, Y13, Y6;  \
-	VFNMADD231PS C525, Y7, Y6     // d5 = a + 2b + c/2 − 5.25 v7
-
-// AT8: y = Aᵀ m, m in Y0..Y7; y0..y3 in Y0..Y3.
-#define AT8 \
-	VADDPS      Y2, Y1, Y8;     \ // s12
-	VSUBPS      Y2, Y1, Y9;     \ // d12
-	VADDPS      Y4, Y3, Y10;    \ // s34
-	VSUBPS      Y4, Y3, Y11;    \ // d34
-	VADDPS      Y6, Y5, Y12;    \ // s56
-	VSUBPS      Y6, Y5, Y13;    \ // d56
-	VADDPS      Y8, Y0, Y0;     \
-	VADDPS      Y10, Y0, Y0;    \
-	VADDPS      Y12, Y0, Y0;    \ // y0 = m0 + s12 + s34 + s56
-	VADDPS      Y7, Y9, Y3;     \
-	VFMADD231PS C8, Y11, Y3;    \
-	VFMADD231PS C0125, Y13, Y3; \ // y3 = d12 + m7 + 8 d34 + d56/8
-	VMOVAPS     Y9, Y1;         \
-	VFMADD231PS C2, Y11, Y1;    \
-	VFMADD231PS C05, Y13, Y1;   \ // y1 = d12 + 2 d34 + d56/2
-	VMOVAPS     Y8, Y2;         \
-	VFMADD231PS C4, Y10, Y2;    \
-	VFMADD231PS C025, Y12, Y2     // y2 = s12 + 4 s34 + s56/4
-
-// A8: m = A y, y in Y0..Y3; m0..m7 in Y0, Y4, Y5, Y6, Y7, Y10, Y11, Y3.
-#define A8 \
-	VADDPS      Y2, Y0, Y8;    \ // e1 = y0 + y2
-	VADDPS      Y3, Y1, Y9;    \ // o1 = y1 + y3
-	VADDPS      Y9, Y8, Y4;    \ // m1 = e1 + o1
-	VSUBPS      Y9, Y8, Y5;    \ // m2 = e1 − o1
-	VMOVAPS     Y0, Y8;        \
-	VFMADD231PS C4, Y2, Y8;    \ // e2 = y0 + 4 y2
-	VMULPS      C8, Y3, Y9;    \
-	VFMADD231PS C2, Y1, Y9;    \ // o2 = 2 y1 + 8 y3
-	VADDPS      Y9, Y8, Y6;    \ // m3
-	VSUBPS      Y9, Y8, Y7;    \ // m4
-	VMOVAPS     Y0, Y8;        \
-	VFMADD231PS C025, Y2, Y8;  \ // e3 = y0 + y2/4
-	VMULPS      C0125, Y3, Y9; \
-	VFMADD231PS C05, Y1, Y9;   \ // o3 = y1/2 + y3/8
-	VADDPS      Y9, Y8, Y10;   \ // m5
-	VSUBPS      Y9, Y8, Y11      // m6
 
 // LOAD8S loads 8 vectors at p, p+s, …, p+7s (s a register of bytes) into
 // Y0..Y7; t ends at p+6s.
@@ -505,36 +385,6 @@ GLOBL ·winoC8(SB), RODATA|NOPTR, $1280
 	VADDPS  (t)(s*1), r7, r7;   \
 	VMOVUPS r7, (t)(s*1)
 
-// LOAD5K loads the 5 vectors at p + k·off, k < 5, into Y0..Y4.
-#define LOAD5K(p, off) \
-	VMOVUPS (p), Y0;        \
-	VMOVUPS (1*off)(p), Y1; \
-	VMOVUPS (2*off)(p), Y2; \
-	VMOVUPS (3*off)(p), Y3; \
-	VMOVUPS (4*off)(p), Y4
-
-// STORE5K stores r0..r4 at p + k·off.
-#define STORE5K(p, off, r0, r1, r2, r3, r4) \
-	VMOVUPS r0, (p);        \
-	VMOVUPS r1, (1*off)(p); \
-	VMOVUPS r2, (2*off)(p); \
-	VMOVUPS r3, (3*off)(p); \
-	VMOVUPS r4, (4*off)(p)
-
-// LOADK loads the 8 vectors at p + k·off, k < 8, into Y0..Y7.
-#define LOADK(p, off) \
-	LOAD5K(p, off);         \
-	VMOVUPS (5*off)(p), Y5; \
-	VMOVUPS (6*off)(p), Y6; \
-	VMOVUPS (7*off)(p), Y7
-
-// STOREK stores r0..r7 at p + k·off.
-#define STOREK(p, off, r0, r1, r2, r3, r4, r5, r6, r7) \
-	STORE5K(p, off, r0, r1, r2, r3, r4); \
-	VMOVUPS r5, (5*off)(p);              \
-	VMOVUPS r6, (6*off)(p);              \
-	VMOVUPS r7, (7*off)(p)
-
 // func winoInputAVX2(dst *float32, stride int, src *float32, pitch int)
 // dst[ξ·stride + l] = (Bᵀ d_l B)[ξ] for lanes l < 8, d_l[i][j] =
 // src[i·pitch + 8j + l].
@@ -551,7 +401,7 @@ TEXT ·winoInputAVX2(SB), $2048-32
 
 incol:
 	LOAD8S(SI, DX, R9)
-	BT8
+	BT8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STOREK(R8, 256, Y9, Y0, Y7, Y12, Y13, Y14, Y15, Y11)
 	ADDQ $32, SI
 	ADDQ $32, R8
@@ -563,8 +413,8 @@ incol:
 	MOVQ $8, CX
 
 inrow:
-	LOADK(R8, 32)
-	BT8
+	LOADK(R8, 32, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	BT8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STORE8S(DI, BX, R9, Y9, Y0, Y7, Y12, Y13, Y14, Y15, Y11)
 	LEAQ (R9)(BX*2), DI
 	ADDQ $256, R8
@@ -589,7 +439,7 @@ TEXT ·winoInputGradAVX2(SB), $2048-32
 
 igrow:
 	LOAD8S(SI, BX, R9)
-	B8
+	B8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STOREK(R8, 32, Y0, Y4, Y1, Y5, Y2, Y6, Y3, Y7)
 	LEAQ (R9)(BX*2), SI
 	ADDQ $256, R8
@@ -601,8 +451,8 @@ igrow:
 	MOVQ $8, CX
 
 igcol:
-	LOADK(R8, 256)
-	B8
+	LOADK(R8, 256, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	B8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	ADD8S(DI, DX, R9, Y0, Y4, Y1, Y5, Y2, Y6, Y3, Y7)
 	ADDQ $32, DI
 	ADDQ $32, R8
@@ -628,7 +478,7 @@ TEXT ·winoOutputAVX2(SB), $1024-36
 
 orow:
 	LOAD8S(SI, BX, R9)
-	AT8
+	AT8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	VMOVUPS Y0, (R8)
 	VMOVUPS Y1, 256(R8)
 	VMOVUPS Y2, 512(R8)
@@ -643,8 +493,8 @@ orow:
 	MOVQ $4, CX
 
 ocol:
-	LOADK(R8, 32)
-	AT8
+	LOADK(R8, 32, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	AT8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	VADDPS  Y15, Y0, Y0
 	VADDPS  Y15, Y1, Y1
 	VADDPS  Y15, Y2, Y2
@@ -681,7 +531,7 @@ ogcol:
 	VMOVUPS (SI)(DX*2), Y2
 	LEAQ    (SI)(DX*2), R9
 	VMOVUPS (R9)(DX*1), Y3
-	A8
+	A8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STOREK(R8, 32, Y0, Y4, Y5, Y6, Y7, Y10, Y11, Y3)
 	ADDQ $32, SI
 	ADDQ $256, R8
@@ -697,7 +547,7 @@ ogrow:
 	VMOVUPS 256(R8), Y1
 	VMOVUPS 512(R8), Y2
 	VMOVUPS 768(R8), Y3
-	A8
+	A8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STORE8S(DI, BX, R9, Y0, Y4, Y5, Y6, Y7, Y10, Y11, Y3)
 	LEAQ (R9)(BX*2), DI
 	ADDQ $32, R8
@@ -705,61 +555,6 @@ ogrow:
 	JNZ  ogrow
 	VZEROUPPER
 	RET
-
-// GT5: r = G v (the filter transform, convwino.go's G), v in Y0..Y4;
-// r0..r7 in Y0, Y7, Y8, Y9, Y10, Y11, Y12, Y4. G's rows 1–2, 3–4 and 5–6
-// are ±-pairs: −2/9·(1, ±1, 1, ±1, 1), 1/90·(1, ±2, 4, ±8, 16) and
-// 2/45·(16, ±8, 4, ±2, 1).
-#define GT5 \
-	VADDPS      Y2, Y0, Y5;    \
-	VADDPS      Y4, Y5, Y5;    \ // e = v0 + v2 + v4
-	VADDPS      Y3, Y1, Y6;    \ // o = v1 + v3
-	VADDPS      Y6, Y5, Y7;    \
-	VMULPS      CM29, Y7, Y7;  \ // r1 = −2/9 (e + o)
-	VSUBPS      Y6, Y5, Y8;    \
-	VMULPS      CM29, Y8, Y8;  \ // r2 = −2/9 (e − o)
-	VMOVAPS     Y0, Y5;        \
-	VFMADD231PS C4, Y2, Y5;    \
-	VFMADD231PS C16, Y4, Y5;   \ // e1 = v0 + 4 v2 + 16 v4
-	VMULPS      C2, Y1, Y6;    \
-	VFMADD231PS C8, Y3, Y6;    \ // o1 = 2 v1 + 8 v3
-	VADDPS      Y6, Y5, Y9;    \
-	VMULPS      C190, Y9, Y9;  \ // r3 = (e1 + o1)/90
-	VSUBPS      Y6, Y5, Y10;   \
-	VMULPS      C190, Y10, Y10; \ // r4 = (e1 − o1)/90
-	VMOVAPS     Y4, Y5;        \
-	VFMADD231PS C16, Y0, Y5;   \
-	VFMADD231PS C4, Y2, Y5;    \ // e2 = 16 v0 + 4 v2 + v4
-	VMULPS      C8, Y1, Y6;    \
-	VFMADD231PS C2, Y3, Y6;    \ // o2 = 8 v1 + 2 v3
-	VADDPS      Y6, Y5, Y11;   \
-	VMULPS      C245, Y11, Y11; \ // r5 = 2/45 (e2 + o2)
-	VSUBPS      Y6, Y5, Y12;   \
-	VMULPS      C245, Y12, Y12   // r6 = 2/45 (e2 − o2)
-
-// G5T: r = Gᵀ v, v in Y0..Y7; r0..r4 in Y0, Y1, Y2, Y3, Y7.
-#define G5T \
-	VADDPS      Y2, Y1, Y8;     \ // s12
-	VSUBPS      Y2, Y1, Y9;     \ // d12
-	VADDPS      Y4, Y3, Y10;    \ // s34
-	VSUBPS      Y4, Y3, Y11;    \ // d34
-	VADDPS      Y6, Y5, Y12;    \ // s56
-	VSUBPS      Y6, Y5, Y13;    \ // d56
-	VFMADD231PS CM29, Y8, Y0;   \
-	VFMADD231PS C190, Y10, Y0;  \
-	VFMADD231PS C3245, Y12, Y0; \ // r0 = v0 − 2/9 s12 + s34/90 + 32/45 s56
-	VMULPS      CM29, Y9, Y1;   \
-	VFMADD231PS C145, Y11, Y1;  \
-	VFMADD231PS C1645, Y13, Y1; \ // r1 = −2/9 d12 + d34/45 + 16/45 d56
-	VMULPS      CM29, Y8, Y2;   \
-	VFMADD231PS C245, Y10, Y2;  \
-	VFMADD231PS C845, Y12, Y2;  \ // r2 = −2/9 s12 + 2/45 s34 + 8/45 s56
-	VMULPS      CM29, Y9, Y3;   \
-	VFMADD231PS C445, Y11, Y3;  \
-	VFMADD231PS C445, Y13, Y3;  \ // r3 = −2/9 d12 + 4/45 (d34 + d56)
-	VFMADD231PS CM29, Y8, Y7;   \
-	VFMADD231PS C845, Y10, Y7;  \
-	VFMADD231PS C245, Y12, Y7     // r4 = v7 − 2/9 s12 + 8/45 s34 + 2/45 s56
 
 // func winoFilterAVX2(dst *float32, stride int, filt *float32)
 // dst[ξ·stride + l] = (G g_l Gᵀ)[ξ] for 8 filters l, g_l[i][j] =
@@ -774,8 +569,8 @@ TEXT ·winoFilterAVX2(SB), $1280-24
 	MOVQ $5, CX
 
 fcol:
-	LOAD5K(SI, 160)
-	GT5
+	LOAD5K(SI, 160, Y0, Y1, Y2, Y3, Y4)
+	GT5(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STOREK(R8, 160, Y0, Y7, Y8, Y9, Y10, Y11, Y12, Y4)
 	ADDQ $32, SI
 	ADDQ $32, R8
@@ -787,8 +582,8 @@ fcol:
 	MOVQ $8, CX
 
 frow:
-	LOAD5K(R8, 32)
-	GT5
+	LOAD5K(R8, 32, Y0, Y1, Y2, Y3, Y4)
+	GT5(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STORE8S(DI, BX, R9, Y0, Y7, Y8, Y9, Y10, Y11, Y12, Y4)
 	LEAQ (R9)(BX*2), DI
 	ADDQ $160, R8
@@ -811,7 +606,7 @@ TEXT ·winoFilterGradAVX2(SB), $1280-24
 
 fgrow:
 	LOAD8S(SI, BX, R9)
-	G5T
+	G5T(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STORE5K(R8, 256, Y0, Y1, Y2, Y3, Y7)
 	LEAQ (R9)(BX*2), SI
 	ADDQ $32, R8
@@ -823,8 +618,8 @@ fgrow:
 	MOVQ $5, CX
 
 fgcol:
-	LOADK(R8, 32)
-	G5T
+	LOADK(R8, 32, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	G5T(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STORE5K(DI, 160, Y0, Y1, Y2, Y3, Y7)
 	ADDQ $32, DI
 	ADDQ $256, R8

@@ -10,3 +10,9 @@ func winoOutputVec([]float32, int, []float32, int, float32) { panic("unreachable
 func winoOutputGradVec([]float32, int, []float32, int)      { panic("unreachable") }
 func winoFilterVec([]float32, int, []float32)               { panic("unreachable") }
 func winoFilterGradVec([]float32, []float32, int)           { panic("unreachable") }
+
+func winoPairs() bool { return false }
+
+func winoInputPairVec([]float32, int, []float32, int, int)           { panic("unreachable") }
+func winoOutputPairVec([]float32, int, int, []float32, int, float32) { panic("unreachable") }
+func winoOutputGradPairVec([]float32, int, []float32, int, int)      { panic("unreachable") }
