@@ -176,6 +176,17 @@ func (m *Model) stepStripes(_, lo, hi int) {
 	m.stepper.stepRange(m.params, m.grads, lo*optStripe, min(hi*optStripe, len(m.params)))
 }
 
+// layerGradsFinite reports whether layer i's gradients from a backward
+// pass over n samples are finite: checked right after its backward, while
+// they are still in cache, or for a linear layer by a bound on its inputs
+// (linear.gradsBoundedFinite).
+func (m *Model) layerGradsFinite(i, n int) bool {
+	if lin, ok := m.layers[i].(*linear); ok && lin.gradsBoundedFinite(n) {
+		return true
+	}
+	return m.gradsFinite(m.grads[m.offsets[i]:m.offsets[i+1]])
+}
+
 // gradsFinite reports whether g holds no NaN or Inf, split across the
 // matrix threads when it is large: the FEMNIST CNN's 3136→512 layer's 1.6M
 // gradients come from memory, 1.2 ms a step for one core.
@@ -225,12 +236,7 @@ func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, 
 	g := dl
 	for i := len(m.layers) - 1; i >= 0 && g != nil; i-- {
 		g = m.layers[i].backward(p, g, n)
-		// Checked layer by layer while the gradient is still in cache, or
-		// for a linear layer by a bound on its inputs.
-		if lin, ok := m.layers[i].(*linear); ok && lin.gradsBoundedFinite(n) {
-			continue
-		}
-		if !m.gradsFinite(m.grads[m.offsets[i]:m.offsets[i+1]]) {
+		if !m.layerGradsFinite(i, n) {
 			return 0, fmt.Errorf("%w gradient in layer %d (%s)", ErrNonFinite, i, m.layers[i].kind())
 		}
 	}
