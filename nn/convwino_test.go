@@ -199,7 +199,6 @@ func TestWinogradPairsMatchAVX2(t *testing.T) {
 	}
 }
 
-
 // TestWinogradTakenWherePays: the FEMNIST CNN's second convolution uses
 // F(4×4, 5×5); its first (one input channel), LeNet-5's and 3×3 layers do
 // not.
