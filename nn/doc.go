@@ -42,11 +42,11 @@
 //     lanes of the AVX2 transforms; with AVX-512 two tiles go through one
 //     16-lane transform (but the input gradient's, whose patches overlap),
 //     with the AVX2 kernels' operations lane for lane (same bits, tested).
-//     The filter transforms take 8 input channels a vector. The rounding differs from direct convolution's:
-//     errors up to about 7e-6 of the result's scale against float64,
-//     10–60× the direct path's (tested), as with any Winograd
-//     implementation (F(2×2, 5×5), which this replaced, had about 3e-6
-//     for 2.78× fewer multiply-adds). Layers with fewer channels (the
+//     The filter transforms take 8 input channels a vector. The rounding
+//     differs from direct convolution's: errors up to about 6e-6 of the
+//     result's scale against float64, 10–30× the direct path's (tested),
+//     as with any Winograd implementation (F(2×2, 5×5), which this
+//     replaced, had up to the same 6e-6 for 2.78× fewer multiply-adds). Layers with fewer channels (the
 //     first layer of a CNN, LeNet-5's) stay direct: there the transforms
 //     would cost more than they save.
 //   - A max-pool that follows a ReLU is built before it (ReLU → pool
