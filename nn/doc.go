@@ -46,9 +46,9 @@
 //     differs from direct convolution's: errors up to about 6e-6 of the
 //     result's scale against float64, 10–30× the direct path's (tested),
 //     as with any Winograd implementation (F(2×2, 5×5), which this
-//     replaced, had up to the same 6e-6 for 2.78× fewer multiply-adds). Layers with fewer channels (the
-//     first layer of a CNN, LeNet-5's) stay direct: there the transforms
-//     would cost more than they save.
+//     replaced, had up to the same 6e-6 for 2.78× fewer multiply-adds).
+//     Layers with fewer channels (the first layer of a CNN, LeNet-5's)
+//     stay direct: there the transforms would cost more than they save.
 //   - A max-pool that follows a ReLU is built before it (ReLU → pool
 //     becomes pool → ReLU): max commutes with the non-decreasing ReLU, so
 //     outputs and gradients are the same bits (tested against the paper's
