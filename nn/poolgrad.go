@@ -100,8 +100,11 @@ var pooledGradVector = true
 // pooledGrad adds, for each pooled output q, g[q] times the k×k window at
 // x[pos[q] − sub] (rows pitch apart) to acc (row r at acc[8r:], lanes past
 // k unused): with AVX2 for 5×5 windows, a loop elsewhere. The window of
-// every q lies inside x, with 8 − k floats to spare after its last row
-// (the wide layout's padding and slack, see takesPooledGrad's callers).
+// every q lies inside x; the AVX2 kernel reads 8 floats a row, 3 past a
+// 5-wide window, which the wide layout always has: a winner's column is
+// at most (Ho−1)·P + Wo − 1, its window's last row reads up to 4·P + 7
+// further, and the padded input runs (Ho+4)·P + pad + 4 floats past a
+// plane's start with P + pad ≥ W + 2·pad = Wo + 4 (convwide.go).
 func pooledGrad(acc []float32, k int, x []float32, pitch int, g []float32, pos []int32, sub int) {
 	_ = acc[(k-1)*pooledAccPitch+pooledAccPitch-1]
 	if pooledGradVector && pooledGradVec(acc, k, x, pitch, g, pos, sub) {
