@@ -51,11 +51,10 @@ import (
 // 4.1e-6 of the output's scale, 6.1e-6 of the weight gradient's and 6.2e-6
 // of the input gradient's, 10–30× the direct float32 path's; F(2×2, 5×5)
 // (6×6 tiles, 2.78× fewer multiply-adds), which this replaced, had 2.8e-6,
-// 6.0e-6 and 3.6e-6. Far below the noise of SGD on a batch.
-// Results stay bit-identical for every thread count: samples are
-// transformed in fixed groups of winoLanes, workers take whole groups, and
-// the weight gradient is summed in the batch's fixed gradient chunks like
-// the direct path's.
+// 6.0e-6 and 3.6e-6: far below the noise of SGD on a batch. Results stay
+// bit-identical for every thread count: samples are transformed in fixed
+// groups of winoLanes, workers take whole groups, and the weight gradient
+// is summed in the batch's fixed gradient chunks like the direct path's.
 //
 // Only layers where it pays take this path (useWinograd): both channel
 // counts of at least winoMinChannels. A convolution with one input channel
@@ -80,10 +79,9 @@ const winoMinChannels = 16
 // lane l of every transform vector is sample l of the group, so each
 // AVX2 transform handles one tile of one channel for 8 samples with no
 // gather or shuffle (the padded inputs are stored sample-innermost). A
-// FEMNIST-sized group is 16 tiles of 8 samples, a product of 64×32×128 per
-// ξ. A
-// group short of samples (the batch's or a gradient chunk's last) computes
-// its empty lanes on zeros and drops them.
+// FEMNIST-sized group is 16 tiles of 8 samples, a product of 64×32×128
+// per ξ. A group short of samples (the batch's or a gradient chunk's
+// last) computes its empty lanes on zeros and drops them.
 const winoLanes = 8
 
 // winoBlock is how many tiles of a group go through the transforms and
