@@ -6,8 +6,9 @@ import "github.com/trellis-fl/trellis/internal/gemm"
 // transform X ↦ P X Qᵀ is two passes of the 1-D one, over the columns and
 // then over the rows. The 1-D transforms with Bᵀ and Aᵀ are written out
 // with their common subexpressions: every tile of every channel goes
-// through them, while the filter transforms run once per pass in float64
-// from the matrices themselves.
+// through them. The filter transforms run once per pass for every
+// (output, input) channel pair: here in float64 with G's structure, with
+// AVX2 in float32 for eight input channels a vector (winoFilterAVX2).
 
 // bt8 is the 1-D input transform v = Bᵀ d.
 func bt8(d *[winoAlpha]float32) (v [winoAlpha]float32) {
@@ -159,9 +160,6 @@ func outputGradTransform(dst []float32, stride int, dy *[winoM * winoM]float32) 
 // dst[ξ·stride], in float64 (rounded once, to float32, at the end) with
 // G's structure: its rows come in pairs that differ only in the signs of
 // the odd columns (gTimes), so each pair costs one even and one odd sum.
-// The transforms run once per pass for every (output, input) channel pair
-// (2048 for the FEMNIST CNN); with loops over G's 40 entries they were
-// 10 % of a batch-32 step.
 func filterTransform(dst []float32, stride int, g []float32) {
 	_ = g[winoR*winoR-1]
 	_ = dst[(winoXi-1)*stride]
