@@ -319,12 +319,9 @@ func (c *conv2d) winoInputTiles(sc *winoScratch, b0, b1 int) {
 	for ci := 0; ci < c.cin; ci++ {
 		for tile := b0; tile < b1; tile += 2 {
 			dst := sc.v[ci*t+(tile-b0)*L:]
-			if tile+1 == b1 || !winoPairs() {
+			if tile+1 == b1 {
 				winoInput8(dst, stride, sc.xpad[at(ci, tile):], pitch)
-				if tile+1 < b1 {
-					winoInput8(dst[L:], stride, sc.xpad[at(ci, tile+1):], pitch)
-				}
-				continue
+				break
 			}
 			winoInputPair(dst, stride, sc.xpad, at(ci, tile), at(ci, tile+1), pitch)
 		}
@@ -343,12 +340,9 @@ func (c *conv2d) winoOutputTiles(sc *winoScratch, b0, b1 int) {
 		plane := sc.lanes[o*winoM*wn.tilesY*pitch:]
 		for tile := b0; tile < b1; tile += 2 {
 			m := sc.m[o*t+(tile-b0)*L:]
-			if tile+1 == b1 || !winoPairs() {
+			if tile+1 == b1 {
 				winoOutput8(plane[wn.tileAt(tile, pitch):], pitch, m, stride, c.b[o])
-				if tile+1 < b1 {
-					winoOutput8(plane[wn.tileAt(tile+1, pitch):], pitch, m[L:], stride, c.b[o])
-				}
-				continue
+				break
 			}
 			winoOutputPair(plane, wn.tileAt(tile, pitch), wn.tileAt(tile+1, pitch), pitch, m, stride, c.b[o])
 		}
@@ -559,12 +553,9 @@ func (c *conv2d) winoOutputGradTiles(sc *winoScratch, b0, b1 int) {
 		plane := sc.lanes[o*winoM*wn.tilesY*pitch:]
 		for tile := b0; tile < b1; tile += 2 {
 			dm := sc.m[o*t+(tile-b0)*L:]
-			if tile+1 == b1 || !winoPairs() {
+			if tile+1 == b1 {
 				winoOutputGrad8(dm, stride, plane[wn.tileAt(tile, pitch):], pitch)
-				if tile+1 < b1 {
-					winoOutputGrad8(dm[L:], stride, plane[wn.tileAt(tile+1, pitch):], pitch)
-				}
-				continue
+				break
 			}
 			winoOutputGradPair(dm, stride, plane, wn.tileAt(tile, pitch), wn.tileAt(tile+1, pitch), pitch)
 		}

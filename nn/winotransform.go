@@ -306,8 +306,8 @@ func winoOutputGrad8(dst []float32, stride int, dy []float32, pitch int) {
 // consecutive in V and M (dst[ξ·stride + 8k + l]) and anywhere in the
 // padded input or the lanes buffer (at offsets o0 and o1 of buf). With
 // AVX-512 one kernel call does both in 16-lane vectors with the AVX2
-// kernels' operations, so the bits are the same (tested); callers use them
-// only when winoPairs holds. The input gradient has none: neighbouring
+// kernels' operations, so the bits are the same (tested); elsewhere they
+// are two calls of the 8-lane transforms. The input gradient has none: neighbouring
 // patches overlap, and tile 0's sums must go in before tile 1's.
 
 // winoPairsOn lets the pair transforms run; tests turn it off.
@@ -315,6 +315,11 @@ var winoPairsOn = true
 
 // winoInputPair is winoInput8 of the two tiles at buf[o0:] and buf[o1:].
 func winoInputPair(dst []float32, stride int, buf []float32, o0, o1, pitch int) {
+	if !winoPairs() {
+		winoInput8(dst, stride, buf[o0:], pitch)
+		winoInput8(dst[winoLanes:], stride, buf[o1:], pitch)
+		return
+	}
 	_ = dst[(winoXi-1)*stride+2*winoLanes-1]
 	_ = buf[o0+(winoAlpha-1)*pitch+winoAlpha*winoLanes-1]
 	_ = buf[o1+(winoAlpha-1)*pitch+winoAlpha*winoLanes-1]
@@ -323,6 +328,11 @@ func winoInputPair(dst []float32, stride int, buf []float32, o0, o1, pitch int) 
 
 // winoOutputPair is winoOutput8 of two tiles, into buf[o0:] and buf[o1:].
 func winoOutputPair(buf []float32, o0, o1, pitch int, m []float32, stride int, b float32) {
+	if !winoPairs() {
+		winoOutput8(buf[o0:], pitch, m, stride, b)
+		winoOutput8(buf[o1:], pitch, m[winoLanes:], stride, b)
+		return
+	}
 	_ = m[(winoXi-1)*stride+2*winoLanes-1]
 	_ = buf[o0+(winoM-1)*pitch+winoM*winoLanes-1]
 	_ = buf[o1+(winoM-1)*pitch+winoM*winoLanes-1]
@@ -332,6 +342,11 @@ func winoOutputPair(buf []float32, o0, o1, pitch int, m []float32, stride int, b
 // winoOutputGradPair is winoOutputGrad8 of two tiles, from buf[o0:] and
 // buf[o1:].
 func winoOutputGradPair(dst []float32, stride int, buf []float32, o0, o1, pitch int) {
+	if !winoPairs() {
+		winoOutputGrad8(dst, stride, buf[o0:], pitch)
+		winoOutputGrad8(dst[winoLanes:], stride, buf[o1:], pitch)
+		return
+	}
 	_ = dst[(winoXi-1)*stride+2*winoLanes-1]
 	_ = buf[o0+(winoM-1)*pitch+winoM*winoLanes-1]
 	_ = buf[o1+(winoM-1)*pitch+winoM*winoLanes-1]

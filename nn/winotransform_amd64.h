@@ -211,3 +211,32 @@
 	VMOVUPS r5, (5*off)(p);              \
 	VMOVUPS r6, (6*off)(p);              \
 	VMOVUPS r7, (7*off)(p)
+
+// LOAD8S loads 8 vectors at p, p+s, …, p+7s (s a register of bytes) into
+// r0..r7; t ends at p+6s.
+#define LOAD8S(p, s, t, r0, r1, r2, r3, r4, r5, r6, r7) \
+	VMOVUPS (p), r0;      \
+	VMOVUPS (p)(s*1), r1; \
+	VMOVUPS (p)(s*2), r2; \
+	LEAQ    (p)(s*2), t;  \
+	VMOVUPS (t)(s*1), r3; \
+	VMOVUPS (t)(s*2), r4; \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS (t)(s*1), r5; \
+	VMOVUPS (t)(s*2), r6; \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS (t)(s*1), r7
+
+// STORE8S stores r0..r7 at p, p+s, …, p+7s; t ends at p+6s.
+#define STORE8S(p, s, t, r0, r1, r2, r3, r4, r5, r6, r7) \
+	VMOVUPS r0, (p);      \
+	VMOVUPS r1, (p)(s*1); \
+	VMOVUPS r2, (p)(s*2); \
+	LEAQ    (p)(s*2), t;  \
+	VMOVUPS r3, (t)(s*1); \
+	VMOVUPS r4, (t)(s*2); \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS r5, (t)(s*1); \
+	VMOVUPS r6, (t)(s*2); \
+	LEAQ    (t)(s*2), t;  \
+	VMOVUPS r7, (t)(s*1)

@@ -334,35 +334,6 @@ DATA ·winoC8+1276(SB)/4, $0x3f360b61
 GLOBL ·winoC8(SB), RODATA|NOPTR, $1280
 
 
-// LOAD8S loads 8 vectors at p, p+s, …, p+7s (s a register of bytes) into
-// Y0..Y7; t ends at p+6s.
-#define LOAD8S(p, s, t) \
-	VMOVUPS (p), Y0;      \
-	VMOVUPS (p)(s*1), Y1; \
-	VMOVUPS (p)(s*2), Y2; \
-	LEAQ    (p)(s*2), t;  \
-	VMOVUPS (t)(s*1), Y3; \
-	VMOVUPS (t)(s*2), Y4; \
-	LEAQ    (t)(s*2), t;  \
-	VMOVUPS (t)(s*1), Y5; \
-	VMOVUPS (t)(s*2), Y6; \
-	LEAQ    (t)(s*2), t;  \
-	VMOVUPS (t)(s*1), Y7
-
-// STORE8S stores r0..r7 at p, p+s, …, p+7s; t ends at p+6s.
-#define STORE8S(p, s, t, r0, r1, r2, r3, r4, r5, r6, r7) \
-	VMOVUPS r0, (p);      \
-	VMOVUPS r1, (p)(s*1); \
-	VMOVUPS r2, (p)(s*2); \
-	LEAQ    (p)(s*2), t;  \
-	VMOVUPS r3, (t)(s*1); \
-	VMOVUPS r4, (t)(s*2); \
-	LEAQ    (t)(s*2), t;  \
-	VMOVUPS r5, (t)(s*1); \
-	VMOVUPS r6, (t)(s*2); \
-	LEAQ    (t)(s*2), t;  \
-	VMOVUPS r7, (t)(s*1)
-
 // ADD8S adds r0..r7 onto the vectors at p, p+s, …, p+7s; t ends at p+6s.
 #define ADD8S(p, s, t, r0, r1, r2, r3, r4, r5, r6, r7) \
 	VADDPS  (p), r0, r0;        \
@@ -400,7 +371,7 @@ TEXT ·winoInputAVX2(SB), $2048-32
 	MOVQ $8, CX
 
 incol:
-	LOAD8S(SI, DX, R9)
+	LOAD8S(SI, DX, R9, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	BT8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STOREK(R8, 256, Y9, Y0, Y7, Y12, Y13, Y14, Y15, Y11)
 	ADDQ $32, SI
@@ -438,7 +409,7 @@ TEXT ·winoInputGradAVX2(SB), $2048-32
 	MOVQ $8, CX
 
 igrow:
-	LOAD8S(SI, BX, R9)
+	LOAD8S(SI, BX, R9, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	B8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STOREK(R8, 32, Y0, Y4, Y1, Y5, Y2, Y6, Y3, Y7)
 	LEAQ (R9)(BX*2), SI
@@ -477,7 +448,7 @@ TEXT ·winoOutputAVX2(SB), $1024-36
 	MOVQ $8, CX
 
 orow:
-	LOAD8S(SI, BX, R9)
+	LOAD8S(SI, BX, R9, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	AT8(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	VMOVUPS Y0, (R8)
 	VMOVUPS Y1, 256(R8)
@@ -605,7 +576,7 @@ TEXT ·winoFilterGradAVX2(SB), $1280-24
 	MOVQ $8, CX
 
 fgrow:
-	LOAD8S(SI, BX, R9)
+	LOAD8S(SI, BX, R9, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	G5T(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	STORE5K(R8, 256, Y0, Y1, Y2, Y3, Y7)
 	LEAQ (R9)(BX*2), SI

@@ -41,44 +41,6 @@
 	VMOVUPS       (t), Y7;           \
 	VINSERTF64X4  $1, (t)(d*1), Z7, Z7
 
-// LOAD8SZ loads 8 vectors at p, p+s, …, p+7s into Z0..Z7; t ends at p+7s.
-#define LOAD8SZ(p, s, t) \
-	MOVQ    p, t;      \
-	VMOVUPS (t), Z0;   \
-	ADDQ    s, t;      \
-	VMOVUPS (t), Z1;   \
-	ADDQ    s, t;      \
-	VMOVUPS (t), Z2;   \
-	ADDQ    s, t;      \
-	VMOVUPS (t), Z3;   \
-	ADDQ    s, t;      \
-	VMOVUPS (t), Z4;   \
-	ADDQ    s, t;      \
-	VMOVUPS (t), Z5;   \
-	ADDQ    s, t;      \
-	VMOVUPS (t), Z6;   \
-	ADDQ    s, t;      \
-	VMOVUPS (t), Z7
-
-// STORE8SZ stores r0..r7 at p, p+s, …, p+7s; t ends at p+7s.
-#define STORE8SZ(p, s, t, r0, r1, r2, r3, r4, r5, r6, r7) \
-	MOVQ    p, t;      \
-	VMOVUPS r0, (t);   \
-	ADDQ    s, t;      \
-	VMOVUPS r1, (t);   \
-	ADDQ    s, t;      \
-	VMOVUPS r2, (t);   \
-	ADDQ    s, t;      \
-	VMOVUPS r3, (t);   \
-	ADDQ    s, t;      \
-	VMOVUPS r4, (t);   \
-	ADDQ    s, t;      \
-	VMOVUPS r5, (t);   \
-	ADDQ    s, t;      \
-	VMOVUPS r6, (t);   \
-	ADDQ    s, t;      \
-	VMOVUPS r7, (t)
-
 // func winoInputAVX512(dst *float32, stride int, src *float32, delta int, pitch int)
 // dst[ξ·stride + 8k + l] = (Bᵀ d_kl B)[ξ] for tiles k < 2 and lanes l < 8,
 // d_kl[i][j] = src[k·delta + i·pitch + 8j + l].
@@ -111,8 +73,8 @@ incol:
 inrow:
 	LOADK(R8, 64, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	BT8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	STORE8SZ(DI, BX, R9, Z9, Z0, Z7, Z12, Z13, Z14, Z15, Z11)
-	LEAQ (R9)(BX*1), DI
+	STORE8S(DI, BX, R9, Z9, Z0, Z7, Z12, Z13, Z14, Z15, Z11)
+	LEAQ (R9)(BX*2), DI
 	ADDQ $512, R8
 	DECQ CX
 	JNZ  inrow
@@ -137,13 +99,13 @@ TEXT ·winoOutputAVX512(SB), $2048-44
 	MOVQ $8, CX
 
 orow:
-	LOAD8SZ(SI, BX, R9)
+	LOAD8S(SI, BX, R9, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	AT8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	VMOVUPS Z0, (R8)
 	VMOVUPS Z1, 512(R8)
 	VMOVUPS Z2, 1024(R8)
 	VMOVUPS Z3, 1536(R8)
-	LEAQ    (R9)(BX*1), SI
+	LEAQ    (R9)(BX*2), SI
 	ADDQ    $64, R8
 	DECQ    CX
 	JNZ     orow
@@ -225,8 +187,8 @@ ogrow:
 	VMOVUPS 1024(R8), Z2
 	VMOVUPS 1536(R8), Z3
 	A8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	STORE8SZ(DI, BX, R9, Z0, Z4, Z5, Z6, Z7, Z10, Z11, Z3)
-	LEAQ (R9)(BX*1), DI
+	STORE8S(DI, BX, R9, Z0, Z4, Z5, Z6, Z7, Z10, Z11, Z3)
+	LEAQ (R9)(BX*2), DI
 	ADDQ $64, R8
 	DECQ CX
 	JNZ  ogrow
