@@ -130,7 +130,7 @@ func benchLayers(b *testing.B, s Spec) {
 					bwd[i] += time.Since(t0)
 				}
 				t0 := time.Now()
-				m.optimize(opt)
+				m.optimize(opt, 0, len(m.params))
 				optim += time.Since(t0)
 			}
 			ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }

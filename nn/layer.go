@@ -17,6 +17,10 @@ type pass struct {
 	// perSample: DP-SGD's pass, whose per-sample norms need every layer's
 	// dense output gradient (no conv2d.takesPooledGrad).
 	perSample bool
+	// fuseSGD: Model.Step's pass with plain SGD, where a linear layer may
+	// leave its weight gradient uncomputed and its update pending
+	// (linear.deferred, Model.stepFused).
+	fuseSGD bool
 }
 
 // layer is one stage of a sequential model. A layer owns its output and

@@ -39,10 +39,11 @@ type Model struct {
 	// featureLayer is the index of the final linear layer; its input is
 	// the penultimate-layer feature vector.
 	featureLayer int
-	// stepper is the optimizer of the parallel step in progress, and
-	// stepFn its callback (optimize).
-	stepper rangeStepper
-	stepFn  func(worker, lo, hi int)
+	// stepper is the optimizer of the parallel step in progress over
+	// params[stepLo:stepHi], and stepFn its callback (optimize).
+	stepper        rangeStepper
+	stepLo, stepHi int
+	stepFn         func(worker, lo, hi int)
 	// checking is the gradient being checked for NaN and Inf across the
 	// matrix threads, checkFn the callback and sawNonFinite what it found
 	// (gradsFinite).
@@ -104,6 +105,9 @@ func assemble(spec Spec, layers []layer, head Head, opt Options) *Model {
 		m.offsets = append(m.offsets, po)
 		p, s := l.paramCount(), l.stateCount()
 		l.bind(m.params[po:po+p], m.grads[po:po+p], m.state[so:so+s])
+		if lin, ok := l.(*linear); ok {
+			lin.aligned = po%8 == 0 && (po+lin.in*lin.out)%8 == 0
+		}
 		po, so = po+p, so+s
 		l.alloc(opt.Batch, i > 0)
 	}

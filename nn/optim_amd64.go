@@ -20,6 +20,10 @@ func nesterovAVX2(w, grad, v *float32, n int, lr, mu, wd float32)
 
 var haveAVX2 = cpu.AVX2FMA
 
+// sgdFuses reports whether SGD's vector kernel (sgdFast) runs, rounding
+// w − lr·g once (Model.fusesSGD).
+func sgdFuses() bool { return haveAVX2 }
+
 // sgdFast updates the longest prefix of w it can with vector code and
 // returns its length.
 func sgdFast(w, g, v []float32, lr, mu, wd float32, nesterov bool) int {

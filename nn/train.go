@@ -125,10 +125,21 @@ func (m *Model) checkTrain(n int, cfg TrainConfig) error {
 // Step runs one forward-backward pass on the first n samples of x and y and
 // applies the optimizer. It returns the summed data loss over the batch.
 // It does not allocate.
+//
+// With plain SGD (no momentum, weight decay, proximal term or clipping) a
+// large linear layer's update is fused into its weight-gradient product
+// (linear.applyDeferred), applied only once every layer's gradient is
+// known to be finite, with the bits of the unfused step; that layer's part
+// of Grads then holds no meaning after Step.
 func (m *Model) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (float64, error) {
-	loss, err := m.Gradient(x, y, n, rng)
+	sgd, fuse := m.fusesSGD(opt, cfg)
+	loss, err := m.gradient(x, y, n, rng, fuse)
 	if err != nil {
 		return 0, err
+	}
+	if fuse {
+		m.stepFused(sgd)
+		return loss, nil
 	}
 	if cfg.ProxMu > 0 {
 		mu := float32(cfg.ProxMu)
@@ -139,8 +150,39 @@ func (m *Model) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig
 	if cfg.ClipNorm > 0 {
 		ClipGlobalNorm(m.grads, cfg.ClipNorm)
 	}
-	m.optimize(opt)
+	m.optimize(opt, 0, len(m.params))
 	return loss, nil
+}
+
+// fusesSGD reports whether Step may fuse plain SGD into linear layers'
+// weight-gradient products, and the SGD. It needs the update to be
+// w − lr·g alone and both sides to round it once: SGD's vector kernel and
+// an assembly matrix kernel (the portable ones round the product first, or
+// fuse as the compiler chooses).
+func (m *Model) fusesSGD(opt Optimizer, cfg TrainConfig) (*SGD, bool) {
+	sgd, ok := opt.(*SGD)
+	if !ok || sgd.momentum != 0 || sgd.wd != 0 || cfg.ProxMu > 0 || cfg.ClipNorm > 0 {
+		return nil, false
+	}
+	return sgd, sgdFuses() && m.eng.Kernel() != "portable"
+}
+
+// stepFused applies plain SGD after a fuseSGD pass: each deferred linear
+// layer's weights by its fused product, every other parameter by
+// SGD.stepRange over the ranges between them (multiples of 8 apart, so
+// each element takes Step's path).
+func (m *Model) stepFused(sgd *SGD) {
+	lo := 0
+	for i, l := range m.layers {
+		lin, ok := l.(*linear)
+		if !ok || !lin.deferred {
+			continue
+		}
+		lin.applyDeferred(m.eng, float32(sgd.lr))
+		m.optimize(sgd, lo, m.offsets[i])
+		lo = m.offsets[i] + lin.in*lin.out
+	}
+	m.optimize(sgd, lo, len(m.params))
 }
 
 // rangeStepper is an optimizer whose update is elementwise with no shared
@@ -155,25 +197,31 @@ type rangeStepper interface {
 // parameters make 413 stripes.
 const optStripe = 4096
 
-// optimize applies opt to the parameters, split across the matrix threads
-// when the optimizer allows it: the update streams parameters, gradients
-// and momentum through memory (20 MB a step for the FEMNIST CNN), which
-// one core does alone in 7 % of a 2-thread step.
-func (m *Model) optimize(opt Optimizer) {
+// optimize applies opt to parameters [lo, hi), split across the matrix
+// threads when the optimizer allows it: the update streams parameters,
+// gradients and momentum through memory (20 MB a step for the FEMNIST
+// CNN), which one core does alone in 7 % of a 2-thread step. A range
+// short of the whole vector needs a rangeStepper, and lo a multiple of 8
+// (stepFused).
+func (m *Model) optimize(opt Optimizer, lo, hi int) {
 	rs, ok := opt.(rangeStepper)
-	if !ok || m.eng.Workers() < 2 || len(m.params) < splitMinFloats {
-		opt.Step(m.params, m.grads)
-		return
+	switch {
+	case ok && m.eng.Workers() >= 2 && hi-lo >= splitMinFloats:
+		m.stepper, m.stepLo, m.stepHi = rs, lo, hi
+		m.eng.Each((hi-lo+optStripe-1)/optStripe, m.stepFn)
+		m.stepper = nil
+	case ok:
+		rs.stepRange(m.params, m.grads, lo, hi)
+	default:
+		opt.Step(m.params[lo:hi], m.grads[lo:hi])
 	}
-	m.stepper = rs
-	m.eng.Each((len(m.params)+optStripe-1)/optStripe, m.stepFn)
-	m.stepper = nil
 }
 
-// stepStripes updates stripes [lo, hi) with m.stepper (Engine.Each's
-// callback, bound once so that a step allocates nothing).
+// stepStripes updates stripes [lo, hi) of params[m.stepLo:m.stepHi] with
+// m.stepper (Engine.Each's callback, bound once so that a step allocates
+// nothing).
 func (m *Model) stepStripes(_, lo, hi int) {
-	m.stepper.stepRange(m.params, m.grads, lo*optStripe, min(hi*optStripe, len(m.params)))
+	m.stepper.stepRange(m.params, m.grads, m.stepLo+lo*optStripe, min(m.stepLo+hi*optStripe, m.stepHi))
 }
 
 // layerGradsFinite reports whether layer i's gradients from a backward
@@ -181,7 +229,7 @@ func (m *Model) stepStripes(_, lo, hi int) {
 // they are still in cache, or for a linear layer by a bound on its inputs
 // (linear.gradsBoundedFinite).
 func (m *Model) layerGradsFinite(i, n int) bool {
-	if lin, ok := m.layers[i].(*linear); ok && lin.gradsBoundedFinite(n) {
+	if lin, ok := m.layers[i].(*linear); ok && lin.bounded {
 		return true
 	}
 	return m.gradsFinite(m.grads[m.offsets[i]:m.offsets[i+1]])
@@ -214,10 +262,15 @@ func (m *Model) checkStripes(_, lo, hi int) {
 // the summed loss over the batch. Parameters do not change (batch-norm
 // running statistics do, as in any training-mode pass).
 func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, error) {
+	return m.gradient(x, y, n, rng, false)
+}
+
+// gradient is Gradient, as a fuseSGD pass when fuse is set (Step).
+func (m *Model) gradient(x []float32, y []int, n int, rng *rand.Rand, fuse bool) (float64, error) {
 	if n < 1 || n > m.batch {
 		return 0, fmt.Errorf("batch of %d samples: model buffers hold 1 to %d", n, m.batch)
 	}
-	m.run = pass{eng: m.eng, train: true, rng: rng}
+	m.run = pass{eng: m.eng, train: true, rng: rng, fuseSGD: fuse}
 	p := &m.run
 	for i, l := range m.layers {
 		if _, ok := l.(gradOverwriter); !ok {

@@ -47,6 +47,13 @@ type kernel struct {
 // next to the A micro-panel.
 const kcMax = 256
 
+// OneKBlock reports whether a product of depth k is summed in a single k
+// block, so that each element of C is written once, as alpha*acc +
+// beta*C: an update C += alpha·A·B then rounds once per element, exactly
+// as computing the product and adding alpha times it with a fused
+// multiply-add would.
+func OneKBlock(k int) bool { return k <= kcMax }
+
 // kBlocks returns the number of k blocks and the depth of all but the
 // last, a pure function of k.
 func kBlocks(k int) (blocks, kc int) {
