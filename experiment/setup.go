@@ -148,6 +148,9 @@ func (s Setup) Build() (*Built, error) {
 		p.cache = wire.NewVerifyCache(0)
 		p.memo = wire.NewDigestMemo()
 	}
+	if p.globalIdx != nil {
+		p.evalMemo = node.NewEvalMemo(p.s.Nodes)
+	}
 	nodes := make([]*node.Node, p.s.Nodes)
 	for i := range nodes {
 		if nodes[i], err = p.node(i, keys); err != nil {
@@ -194,6 +197,7 @@ type plan struct {
 	flip      attack.DataAttack
 	cache     *wire.VerifyCache
 	memo      *wire.DigestMemo // the simulator's only: Build sets it, BuildNode does not
+	evalMemo  *node.EvalMemo   // the simulator's only, as memo
 }
 
 func (s Setup) plan() (*plan, error) {
@@ -276,7 +280,7 @@ func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
 		TrainData:    train,
 		Test:         data.NewBatcher(tt.Train, p.splits[i].Test, nil, p.shift[i]),
 		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
-		VerifyCache: p.cache, DigestMemo: p.memo,
+		VerifyCache: p.cache, DigestMemo: p.memo, GlobalMemo: p.evalMemo,
 	}
 	if s.Trust != nil {
 		tc := *s.Trust

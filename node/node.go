@@ -56,6 +56,10 @@ type Config struct {
 	// (wire.DigestMemo), consulted by the validator only while the
 	// simulator has a delivery phase open. A node on a network has none.
 	DigestMemo *wire.DigestMemo
+	// GlobalMemo, if set, is the simulator's memo of global-test
+	// evaluations (EvalMemo), shared by all its nodes: nodes holding the
+	// same parameters evaluate them once. Results never depend on it.
+	GlobalMemo *EvalMemo
 }
 
 // Neighborhood is what a node knows of the round's graph: whom it may hear

@@ -470,22 +470,30 @@ func (n *Node) rejections() []Rejection {
 // evaluate measures the model on the local test split and, when it has
 // one and global is set, on the global test set.
 func (n *Node) evaluate(global bool) (Evaluation, error) {
-	return n.evaluateWith(global, n.cfg.Model.Evaluate)
+	return n.evaluateWith(global, n.cfg.Model.Evaluate, n.cfg.GlobalMemo)
 }
 
 // evaluateDiverged measures a diverged model as it is (nn.EvaluateDiverged).
 func (n *Node) evaluateDiverged(global bool) (Evaluation, error) {
-	return n.evaluateWith(global, n.cfg.Model.EvaluateDiverged)
+	return n.evaluateWith(global, n.cfg.Model.EvaluateDiverged, nil)
 }
 
-func (n *Node) evaluateWith(global bool, eval func(nn.Batches) (nn.EvalResult, error)) (Evaluation, error) {
+// evaluateWith measures with eval, the global test through memo when it is
+// not nil.
+func (n *Node) evaluateWith(global bool, eval func(nn.Batches) (nn.EvalResult, error), memo *EvalMemo) (Evaluation, error) {
 	var ev Evaluation
 	var err error
 	if ev.Local, err = eval(n.cfg.Test); err != nil {
 		return ev, fmt.Errorf("node %d: local test: %w", n.cfg.ID, err)
 	}
 	if global && n.cfg.GlobalTest != nil {
-		if ev.Global, err = eval(n.cfg.GlobalTest); err != nil {
+		evalGlobal := func() (nn.EvalResult, error) { return eval(n.cfg.GlobalTest) }
+		if memo != nil {
+			ev.Global, err = memo.Evaluate(n.cfg.Model, evalGlobal)
+		} else {
+			ev.Global, err = evalGlobal()
+		}
+		if err != nil {
 			return ev, fmt.Errorf("node %d: global test: %w", n.cfg.ID, err)
 		}
 	}

@@ -40,6 +40,11 @@
 //     writes a message while it is delivered (a Byzantine message is a new
 //     Message, made and signed before the phase opens). Not with
 //     WireRoundTrip, whose links decode their own copies as a network would.
+//   - Nodes built for the simulator (experiment.Setup.Build) share a
+//     node.EvalMemo for the global test set: a model bit-identical to one
+//     already evaluated that round (every node after FedAvg on a complete
+//     graph) takes its result instead of evaluating again. The records are
+//     the same bits (a deployment has no memo; TestLockstepMatchesSimulator).
 //   - Traffic (bytes_sent) counts the encoded size of every message a node
 //     puts on a link, dropped or not.
 //   - delta_max is max over honest nodes of the weight they gave Byzantine
