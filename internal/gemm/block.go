@@ -131,6 +131,11 @@ func (w *workspace) macro(kern *kernel, p *problem, ap []float32, ic, mc, pc, kc
 				micro(kc, apan, bpan, &p.c[ci], ldb, p.ldc, p.alpha, beta)
 				continue
 			}
+			if cols == nr && width == nr && kern.microRows != nil {
+				// A ragged last row panel, full width: its rows only.
+				kern.microRows(kc, apan, bpan, &p.c[ci], ldb, p.ldc, p.alpha, beta, rows)
+				continue
+			}
 			// A ragged tile goes through the same kernel on a scratch
 			// copy, so every element of C sees the same arithmetic.
 			t := w.tile

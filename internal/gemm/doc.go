@@ -63,7 +63,9 @@
 // C = alpha*acc + beta*C (C = alpha*acc when beta == 0, without reading C),
 // with beta = 1 for later k blocks. The k blocks are a function of k alone:
 // ceil(k/256) nearly equal blocks. Ragged edge tiles run the same kernel on
-// a scratch tile. Threads split C into blocks of whole register tiles and
+// a scratch tile, or, for a last panel of rows short of mr at full width,
+// a variant that writes only those rows (AVX2's microAVX2Rows: 64×64×32,
+// the Winograd products' shape, took 3.35 → 3.19 µs). Threads split C into blocks of whole register tiles and
 // never split k. Hence:
 //
 //   - a given kernel gives bit-identical results for every thread count,

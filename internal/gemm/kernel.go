@@ -17,6 +17,10 @@ type kernel struct {
 	mr, nr int // register tile
 	mc, nc int // rows of A and columns of B packed per block (multiples of mr, nr)
 	micro  func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+	// microRows, if not nil, is micro writing only the tile's first rows
+	// rows (0 < rows < mr) of C, for a ragged last panel of packed A rows:
+	// no scratch tile and copy. Same arithmetic per element.
+	microRows func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32, rows int)
 	// half, if not nil, is micro for only the first nr/2 columns, used
 	// for a last panel of B that narrow.
 	half func(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)

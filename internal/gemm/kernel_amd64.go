@@ -10,6 +10,12 @@ import "github.com/trellis-fl/trellis/internal/cpu"
 //go:noescape
 func microAVX2(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 
+// microAVX2Rows is microAVX2 writing only the first rows rows of the tile
+// (kernel.microRows).
+//
+//go:noescape
+func microAVX2Rows(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32, rows int)
+
 // microAVX2Half is the 6×8 variant of microAVX2, for B panels of at most 8
 // columns.
 //
@@ -47,6 +53,7 @@ var avx2 = &kernel{
 	mr:   6, nr: 16,
 	mc: 120, nc: 1024,
 	micro:       microAVX2,
+	microRows:   microAVX2Rows,
 	half:        microAVX2Half,
 	microA:      microAVX2A,
 	microG:      microAVX2G,
@@ -62,6 +69,12 @@ var avx2 = &kernel{
 //
 //go:noescape
 func microAVX512(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+
+// microAVX512Rows is microAVX512 writing only the first rows rows of the
+// tile (kernel.microRows).
+//
+//go:noescape
+func microAVX512Rows(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32, rows int)
 
 // microAVX512Half is the 8×16 variant of microAVX512, for B panels of at
 // most 16 columns.
@@ -96,6 +109,7 @@ var avx512 = &kernel{
 	mr:   8, nr: 32,
 	mc: 96, nc: 1024,
 	micro:       microAVX512,
+	microRows:   microAVX512Rows,
 	half:        microAVX512Half,
 	microA:      microAVX512A,
 	microG:      microAVX512G,

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "micro_amd64.h"
 
 // AVX2/FMA micro-kernel, 6×16 register tile (the BLIS Haswell sgemm shape).
 // Register use:
@@ -73,74 +74,65 @@
 	ROW_BETA(Y4, Y5); ROW_BETA(Y6, Y7); ROW_BETA(Y8, Y9); \
 	ROW_BETA(Y10, Y11); ROW_BETA(Y12, Y13); ROW_BETA(Y14, Y15)
 
+// PREFETCH_ROW starts pulling the C row at R9 (64 bytes) into cache and
+// moves R9 to the next row.
+#define PREFETCH_ROW PREFETCHT0 (R9); PREFETCHT0 60(R9); ADDQ R8, R9
+
+// STORE_ROWS(ROW) writes the tile's first R11 rows with ROW (ROW_ZERO or
+// ROW_BETA), then jumps to done.
+#define STORE_ROWS(ROW) \
+	ROW(Y4, Y5); DECQ R11; JZ done;   \
+	ROW(Y6, Y7); DECQ R11; JZ done;   \
+	ROW(Y8, Y9); DECQ R11; JZ done;   \
+	ROW(Y10, Y11); DECQ R11; JZ done; \
+	ROW(Y12, Y13); DECQ R11; JZ done; \
+	ROW(Y14, Y15); JMP done
+
+// MICRO_BODY is microAVX2 up to the write-back: the arguments kc, a, b,
+// c, ldb and ldc loaded, the 6×16 tile accumulated over kc steps, alpha in
+// Y0 and beta in Y1, and a jump to general unless beta is zero. It is
+// shared by microAVX2 and microAVX2Rows, which differ only in how many
+// rows they write (labels are local to each TEXT block).
+#define MICRO_BODY \
+	MICRO_ARGS;       \
+	MOVQ DX, R9;      \
+	PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; \
+	PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; \
+	ZERO_TILE;        \
+	K_LOOP(STEP)      \
+	ALPHA_BETA(Y0, Y1, X1)
+
 // func microAVX2(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
+//
+// The C tile's rows start being pulled into cache at the start (they are
+// needed only at the end).
 TEXT ·microAVX2(SB), NOSPLIT, $0-56
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldb+32(FP), R10
-	SHLQ $2, R10
-	MOVQ ldc+40(FP), R8
-	SHLQ $2, R8
-
-	// Start pulling the C tile into cache; it is needed only at the end.
-	MOVQ       DX, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ       R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-
-	ZERO_TILE
-
-	MOVQ CX, BX
-	SHRQ $2, BX
-	JZ   tail
-
-loop4:
-	STEP
-	STEP
-	STEP
-	STEP
-	DECQ BX
-	JNZ  loop4
-
-tail:
-	ANDQ $3, CX
-	JZ   update
-
-loop1:
-	STEP
-	DECQ CX
-	JNZ  loop1
-
-update:
-	VBROADCASTSS alpha+48(FP), Y0
-	VBROADCASTSS beta+52(FP), Y1
-	VXORPS       X2, X2, X2
-	VUCOMISS     X2, X1
-	JNE          general
-	JP           general // beta is NaN: not "zero", NaN must propagate
-
+	MICRO_BODY
 	STORE_TILE_ZERO
 	VZEROUPPER
 	RET
 
 general:
 	STORE_TILE_BETA
+	VZEROUPPER
+	RET
+
+// func microAVX2Rows(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32, rows int)
+//
+// microAVX2 writing only the tile's first rows rows (1 to 6) of C: a
+// ragged last row panel (zero-padded when packed) goes straight to C
+// instead of through a scratch tile and a copy. Same arithmetic per
+// element. R11 counts the rows left to write.
+TEXT ·microAVX2Rows(SB), NOSPLIT, $0-64
+	MICRO_BODY
+	MOVQ rows+56(FP), R11
+	STORE_ROWS(ROW_ZERO)
+
+general:
+	MOVQ rows+56(FP), R11
+	STORE_ROWS(ROW_BETA)
+
+done:
 	VZEROUPPER
 	RET
 

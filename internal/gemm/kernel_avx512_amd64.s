@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "micro_amd64.h"
 
 // AVX-512 micro-kernel, 8×32 register tile. Same arithmetic as the AVX2
 // kernel (one FMA chain per element in k order, then c = alpha*acc + beta*c),
@@ -84,64 +85,56 @@
 	ROW512_BETA(Z16, Z17); ROW512_BETA(Z18, Z19); ROW512_BETA(Z20, Z21); ROW512_BETA(Z22, Z23); \
 	ROW512_BETA(Z24, Z25); ROW512_BETA(Z26, Z27); ROW512_BETA(Z28, Z29); ROW512_BETA(Z30, Z31)
 
+// MICRO_BODY512 is microAVX512 up to the write-back (as MICRO_BODY in
+// kernel_avx2_amd64.s): the 8×32 tile accumulated, alpha in Z0, beta in
+// Z1, and a jump to general unless beta is zero.
+#define MICRO_BODY512 \
+	MICRO_ARGS;       \
+	MOVQ DX, R9;      \
+	PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; \
+	PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; \
+	ZERO_TILE512;     \
+	K_LOOP(STEP512)   \
+	ALPHA_BETA(Z0, Z1, X1)
+
+// STORE_ROWS512(ROW) writes the tile's first R11 rows with ROW, then jumps
+// to done.
+#define STORE_ROWS512(ROW) \
+	ROW(Z16, Z17); DECQ R11; JZ done; \
+	ROW(Z18, Z19); DECQ R11; JZ done; \
+	ROW(Z20, Z21); DECQ R11; JZ done; \
+	ROW(Z22, Z23); DECQ R11; JZ done; \
+	ROW(Z24, Z25); DECQ R11; JZ done; \
+	ROW(Z26, Z27); DECQ R11; JZ done; \
+	ROW(Z28, Z29); DECQ R11; JZ done; \
+	ROW(Z30, Z31); JMP done
+
 // func microAVX512(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32)
 TEXT ·microAVX512(SB), NOSPLIT, $0-56
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldb+32(FP), R10
-	SHLQ $2, R10
-	MOVQ ldc+40(FP), R8
-	SHLQ $2, R8
-
-	MOVQ DX, R9
-	PREFETCH_ROW
-	PREFETCH_ROW
-	PREFETCH_ROW
-	PREFETCH_ROW
-	PREFETCH_ROW
-	PREFETCH_ROW
-	PREFETCH_ROW
-	PREFETCH_ROW
-
-	ZERO_TILE512
-
-	MOVQ CX, BX
-	SHRQ $2, BX
-	JZ   tail
-
-loop4:
-	STEP512
-	STEP512
-	STEP512
-	STEP512
-	DECQ BX
-	JNZ  loop4
-
-tail:
-	ANDQ $3, CX
-	JZ   update
-
-loop1:
-	STEP512
-	DECQ CX
-	JNZ  loop1
-
-update:
-	VBROADCASTSS alpha+48(FP), Z0
-	VBROADCASTSS beta+52(FP), Z1
-	VXORPS       X2, X2, X2
-	VUCOMISS     X2, X1
-	JNE          general
-	JP           general // beta is NaN: not "zero", NaN must propagate
-
+	MICRO_BODY512
 	STORE_TILE512_ZERO
 	VZEROUPPER
 	RET
 
 general:
 	STORE_TILE512_BETA
+	VZEROUPPER
+	RET
+
+// func microAVX512Rows(kc int, a, b, c *float32, ldb, ldc int, alpha, beta float32, rows int)
+//
+// microAVX512 writing only the tile's first rows rows (1 to 8) of C
+// (microAVX2Rows' contract).
+TEXT ·microAVX512Rows(SB), NOSPLIT, $0-64
+	MICRO_BODY512
+	MOVQ rows+56(FP), R11
+	STORE_ROWS512(ROW512_ZERO)
+
+general:
+	MOVQ rows+56(FP), R11
+	STORE_ROWS512(ROW512_BETA)
+
+done:
 	VZEROUPPER
 	RET
 
