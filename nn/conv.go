@@ -290,18 +290,37 @@ func (c *conv2d) col2im(dcol, dx []float32) {
 
 func (c *conv2d) forward(p *pass, x []float32, n int) []float32 {
 	c.x, c.run, c.n = x, p, n
+	y := c.y[:n*c.outFloats()]
+	if c.pool != nil {
+		// The pool after runs on each sample (or Winograd group) as soon
+		// as its output is written, while it is in cache, and then skips
+		// its own pass (maxPool2d.pooled).
+		c.pool.x = y
+	}
 	if c.wino != nil {
 		c.winoForward(p, n)
-		return c.y[:n*c.outFloats()]
+	} else {
+		c.ensureWorkers(p.eng.Threads())
+		p.eng.PackA(&c.wPacked, false, c.cout, c.colRows(), c.wt, c.colRows())
+		// Samples are independent: the engine's workers take a run of
+		// them each, with their own column buffer and one-thread engine.
+		// One call per sample split across threads would hand over a
+		// 64×196×800 product per sample; a run of samples per thread
+		// does not.
+		p.eng.Each(n, c.forwardFn)
 	}
-	c.ensureWorkers(p.eng.Threads())
-	p.eng.PackA(&c.wPacked, false, c.cout, c.colRows(), c.wt, c.colRows())
-	// Samples are independent: the engine's workers take a run of them
-	// each, with their own column buffer and one-thread engine. One call per
-	// sample split across threads would hand over a 64×196×800 product per
-	// sample; a run of samples per thread does not.
-	p.eng.Each(n, c.forwardFn)
-	return c.y[:n*c.outFloats()]
+	if c.pool != nil {
+		c.pool.pooled = true
+	}
+	return y
+}
+
+// poolOutputs runs the 2×2 max-pool after the convolution on samples
+// [lo, hi), whose outputs are written (forward).
+func (c *conv2d) poolOutputs(w, lo, hi int) {
+	if c.pool != nil {
+		c.pool.forward2x2Range(w, lo, hi)
+	}
 }
 
 // forwardRange computes the outputs of samples [lo, hi) on worker w.
@@ -312,14 +331,15 @@ func (c *conv2d) forwardRange(w, lo, hi int) {
 		yi := c.y[i*out : (i+1)*out]
 		if c.wide() {
 			c.forwardWide(eng, sc, c.x[i*in:(i+1)*in], yi)
-			continue
+		} else {
+			c.im2col(c.x[i*in:(i+1)*in], sc.col)
+			eng.SgemmPacked(&c.wPacked, false, hw, 1, sc.col, hw, 0, yi, hw)
+			for co, b := range c.b {
+				row := yi[co*hw : (co+1)*hw]
+				vec.AddConst(row, row, b)
+			}
 		}
-		c.im2col(c.x[i*in:(i+1)*in], sc.col)
-		eng.SgemmPacked(&c.wPacked, false, hw, 1, sc.col, hw, 0, yi, hw)
-		for co, b := range c.b {
-			row := yi[co*hw : (co+1)*hw]
-			vec.AddConst(row, row, b)
-		}
+		c.poolOutputs(w, i, i+1)
 	}
 }
 

@@ -267,6 +267,7 @@ func (c *conv2d) winoForwardRange(w, lo, hi int) {
 			c.winoOutputTiles(sc, b0, b1)
 		}
 		c.winoOutputsFromLanes(sc, s0, s1)
+		c.poolOutputs(w, s0, s1)
 	}
 }
 

@@ -153,7 +153,9 @@ func (m *Model) NumParams() int { return len(m.params) }
 // model.
 func (m *Model) Params() []float32 { return m.params }
 
-// Grads is the flat gradient vector of the last training step.
+// Grads is the flat gradient vector of the last Gradient call (after Step,
+// a layer whose plain-SGD update was fused into its product holds none:
+// see Step).
 func (m *Model) Grads() []float32 { return m.grads }
 
 // State is the node-local state (batch-norm running statistics), never

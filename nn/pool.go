@@ -31,6 +31,10 @@ type maxPool2d struct {
 	// nothing.
 	x, dy                    []float32
 	forward2x2Fn, backwardFn func(worker, lo, hi int)
+	// pooled: the convolution before (from, which sets x) already ran this
+	// pass's forward on each sample as it wrote it (conv2d.poolOutputs);
+	// forward only returns the outputs.
+	pooled bool
 }
 
 func newMaxPool2d(in []int, k, stride int) (*maxPool2d, error) {
@@ -69,6 +73,11 @@ func (m *maxPool2d) alloc(n int, needDx bool) {
 }
 
 func (m *maxPool2d) forward(p *pass, x []float32, n int) []float32 {
+	if m.pooled && len(x) == len(m.x) && len(x) > 0 && &x[0] == &m.x[0] {
+		m.pooled = false
+		return m.y[:n*m.c*m.ho*m.wo]
+	}
+	m.pooled = false
 	if m.k == 2 && m.s == 2 {
 		m.x = x
 		eachSample(p, n, m.inFloats(), m.forward2x2Fn)
