@@ -68,7 +68,11 @@
 //     (the ReLU layer stays in the stack and passes both through), so the
 //     ReLU makes no pass of its own over the batch. Both are
 //     parameterless, so parameter layout and tensor names do not change;
-//     Describe shows the order that runs.
+//     Describe shows the order that runs. A 2×2 pool right after a
+//     convolution runs inside the convolution's forward, on each sample
+//     (each Winograd group of 8) as soon as its output is written, while
+//     it is in cache (conv2d.poolOutputs), and its own forward only
+//     returns the outputs.
 //   - A stride-1 convolution (not Winograd) followed by a 2×2 max-pool
 //     leaves its output at the wide layout's row pitch P: the pool reads
 //     it in place and returns its input gradient at that pitch, with
