@@ -17,6 +17,13 @@ import (
 // float64 and rounds once), the round's global evaluation runs once
 // instead of once per node. A node meeting a model another node is still
 // evaluating waits for that result. Safe for concurrent use.
+//
+// Where models differ (personalized and robust strategies), the memo costs
+// one SHA-256 of the model per evaluation: for the FEMNIST CNN's 6.8 MB,
+// 5.5 ms with the SHA extensions and 20 ms without (measured on an Intel
+// Xeon), against about 140 ms for evaluating 1,000 global test samples.
+// A cryptographic hash, because a collision would silently report another
+// model's accuracy.
 type EvalMemo struct {
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*evalEntry
