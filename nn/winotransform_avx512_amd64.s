@@ -13,33 +13,24 @@
 // gradient stays with the AVX2 kernel: its two patches overlap, and tile
 // 0's sums must go in first.
 
+// LOADP loads one row of two patches, at t (tile 0) and t + d (tile 1,
+// d in bytes), into the halves of z (y is its low half); STOREP stores
+// the halves of z the same way.
+#define LOADP(t, d, y, z) VMOVUPS (t), y; VINSERTF64X4 $1, (t)(d*1), z, z
+#define STOREP(t, d, y, z) VMOVUPS y, (t); VEXTRACTF64X4 $1, z, (t)(d*1)
+
 // LOAD8P loads row i < 8 of two patches, at p + i·s (tile 0) and that plus
-// d (tile 1, d in bytes), into the halves of Z0..Z7; t is scratch.
+// d (tile 1), into the halves of Z0..Z7; t is scratch.
 #define LOAD8P(p, s, d, t) \
-	MOVQ          p, t;              \
-	VMOVUPS       (t), Y0;           \
-	VINSERTF64X4  $1, (t)(d*1), Z0, Z0; \
-	ADDQ          s, t;              \
-	VMOVUPS       (t), Y1;           \
-	VINSERTF64X4  $1, (t)(d*1), Z1, Z1; \
-	ADDQ          s, t;              \
-	VMOVUPS       (t), Y2;           \
-	VINSERTF64X4  $1, (t)(d*1), Z2, Z2; \
-	ADDQ          s, t;              \
-	VMOVUPS       (t), Y3;           \
-	VINSERTF64X4  $1, (t)(d*1), Z3, Z3; \
-	ADDQ          s, t;              \
-	VMOVUPS       (t), Y4;           \
-	VINSERTF64X4  $1, (t)(d*1), Z4, Z4; \
-	ADDQ          s, t;              \
-	VMOVUPS       (t), Y5;           \
-	VINSERTF64X4  $1, (t)(d*1), Z5, Z5; \
-	ADDQ          s, t;              \
-	VMOVUPS       (t), Y6;           \
-	VINSERTF64X4  $1, (t)(d*1), Z6, Z6; \
-	ADDQ          s, t;              \
-	VMOVUPS       (t), Y7;           \
-	VINSERTF64X4  $1, (t)(d*1), Z7, Z7
+	MOVQ p, t;                          \
+	LOADP(t, d, Y0, Z0); ADDQ s, t;     \
+	LOADP(t, d, Y1, Z1); ADDQ s, t;     \
+	LOADP(t, d, Y2, Z2); ADDQ s, t;     \
+	LOADP(t, d, Y3, Z3); ADDQ s, t;     \
+	LOADP(t, d, Y4, Z4); ADDQ s, t;     \
+	LOADP(t, d, Y5, Z5); ADDQ s, t;     \
+	LOADP(t, d, Y6, Z6); ADDQ s, t;     \
+	LOADP(t, d, Y7, Z7)
 
 // func winoInputAVX512(dst *float32, stride int, src *float32, delta int, pitch int)
 // dst[ξ·stride + 8k + l] = (Bᵀ d_kl B)[ξ] for tiles k < 2 and lanes l < 8,
@@ -123,17 +114,13 @@ ocol:
 	VADDPS        Z15, Z2, Z2
 	VADDPS        Z15, Z3, Z3
 	MOVQ          DI, R9
-	VMOVUPS       Y0, (R9)
-	VEXTRACTF64X4 $1, Z0, (R9)(R10*1)
+	STOREP(R9, R10, Y0, Z0)
 	ADDQ          DX, R9
-	VMOVUPS       Y1, (R9)
-	VEXTRACTF64X4 $1, Z1, (R9)(R10*1)
+	STOREP(R9, R10, Y1, Z1)
 	ADDQ          DX, R9
-	VMOVUPS       Y2, (R9)
-	VEXTRACTF64X4 $1, Z2, (R9)(R10*1)
+	STOREP(R9, R10, Y2, Z2)
 	ADDQ          DX, R9
-	VMOVUPS       Y3, (R9)
-	VEXTRACTF64X4 $1, Z3, (R9)(R10*1)
+	STOREP(R9, R10, Y3, Z3)
 	ADDQ          $32, DI
 	ADDQ          $512, R8
 	DECQ          CX
@@ -159,17 +146,13 @@ TEXT ·winoOutputGradAVX512(SB), $2048-40
 
 ogcol:
 	MOVQ         SI, R9
-	VMOVUPS      (R9), Y0
-	VINSERTF64X4 $1, (R9)(R10*1), Z0, Z0
+	LOADP(R9, R10, Y0, Z0)
 	ADDQ         DX, R9
-	VMOVUPS      (R9), Y1
-	VINSERTF64X4 $1, (R9)(R10*1), Z1, Z1
+	LOADP(R9, R10, Y1, Z1)
 	ADDQ         DX, R9
-	VMOVUPS      (R9), Y2
-	VINSERTF64X4 $1, (R9)(R10*1), Z2, Z2
+	LOADP(R9, R10, Y2, Z2)
 	ADDQ         DX, R9
-	VMOVUPS      (R9), Y3
-	VINSERTF64X4 $1, (R9)(R10*1), Z3, Z3
+	LOADP(R9, R10, Y3, Z3)
 	A8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	STOREK(R8, 64, Z0, Z4, Z5, Z6, Z7, Z10, Z11, Z3)
 	ADDQ $32, SI
