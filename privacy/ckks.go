@@ -47,6 +47,7 @@ type CKKSGroup struct {
 	ckg    multiparty.PublicKeyGenProtocol
 	crp    multiparty.PublicKeyGenCRP
 	pk     *rlwe.PublicKey
+	shapeState
 }
 
 // ckksSmudging is the key-switching shares' flooding noise: 2^20 times the

@@ -12,7 +12,10 @@ import (
 // parse or does not belong to the group's parameters.
 
 // safely runs a library decoder, turning a panic on hostile bytes into an
-// error: nothing a peer sends may crash a node.
+// error: nothing a peer sends may crash a node. It is the second line of
+// defence: every decoder below first compares the bytes with the object's
+// shape (ckks_shape.go), since a stack overflow or an allocation a length
+// field asks for is not a panic recover can catch.
 func safely(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -30,8 +33,15 @@ func (p *CKKSParty) PublicKeyShareBytes() ([]byte, error) {
 
 // SetPublicKeyFromBytes makes the collective key from serialized shares.
 func (g *CKKSGroup) SetPublicKeyFromBytes(shares [][]byte) error {
+	shape, err := g.shapes()
+	if err != nil {
+		return err
+	}
 	sh := make([]multiparty.PublicKeyGenShare, len(shares))
 	for i, b := range shares {
+		if err := shape.keyShare.check(b, "public-key share"); err != nil {
+			return fmt.Errorf("public-key share %d: %w", i, err)
+		}
 		sh[i] = g.ckg.AllocateShare()
 		if err := safely(func() error { return sh[i].UnmarshalBinary(b) }); err != nil {
 			return fmt.Errorf("%w: public-key share %d: %v", ErrProtocol, i, err)
@@ -53,6 +63,13 @@ func (g *CKKSGroup) PublicKeyBytes() ([]byte, error) {
 
 // SetPublicKeyBytes takes the collective public key another party made.
 func (g *CKKSGroup) SetPublicKeyBytes(b []byte) error {
+	shape, err := g.shapes()
+	if err != nil {
+		return err
+	}
+	if err := shape.key.check(b, "public key"); err != nil {
+		return err
+	}
 	pk := rlwe.NewPublicKey(g.Params)
 	if err := safely(func() error { return pk.UnmarshalBinary(b) }); err != nil {
 		return fmt.Errorf("%w: public key: %v", ErrProtocol, err)
@@ -87,6 +104,16 @@ func marshalAll(cts []*rlwe.Ciphertext) ([][]byte, error) {
 // Ciphertext parses a serialized ciphertext of the group's parameters at
 // the given level.
 func (g *CKKSGroup) Ciphertext(b []byte, level int) (*rlwe.Ciphertext, error) {
+	if level != g.Params.MaxLevel() {
+		return nil, fmt.Errorf("ckks: ciphertexts are exchanged at level %d only, not %d", g.Params.MaxLevel(), level)
+	}
+	shape, err := g.shapes()
+	if err != nil {
+		return nil, err
+	}
+	if err := shape.ciphertext.check(b, "ciphertext"); err != nil {
+		return nil, err
+	}
 	ct := rlwe.NewCiphertext(g.Params, 1, level)
 	if err := safely(func() error { return ct.UnmarshalBinary(b) }); err != nil {
 		return nil, fmt.Errorf("%w: ciphertext: %v", ErrProtocol, err)
@@ -140,6 +167,13 @@ func (p *CKKSParty) DecryptionShareBytes(ct []byte, out *CKKSReceiver) ([]byte, 
 // (shares[k] every party's share of ciphertext k).
 func (r *CKKSReceiver) DecryptBytes(cts [][]byte, shares [][][]byte, dim int) ([]float64, error) {
 	g := r.g
+	shape, err := g.shapes()
+	if err != nil {
+		return nil, err
+	}
+	if len(shares) != len(cts) {
+		return nil, fmt.Errorf("%w: decryption shares for %d ciphertexts, want %d", ErrProtocol, len(shares), len(cts))
+	}
 	cs := make([]*rlwe.Ciphertext, len(cts))
 	sh := make([][]multiparty.KeySwitchShare, len(cts))
 	for k, b := range cts {
@@ -148,6 +182,9 @@ func (r *CKKSReceiver) DecryptBytes(cts [][]byte, shares [][][]byte, dim int) ([
 			return nil, err
 		}
 		for i, s := range shares[k] {
+			if err := shape.decShare.check(s, "decryption share"); err != nil {
+				return nil, fmt.Errorf("decryption share %d of ciphertext %d: %w", i, k, err)
+			}
 			v := g.cks.AllocateShare(cs[k].Level())
 			if err := safely(func() error { return v.UnmarshalBinary(s) }); err != nil || v.Level() != cs[k].Level() {
 				return nil, fmt.Errorf("%w: decryption share %d of ciphertext %d", ErrProtocol, i, k)
