@@ -79,7 +79,7 @@ func BenchmarkTransfer1M(b *testing.B) {
 	}
 }
 
-// BenchmarkCheckpoint is a node's checkpoint after a round (Capture and
+// BenchmarkCheckpoint is a node's checkpoint after a round (Snapshot and
 // SaveCheckpoint: the directory replaced whole) for the DMTT node of
 // bench/cluster/dmtt-10.toml (the evidential MLP 784-256-128-10, SGD, the
 // trust layer), after one trained round.
@@ -117,11 +117,11 @@ func BenchmarkCheckpoint(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "node-0.state")
 	var size int64
 	for b.Loop() {
-		st, err := experiment.Capture(n, 0)
+		snap, err := n.Snapshot()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := SaveCheckpoint(dir, st); err != nil {
+		if err := SaveCheckpoint(dir, &experiment.Checkpoint{Snapshot: snap}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,9 +15,10 @@ import (
 )
 
 // Checkpoints of a node process (NodeConfig.StateDir): after every round
-// the node writes its state — parameters, model-local and optimizer state,
-// strategy state, the trust layer's state, the training data's position —
-// in experiment's checkpoint format (experiment.Save), so that `trellis
+// the node writes its Snapshot (node.Node.Snapshot: parameters, model-local
+// and optimizer state, strategy state, every layer's state — trust, the DP
+// accountant, keys that live across rounds — and the training data's
+// position) in experiment's checkpoint format (experiment.Save), so that `trellis
 // node --resume` goes on where it stopped. The directory is replaced
 // whole: the new checkpoint is written into DIR.new, DIR is renamed to
 // DIR.old, DIR.new to DIR, and DIR.old removed; a process killed at any
@@ -25,7 +26,7 @@ import (
 // DIR.old, each complete, and LoadCheckpoint finds the newest.
 
 // SaveCheckpoint replaces the checkpoint in dir with st.
-func SaveCheckpoint(dir string, st *experiment.State) error {
+func SaveCheckpoint(dir string, st *experiment.Checkpoint) error {
 	dir = filepath.Clean(dir)
 	tmp, old := dir+".new", dir+".old"
 	if err := os.RemoveAll(tmp); err != nil {
@@ -53,7 +54,7 @@ func SaveCheckpoint(dir string, st *experiment.State) error {
 // LoadCheckpoint reads the checkpoint SaveCheckpoint left in dir. No
 // checkpoint at all is an error satisfying errors.Is(err, os.ErrNotExist);
 // a damaged one names what is wrong.
-func LoadCheckpoint(dir string) (*experiment.State, error) {
+func LoadCheckpoint(dir string) (*experiment.Checkpoint, error) {
 	dir = filepath.Clean(dir)
 	st, err := experiment.Load(dir)
 	if !errors.Is(err, os.ErrNotExist) {

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/node"
 )
 
-// A node whose state cannot be checkpointed (node-level DP: the
-// accountant's state is not saved) refuses to start with a checkpoint
-// directory, naming the layer, instead of failing after its first round.
-func TestCheckpointRefusedUpFront(t *testing.T) {
+// Resume is refused where it cannot work: in lock-step (the others wait
+// for the rounds the node missed) and without a checkpoint. (A node-level
+// DP node checkpoints: its accountant is in its snapshot.)
+func TestResumeRefusals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a DP node from its data")
 	}
@@ -23,11 +24,6 @@ func TestCheckpointRefusedUpFront(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(sock)
-	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: experiment.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
-		Timing: Timing{Mode: Wallclock, Epoch: time.Now(), Delta: time.Second}, StateDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "cannot checkpoint") || !strings.Contains(err.Error(), "cannot save its state") {
-		t.Fatalf("RunNode with node-level DP and a checkpoint directory: %v", err)
-	}
 	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: experiment.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
 		Timing: Timing{Mode: Lockstep}, StateDir: t.TempDir(), Resume: true})
 	if err == nil || !strings.Contains(err.Error(), "wall-clock") {
@@ -39,7 +35,7 @@ func TestCheckpointRefusedUpFront(t *testing.T) {
 		t.Fatalf("resume without a checkpoint: %v", err)
 	}
 	state := t.TempDir() + "/node-0.state"
-	if err := SaveCheckpoint(state, &experiment.State{Round: 0, Config: "aaaa"}); err != nil {
+	if err := SaveCheckpoint(state, &experiment.Checkpoint{Snapshot: node.Snapshot{Round: 0}, Config: "aaaa"}); err != nil {
 		t.Fatal(err)
 	}
 	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: experiment.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
@@ -55,7 +51,7 @@ func TestCheckpointRefusedUpFront(t *testing.T) {
 func TestCheckpointDirectory(t *testing.T) {
 	dir := t.TempDir() + "/node-0.state"
 	for r := range 3 {
-		if err := SaveCheckpoint(dir, &experiment.State{Round: r, Params: []float32{float32(r)}}); err != nil {
+		if err := SaveCheckpoint(dir, &experiment.Checkpoint{Snapshot: node.Snapshot{Round: r, Params: []float32{float32(r)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,7 +63,7 @@ func TestCheckpointDirectory(t *testing.T) {
 		t.Errorf("the previous checkpoint was left behind: %v", err)
 	}
 	// Killed after DIR was renamed to DIR.old, before DIR.new became DIR.
-	if err := experiment.Save(dir+".new", &experiment.State{Round: 3, Params: []float32{3}}); err != nil {
+	if err := experiment.Save(dir+".new", &experiment.Checkpoint{Snapshot: node.Snapshot{Round: 3, Params: []float32{3}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(dir, dir+".old"); err != nil {
@@ -76,7 +72,7 @@ func TestCheckpointDirectory(t *testing.T) {
 	if st, err := LoadCheckpoint(dir); err != nil || st.Round != 3 {
 		t.Fatalf("between the renames: %+v, %v", st, err)
 	}
-	if err := SaveCheckpoint(dir, &experiment.State{Round: 4, Params: []float32{4}}); err != nil {
+	if err := SaveCheckpoint(dir, &experiment.Checkpoint{Snapshot: node.Snapshot{Round: 4, Params: []float32{4}}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := LoadCheckpoint(dir); err != nil || st.Round != 4 {

@@ -37,19 +37,17 @@
 //
 // With NodeConfig.StateDir (`trellis node --checkpoint DIR`; `trellis
 // launch --checkpoints` gives every wall-clock node one under cluster/) a node writes its state
-// after every round, once its record is queued: parameters, model-local
-// and optimizer state, the strategy's state (strategy.Stateful: DMTT's
-// collaborators, R-DPFL's history, ...), its layers' (the trust state,
-// trust.State.MarshalBinary) and its training data's position
-// (experiment.Capture, checkpoint.go: replaced whole, never half-written).
-// A node killed and restarted with --resume restores it and joins the
-// window that is open: the rounds it missed are missing in the run (the
-// monitor writes them without its record, marked), its first record says
-// which checkpoint it restored (driver.jsonl's resumed_after), and the
-// other nodes lose nothing (they close their phases without it). A node
-// with layers that cannot save their state (DP's accountant, secure
-// aggregation's masks) refuses to start with a checkpoint directory;
-// resuming needs wall-clock mode (in lock-step the others would wait for
+// after every round, once its record is queued: its node.Snapshot
+// (parameters, model-local and optimizer state, the strategy's state,
+// every layer's — the trust state, DP's accountant, keys that live across
+// rounds — and its training data's position; checkpoint.go: replaced
+// whole, never half-written). A node killed and restarted with --resume
+// restores it and joins the window that is open: the rounds it missed are
+// missing in the run (the monitor writes them without its record,
+// marked), its first record says which checkpoint it restored
+// (driver.jsonl's resumed_after), and the other nodes lose nothing (they
+// close their phases without it); a DP node's ε goes on from the saved
+// accountant. Resuming needs wall-clock mode (in lock-step the others would wait for
 // the rounds it missed).
 //
 // # Metrics

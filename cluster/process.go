@@ -229,7 +229,7 @@ func (d *driver) resume() (int, error) {
 	if st.Config != "" && d.cfg.Fingerprint != "" && st.Config != d.cfg.Fingerprint {
 		return 0, fmt.Errorf("node %d: resume: the checkpoint in %s is of a run of another config (resume with the config it ran)", d.id, d.cfg.StateDir)
 	}
-	if err := experiment.Restore(d.n, st); err != nil {
+	if err := d.n.Restore(st.Snapshot); err != nil {
 		return 0, fmt.Errorf("node %d: resume from %s: %w", d.id, d.cfg.StateDir, err)
 	}
 	d.log.Info("resumed from the checkpoint", "round", st.Round)
@@ -238,12 +238,14 @@ func (d *driver) resume() (int, error) {
 
 // checkpoint writes the node's state after round r.
 func (d *driver) checkpoint(r int) error {
-	st, err := experiment.Capture(d.n, r)
+	snap, err := d.n.Snapshot()
 	if err != nil {
 		return err
 	}
-	st.Config = d.cfg.Fingerprint
-	return SaveCheckpoint(d.cfg.StateDir, st)
+	if snap.Round != r {
+		return fmt.Errorf("node %d: checkpoint after round %d of a node that ended round %d", d.id, r, snap.Round)
+	}
+	return SaveCheckpoint(d.cfg.StateDir, &experiment.Checkpoint{Snapshot: snap, Config: d.cfg.Fingerprint})
 }
 
 // leave tells every peer that this node takes part in no round after
@@ -306,9 +308,9 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 	}
 	if cfg.StateDir != "" && !cfg.Resume {
 		// Fail now, not after the first round, if the node's state cannot
-		// be saved (a layer without a snapshot: DP, secure aggregation).
-		if _, err := experiment.Capture(d.n, 0); err != nil {
-			return nil, fmt.Errorf("node %d cannot checkpoint: %w (run it without a checkpoint directory)", d.id, err)
+		// be saved (a strategy whose state has no format).
+		if _, err := d.n.Snapshot(); err != nil {
+			return nil, fmt.Errorf("node %d: its state cannot be saved: %w (run it without a checkpoint directory)", d.id, err)
 		}
 	}
 	d.global = s.GlobalTest != 0 && s.Data.Test != nil

@@ -367,8 +367,8 @@ func auditBuilt(ctx context.Context, s Setup, b *Built, last []metrics.NodeRound
 // three levels — ModelsDir's node-I (save_models), a cluster run's node
 // checkpoints — keeping each node's latest round. None is no error (an
 // empty map); a checkpoint that does not load is.
-func FindModels(dir string) (map[int]*State, error) {
-	out := map[int]*State{}
+func FindModels(dir string) (map[int]*Checkpoint, error) {
+	out := map[int]*Checkpoint{}
 	root := filepath.Clean(dir)
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -399,7 +399,7 @@ func FindModels(dir string) (map[int]*State, error) {
 // node's is not audited): one per honest node, each of the run's last
 // round, of the model's size, and reproducing the node's recorded local
 // test accuracy and loss exactly.
-func loadModels(s Setup, b *Built, models map[int]*State, round int, rec []metrics.NodeRound) error {
+func loadModels(s Setup, b *Built, models map[int]*Checkpoint, round int, rec []metrics.NodeRound) error {
 	shift, err := data.FeatureShift(s.Data.Train.Shape, s.Nodes, s.Shift)
 	if err != nil {
 		return err
@@ -434,7 +434,7 @@ func loadModels(s Setup, b *Built, models map[int]*State, round int, rec []metri
 }
 
 // saveModels writes every node's model into dir's ModelsDir
-// (experiment.Capture and Save, after the last round).
+// (CaptureModel and Save, after the last round).
 func saveModels(dir string, b *Built, round int) error {
 	for i, n := range b.Nodes {
 		if err := Save(filepath.Join(dir, ModelDir(i)), CaptureModel(n, round)); err != nil {

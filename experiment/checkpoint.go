@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,77 +14,51 @@ import (
 	"slices"
 
 	"github.com/trellis-fl/trellis/node"
-	"github.com/trellis-fl/trellis/strategy"
 )
 
-// Checkpoint files: one node's state after a finished round, the format
-// every driver uses (the simulator's resume and the cluster runtime's
+// Checkpoint files: one node's Snapshot (node.Node.Snapshot: everything
+// of the node that persists between rounds) on disk, the format every
+// driver uses (the simulator's audit models and the cluster runtime's
 // restart). Two files in a directory:
 //
 //	checkpoint.json  {"format": 2, "round": R, "node": I,
 //	                  "params": P, "model_state": M, "optimizer": O,
 //	                  "copy_optimizer": C, "strategy": S, "layers": L,
-//	                  "streams": {"name": "<base64 state>", ...},
+//	                  "streams": {"train_data": "<base64 position>"},
 //	                  "config": "<the driver's fingerprint of the config>",
 //	                  "sha256": "<hex of checkpoint.bin>"}
 //	checkpoint.bin   P float32 parameters, M float32 of the model's local
 //	                 state (batch-norm statistics), O float32 optimizer
 //	                 state, C float32 of the optimizer of the strategy's
 //	                 second model (Ditto's), little-endian, then S bytes
-//	                 of strategy state
-//	                 (strategy.Stateful's format) and L bytes of the
-//	                 layers' (node.SaveLayers' format: the trust state)
+//	                 of strategy state (strategy.Stateful's format) and L
+//	                 bytes of the layers' states:
+//	                   magic "trellis/layers" (14 bytes), version u8 (1),
+//	                   layer count u8, then per layer in the node's order:
+//	                   name: u8 length + name, state: u32 length + bytes
+//	                   (node.Layer.Snapshot's)
 //
-// R is the last finished round (the next run starts at R + 1). Optimizer
-// and strategy state are present when they implement StateSaver (0 and 0
-// otherwise: a stateless optimizer or strategy; Capture refuses a strategy
-// that is neither strategy.Stateless nor a StateSaver, and a layer that
-// cannot save its state). Format 1 (no model state, no layers) is read. Streams are the positions
-// of named random streams (math/rand/v2 PCG's MarshalBinary), for drivers
-// that hold long-lived streams; the node's own streams derive from (seed,
-// purpose, node, round) and need none. The stream "train_data" is the
-// training data's position (16 bytes: epochs started u64, samples taken
-// of the current one u64; data.Batcher.Position), so that a restored node
-// draws the batches the original would have. The .bin is written first and the
-// .json last, both atomically (temporary file and rename), and the .json
-// names the .bin's hash, so a crash between the two leaves the previous
-// checkpoint readable or an error, never a mix.
+// R is the last finished round (the next run starts at R + 1). The stream
+// "train_data" is the training data's position (16 bytes: epochs started
+// u64, samples taken of the current one u64; node.DataPosition). Format 1
+// (no model state, second optimizer or layers) is read. The .bin is
+// written first and the .json last, both atomically (temporary file and
+// rename), and the .json names the .bin's hash, so a crash between the two
+// leaves the previous checkpoint readable or an error, never a mix.
 const (
 	CheckpointJSON   = "checkpoint.json"
 	CheckpointBin    = "checkpoint.bin"
 	checkpointFormat = 2
+	layersMagic      = "trellis/layers"
+	layersVersion    = 1
 )
 
-// State is one node's checkpoint.
-type State struct {
-	Round      int
-	Node       int
-	Params     []float32
-	ModelState []float32
-	Optimizer  []float32
-	// CopyOptimizer is the state of the optimizer of the strategy's second
-	// model (node.Node.CopyOptimizerState).
-	CopyOptimizer []float32
-	Strategy      []byte
-	Layers        []byte
-	Streams       map[string][]byte
+// Checkpoint is one node's Snapshot as saved, with the config it ran.
+type Checkpoint struct {
+	node.Snapshot
 	// Config, when set, names the config the node ran (a driver's
 	// fingerprint of it): a restart checks it is the same.
 	Config string
-}
-
-// StateSaver is implemented by optimizers and strategies whose state must
-// survive a restart (momentum buffers, history, per-peer trust).
-type StateSaver interface {
-	SaveState() ([]byte, error)
-	LoadState([]byte) error
-}
-
-// FloatStateSaver is implemented by optimizers whose state is a float32
-// vector (nn's SGD momentum, Adam's moments and step count as floats).
-type FloatStateSaver interface {
-	State() []float32
-	SetState([]float32) error
 }
 
 type checkpointMeta struct {
@@ -101,28 +76,49 @@ type checkpointMeta struct {
 	SHA256     string            `json:"sha256"`
 }
 
-// Save writes st into dir (created if needed), replacing the checkpoint
+// trainDataStream names the training data's position in the streams.
+const trainDataStream = "train_data"
+
+// Save writes c into dir (created if needed), replacing the checkpoint
 // there.
-func Save(dir string, st *State) error {
+func Save(dir string, c *Checkpoint) error {
+	s := &c.Snapshot
+	if len(s.Layers) > math.MaxUint8 {
+		return fmt.Errorf("checkpoint: %d layers, the format holds %d", len(s.Layers), math.MaxUint8)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	var layers []byte
+	if s.Layers != nil {
+		layers = append([]byte(layersMagic), layersVersion, uint8(len(s.Layers)))
+		for _, l := range s.Layers {
+			if len(l.Name) > math.MaxUint8 || uint64(len(l.State)) > math.MaxUint32 {
+				return fmt.Errorf("checkpoint: layer %.40q: a name of %d bytes or a state of %d", l.Name, len(l.Name), len(l.State))
+			}
+			layers = append(layers, uint8(len(l.Name)))
+			layers = append(layers, l.Name...)
+			layers = binary.LittleEndian.AppendUint32(layers, uint32(len(l.State)))
+			layers = append(layers, l.State...)
+		}
+	}
 	var bin bytes.Buffer
-	bin.Grow(4*(len(st.Params)+len(st.ModelState)+len(st.Optimizer)+len(st.CopyOptimizer)) + len(st.Strategy) + len(st.Layers))
+	bin.Grow(4*(len(s.Params)+len(s.ModelState)+len(s.Optimizer)+len(s.CopyOptimizer)) + len(s.Strategy) + len(layers))
 	var b [4]byte
-	for _, xs := range [][]float32{st.Params, st.ModelState, st.Optimizer, st.CopyOptimizer} {
+	for _, xs := range [][]float32{s.Params, s.ModelState, s.Optimizer, s.CopyOptimizer} {
 		for _, x := range xs {
 			binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
 			bin.Write(b[:])
 		}
 	}
-	bin.Write(st.Strategy)
-	bin.Write(st.Layers)
+	bin.Write(s.Strategy)
+	bin.Write(layers)
 	sum := sha256.Sum256(bin.Bytes())
-	meta := checkpointMeta{Format: checkpointFormat, Round: st.Round, Node: st.Node, Params: len(st.Params),
-		ModelState: len(st.ModelState), Optimizer: len(st.Optimizer), CopyOpt: len(st.CopyOptimizer),
-		Strategy: len(st.Strategy), Layers: len(st.Layers),
-		Streams: st.Streams, Config: st.Config, SHA256: hex.EncodeToString(sum[:])}
+	pos := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, s.TrainData.Resets), uint64(s.TrainData.Pos))
+	meta := checkpointMeta{Format: checkpointFormat, Round: s.Round, Node: s.Node, Params: len(s.Params),
+		ModelState: len(s.ModelState), Optimizer: len(s.Optimizer), CopyOpt: len(s.CopyOptimizer),
+		Strategy: len(s.Strategy), Layers: len(layers),
+		Streams: map[string][]byte{trainDataStream: pos}, Config: c.Config, SHA256: hex.EncodeToString(sum[:])}
 	js, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return err
@@ -135,8 +131,8 @@ func Save(dir string, st *State) error {
 
 // Load reads the checkpoint in dir. A missing checkpoint is an error
 // satisfying errors.Is(err, os.ErrNotExist); a damaged one names the file
-// and what is wrong.
-func Load(dir string) (*State, error) {
+// and what is wrong. Whether it fits a node is node.Node.Restore's check.
+func Load(dir string) (*Checkpoint, error) {
 	jpath, bpath := filepath.Join(dir, CheckpointJSON), filepath.Join(dir, CheckpointBin)
 	js, err := os.ReadFile(jpath)
 	if err != nil {
@@ -144,13 +140,13 @@ func Load(dir string) (*State, error) {
 	}
 	var meta checkpointMeta
 	if err := json.Unmarshal(js, &meta); err != nil {
-		return nil, fmt.Errorf("%s: %w", jpath, err)
+		return nil, fmt.Errorf("%s: %w (a damaged checkpoint: delete the directory to start the node afresh)", jpath, err)
 	}
 	if meta.Format != 1 && meta.Format != checkpointFormat {
 		return nil, fmt.Errorf("%s: format %d, this trellis reads formats 1 and %d", jpath, meta.Format, checkpointFormat)
 	}
-	if meta.Round < 0 || meta.Params < 0 || meta.ModelState < 0 || meta.Optimizer < 0 || meta.CopyOpt < 0 || meta.Strategy < 0 || meta.Layers < 0 {
-		return nil, fmt.Errorf("%s: negative round or length", jpath)
+	if meta.Round < -1 || meta.Round > math.MaxInt32 || meta.Params < 0 || meta.ModelState < 0 || meta.Optimizer < 0 || meta.CopyOpt < 0 || meta.Strategy < 0 || meta.Layers < 0 {
+		return nil, fmt.Errorf("%s: round %d or a negative length", jpath, meta.Round)
 	}
 	if meta.Format == 1 && (meta.ModelState != 0 || meta.CopyOpt != 0 || meta.Layers != 0) {
 		return nil, fmt.Errorf("%s: format 1 has no model state, second optimizer or layers", jpath)
@@ -177,142 +173,90 @@ func Load(dir string) (*State, error) {
 		}
 		return out
 	}
-	st := &State{Round: meta.Round, Node: meta.Node, Params: floats(0, meta.Params),
+	c := &Checkpoint{Config: meta.Config, Snapshot: node.Snapshot{Round: meta.Round, Node: meta.Node, Params: floats(0, meta.Params),
 		ModelState:    floats(4*meta.Params, meta.ModelState),
 		Optimizer:     floats(4*(meta.Params+meta.ModelState), meta.Optimizer),
-		CopyOptimizer: floats(4*(meta.Params+meta.ModelState+meta.Optimizer), meta.CopyOpt), Streams: meta.Streams,
-		Config: meta.Config}
+		CopyOptimizer: floats(4*(meta.Params+meta.ModelState+meta.Optimizer), meta.CopyOpt)}}
+	if meta.Optimizer == 0 {
+		c.Optimizer = nil
+	}
+	if meta.CopyOpt == 0 {
+		c.CopyOptimizer = nil
+	}
 	if meta.Strategy > 0 {
-		st.Strategy = slices.Clone(bin[floatsEnd : floatsEnd+meta.Strategy])
+		c.Strategy = slices.Clone(bin[floatsEnd : floatsEnd+meta.Strategy])
 	}
 	if meta.Layers > 0 {
-		st.Layers = slices.Clone(bin[floatsEnd+meta.Strategy:])
-	}
-	return st, nil
-}
-
-// CaptureModel is the part of Capture an audit needs: the model's
-// parameters and model-local state after round, nothing of the optimizer,
-// strategy, layers or data position. It works for every node (a DP
-// layer's accountant cannot be saved yet, so Capture refuses such nodes);
-// it holds no optimizer, strategy or layer state, so it is for reading the
-// model (the audit), not for resuming a node.
-func CaptureModel(n *node.Node, round int) *State {
-	return &State{Round: round, Node: n.ID(), Params: slices.Clone(n.Model().Params()),
-		ModelState: slices.Clone(n.Model().State())}
-}
-
-// Capture is node n's state after round (its last finished one): its
-// parameters and model-local state, its optimizer's and strategy's state
-// when they implement FloatStateSaver / StateSaver, and its layers' (the
-// trust state). A strategy that carries state it cannot save (neither a
-// StateSaver nor strategy.Stateless), or a layer that cannot save its own,
-// is an error: a restart would silently lose it.
-func Capture(n *node.Node, round int) (*State, error) {
-	st := CaptureModel(n, round)
-	if o, ok := n.Optimizer().(FloatStateSaver); ok {
-		st.Optimizer = slices.Clone(o.State())
-	}
-	if s, ok := n.Strategy().(StateSaver); ok {
-		b, err := s.SaveState()
-		if err != nil {
-			return nil, fmt.Errorf("node %d: strategy state: %w", n.ID(), err)
-		}
-		st.Strategy = b
-	} else if !strategy.Stateless(n.Strategy()) {
-		return nil, fmt.Errorf("node %d: strategy %s keeps state across rounds that a checkpoint cannot hold yet", n.ID(), n.Strategy().Name())
-	}
-	b, err := n.SaveLayers()
-	if err != nil {
-		return nil, err
-	}
-	st.Layers = b
-	if st.CopyOptimizer, err = n.CopyOptimizerState(); err != nil {
-		return nil, err
-	}
-	td, ok := n.TrainData().(positioned)
-	if !ok {
-		return nil, fmt.Errorf("node %d: its training data cannot say where it is (%T)", n.ID(), n.TrainData())
-	}
-	resets, pos := td.Position()
-	st.Streams = map[string][]byte{trainDataStream: binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, resets), uint64(pos))}
-	return st, nil
-}
-
-// Restore puts st into node n (built from the same config): parameters,
-// optimizer and strategy state. It refuses a checkpoint of another node or
-// model size, and one with state the node cannot take.
-func Restore(n *node.Node, st *State) error {
-	p := n.Model().Params()
-	switch {
-	case st.Node != n.ID():
-		return fmt.Errorf("checkpoint of node %d given to node %d", st.Node, n.ID())
-	case len(st.Params) != len(p):
-		return fmt.Errorf("checkpoint has %d parameters, node %d's model %d", len(st.Params), n.ID(), len(p))
-	}
-	if ms := n.Model().State(); len(st.ModelState) != len(ms) && (len(st.ModelState) != 0 || st.Layers != nil) {
-		return fmt.Errorf("checkpoint has %d model-state values, node %d's model %d", len(st.ModelState), n.ID(), len(ms))
-	}
-	copy(p, st.Params)
-	copy(n.Model().State(), st.ModelState)
-	if o, ok := n.Optimizer().(FloatStateSaver); ok {
-		if err := o.SetState(st.Optimizer); err != nil {
-			return fmt.Errorf("node %d: optimizer state: %w", n.ID(), err)
-		}
-	} else if len(st.Optimizer) > 0 {
-		return fmt.Errorf("node %d: the checkpoint holds optimizer state its optimizer cannot take", n.ID())
-	}
-	if s, ok := n.Strategy().(StateSaver); ok {
-		if err := s.LoadState(st.Strategy); err != nil {
-			return fmt.Errorf("node %d: strategy state: %w", n.ID(), err)
-		}
-	} else if len(st.Strategy) > 0 {
-		return fmt.Errorf("node %d: the checkpoint holds strategy state its strategy (%s) cannot take", n.ID(), n.Strategy().Name())
-	}
-	if st.Layers != nil {
-		if err := n.LoadLayers(st.Layers); err != nil {
-			return err
+		if c.Layers, err = decodeLayers(bin[floatsEnd+meta.Strategy:]); err != nil {
+			return nil, fmt.Errorf("%s: %w", bpath, err)
 		}
 	}
-	if err := n.RestoreCopyOptimizer(st.CopyOptimizer); err != nil {
-		return err
-	}
-	if p, ok := st.Streams[trainDataStream]; ok {
-		td, ok := n.TrainData().(positioned)
-		if !ok || len(p) != 16 {
-			return fmt.Errorf("node %d: a training-data position (%d bytes) the node's data (%T) cannot take", n.ID(), len(p), n.TrainData())
+	for name, b := range meta.Streams {
+		if name != trainDataStream {
+			return nil, fmt.Errorf("%s: a stream %q this trellis does not know", jpath, name)
 		}
-		pos := binary.LittleEndian.Uint64(p[8:])
+		if len(b) != 16 {
+			return nil, fmt.Errorf("%s: a training-data position of %d bytes, want 16", jpath, len(b))
+		}
+		pos := binary.LittleEndian.Uint64(b[8:])
 		if pos > math.MaxInt32 {
-			return fmt.Errorf("node %d: training-data position %d", n.ID(), pos)
+			return nil, fmt.Errorf("%s: training-data position %d", jpath, pos)
 		}
-		if err := td.Seek(binary.LittleEndian.Uint64(p), int(pos)); err != nil {
-			return fmt.Errorf("node %d: %w", n.ID(), err)
-		}
+		c.TrainData = node.DataPosition{Resets: binary.LittleEndian.Uint64(b), Pos: int(pos)}
 	}
-	return nil
+	return c, nil
 }
 
-// trainDataStream names the training data's position in State.Streams.
-const trainDataStream = "train_data"
+// decodeLayers reads the layers' section of checkpoint.bin.
+func decodeLayers(b []byte) ([]node.LayerState, error) {
+	if len(b) < len(layersMagic)+2 || string(b[:len(layersMagic)]) != layersMagic {
+		return nil, errors.New("not a layers state")
+	}
+	if v := b[len(layersMagic)]; v != layersVersion {
+		return nil, fmt.Errorf("layers state format %d, this trellis reads %d", v, layersVersion)
+	}
+	k := int(b[len(layersMagic)+1])
+	b = b[len(layersMagic)+2:]
+	out := make([]node.LayerState, 0, k)
+	for i := range k {
+		if len(b) < 1 || len(b) < 1+int(b[0])+4 {
+			return nil, fmt.Errorf("layers state truncated at layer %d of %d", i+1, k)
+		}
+		name := string(b[1 : 1+int(b[0])])
+		b = b[1+int(b[0]):]
+		size := binary.LittleEndian.Uint32(b)
+		b = b[4:]
+		if uint64(size) > uint64(len(b)) {
+			return nil, fmt.Errorf("layer %q: state of %d bytes, %d left", name, size, len(b))
+		}
+		out = append(out, node.LayerState{Name: name, State: slices.Clone(b[:size])})
+		b = b[size:]
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("layers state has %d trailing bytes", len(b))
+	}
+	return out, nil
+}
 
-// positioned is training data whose position a checkpoint keeps
-// (data.Batcher).
-type positioned interface {
-	Position() (resets uint64, pos int)
-	Seek(resets uint64, pos int) error
+// CaptureModel is what an audit needs of node n after round: the model's
+// parameters and model-local state, nothing of the optimizer, strategy,
+// layers or data position. It is for reading the model, not for resuming
+// a node (that is node.Node.Snapshot's).
+func CaptureModel(n *node.Node, round int) *Checkpoint {
+	return &Checkpoint{Snapshot: node.Snapshot{Round: round, Node: n.ID(), Params: slices.Clone(n.Model().Params()),
+		ModelState: slices.Clone(n.Model().State())}}
 }
 
 // Position and Seek forward to the batcher under the flipped labels.
 func (f *flippedLabels) Position() (uint64, int) {
-	if p, ok := f.Batches.(positioned); ok {
+	if p, ok := f.Batches.(node.Positioned); ok {
 		return p.Position()
 	}
 	return 0, 0
 }
 
 func (f *flippedLabels) Seek(resets uint64, pos int) error {
-	p, ok := f.Batches.(positioned)
+	p, ok := f.Batches.(node.Positioned)
 	if !ok {
 		return fmt.Errorf("training data %T cannot seek", f.Batches)
 	}

@@ -404,4 +404,12 @@ func (l *CKKSLayer) End(rd *Ready) error {
 	return nil
 }
 
+// Snapshot implements Layer: nothing lives across rounds (every group's
+// key shares are drawn at Begin from the round's common reference
+// string), so the state is only its format's version.
+func (l *CKKSLayer) Snapshot() ([]byte, error) { return versionOnly(), nil }
+
+// Restore implements Layer.
+func (l *CKKSLayer) Restore(b []byte) error { return checkVersionOnly("ckks", b) }
+
 var _ Releaser = (*CKKSLayer)(nil)

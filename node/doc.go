@@ -41,6 +41,15 @@
 // phases, and a Releaser may transform what the strategy releases before
 // it is signed. The strategy sees their results through strategy.View.
 //
+// State. Everything that must persist between rounds leaves through one
+// value, Snapshot (state.go): parameters, model and optimizer state, the
+// strategy's (strategy.Stateful), every layer's (Layer.Snapshot: the trust
+// state, DP's accountant, a Paillier key) and the training stream's
+// position. Restore puts it into a fresh node of the same configuration,
+// checking node, shapes, layers and versions; the restored node's next
+// round is the original's, bit for bit. A driver needs no getter to
+// checkpoint a node.
+//
 // Randomness comes from an injected seed.Source, per purpose: derived from
 // the experiment seed in simulation (bit-reproducible), crypto/rand for
 // the private purposes in deployment.

@@ -372,6 +372,42 @@ func (l *SampleDPLayer) End(rd *Ready) error {
 	return nil
 }
 
+// Snapshot implements Layer: the accountant (the ε the node has spent
+// must continue after a restart, never start again from 0). The round's
+// noise stream needs nothing: it is drawn per round, from the seed or from
+// crypto/rand.
+//
+//	version u8 (1), then privacy.Accountant.MarshalBinary
+func (l *DPLayer) Snapshot() ([]byte, error) { return accountantState(l.dp.Accountant()) }
+
+// Restore implements Layer.
+func (l *DPLayer) Restore(b []byte) error { return restoreAccountant("dp", l.dp.Accountant(), b) }
+
+// Snapshot implements Layer: the accountant of the DP-SGD steps (as
+// DPLayer's).
+func (l *SampleDPLayer) Snapshot() ([]byte, error) { return accountantState(l.acct) }
+
+// Restore implements Layer.
+func (l *SampleDPLayer) Restore(b []byte) error { return restoreAccountant("dp-sgd", l.acct, b) }
+
+func accountantState(a *privacy.Accountant) ([]byte, error) {
+	b, err := a.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{layerStateVersion}, b...), nil
+}
+
+func restoreAccountant(layer string, a *privacy.Accountant, b []byte) error {
+	if len(b) < 1 || b[0] != layerStateVersion {
+		return fmt.Errorf("%s layer: not a %s state of format %d", layer, layer, layerStateVersion)
+	}
+	if err := a.UnmarshalBinary(b[1:]); err != nil {
+		return fmt.Errorf("%s layer: %w", layer, err)
+	}
+	return nil
+}
+
 // Interface checks.
 var (
 	_ Releaser = (*DPLayer)(nil)

@@ -17,6 +17,7 @@ import (
 //	Handle(m) for messages of its kinds after Observe, when both accepted
 //	End(rd)                             when the round closes, before the strategy combines
 //	See(v)                              whenever the strategy is shown a View
+//	Snapshot / Restore                  between rounds (Node.Snapshot, Node.Restore)
 //
 // A Layer is owned by one node and called from one goroutine.
 type Layer interface {
@@ -47,6 +48,14 @@ type Layer interface {
 	End(rd *Ready) error
 	// See adds what the layer shows the strategy (View.Trust, ...).
 	See(v *strategy.View)
+	// Snapshot returns everything of the layer that must survive a restart
+	// (DP's accountant, keys that live across rounds, trust), between
+	// rounds; Restore puts it into a fresh layer of the same configuration
+	// before its first Begin, refusing another layer's or version's state.
+	// A layer with nothing to carry still saves a version, so that its
+	// state is checked.
+	Snapshot() ([]byte, error)
+	Restore([]byte) error
 }
 
 // Releaser is a Layer that changes what the strategy releases before it is

@@ -139,17 +139,14 @@ func New(cfg Config) (*Node, error) {
 // ID is the node's id.
 func (n *Node) ID() int { return n.cfg.ID }
 
-// Model is the node's model (its parameters are the node's current state).
-// A driver reads it between rounds (checkpoints); the node owns it.
+// Model is the node's model (its parameters are the node's current state),
+// for a driver that exports or evaluates it between rounds; the node owns
+// it, and a checkpoint takes Snapshot.
 func (n *Node) Model() *nn.Model { return n.cfg.Model }
 
-// Optimizer is the node's optimizer, and Strategy its strategy: a driver
-// reads their state between rounds for checkpoints (through optional
-// interfaces); the node owns them.
-func (n *Node) Optimizer() nn.Optimizer { return n.cfg.Optimizer }
-
-// Strategy is the node's strategy (see Optimizer).
-func (n *Node) Strategy() strategy.Strategy { return n.cfg.Strategy }
+// TrainData is the node's training split (a driver weighs its nodes'
+// training cost by its length).
+func (n *Node) TrainData() nn.Batches { return n.cfg.TrainData }
 
 // view is what the strategy sees now; layers add their results.
 func (n *Node) view() *strategy.View {

@@ -10,15 +10,19 @@ import (
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// memData is a tiny in-memory nn.Batches.
+// memData is a tiny in-memory nn.Batches that says where it is
+// (Positioned).
 type memData struct {
-	x   []float32
-	y   []int
-	pos int
+	x      []float32
+	y      []int
+	pos    int
+	resets uint64
 }
 
-func (d *memData) Len() int { return len(d.y) }
-func (d *memData) Reset()   { d.pos = 0 }
+func (d *memData) Len() int                   { return len(d.y) }
+func (d *memData) Reset()                     { d.pos, d.resets = 0, d.resets+1 }
+func (d *memData) Position() (uint64, int)    { return d.resets, d.pos }
+func (d *memData) Seek(r uint64, p int) error { d.resets, d.pos = r, p; return nil }
 func (d *memData) Next(x []float32, y []int) int {
 	n := min(len(y), len(d.y)-d.pos)
 	copy(x, d.x[d.pos*2:(d.pos+n)*2])

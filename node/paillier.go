@@ -403,4 +403,37 @@ func (l *PaillierLayer) End(rd *Ready) error {
 	return nil
 }
 
+// Snapshot implements Layer: the node's private key, which lives across
+// rounds (every other field is the round's).
+//
+//	version u8 (1), then privacy.PaillierPrivateKey.MarshalBinary
+func (l *PaillierLayer) Snapshot() ([]byte, error) {
+	k, err := l.key.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{layerStateVersion}, k...), nil
+}
+
+// Restore implements Layer: the saved key replaces the one drawn at
+// construction (a deployed node draws it from crypto/rand).
+func (l *PaillierLayer) Restore(b []byte) error {
+	if len(b) < 1 || b[0] != layerStateVersion {
+		return fmt.Errorf("paillier layer: not a paillier state of format %d", layerStateVersion)
+	}
+	key, err := privacy.UnmarshalPaillier(b[1:])
+	if err != nil {
+		return fmt.Errorf("paillier layer: %w", err)
+	}
+	if key.N.BitLen() != l.key.N.BitLen() {
+		return fmt.Errorf("paillier layer: a key of %d bits, the configuration's %d", key.N.BitLen(), l.key.N.BitLen())
+	}
+	pack, err := privacy.NewPaillierPacking(&key.PaillierPublicKey, l.cfg.ScaleBits, l.cfg.Bound, l.cfg.Headroom)
+	if err != nil {
+		return fmt.Errorf("paillier layer: %w", err)
+	}
+	l.key, l.pack = key, pack
+	return nil
+}
+
 var _ Releaser = (*PaillierLayer)(nil)

@@ -240,6 +240,8 @@ func (l *phased) Observe(*wire.Message, error) error { l.observed++; return nil 
 func (l *phased) Handle(m *wire.Message) error       { l.handled = append(l.handled, m.Kind); return nil }
 func (l *phased) End(rd *Ready) error                { l.ended++; return nil }
 func (l *phased) See(*strategy.View)                 {}
+func (l *phased) Snapshot() ([]byte, error)          { return nil, nil }
+func (l *phased) Restore([]byte) error               { return nil }
 func (l *phased) Outbox(p int) ([]*wire.Message, error) {
 	switch p {
 	case 0:

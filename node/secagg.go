@@ -1,6 +1,8 @@
 package node
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -412,6 +414,39 @@ func (l *SecAggLayer) End(rd *Ready) error {
 	rep := l.rep
 	rd.SecAgg = &rep
 	return nil
+}
+
+// Snapshot implements Layer. Everything of the protocol is per round: the
+// keys of every group are drawn at Begin (from seed.Mask, or crypto/rand),
+// and a round's instances end with it. The state is the layer's
+// configuration, so that a restart with another threshold, encoding or
+// grouping is refused rather than mixed with the saved run:
+//
+//	version u8 (1), threshold u32, scale bits u8, screened u8, across u8
+func (l *SecAggLayer) Snapshot() ([]byte, error) { return l.configState(), nil }
+
+func (l *SecAggLayer) configState() []byte {
+	b := binary.LittleEndian.AppendUint32([]byte{layerStateVersion}, uint32(l.cfg.Threshold))
+	return append(b, uint8(l.cfg.ScaleBits), boolByte(l.cfg.Screened), boolByte(l.cfg.Across))
+}
+
+// Restore implements Layer.
+func (l *SecAggLayer) Restore(b []byte) error {
+	if want := l.configState(); !bytes.Equal(b, want) {
+		if len(b) != len(want) || b[0] != layerStateVersion {
+			return fmt.Errorf("secagg layer: not a secagg state of format %d", layerStateVersion)
+		}
+		return fmt.Errorf("secagg layer: the state is of another configuration (threshold %d, scale bits %d, screened %v, across %v; this layer's threshold %d, scale bits %d, screened %v, across %v)",
+			binary.LittleEndian.Uint32(b[1:]), b[5], b[6] == 1, b[7] == 1, l.cfg.Threshold, l.cfg.ScaleBits, l.cfg.Screened, l.cfg.Across)
+	}
+	return nil
+}
+
+func boolByte(x bool) byte {
+	if x {
+		return 1
+	}
+	return 0
 }
 
 // Interface check.

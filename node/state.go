@@ -1,185 +1,247 @@
 package node
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
+	"math"
 	"slices"
 
-	"github.com/trellis-fl/trellis/nn"
-	"github.com/trellis-fl/trellis/trust"
+	"github.com/trellis-fl/trellis/strategy"
 )
 
-// StatefulLayer is a Layer whose state survives a restart (a checkpoint
-// after End): SaveState between rounds, LoadState into a fresh layer of
-// the same configuration before its next Begin.
-type StatefulLayer interface {
-	Layer
-	SaveState() ([]byte, error)
-	LoadState([]byte) error
+// Snapshot is everything of a node that must persist between rounds, as
+// one value (etcd raft's HardState and Snapshot): a driver that saves it
+// after End and gives it to Restore of a node built from the same
+// configuration gets a node whose next round is the original's, bit for
+// bit. It holds no references into the node.
+type Snapshot struct {
+	// Node is the node's id; Round the last round it ended (-1 before its
+	// first).
+	Node, Round int
+	// Params are the model's parameters and ModelState its local state
+	// (batch-norm statistics).
+	Params, ModelState []float32
+	// Optimizer is the optimizer's state (momentum, moments), nil for an
+	// optimizer without one; CopyOptimizer that of the optimizer of the
+	// strategy's second model (View.TrainCopy: Ditto's global model), nil
+	// while the node has none.
+	Optimizer, CopyOptimizer []float32
+	// Strategy is the strategy's state (strategy.Stateful's format), nil
+	// for a strategy that carries nothing between rounds.
+	Strategy []byte
+	// Layers are the layers' states, in the node's order.
+	Layers []LayerState
+	// TrainData is the training stream's position, so that a restored node
+	// draws the batches the original would have.
+	TrainData DataPosition
 }
 
-// Layers' state in a checkpoint, little-endian:
-//
-//	magic "trellis/layers" (14 bytes), format version u8 (1),
-//	layer count u8, then per layer in the node's order:
-//	  name: u8 length + Name(), state: u32 length + the layer's bytes
-const (
-	layersMagic   = "trellis/layers"
-	layersVersion = 1
-)
-
-// SaveLayers returns the state of the node's layers between rounds. A
-// layer that cannot save its state (it does not implement StatefulLayer:
-// DP's accountant, secure aggregation) is an error: a restart would lose
-// it.
-func (n *Node) SaveLayers() ([]byte, error) {
-	if n.rs.phase != phaseIdle {
-		return nil, errors.New("node: layers saved inside a round (End first)")
-	}
-	b := append([]byte(layersMagic), layersVersion, uint8(len(n.layers)))
-	for _, l := range n.layers {
-		sl, ok := l.(StatefulLayer)
-		if !ok {
-			return nil, fmt.Errorf("node %d: layer %s cannot save its state: a restarted node would lose it", n.cfg.ID, l.Name())
-		}
-		st, err := sl.SaveState()
-		if err != nil {
-			return nil, fmt.Errorf("node %d: layer %s: %w", n.cfg.ID, l.Name(), err)
-		}
-		b = append(b, uint8(len(l.Name())))
-		b = append(b, l.Name()...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(st)))
-		b = append(b, st...)
-	}
-	return b, nil
+// LayerState is one layer's state in a Snapshot (Layer.Snapshot's bytes).
+type LayerState struct {
+	Name  string
+	State []byte
 }
 
-// LoadLayers puts SaveLayers' bytes into the layers of a fresh node built
-// from the same configuration, between rounds (before its next Begin).
-// The layers must be
-// the same, in the same order.
-func (n *Node) LoadLayers(b []byte) error {
-	if n.rs.phase != phaseIdle {
-		return errors.New("node: layers loaded inside a round")
-	}
-	if len(b) < len(layersMagic)+2 || string(b[:len(layersMagic)]) != layersMagic {
-		return errors.New("node: not a layers state")
-	}
-	if v := b[len(layersMagic)]; v != layersVersion {
-		return fmt.Errorf("node: layers state format %d, this trellis reads %d", v, layersVersion)
-	}
-	if k := int(b[len(layersMagic)+1]); k != len(n.layers) {
-		return fmt.Errorf("node %d: the state has %d layers, the node %d", n.cfg.ID, k, len(n.layers))
-	}
-	b = b[len(layersMagic)+2:]
-	for _, l := range n.layers {
-		if len(b) < 1 || len(b) < 1+int(b[0])+4 {
-			return fmt.Errorf("node %d: layers state truncated at layer %s", n.cfg.ID, l.Name())
-		}
-		name := string(b[1 : 1+int(b[0])])
-		b = b[1+int(b[0]):]
-		if name != l.Name() {
-			return fmt.Errorf("node %d: the state's layer %s where the node has %s", n.cfg.ID, name, l.Name())
-		}
-		size := binary.LittleEndian.Uint32(b)
-		b = b[4:]
-		if uint64(size) > uint64(len(b)) {
-			return fmt.Errorf("node %d: layer %s: state of %d bytes, %d left", n.cfg.ID, name, size, len(b))
-		}
-		sl, ok := l.(StatefulLayer)
-		if !ok {
-			return fmt.Errorf("node %d: layer %s cannot load a state", n.cfg.ID, name)
-		}
-		if err := sl.LoadState(b[:size]); err != nil {
-			return fmt.Errorf("node %d: layer %s: %w", n.cfg.ID, name, err)
-		}
-		b = b[size:]
-	}
-	if len(b) != 0 {
-		return fmt.Errorf("node %d: layers state has %d trailing bytes", n.cfg.ID, len(b))
-	}
-	return nil
+// DataPosition is where a training stream is (data.Batcher.Position):
+// epochs started after the first, samples taken of the current one.
+type DataPosition struct {
+	Resets uint64
+	Pos    int
 }
 
-// SaveState implements StatefulLayer: 0 before the first round, else 1 and
-// the trust state's snapshot (the claims to forward next round are the
-// state's Forwards).
-func (t *TrustLayer) SaveState() ([]byte, error) {
-	if t.ts == nil {
-		return []byte{0}, nil
-	}
-	snap, err := t.ts.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte{1}, snap...), nil
+// Positioned is training data whose position a Snapshot keeps
+// (data.Batcher): Position says where it is; Seek puts a stream built as
+// the original was at a position of the original.
+type Positioned interface {
+	Position() (resets uint64, pos int)
+	Seek(resets uint64, pos int) error
 }
 
-// LoadState implements StatefulLayer.
-func (t *TrustLayer) LoadState(b []byte) error {
-	switch {
-	case len(b) == 1 && b[0] == 0:
-		t.ts, t.fwd = nil, nil
-		return nil
-	case len(b) < 1 || b[0] != 1:
-		return errors.New("trust layer: not a trust layer state")
-	}
-	ts, err := trust.Restore(t.id, t.dir, t.cfg, b[1:])
-	if err != nil {
-		return err
-	}
-	t.ts, t.fwd = ts, ts.Forwards()
-	return nil
-}
-
-// TrainData is the node's training source (a checkpoint saves its
-// position).
-func (n *Node) TrainData() nn.Batches { return n.cfg.TrainData }
-
-// floatState is an optimizer whose state is a float32 vector.
-type floatState interface {
+// OptimizerState is an optimizer whose state is a float32 vector (nn's
+// SGD momentum, Adam's moments and step count).
+type OptimizerState interface {
 	State() []float32
 	SetState([]float32) error
 }
 
-// CopyOptimizerState is the state of the optimizer of the strategy's second
-// model (View.TrainCopy: Ditto's global model), which lives across rounds;
-// nil when the node has none yet.
-func (n *Node) CopyOptimizerState() ([]float32, error) {
-	if n.copyOpt == nil {
-		return nil, nil
+// Snapshot returns the node's state between rounds (after End, or before
+// its first Begin). A strategy that carries state it cannot save (neither
+// strategy.Stateful nor strategy.Stateless), or training data that cannot
+// say where it is, is an error: a restart would silently lose them.
+func (n *Node) Snapshot() (Snapshot, error) {
+	if n.rs.phase != phaseIdle {
+		return Snapshot{}, n.outOfOrder("Snapshot", "End of the open round")
 	}
-	fs, ok := n.copyOpt.(floatState)
+	m := n.cfg.Model
+	s := Snapshot{Node: n.cfg.ID, Round: -1, Params: slices.Clone(m.Params()), ModelState: slices.Clone(m.State())}
+	if n.rs.begun {
+		s.Round = n.rs.r
+	}
+	if o, ok := n.cfg.Optimizer.(OptimizerState); ok {
+		s.Optimizer = slices.Clone(o.State())
+	}
+	if n.copyOpt != nil {
+		o, ok := n.copyOpt.(OptimizerState)
+		if !ok {
+			return Snapshot{}, fmt.Errorf("node %d: the second model's optimizer (%T) cannot save its state", n.cfg.ID, n.copyOpt)
+		}
+		s.CopyOptimizer = slices.Clone(o.State())
+	}
+	switch st := n.cfg.Strategy.(type) {
+	case strategy.Stateful:
+		b, err := st.SaveState()
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("node %d: strategy state: %w", n.cfg.ID, err)
+		}
+		s.Strategy = b
+	default:
+		if !strategy.Stateless(st) {
+			return Snapshot{}, fmt.Errorf("node %d: strategy %s keeps state across rounds that it cannot save", n.cfg.ID, st.Name())
+		}
+	}
+	for _, l := range n.layers {
+		b, err := l.Snapshot()
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("node %d: layer %s: %w", n.cfg.ID, l.Name(), err)
+		}
+		s.Layers = append(s.Layers, LayerState{Name: l.Name(), State: b})
+	}
+	td, ok := n.cfg.TrainData.(Positioned)
 	if !ok {
-		return nil, fmt.Errorf("node %d: the second model's optimizer cannot save its state", n.cfg.ID)
+		return Snapshot{}, fmt.Errorf("node %d: its training data (%T) cannot say where it is", n.cfg.ID, n.cfg.TrainData)
 	}
-	return slices.Clone(fs.State()), nil
+	s.TrainData.Resets, s.TrainData.Pos = td.Position()
+	return s, nil
 }
 
-// RestoreCopyOptimizer makes the second model's optimizer with state s
-// (CopyOptimizerState's); an empty s leaves the node without one (made
-// fresh when first needed: the same, for an optimizer whose state is
-// empty).
-func (n *Node) RestoreCopyOptimizer(s []float32) error {
+// Restore puts a Snapshot into a node built from the same configuration,
+// before its first Begin; the node then goes on with round s.Round + 1 (or
+// any later one). It refuses, naming what differs, a snapshot of another
+// node, of other shapes (parameters, model state, optimizer state) or of
+// other layers, and state the node's strategy or layers cannot take. After
+// an error the node is unusable: build a new one.
+func (n *Node) Restore(s Snapshot) error {
+	m := n.cfg.Model
+	switch {
+	case n.rs.phase != phaseIdle || n.rs.begun:
+		return fmt.Errorf("node %d: Restore after the node ran a round (restore into a fresh node)", n.cfg.ID)
+	case s.Node != n.cfg.ID:
+		return fmt.Errorf("node %d: a snapshot of node %d", n.cfg.ID, s.Node)
+	case s.Round < -1 || s.Round >= math.MaxInt32:
+		return fmt.Errorf("node %d: a snapshot of round %d", n.cfg.ID, s.Round)
+	case len(s.Params) != m.NumParams():
+		return fmt.Errorf("node %d: the snapshot has %d parameters, the model %d (another model?)", n.cfg.ID, len(s.Params), m.NumParams())
+	case len(s.ModelState) != len(m.State()):
+		return fmt.Errorf("node %d: the snapshot has %d model-state values, the model %d (another model?)", n.cfg.ID, len(s.ModelState), len(m.State()))
+	case len(s.Layers) != len(n.layers):
+		return fmt.Errorf("node %d: the snapshot has %d layers (%s), the node %d (%s)", n.cfg.ID, len(s.Layers), layerNames(s.Layers), len(n.layers), n.layerNames())
+	}
+	for i, l := range n.layers {
+		if s.Layers[i].Name != l.Name() {
+			return fmt.Errorf("node %d: the snapshot's layers are %s, the node's %s", n.cfg.ID, layerNames(s.Layers), n.layerNames())
+		}
+	}
+	if o, ok := n.cfg.Optimizer.(OptimizerState); ok {
+		if err := o.SetState(s.Optimizer); err != nil {
+			return fmt.Errorf("node %d: optimizer state: %w", n.cfg.ID, err)
+		}
+	} else if len(s.Optimizer) > 0 {
+		return fmt.Errorf("node %d: the snapshot holds optimizer state its optimizer (%T) cannot take", n.cfg.ID, n.cfg.Optimizer)
+	}
+	if err := n.restoreCopyOptimizer(s.CopyOptimizer); err != nil {
+		return err
+	}
+	if st, ok := n.cfg.Strategy.(strategy.Stateful); ok {
+		if err := st.LoadState(s.Strategy); err != nil {
+			return fmt.Errorf("node %d: strategy state: %w", n.cfg.ID, err)
+		}
+	} else if len(s.Strategy) > 0 {
+		return fmt.Errorf("node %d: the snapshot holds strategy state its strategy (%s) cannot take", n.cfg.ID, n.cfg.Strategy.Name())
+	}
+	for i, l := range n.layers {
+		if err := l.Restore(s.Layers[i].State); err != nil {
+			return fmt.Errorf("node %d: layer %s: %w", n.cfg.ID, l.Name(), err)
+		}
+	}
+	td, ok := n.cfg.TrainData.(Positioned)
+	if !ok {
+		return fmt.Errorf("node %d: its training data (%T) cannot take a position", n.cfg.ID, n.cfg.TrainData)
+	}
+	if err := td.Seek(s.TrainData.Resets, s.TrainData.Pos); err != nil {
+		return fmt.Errorf("node %d: training data: %w", n.cfg.ID, err)
+	}
+	copy(m.Params(), s.Params)
+	copy(m.State(), s.ModelState)
+	if s.Round >= 0 {
+		n.rs.r, n.rs.begun = s.Round, true
+	}
+	// Layers that read another layer's results between rounds (a screened
+	// secure-aggregation group reads the trust layer's screening at Begin)
+	// took them from the last View of the original; show them the restored
+	// ones.
+	n.view()
+	return nil
+}
+
+// restoreCopyOptimizer makes the second model's optimizer with state s; an
+// empty s leaves the node without one (made fresh when first needed: the
+// same, for an optimizer whose state is empty).
+func (n *Node) restoreCopyOptimizer(s []float32) error {
 	if len(s) == 0 {
 		n.copyOpt = nil
 		return nil
 	}
 	if n.cfg.NewOptimizer == nil {
-		return fmt.Errorf("node %d: a second model's optimizer state, and no NewOptimizer", n.cfg.ID)
+		return fmt.Errorf("node %d: the snapshot holds a second model's optimizer state, and the node makes no second optimizer", n.cfg.ID)
 	}
 	o, err := n.cfg.NewOptimizer()
 	if err != nil {
 		return err
 	}
-	fs, ok := o.(floatState)
+	fs, ok := o.(OptimizerState)
 	if !ok {
-		return fmt.Errorf("node %d: the second model's optimizer cannot take a state", n.cfg.ID)
+		return fmt.Errorf("node %d: the second model's optimizer (%T) cannot take a state", n.cfg.ID, o)
 	}
 	if err := fs.SetState(s); err != nil {
-		return err
+		return fmt.Errorf("node %d: the second model's optimizer state: %w", n.cfg.ID, err)
 	}
 	n.copyOpt = o
+	return nil
+}
+
+func layerNames(ls []LayerState) string {
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = l.Name
+	}
+	return listOrNone(names)
+}
+
+func (n *Node) layerNames() string {
+	names := make([]string, len(n.layers))
+	for i, l := range n.layers {
+		names[i] = l.Name()
+	}
+	return listOrNone(names)
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return fmt.Sprint(names)
+}
+
+// Layers' own states start with a version byte; a layer whose state is
+// only that byte has nothing to carry between rounds but still says which
+// format it is, so that a later version can refuse an old state by name.
+const layerStateVersion = 1
+
+// versionOnly is the state of a layer with nothing to save, and its check.
+func versionOnly() []byte { return []byte{layerStateVersion} }
+
+func checkVersionOnly(layer string, b []byte) error {
+	if len(b) != 1 || b[0] != layerStateVersion {
+		return fmt.Errorf("%s layer: not a %s state of format %d (%d bytes)", layer, layer, layerStateVersion, len(b))
+	}
 	return nil
 }

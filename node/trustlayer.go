@@ -345,3 +345,34 @@ func (t trustView) Screened() []int {
 	}
 	return out
 }
+
+// Snapshot implements Layer: 0 before the first round, else 1 and the
+// trust state's snapshot (the claims to forward next round are the state's
+// Forwards).
+func (t *TrustLayer) Snapshot() ([]byte, error) {
+	if t.ts == nil {
+		return []byte{0}, nil
+	}
+	snap, err := t.ts.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{1}, snap...), nil
+}
+
+// Restore implements Layer.
+func (t *TrustLayer) Restore(b []byte) error {
+	switch {
+	case len(b) == 1 && b[0] == 0:
+		t.ts, t.fwd = nil, nil
+		return nil
+	case len(b) < 1 || b[0] != 1:
+		return errors.New("trust layer: not a trust layer state")
+	}
+	ts, err := trust.Restore(t.id, t.dir, t.cfg, b[1:])
+	if err != nil {
+		return err
+	}
+	t.ts, t.fwd = ts, ts.Forwards()
+	return nil
+}

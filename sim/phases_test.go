@@ -45,6 +45,8 @@ func (l *keyPhase) Observe(*wire.Message, error) error { return nil }
 func (l *keyPhase) Handle(*wire.Message) error         { l.keys++; return nil }
 func (l *keyPhase) End(*node.Ready) error              { l.rounds++; return nil }
 func (l *keyPhase) See(*strategy.View)                 {}
+func (l *keyPhase) Snapshot() ([]byte, error)          { return nil, nil }
+func (l *keyPhase) Restore([]byte) error               { return nil }
 func (l *keyPhase) Release(out []*wire.Message) ([]*wire.Message, error) {
 	return out, nil
 }
