@@ -156,6 +156,10 @@ func (s Setup) Build() (*Built, error) {
 		if nodes[i], err = p.node(i, keys); err != nil {
 			return nil, err
 		}
+		// The simulator's memos: shared work, the same results.
+		if err := nodes[i].ShareMemos(node.Memos{Verify: p.cache, Digests: p.memo, Global: p.evalMemo}); err != nil {
+			return nil, err
+		}
 	}
 	drops, err := topology.NewDrops(p.s.Drop, p.s.Seed)
 	if err != nil {
@@ -280,11 +284,9 @@ func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
 		TrainData:    train,
 		Test:         data.NewBatcher(tt.Train, p.splits[i].Test, nil, p.shift[i]),
 		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
-		VerifyCache: p.cache, DigestMemo: p.memo, GlobalMemo: p.evalMemo,
 	}
 	if s.Trust != nil {
 		tc := *s.Trust
-		tc.Cache = p.cache
 		cfg.Trust = &tc
 	}
 	if err := p.addPrivacy(i, &cfg); err != nil {

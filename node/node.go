@@ -48,18 +48,6 @@ type Config struct {
 	// Trainer, if not nil, trains the model in place of Model.Train
 	// (sample-level DP: SampleDPLayer).
 	Trainer Trainer
-	// VerifyCache, if set, is shared signature-verification memory for the
-	// validator and the trust layer (wire.VerifyCache); a simulator gives
-	// all its nodes one. Results never depend on it.
-	VerifyCache *wire.VerifyCache
-	// DigestMemo, if set, is the simulator's memo of message digests
-	// (wire.DigestMemo), consulted by the validator only while the
-	// simulator has a delivery phase open. A node on a network has none.
-	DigestMemo *wire.DigestMemo
-	// GlobalMemo, if set, is the simulator's memo of global-test
-	// evaluations (EvalMemo), shared by all its nodes: nodes holding the
-	// same parameters evaluate them once. Results never depend on it.
-	GlobalMemo *EvalMemo
 }
 
 // Neighborhood is what a node knows of the round's graph: whom it may hear
@@ -79,6 +67,10 @@ type Node struct {
 	validator *wire.Validator
 	layers    []Layer
 	start     []float32
+
+	// memos are a simulator's shared memos (ShareMemos); none on a
+	// network.
+	memos Memos
 
 	rs       roundState
 	trainRes nn.TrainResult
@@ -110,9 +102,7 @@ func New(cfg Config) (*Node, error) {
 	case int(cfg.Identity.ID()) != cfg.ID:
 		return nil, fmt.Errorf("node %d: identity is for node %d", cfg.ID, cfg.Identity.ID())
 	}
-	v, err := wire.NewValidator(wire.ValidatorConfig{
-		Self: uint32(cfg.ID), Directory: cfg.Directory, PayloadLen: cfg.Model.NumParams(),
-		Cache: cfg.VerifyCache, Digests: cfg.DigestMemo})
+	v, err := newValidator(cfg, Memos{})
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
 	}

@@ -230,7 +230,7 @@ func (n *Node) Outbox() (msgs []*wire.Message, more bool, err error) {
 	for _, m := range out {
 		rs.seq++
 		m.From, m.Round, m.Seq = uint32(n.cfg.ID), uint64(rs.r), rs.seq
-		if err := wire.SignNoted(m, n.cfg.Identity, n.cfg.DigestMemo); err != nil {
+		if err := wire.SignNoted(m, n.cfg.Identity, n.memos.Digests); err != nil {
 			return nil, false, fmt.Errorf("node %d: signing: %w", n.cfg.ID, err)
 		}
 	}
@@ -470,7 +470,7 @@ func (n *Node) rejections() []Rejection {
 // evaluate measures the model on the local test split and, when it has
 // one and global is set, on the global test set.
 func (n *Node) evaluate(global bool) (Evaluation, error) {
-	return n.evaluateWith(global, n.cfg.Model.Evaluate, n.cfg.GlobalMemo)
+	return n.evaluateWith(global, n.cfg.Model.Evaluate, n.memos.Global)
 }
 
 // evaluateDiverged measures a diverged model as it is (nn.EvaluateDiverged).
