@@ -3,25 +3,8 @@ package aggregate
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 )
-
-// names lists the rules New accepts, in the order of spec/robust-rules.md.
-var names = []string{
-	"mean", "median", "trimmed_mean", "krum", "multi_krum", "geometric_median",
-	"centered_clipping", "bulyan", "msr", "ios", "rtc",
-}
-
-// preNames lists the pre-aggregators NewWith accepts in front of a rule.
-var preNames = []string{"bucketing", "nnm", "clip", "arc"}
-
-// Names returns the rule names New accepts.
-func Names() []string { return slices.Clone(names) }
-
-// PreNames returns the pre-aggregator names NewWith accepts before a rule
-// ("nnm+krum").
-func PreNames() []string { return slices.Clone(preNames) }
 
 // Params are a rule's parameters as a config names them. Zero values mean
 // the defaults. A parameter that does not apply to the named rule or its
@@ -68,12 +51,16 @@ func New(name string, f int) (Rule, error) {
 // and parameters out of range or not applicable are errors that name them
 // and the valid choices.
 func NewWith(name string, p Params) (Rule, error) {
-	parts := strings.Split(name, "+")
-	ruleName := parts[len(parts)-1]
-	pres := parts[:len(parts)-1]
-	if err := p.check(name, ruleName, pres); err != nil {
+	s, err := ParseSpec(name)
+	if err != nil {
 		return nil, err
 	}
+	return s.New(p)
+}
+
+// build makes the rule of s with checked parameters p.
+func (s Spec) build(p Params) Rule {
+	ruleName, pres := s.Rule, s.Pre
 	var rule Rule
 	switch ruleName {
 	case "mean":
@@ -100,7 +87,7 @@ func NewWith(name string, p Params) (Rule, error) {
 		rule = &RTC{F: p.F, Tau: p.Tau}
 	}
 	if len(pres) == 0 {
-		return rule, nil
+		return rule
 	}
 	c := &Chain{Rule: rule, Threads: p.Threads}
 	for _, pre := range pres {
@@ -119,29 +106,12 @@ func NewWith(name string, p Params) (Rule, error) {
 			c.Pre = append(c.Pre, &AdaptiveClip{F: p.F, Threads: p.Threads})
 		}
 	}
-	return c, nil
+	return c
 }
 
-// check validates the names and the parameters for them.
-func (p Params) check(name, rule string, pres []string) error {
-	if rule == "centerpoint" {
-		return fmt.Errorf("aggregate %q: centerpoint is not available as a rule on models: the Tukey-depth centerpoint is implemented for d <= 2 only, and for n <= d + 1 inputs its promised depth ceil(n/(d+1)) is 1, which any input has (see aggregate.Centerpoint; valid rules: %s)", name, strings.Join(names, ", "))
-	}
-	if !slices.Contains(names, rule) {
-		if slices.Contains(preNames, rule) {
-			return fmt.Errorf("aggregate %q: %s is a pre-aggregator and must be followed by a rule, as in %s+median (rules: %s)", name, rule, rule, strings.Join(names, ", "))
-		}
-		return fmt.Errorf("aggregate: unknown rule %q (valid: %s; optionally preceded by pre-aggregators %s joined with +)", rule, strings.Join(names, ", "), strings.Join(preNames, ", "))
-	}
-	for _, pre := range pres {
-		if !slices.Contains(preNames, pre) {
-			return fmt.Errorf("aggregate %q: unknown pre-aggregator %q (valid: %s)", name, pre, strings.Join(preNames, ", "))
-		}
-	}
-	uses := map[string]bool{}
-	for _, n := range append(slices.Clone(pres), rule) {
-		uses[n] = true
-	}
+// check validates the parameters for the rule and pre-aggregators of s.
+func (p Params) check(s Spec) error {
+	name := s.String()
 	type param struct {
 		key     string
 		set     bool
@@ -171,13 +141,13 @@ func (p Params) check(name, rule string, pres []string) error {
 		}
 		applies := false
 		for _, r := range q.rules {
-			applies = applies || uses[r]
+			applies = applies || s.Uses(r)
 		}
 		if !applies {
 			return fmt.Errorf("aggregate %q: parameter %s = %v does not apply (it is for %s)", name, q.key, q.value, strings.Join(q.rules, ", "))
 		}
 	}
-	if uses["clip"] && p.Clip == 0 {
+	if s.Uses("clip") && p.Clip == 0 {
 		return fmt.Errorf("aggregate %q: the clip pre-aggregator needs clip > 0 (the norm bound c)", name)
 	}
 	return nil

@@ -3,7 +3,6 @@ package experiment
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/sim"
-	"github.com/trellis-fl/trellis/strategy"
 )
 
 // groupedDatasets are the datasets whose samples carry a writer or
@@ -41,15 +39,6 @@ func (c Config) validateMore(bad func(key string, val any, allowed string)) {
 		}
 	}
 	st := c.Strategy
-	if st.Name == "robust" {
-		valid := strategy.OptionNames("robust")
-		for _, k := range slices.Sorted(maps.Keys(st.Options)) {
-			if !slices.Contains(valid, k) {
-				bad("strategy.options", optionsText(st.Options), fmt.Sprintf("robust takes only the options %s (its rule's parameters are strategy.f, m, tau, iterations, from_previous, bucket and clip); remove %s", strings.Join(valid, " and "), k))
-				break
-			}
-		}
-	}
 	if sp := c.Partition.Split; st.Name == "lightyear" && len(sp) == 3 && sp[1] == 0 {
 		bad("partition.split", sp, "strategy lightyear scores peers on the validation split: its fraction (the second value) must be > 0")
 	}
@@ -65,11 +54,6 @@ func (c Config) validateMore(bad func(key string, val any, allowed string)) {
 	if size, ok := embeddedTrainSize[c.Data.Dataset]; ok && c.Data.Samples > size {
 		bad("data.samples", c.Data.Samples, fmt.Sprintf("%s has %d training samples: allowed range 0 (all) to %d", c.Data.Dataset, size, size))
 	}
-}
-
-func lastPart(rule string) string {
-	parts := strings.Split(rule, "+")
-	return parts[len(parts)-1]
 }
 
 // optionsText is an options table as TOML-like text ({lambda = 1, tau = 0.5}),
@@ -142,8 +126,10 @@ func (c Config) validateSet(defined func(section, key string) bool) error {
 		errs = append(errs, fmt.Errorf("strategy.rule = %q: only strategy.name = \"robust\" and \"rdpfl\" take a rule, and this run is %q; remove strategy.rule or set strategy.name = \"robust\"", st.Rule, st.Name))
 	}
 	// A sweep over rules with one f gives it to the rules that take one.
-	if f, ok := c.explicitF(); ok && st.Name == "robust" && !ruleTakesF(st.Rule) && slices.Contains(aggregate.Names(), lastPart(st.Rule)) && !swept("strategy.rule") {
-		errs = append(errs, fmt.Errorf("strategy.f = %d: rule %q takes no f (rules with one: %s); remove strategy.f", f, st.Rule, strings.Join(fRules, ", ")))
+	if sp, ok := c.robustSpec(); ok && !sp.TakesF() && !swept("strategy.rule") {
+		if f, ok := c.explicitF(); ok {
+			errs = append(errs, fmt.Errorf("strategy.f = %d: rule %q takes no f (rules and pre-aggregators with one: %s); remove strategy.f", f, st.Rule, strings.Join(aggregate.FRules(), ", ")))
+		}
 	}
 	if c.Adversary.Fraction == 0 && len(c.Adversary.IDs) == 0 && !swept("adversary.fraction") && !swept("adversary.ids") {
 		var keys []string
@@ -166,10 +152,10 @@ func (c Config) Warnings() []string {
 	var out []string
 	st := c.Strategy
 	beta := c.declaredFraction()
-	if f, ok := c.explicitF(); ok && f == 0 && beta > 0 && (st.Name != "robust" || ruleTakesF(st.Rule)) {
+	if f, ok := c.explicitF(); ok && f == 0 && beta > 0 && (st.Name != "robust" || c.robustTakesF()) {
 		out = append(out, fmt.Sprintf("strategy.f = 0 with %.0f %% of the nodes declared Byzantine: the rule tolerates no faulty input (it is then the plain rule); remove strategy.f for f = \"auto\"", 100*beta))
 	}
-	if st.Name != "robust" || !ruleTakesF(st.Rule) || beta == 0 {
+	if !c.robustTakesF() || beta == 0 {
 		return out
 	}
 	if _, explicit := c.explicitF(); explicit {
@@ -228,7 +214,8 @@ type FNodeInfo struct {
 // robust rule with an f).
 func (c Config) FRecord() (*FRecord, error) {
 	st := c.Strategy
-	if st.Name != "robust" || !ruleTakesF(st.Rule) {
+	sp, ok := c.robustSpec()
+	if !ok || !sp.TakesF() {
 		return nil, nil
 	}
 	d, err := c.graph(c.Nodes, c.Seed)
@@ -248,7 +235,7 @@ func (c Config) FRecord() (*FRecord, error) {
 		n := len(in) + 1
 		fm, ok := fmax[n]
 		if !ok {
-			fm = maxF(st.Rule, c.ruleParams(), n)
+			fm = sp.MaxF(c.ruleParams(sp), n)
 			fmax[n] = fm
 		}
 		info := FNodeInfo{Node: i, InDegree: len(in), Byzantine: slices.Contains(byz, i)}
@@ -260,8 +247,8 @@ func (c Config) FRecord() (*FRecord, error) {
 		if isExplicit {
 			info.Wanted, info.F = explicit, explicit
 		} else {
-			info.Wanted = autoCount(rec.DeclaredFraction, n, n)
-			info.F = autoCount(rec.DeclaredFraction, n, fm)
+			info.Wanted = aggregate.FFor(rec.DeclaredFraction, n, n, aggregate.Up)
+			info.F = aggregate.FFor(rec.DeclaredFraction, n, fm, aggregate.Up)
 		}
 		rec.Nodes = append(rec.Nodes, info)
 	}
@@ -282,7 +269,8 @@ func (c Config) Check() error {
 		return err
 	}
 	f, explicit := c.explicitF()
-	if c.Strategy.Name != "robust" || !ruleTakesF(c.Strategy.Rule) {
+	sp, ok := c.robustSpec()
+	if !ok || !sp.TakesF() {
 		return nil
 	}
 	if !explicit {
@@ -310,7 +298,7 @@ func (c Config) Check() error {
 			in := len(g.In(i))
 			fm, ok := fmax[in+1]
 			if !ok {
-				fm = maxF(c.Strategy.Rule, c.ruleParams(), in+1)
+				fm = sp.MaxF(c.ruleParams(sp), in+1)
 				fmax[in+1] = fm
 			}
 			if f > fm {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/internal/gemm"
 	"github.com/trellis-fl/trellis/metrics"
@@ -594,7 +595,8 @@ func ruleScratch(rule string, k, p int64) (int64, string) {
 		parts := min(64, max(1, (1<<22)/max(1, k*k)))
 		return alloc(mul(8, k, k)) + alloc(mul(8, parts, k, k)) + floats(k*256) + floats(k*k)
 	}
-	for _, r := range strings.Split(rule, "+") {
+	spec, _ := aggregate.ParseSpec(rule) // validated before any estimate
+	for _, r := range append(spec.Pre, spec.Rule) {
 		var b int64
 		switch r {
 		case "mean":

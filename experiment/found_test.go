@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/metrics"
 )
 
@@ -66,18 +65,6 @@ rule = "trimmed_mean"
 		if n.InDegree != 7 || n.F != 2 || n.Wanted != 2 {
 			t.Errorf("node %d: %+v, want in-degree 7 and f 2", n.Node, n)
 		}
-	}
-	// The rule resolves the same f per aggregation, and caps it at what
-	// it tolerates: krum over 6 inputs takes at most f = 1.
-	ar := newAutoRule("trimmed_mean", aggregate.Params{}, 0.25)
-	if f := ar.F(8); f != 2 {
-		t.Errorf("auto f with 8 inputs = %d, want 2", f)
-	}
-	if f := newAutoRule("krum", aggregate.Params{}, 0.5).F(6); f != 1 {
-		t.Errorf("auto krum f with 6 inputs = %d, want 1 (n > 2f + 2)", f)
-	}
-	if f := newAutoRule("trimmed_mean", aggregate.Params{}, 0).F(8); f != 0 {
-		t.Errorf("auto f without a declared adversary = %d", f)
 	}
 	// An explicit f = 0 with liars declared warns.
 	c.Strategy.F = FCount(0)
@@ -210,10 +197,19 @@ func TestFound4DivergenceIsRecordedNotAnError(t *testing.T) {
 // Found 5: settings the run would ignore are refused.
 func TestFound5IgnoredSettingsAreRefused(t *testing.T) {
 	wantErr(t, "rule with fedavg", "[strategy]\nname = \"fedavg\"\nrule = \"krum\"", `strategy.rule = "krum"`, `only strategy.name = "robust" and "rdpfl"`)
-	wantErr(t, "robust options", "[strategy]\nname = \"robust\"\nrule = \"median\"\n[strategy.options]\nfoo = 1", "strategy.options", "robust takes only the options")
-	wantErr(t, "robust nan option", "[strategy]\nname = \"robust\"\nrule = \"median\"\n[strategy.options]\nlambda = nan", "robust takes only the options")
+	wantErr(t, "robust options", "[strategy]\nname = \"robust\"\nrule = \"median\"\n[strategy.options]\nfoo = 1", "strategy.options.foo = 1", "unknown option", "f_fraction, f_expected", "not options: f, m, tau")
+	wantErr(t, "robust nan option", "[strategy]\nname = \"robust\"\nrule = \"median\"\n[strategy.options]\nlambda = nan", "strategy.options.lambda = NaN", "unknown option")
 	wantErr(t, "ditto nan", "[strategy]\nname = \"ditto\"\n[strategy.options]\nlambda = nan", "lambda")
 	wantErr(t, "f on median", "[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"median\"\nf = 1", "strategy.f = 1", `rule "median" takes no f`)
+	// robust is built through strategy.New like every strategy, so its
+	// options are range-checked and checked against its rule and f.
+	const krum = "[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\n"
+	wantErr(t, "f_fraction out of range", krum+"rule = \"median\"\n[strategy.options]\nf_fraction = 5", "strategy.options.f_fraction = 5", "allowed range [0, 1]")
+	wantErr(t, "f_fraction on a rule without f", krum+"rule = \"median\"\n[strategy.options]\nf_fraction = 0.3", "strategy.options.f_fraction = 0.3", `rule "median" takes no f`)
+	wantErr(t, "f and f_fraction", krum+"rule = \"krum\"\nf = 1\n[strategy.options]\nf_fraction = 0.3", "strategy.options.f_fraction = 0.3", "f = 1 sets it too")
+	wantErr(t, "f_expected not 0 or 1", krum+"rule = \"krum\"\n[strategy.options]\nf_expected = 0.5", "strategy.options.f_expected = 0.5", "0 or 1")
+	wantErr(t, "unknown rule", krum+"rule = \"nnm+krumm\"", `strategy.rule = "nnm+krumm"`, `unknown rule "krumm"`)
+	wantErr(t, "exchange on fedavg", "[strategy]\nname = \"fedavg\"\nexchange = \"update\"", `strategy.exchange = "update"`, "only robust takes")
 	wantErr(t, "sigma without adversary", "[adversary]\nsigma = 3", "adversary.sigma", "nobody attacks")
 	wantErr(t, "attack without adversary", "[adversary]\nattack = \"gaussian\"", "adversary.attack", "nobody attacks")
 	wantErr(t, "samples beyond MNIST", "[data]\nsamples = 999999999", "data.samples = 999999999", "60000")

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -103,84 +104,71 @@ func (c Config) Setup(tt data.TrainTest) (Setup, error) {
 		s.Fractions = data.Fractions{Train: sp[0], Val: sp[1], Test: sp[2]}
 	}
 	s.Strategy = func() strategy.Strategy {
-		if name == "robust" {
-			r, _ := c.rule() // checked by strategyParams
-			rr := &strategy.RobustRule{Rule: r, Updates: c.Strategy.Exchange == "update", FFraction: c.Strategy.Options["f_fraction"]}
-			if c.Strategy.Options["f_expected"] == 1 { // f from the run's Byzantine fraction (issue 20)
-				rr.FFraction = c.Adversary.Fraction
-			}
-			if _, explicit := c.explicitF(); !explicit && rr.FFraction == 0 && ruleTakesF(c.Strategy.Rule) {
-				rr.Rule = newAutoRule(c.Strategy.Rule, c.ruleParams(), c.declaredFraction())
-			}
-			return rr
-		}
 		st, _ := strategy.New(name, params) // checked by strategyParams
 		return st
 	}
 	return s, nil
 }
 
-// rule builds robust's aggregation rule with its parameters.
-func (c Config) rule() (aggregate.Rule, error) {
-	p := c.ruleParams()
-	if f, ok := c.explicitF(); ok {
-		p.F = f
-	}
-	r, err := aggregate.NewWith(c.Strategy.Rule, p)
-	if err != nil {
-		return nil, fmt.Errorf("strategy.rule: %w", err)
-	}
-	return r, nil
-}
-
-// ruleParams are robust's rule parameters but f.
-func (c Config) ruleParams() aggregate.Params {
+// ruleParams are robust's rule parameters but f, for the rule s.
+func (c Config) ruleParams(s aggregate.Spec) aggregate.Params {
 	st := c.Strategy
 	p := aggregate.Params{M: st.M, Tau: st.Tau, Iterations: st.Iterations, FromPrevious: st.FromPrevious,
 		Bucket: st.Bucket, Clip: st.Clip}
-	if strings.Contains(st.Rule, "bucketing") {
+	if s.Uses("bucketing") {
 		p.Seed = c.Seed // the bucketing permutation stream
 	}
 	return p
 }
 
 // strategyParams turns the strategy keys into strategy.New's parameters,
-// checking them by building one strategy.
+// checking them by building one strategy: every check of every strategy is
+// strategy.New's (its registry row's), with its errors naming the config
+// key.
 func (c Config) strategyParams() (strategy.Params, error) {
-	w, err := strategy.ParseWeighting(c.Strategy.Weighting)
+	st := c.Strategy
+	w, err := strategy.ParseWeighting(st.Weighting)
 	if err != nil {
 		return strategy.Params{}, fmt.Errorf("strategy.weighting: %w", err)
 	}
-	p := strategy.Params{Weighting: w, Options: c.Strategy.Options, Score: c.Strategy.Score}
+	if st.Exchange != "" && st.Exchange != "model" && st.Exchange != "update" {
+		return strategy.Params{}, fmt.Errorf("strategy.exchange = %q: valid values are \"model\" and \"update\"", st.Exchange)
+	}
+	p := strategy.Params{Weighting: w, Options: st.Options, Score: st.Score, Declared: c.declaredFraction(),
+		Updates: st.Exchange == "update"}
 	if f, ok := c.explicitF(); ok {
 		p.F = &f
 	}
-	st := c.Strategy
-	if st.Name == "rdpfl" {
-		p.Rule = st.Rule
-		p.NoPrediction = st.Prediction != nil && !*st.Prediction
-		p.NoClipping = st.Clipping != nil && !*st.Clipping
-	} else if st.Prediction != nil || st.Clipping != nil {
-		return p, fmt.Errorf("strategy: prediction and clipping are switches of strategy.name = \"rdpfl\", not of %q", st.Name)
+	if st.Name == "robust" || st.Name == "rdpfl" {
+		p.Rule = st.Rule // another strategy's rule is refused by validateSet when the file sets it
 	}
-	ruleParams := st.M != 0 || st.Tau != 0 || st.Iterations != 0 || st.FromPrevious || st.Bucket != 0 || st.Clip != 0
-	switch {
-	case st.Exchange != "" && st.Exchange != "model" && st.Exchange != "update":
-		return p, fmt.Errorf("strategy.exchange = %q: valid values are \"model\" and \"update\"", st.Exchange)
-	case st.Exchange != "" && st.Name != "robust":
-		return p, fmt.Errorf("strategy.exchange is robust's setting, not %q's", st.Name)
+	sp, err := aggregate.ParseSpec(st.Rule)
+	if st.Name != "robust" || err != nil {
+		sp = aggregate.Spec{} // no bucketing seed: it would be a parameter set
 	}
-	if st.Name == "robust" {
-		_, err := c.rule()
-		return p, err
-	}
-	if ruleParams {
-		return p, fmt.Errorf("strategy: m, tau, iterations, from_previous, bucket and clip are parameters of strategy.name = \"robust\"'s rule, not of %q", st.Name)
-	}
-	if _, err := strategy.New(c.Strategy.Name, p); err != nil {
-		return p, err // strategy.New's errors start with "strategy NAME:"
+	p.RuleParams = c.ruleParams(sp)
+	p.NoPrediction = st.Prediction != nil && !*st.Prediction
+	p.NoClipping = st.Clipping != nil && !*st.Clipping
+	if _, err := strategy.New(st.Name, p); err != nil {
+		return p, configKeyErr(err)
 	}
 	return p, nil
+}
+
+// configKeyErr names the config key of a strategy parameter strategy.New
+// refused (strategy.ParamError), so that the message says what to change.
+func configKeyErr(err error) error {
+	var pe *strategy.ParamError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Key {
+	case "m, tau, iterations, from_previous, bucket, clip":
+		return fmt.Errorf("strategy: m, tau, iterations, from_previous, bucket and clip are parameters of strategy.name = \"robust\"'s rule, not of %q", pe.Strategy)
+	case "prediction, clipping":
+		return fmt.Errorf("strategy: prediction and clipping are switches of strategy.name = \"rdpfl\", not of %q", pe.Strategy)
+	}
+	return fmt.Errorf("strategy.%s = %v: %s (strategy.name = %q)", pe.Key, pe.Value, pe.Problem, pe.Strategy)
 }
 
 // topologyErr prefixes an error of package topology with the config

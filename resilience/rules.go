@@ -18,11 +18,15 @@ var Chains = []string{"nnm+krum", "bucketing+median", "arc+trimmed_mean"}
 func StandardRules(cfg Config) ([]aggregate.Rule, error) {
 	var rs []aggregate.Rule
 	for _, name := range append(aggregate.Names(), Chains...) {
+		s, err := aggregate.ParseSpec(name)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", name, err)
+		}
 		p := aggregate.Params{F: cfg.F}
-		if name == "bucketing+median" {
+		if s.Uses("bucketing") {
 			p.Seed = cfg.Seed
 		}
-		r, err := aggregate.NewWith(name, p)
+		r, err := s.New(p)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", name, err)
 		}

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"math"
 	"slices"
 
 	"github.com/trellis-fl/trellis/nn"
@@ -11,6 +12,15 @@ const TagADMM = "admm"
 
 // ADMMRho is ADMM's default penalty ρ; the survey leaves it free.
 const ADMMRho = 1.0
+
+var admmRow = Row{
+	Name:    "admm",
+	Summary: "decentralized consensus ADMM with penalty rho",
+	Options: []Option{{Name: "rho", Default: ADMMRho, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true}},
+	build: func(_ Params, o Values) (Strategy, error) {
+		return &ADMM{Rho: o["rho"]}, nil
+	},
+}
 
 // ADMM is distributed ADMM on the edge-consensus form of the problem
 // (survey §2.3, Eqs. 12–14, Algorithm 3): min Σ_i f_i(x_i) subject to x_i =

@@ -6,6 +6,21 @@ import (
 	"slices"
 )
 
+var afaRow = Row{
+	Name:    "afa",
+	Summary: "iterative outlier removal by cosine similarity, with a Beta reputation per sender",
+	Options: []Option{
+		{Name: "xi0", Default: AFAXi0, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
+		{Name: "delta_xi", Default: AFADeltaXi, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "alpha0", Default: AFAPrior, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
+		{Name: "beta0", Default: AFAPrior, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
+		{Name: "block_at", Default: AFABlockAt, Lo: 0, Hi: 1, LoOpen: true, HiOpen: true},
+	},
+	build: func(_ Params, o Values) (Strategy, error) {
+		return &AFA{Xi0: o["xi0"], DeltaXi: o["delta_xi"], Alpha0: o["alpha0"], Beta0: o["beta0"], BlockAt: o["block_at"]}, nil
+	},
+}
+
 // AFA is adaptive federated averaging (Muñoz-González et al. 2019) run on
 // the peer side (spec/robust-rules.md, "Decentralized and peer-side rules",
 // AFA). Each round, over the node's own model and the models of senders

@@ -5,6 +5,12 @@ import (
 	"slices"
 )
 
+var asmrRow = Row{
+	Name:    "asmr",
+	Summary: "cosine-distance reachability density, cut at the largest gap of outlier factors",
+	build:   func(Params, Values) (Strategy, error) { return &ASMR{}, nil },
+}
+
 // ASMR (spec/robust-rules.md, "Decentralized and peer-side rules", ASMR):
 // over the node's own model and the arrived ones, with pairwise cosine
 // distances dist_ab = 1 − cos(x_a − r, x_b − r) (r = View.Start when

@@ -7,6 +7,19 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
+var balanceRow = Row{
+	Name:    "balance",
+	Summary: "accept a neighbour's model within a shrinking radius of the own model, then mix",
+	Options: []Option{
+		{Name: "gamma", Default: BalanceGamma, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
+		{Name: "kappa", Default: BalanceKappa, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "alpha", Default: BalanceAlpha, Lo: 0, Hi: 1},
+	},
+	build: func(_ Params, o Values) (Strategy, error) {
+		return &BALANCE{Gamma: o["gamma"], Kappa: o["kappa"], Alpha: o["alpha"]}, nil
+	},
+}
+
 // BALANCE (Fang et al., CCS 2024; spec/robust-rules.md, "Decentralized and
 // peer-side rules", BALANCE): node i accepts neighbor model x_j when
 //

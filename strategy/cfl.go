@@ -1,5 +1,11 @@
 package strategy
 
+var cflRow = Row{
+	Name:    "cfl",
+	Summary: "two-cluster complete-linkage clustering of cosine distances; keep the own cluster",
+	build:   func(Params, Values) (Strategy, error) { return &CFL{}, nil },
+}
+
 // CFL is the two-cluster selection of clustered federated learning
 // (Sattler et al. 2020; spec/robust-rules.md, "Decentralized and peer-side
 // rules", CFL): complete-linkage agglomerative clustering of the node's own

@@ -3,6 +3,7 @@ package strategy
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/trellis-fl/trellis/agreement"
@@ -57,6 +58,34 @@ func DMTTGateFailures(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) 
 // sanity ||θ_j|| ≤ κ ||θ_i||.
 func DMTTGates(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) bool {
 	return DMTTGateFailures(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa) == 0
+}
+
+var dmttRow = Row{
+	Name:    "dmtt",
+	Summary: "DMTT: MURMURA's model trust with topology trust from signed claims and a collaborator budget",
+	Options: []Option{
+		{Name: "n_eval", Default: DMTTNEval, Lo: 1, Hi: 1 << 20, Whole: true},
+		{Name: "w_a", Default: MurmuraWA, Lo: 0, Hi: 1},
+		{Name: "tau_u", Default: MurmuraTauU, Lo: 0, Hi: 1},
+		{Name: "l1", Default: DMTTL1, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "l2", Default: DMTTL2, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "l3", Default: DMTTL3, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "l4", Default: DMTTL4, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "gamma", Default: DMTTGamma, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "tau_trust", Default: DMTTTauTrust, Lo: 0, Hi: 1},
+		{Name: "kappa", Default: DMTTKappa, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
+		{Name: "b", Default: DMTTBudget, Lo: 1, Hi: 1 << 20, Whole: true},
+		{Name: "omega", Default: DMTTSelfWeight, Lo: 0, Hi: 1},
+		{Name: "norm_gate", Default: 1, Lo: 0, Hi: 1, Whole: true}, // 0: the norm-gate ablation
+	},
+	build: func(_ Params, o Values) (Strategy, error) {
+		d := NewDMTT()
+		d.NEval, d.WA, d.TauU = int(o["n_eval"]), o["w_a"], o["tau_u"]
+		d.L = [4]float64{o["l1"], o["l2"], o["l3"], o["l4"]}
+		d.Gamma, d.TauTrust, d.Kappa, d.Budget, d.SelfWeight = o["gamma"], o["tau_trust"], o["kappa"], int(o["b"]), o["omega"]
+		d.NormGate = o["norm_gate"] == 1
+		return d, nil
+	},
 }
 
 // DMTT is the learning step of DMTT (spec/dmtt.md, "Learning step"; paper

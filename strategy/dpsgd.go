@@ -1,5 +1,14 @@
 package strategy
 
+var dpsgdRow = Row{
+	Name:      "dpsgd",
+	Summary:   "decentralized parallel SGD: mix the start-of-round models, then take the own update",
+	Weighting: true,
+	build: func(p Params, _ Values) (Strategy, error) {
+		return &DPSGD{Weighting: p.Weighting}, nil
+	},
+}
+
 // DPSGD is decentralized parallel SGD (Lian et al. 2017; survey §2.3):
 // w_i ← Σ_j W_ij w_j^start − d_i, where d_i = w_i^start − w_i^trained is
 // the node's local update of the round. Neighbors exchange their

@@ -1,5 +1,14 @@
 package strategy
 
+var fedavgRow = Row{
+	Name:      "fedavg",
+	Summary:   "mean of own and neighbours' models",
+	Weighting: true,
+	build: func(p Params, _ Values) (Strategy, error) {
+		return &FedAvg{Weighting: p.Weighting}, nil
+	},
+}
+
 // FedAvg is decentralized federated averaging: after local training, the
 // node averages its model with the models its neighbors sent (static or
 // dynamic graph: whoever is a neighbor this round).

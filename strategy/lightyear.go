@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -32,6 +33,27 @@ const (
 // ScoreKinds lists the agreement scores LIGHTYEAR can select by, in the
 // order its diagnostics report them.
 var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine, ScoreNTKLogits, ScoreNTKUncentered, ScoreNTKClasswise}
+
+// The paper's defaults: tau = 0.6, g = 0.95, n_val = 128; include_self 1
+// is the authors' aggregation, 0 (default) the paper's Eq. 17.
+var lightyearRow = Row{
+	Name:    "lightyear",
+	Summary: "LIGHTYEAR: score peers' models on the own validation data, keep those that agree",
+	Score:   true,
+	Options: []Option{
+		{Name: "tau", Default: LightyearTau, Lo: 0, Hi: 1},
+		{Name: "g", Default: LightyearG, Lo: 0, Hi: 1, LoOpen: true},
+		{Name: "n_val", Default: LightyearNVal, Lo: 1, Hi: 1 << 20, Whole: true},
+		{Name: "include_self", Default: 0, Lo: 0, Hi: 1, Whole: true},
+	},
+	build: func(p Params, o Values) (Strategy, error) {
+		score := cmp.Or(p.Score, ScoreNTK)
+		if !slices.Contains(ScoreKinds, score) {
+			return nil, paramErr("lightyear", "score", fmt.Sprintf("%q", p.Score), "want one of "+strings.Join(ScoreKinds, ", "))
+		}
+		return &Lightyear{Tau: o["tau"], G: o["g"], NVal: int(o["n_val"]), Score: score, IncludeSelf: o["include_self"] == 1}, nil
+	},
+}
 
 // Lightyear is LIGHTYEAR (spec/lightyear.md): after one local epoch the node
 // sends its model; it scores every received model against its own on the

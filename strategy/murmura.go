@@ -56,6 +56,30 @@ func Evidence(o *agreement.Outputs) (acc, vacuity float64, ok bool) {
 	return float64(correct) / float64(o.N), vacuity, true
 }
 
+// The DMTT paper's defaults ("Models", "Learning step"), and the authors'
+// code where the paper is silent.
+var murmuraRow = Row{
+	Name:    "murmura",
+	Summary: "MURMURA: trust-weighted aggregation from peers' model scores on the own validation data",
+	Options: []Option{
+		{Name: "w_a", Default: MurmuraWA, Lo: 0, Hi: 1},
+		{Name: "tau_u", Default: MurmuraTauU, Lo: 0, Hi: 1},
+		{Name: "penalize", Default: 1, Lo: 0, Hi: 1, Whole: true},
+		{Name: "n_eval", Default: MurmuraNEval, Lo: 1, Hi: 1 << 20, Whole: true},
+		{Name: "threshold", Default: MurmuraThreshold, Lo: 0, Hi: 1},
+		{Name: "momentum", Default: MurmuraMomentum, Lo: 0, Hi: 1},
+		{Name: "gamma", Default: MurmuraGamma, Lo: 0, Hi: 1},
+		{Name: "kappa", Default: MurmuraKappa, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
+		{Name: "omega", Default: MurmuraSelfWeight, Lo: 0, Hi: 1},
+	},
+	build: func(_ Params, o Values) (Strategy, error) {
+		m := NewMurmura()
+		m.WA, m.TauU, m.Penalize, m.NEval = o["w_a"], o["tau_u"], o["penalize"] == 1, int(o["n_eval"])
+		m.Threshold, m.Momentum, m.Gamma, m.Kappa, m.SelfWeight = o["threshold"], o["momentum"], o["gamma"], o["kappa"], o["omega"]
+		return m, nil
+	},
+}
+
 // Murmura is MURMURA's evidential trust-aware aggregation (spec/dmtt.md,
 // "Models: evidential head — MURMURA"; the authors' EvidentialTrustAggregator):
 // each received model is scored on the first NEval samples of the node's

@@ -77,7 +77,7 @@ func TestNewErrorsNameTheChoices(t *testing.T) {
 		{"asmr", Params{Options: map[string]float64{"k": 1}}, []string{"takes no options"}},
 		{"balance", Params{Rule: "median"}, []string{"only robust"}},
 		{"balance", Params{Weighting: MetropolisHastings}, []string{"weighting"}},
-		{"afa", Params{F: &neg}, []string{"f not used"}},
+		{"afa", Params{F: &neg}, []string{"f = -1", "not used", "only robust, scclip, clipped_gossip, rdpfl take f"}},
 		{"scclip", Params{F: &neg}, []string{"f = -1"}},
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/trellis-fl/trellis/nn"
 )
@@ -11,6 +12,24 @@ import (
 // trains, with the View of the round (Start is already set).
 type LocalTrainer interface {
 	LocalTraining(v *View, base nn.TrainConfig) nn.TrainConfig
+}
+
+// Training-side defaults; the spec names FedProx and Ditto without values,
+// so these are the middle of the grids their papers search
+// (μ ∈ {0.001, 0.01, 0.1, 1}, λ ∈ {0.01, 0.1, 1}).
+const (
+	FedProxMu   = 0.01
+	DittoLambda = 0.1
+)
+
+var fedproxRow = Row{
+	Name:      "fedprox",
+	Summary:   "FedAvg with the proximal term mu/2 ||w - w_ref||^2 in training",
+	Weighting: true,
+	Options:   []Option{{Name: "mu", Default: FedProxMu, Lo: 0, Hi: math.Inf(1), HiOpen: true}},
+	build: func(p Params, o Values) (Strategy, error) {
+		return &FedProx{FedAvg: FedAvg{Weighting: p.Weighting}, Mu: o["mu"]}, nil
+	},
 }
 
 // FedProx (Li et al., MLSys 2020; robust-rules.md, training-side defenses)
@@ -28,6 +47,16 @@ func (f *FedProx) Name() string { return "fedprox" }
 func (f *FedProx) LocalTraining(v *View, base nn.TrainConfig) nn.TrainConfig {
 	base.ProxMu, base.ProxRef = f.Mu, v.Start
 	return base
+}
+
+var dittoRow = Row{
+	Name:      "ditto",
+	Summary:   "a personal model regularized towards the shared FedAvg one",
+	Weighting: true,
+	Options:   []Option{{Name: "lambda", Default: DittoLambda, Lo: 0, Hi: math.Inf(1), HiOpen: true}},
+	build: func(p Params, o Values) (Strategy, error) {
+		return &Ditto{FedAvg: FedAvg{Weighting: p.Weighting}, Lambda: o["lambda"]}, nil
+	},
 }
 
 // Ditto (Li et al., ICML 2021) keeps two models per node: a global one w,

@@ -27,6 +27,44 @@ const (
 // (spec/rdpfl.md step 4).
 var RDPFLRules = []string{"mean", "median", "trimmed_mean", "geometric_median"}
 
+var rdpflRow = Row{
+	Name:      "rdpfl",
+	Summary:   "R-DPFL: a robust neighbourhood direction, predicted from history and clipped around the prediction",
+	Rule:      true,
+	F:         true,
+	Ablations: true,
+	Options: []Option{
+		{Name: "lambda", Default: RDPFLLambda, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "g", Default: RDPFLG, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
+		{Name: "gd", Default: RDPFLGd, Lo: 0, Hi: math.Inf(1), LoOpen: true}, // inf: no bound
+		{Name: "gd_relative", Default: 0, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "warmup", Default: RDPFLWarmup, Lo: 1, Hi: 1e6, Whole: true},
+		{Name: "a", Default: RDPFLA, Lo: 0, Hi: 1, HiOpen: true},
+		{Name: "c", Default: RDPFLC, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "tau0", Default: RDPFLTau0, Lo: 0, Hi: math.Inf(1), HiOpen: true},
+		{Name: "literal", Default: 0, Lo: 0, Hi: 1, Whole: true}, // 1: Eq. 16 as printed (RDPFL.Literal)
+	},
+	build: func(p Params, o Values) (Strategy, error) {
+		rule := p.Rule
+		if rule == "" {
+			rule = "trimmed_mean"
+		}
+		s, err := NewRDPFL(rule)
+		if err != nil {
+			return nil, err
+		}
+		if spec, _ := aggregate.ParseSpec(rule); p.F != nil && !spec.TakesF() {
+			return nil, paramErr("rdpfl", "f", *p.F, fmt.Sprintf("rule %q takes no f (of rdpfl's rules only trimmed_mean has one)", rule))
+		}
+		s.F = p.F
+		s.Lambda, s.G, s.Gd, s.GdRelative = o["lambda"], o["g"], o["gd"], o["gd_relative"]
+		s.Warmup, s.A, s.C, s.Tau0 = int(o["warmup"]), o["a"], o["c"], o["tau0"]
+		s.NoPrediction, s.NoClipping = p.NoPrediction, p.NoClipping
+		s.Literal = o["literal"] == 1
+		return s, nil
+	},
+}
+
 // RDPFL is the prediction-constrained neighborhood collaboration of
 // spec/rdpfl.md. Nodes exchange local directions u = (w^{t−1} − w~^t)/(ηK)
 // — the average stochastic gradient of the round's K local steps — not

@@ -2,12 +2,88 @@ package strategy
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/vec"
 )
+
+var robustRow = Row{
+	Name:       "robust",
+	Summary:    "any rule of package aggregate over the own and the neighbours' models (or updates)",
+	Rule:       true,
+	RuleParams: true,
+	F:          true,
+	Options: []Option{
+		// f per aggregation from the neighbourhood, rounded to nearest: the
+		// DMTT paper's Multi-Krum baseline. f_fraction is the fraction;
+		// f_expected = 1 makes it the run's declared Byzantine fraction
+		// (Params.Declared), the paper's "expected number of Byzantine
+		// neighbours".
+		{Name: "f_fraction", Default: 0, Lo: 0, Hi: 1},
+		{Name: "f_expected", Default: 0, Lo: 0, Hi: 1, Whole: true},
+	},
+	OptionsNote: "; the rule's parameters are not options: f, m, tau, iterations, from_previous, bucket, clip",
+	build:       newRobust,
+}
+
+// newRobust builds robust's rule. Its f is set one way, by the rule
+// (aggregate.Spec): an explicit f; or one resolved at every aggregation
+// from a fraction of the neighbours (aggregate.Auto): f_fraction (or the
+// declared fraction with f_expected = 1) rounded to nearest, else, for a
+// rule that has an f, the declared fraction rounded up (f = "auto").
+func newRobust(p Params, o Values) (Strategy, error) {
+	if p.Rule == "" {
+		return nil, paramErr("robust", "rule", `""`, "rule missing (valid: "+strings.Join(aggregate.Names(), ", ")+
+			"; optionally preceded by pre-aggregators "+strings.Join(aggregate.PreNames(), ", ")+" joined with +)")
+	}
+	spec, err := aggregate.ParseSpec(p.Rule)
+	if err != nil {
+		return nil, paramErr("robust", "rule", fmt.Sprintf("%q", p.Rule), err.Error())
+	}
+	if p.RuleParams.F != 0 {
+		return nil, paramErr("robust", "f", p.RuleParams.F, "give f as Params.F, not in RuleParams")
+	}
+	fraction := o["f_fraction"]
+	if o["f_expected"] == 1 {
+		if fraction != 0 {
+			return nil, paramErr("robust", "options.f_fraction", fraction, "f_fraction and f_expected = 1 both give the fraction; give one")
+		}
+		fraction = p.Declared
+	}
+	if o["f_fraction"] != 0 || o["f_expected"] != 0 {
+		key, v := "options.f_fraction", o["f_fraction"]
+		if v == 0 {
+			key, v = "options.f_expected", o["f_expected"]
+		}
+		if !spec.TakesF() {
+			return nil, paramErr("robust", key, v, fmt.Sprintf("sets f per round, and rule %q takes no f (rules and pre-aggregators with one: %s)", p.Rule, strings.Join(aggregate.FRules(), ", ")))
+		}
+		if p.F != nil {
+			return nil, paramErr("robust", key, v, fmt.Sprintf("sets f per round, and f = %d sets it too; give one", *p.F))
+		}
+	}
+	if !(p.Declared >= 0 && p.Declared <= 1) {
+		return nil, fmt.Errorf("strategy robust: declared Byzantine fraction %v, allowed range [0, 1]", p.Declared)
+	}
+	var r aggregate.Rule
+	rp := p.RuleParams
+	switch {
+	case p.F != nil:
+		rp.F = *p.F
+		r, err = spec.New(rp)
+	case fraction > 0:
+		r, err = aggregate.NewAuto(spec, rp, fraction, aggregate.Nearest)
+	case spec.TakesF() && p.Declared > 0:
+		r, err = aggregate.NewAuto(spec, rp, p.Declared, aggregate.Up)
+	default:
+		r, err = spec.New(rp)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("strategy robust: %w", err)
+	}
+	return &RobustRule{Rule: r, Updates: p.Updates}, nil
+}
 
 // RobustRule aggregates the node's own trained model and its neighbors'
 // with any rule of package aggregate (mean, median, trimmed mean, …): the
@@ -16,8 +92,8 @@ import (
 // each input counted (aggregate.Selector), those are the weights returned;
 // otherwise each input counts 1/n.
 //
-// The rules msr, ios and rtc (alone or behind pre-aggregators; AroundOwn)
-// run as aggregate.Centered, with the node's own model (or update) as the
+// The rules msr, ios and rtc (alone or behind pre-aggregators;
+// aggregate.Spec.AroundOwn) run as aggregate.Centered, with the node's own model (or update) as the
 // reference and only the neighbors' as inputs: their decentralized form in
 // the survey (W-MSR around the node's own value, §4.4) and in their papers.
 // The weights are then the neighbors' shares, summing to 1 minus what the
@@ -30,16 +106,10 @@ import (
 type RobustRule struct {
 	Rule    aggregate.Rule
 	Updates bool
-	// FFraction, when positive, sets the f of a krum or multi_krum Rule at
-	// every Combine to the expected number of faulty neighbors,
-	// round(FFraction·k) for the k neighbors heard, capped at the largest
-	// f the rule allows, floor((n − 3)/2) for n = k + 1 inputs (n > 2f +
-	// 2): the DMTT paper's Multi-Krum baseline, with FFraction the
-	// Byzantine fraction (options f_fraction, f_expected).
-	FFraction float64
-	xs        [][]float32
-	out       []float32
-	upd       []float32
+	spec    *aggregate.Spec // Rule's name parsed, once
+	xs      [][]float32
+	out     []float32
+	upd     []float32
 }
 
 func (s *RobustRule) Name() string {
@@ -81,7 +151,7 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	around := AroundOwn(s.Rule.Name())
+	around := s.aroundOwn()
 	if around && len(got) == 0 {
 		return map[int]float64{}, nil // nothing arrived: keep the own vector
 	}
@@ -97,16 +167,6 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	}
 	if !ownAdded {
 		s.xs, from = append(s.xs, w), append(from, v.ID)
-	}
-	if s.FFraction > 0 {
-		k := len(got)
-		f := max(0, min(int(math.Round(s.FFraction*float64(k))), (k+1-3)/2))
-		switch r := s.Rule.(type) {
-		case *aggregate.Krum:
-			r.F = f
-		case *aggregate.MultiKrum:
-			r.F = f
-		}
 	}
 	if cap(s.out) < len(w) {
 		s.out = make([]float32, len(w))
@@ -149,10 +209,13 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	return weights, nil
 }
 
-// AroundOwn reports whether robust runs the rule named rule around the
-// node's own vector (RobustRule): msr, ios and rtc, alone or behind
-// pre-aggregators.
-func AroundOwn(rule string) bool {
-	last := rule[strings.LastIndex(rule, "+")+1:]
-	return last == "msr" || last == "ios" || last == "rtc"
+// aroundOwn reports whether the rule runs around the node's own vector
+// (aggregate.Spec.AroundOwn); a rule whose name is no rule string (one
+// written outside package aggregate) does not.
+func (s *RobustRule) aroundOwn() bool {
+	if s.spec == nil {
+		sp, _ := aggregate.ParseSpec(s.Rule.Name())
+		s.spec = &sp
+	}
+	return s.spec.AroundOwn()
 }

@@ -2,6 +2,16 @@ package strategy
 
 import "fmt"
 
+var scclipRow = Row{
+	Name:     "scclip",
+	Summary:  "self-centered clipping: move by the mean of the neighbours' differences clipped at the (f+1)-th largest",
+	F:        true,
+	DefaultF: SCClipF,
+	build: func(p Params, _ Values) (Strategy, error) {
+		return &SCClip{F: fOr(p, SCClipF)}, nil
+	},
+}
+
 // SCClip is self-centered clipping (spec/robust-rules.md, "Decentralized
 // and peer-side rules", SCClip):
 //
@@ -43,6 +53,17 @@ func (s *SCClip) Combine(v *View, in []Incoming) (map[int]float64, error) {
 		s.p.coef[k] = share * clipFactor(d, tau)
 	}
 	return s.p.apply(w), nil
+}
+
+var clippedGossipRow = Row{
+	Name:      "clipped_gossip",
+	Summary:   "gossip with clipped differences, clipping at most the f farthest",
+	Weighting: true,
+	F:         true,
+	DefaultF:  SCClipF,
+	build: func(p Params, _ Values) (Strategy, error) {
+		return &ClippedGossip{F: fOr(p, SCClipF), Weighting: p.Weighting}, nil
+	},
 }
 
 // ClippedGossip (He, Karimireddy and Jaggi 2022; spec/robust-rules.md,

@@ -8,7 +8,7 @@ import (
 
 // Every strategy either keeps nothing across rounds or saves what it keeps.
 func TestEveryStrategyStatelessOrStateful(t *testing.T) {
-	for _, name := range names {
+	for _, name := range Names() {
 		p := Params{}
 		if name == "rdpfl" || name == "robust" {
 			p.Rule = "trimmed_mean"

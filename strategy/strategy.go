@@ -122,6 +122,12 @@ type Strategy interface {
 	Combine(v *View, in []Incoming) (map[int]float64, error)
 }
 
+var localRow = Row{
+	Name:    "local",
+	Summary: "no collaboration",
+	build:   func(Params, Values) (Strategy, error) { return Local{}, nil },
+}
+
 // Local never collaborates: the node keeps its locally trained model.
 type Local struct{}
 

@@ -264,9 +264,6 @@ func TestRobustMSRAroundOwnValue(t *testing.T) {
 	if math.Abs(w[1]-2.0/13) > 1e-12 || math.Abs(w[2]-3.0/13) > 1e-12 || math.Abs(w[4]-4.0/13) > 1e-12 {
 		t.Errorf("weights %v, want 2/13, 3/13, 4/13", w)
 	}
-	if !AroundOwn("nnm+rtc") || AroundOwn("median") {
-		t.Error("AroundOwn")
-	}
 }
 
 // f from the neighborhood: round(φ·k) for k neighbors, capped where
@@ -288,7 +285,7 @@ func TestRobustFFraction(t *testing.T) {
 		if _, err := s.Combine(&View{ID: 0, Model: m}, in); err != nil {
 			t.Fatal(err)
 		}
-		if f := s.(*RobustRule).Rule.(*aggregate.MultiKrum).F; f != c.want {
+		if f := s.(*RobustRule).Rule.(*aggregate.Auto).F(10); f != c.want {
 			t.Errorf("φ = %v: f = %d, want %d", c.phi, f, c.want)
 		}
 	}

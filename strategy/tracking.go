@@ -1,5 +1,14 @@
 package strategy
 
+var trackingRow = Row{
+	Name:      "gradient_tracking",
+	Summary:   "decentralized gradient tracking over the same weights",
+	Weighting: true,
+	build: func(p Params, _ Values) (Strategy, error) {
+		return &GradientTracking{Weighting: p.Weighting}, nil
+	},
+}
+
 // GradientTracking is decentralized gradient tracking (DIGing / NEXT;
 // survey §2.3): each node keeps y, an estimate of the network-average
 // update, and sets

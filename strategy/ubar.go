@@ -6,6 +6,18 @@ import (
 	"math"
 )
 
+var ubarRow = Row{
+	Name:    "ubar",
+	Summary: "keep the nearest neighbours, then those whose loss on a local batch is at most the own",
+	Options: []Option{
+		{Name: "rho", Default: UBARRho, Lo: 0, Hi: 1, LoOpen: true},
+		{Name: "alpha", Default: UBARAlpha, Lo: 0, Hi: 1},
+	},
+	build: func(_ Params, o Values) (Strategy, error) {
+		return &UBAR{Rho: o["rho"], Alpha: o["alpha"]}, nil
+	},
+}
+
 // UBAR (Guo et al. 2021; spec/robust-rules.md, "Decentralized and
 // peer-side rules", UBAR) selects neighbors in two stages:
 //

@@ -172,6 +172,9 @@ func TestFound8CommandLine(t *testing.T) {
 		{[]string{"validate", "quickstart", "--set", "roundz=3"}, `did you mean "rounds"`},
 		{[]string{"validate", "quickstart", "--set", "strategy.rule=krum"}, `strategy.rule = "krum"`},
 		{[]string{"validate", "quickstart", "--set", "rounds=0"}, "rounds = 0"},
+		// robust's options are checked by strategy.New, naming the key.
+		{[]string{"validate", "quickstart", "--set", "strategy.name=robust", "--set", "strategy.rule=median", "--set", "strategy.options.f_fraction=5"}, "strategy.options.f_fraction = 5"},
+		{[]string{"validate", "quickstart", "--set", "strategy.name=robust", "--set", "strategy.rule=krum", "--set", "strategy.f=1", "--set", "strategy.options.f_fraction=0.2"}, "strategy.options.f_fraction = 0.2: sets f per round, and f = 1 sets it too"},
 		{[]string{"validate", "quickstart", "--set", "rounds"}, "want KEY=VALUE"},
 		{[]string{"presets", "show", "nosuch"}, `no preset "nosuch"`},
 	} {

@@ -1,0 +1,209 @@
+package aggregate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// kind describes one rule or pre-aggregator name: whether it has an f (the
+// number of faulty inputs it tolerates, Params.F), and for a rule whether a
+// node runs it around its own vector (Centered) rather than counting its
+// own vector as one more input.
+type kind struct {
+	name      string
+	takesF    bool
+	aroundOwn bool
+}
+
+// ruleKinds are the rules NewWith builds, in the order of the toolbox
+// table (docs/methods/toolbox.md).
+var ruleKinds = []kind{
+	{name: "mean"},
+	{name: "median"},
+	{name: "trimmed_mean", takesF: true},
+	{name: "krum", takesF: true},
+	{name: "multi_krum", takesF: true},
+	{name: "geometric_median"},
+	{name: "centered_clipping", takesF: true},
+	{name: "bulyan", takesF: true},
+	{name: "msr", takesF: true, aroundOwn: true},
+	{name: "ios", takesF: true, aroundOwn: true},
+	{name: "rtc", takesF: true, aroundOwn: true},
+}
+
+// preKinds are the pre-aggregators NewWith accepts in front of a rule.
+var preKinds = []kind{
+	{name: "bucketing"},
+	{name: "nnm", takesF: true},
+	{name: "clip"},
+	{name: "arc", takesF: true},
+}
+
+func kindNames(ks []kind) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.name
+	}
+	return out
+}
+
+func findKind(ks []kind, name string) (kind, bool) {
+	i := slices.IndexFunc(ks, func(k kind) bool { return k.name == name })
+	if i < 0 {
+		return kind{}, false
+	}
+	return ks[i], true
+}
+
+// Names returns the rule names New accepts.
+func Names() []string { return kindNames(ruleKinds) }
+
+// PreNames returns the pre-aggregator names NewWith accepts before a rule
+// ("nnm+krum").
+func PreNames() []string { return kindNames(preKinds) }
+
+// ChainSeparator joins pre-aggregators and the rule in a rule string.
+const ChainSeparator = "+"
+
+// Spec is a parsed rule string: pre-aggregators in the order they run,
+// then the rule ("nnm+krum": Pre [nnm], Rule krum). ParseSpec is the one
+// parser of rule strings; everything that needs to know what a rule string
+// means (which rule it ends in, whether it has an f, whether it runs around
+// the node's own vector, how large an f it tolerates) asks a Spec.
+type Spec struct {
+	Pre  []string
+	Rule string
+}
+
+// ParseSpec parses a rule string: a rule name (Names) optionally preceded
+// by pre-aggregators (PreNames) joined by "+": "median", "nnm+krum",
+// "bucketing+clip+trimmed_mean". Unknown names are errors naming the valid
+// choices.
+func ParseSpec(s string) (Spec, error) {
+	parts := strings.Split(s, ChainSeparator)
+	sp := Spec{Pre: parts[:len(parts)-1], Rule: parts[len(parts)-1]}
+	if sp.Rule == "centerpoint" {
+		return Spec{}, fmt.Errorf("aggregate %q: centerpoint is not available as a rule on models: the Tukey-depth centerpoint is implemented for d <= 2 only, and for n <= d + 1 inputs its promised depth ceil(n/(d+1)) is 1, which any input has (see aggregate.Centerpoint; valid rules: %s)", s, strings.Join(Names(), ", "))
+	}
+	if _, ok := findKind(ruleKinds, sp.Rule); !ok {
+		if _, pre := findKind(preKinds, sp.Rule); pre {
+			return Spec{}, fmt.Errorf("aggregate %q: %s is a pre-aggregator and must be followed by a rule, as in %s+median (rules: %s)", s, sp.Rule, sp.Rule, strings.Join(Names(), ", "))
+		}
+		return Spec{}, fmt.Errorf("aggregate: unknown rule %q (valid: %s; optionally preceded by pre-aggregators %s joined with +)", sp.Rule, strings.Join(Names(), ", "), strings.Join(PreNames(), ", "))
+	}
+	for _, pre := range sp.Pre {
+		if _, ok := findKind(preKinds, pre); !ok {
+			return Spec{}, fmt.Errorf("aggregate %q: unknown pre-aggregator %q (valid: %s)", s, pre, strings.Join(PreNames(), ", "))
+		}
+	}
+	return sp, nil
+}
+
+// String is the rule string ParseSpec reads.
+func (s Spec) String() string {
+	return strings.Join(append(slices.Clone(s.Pre), s.Rule), ChainSeparator)
+}
+
+// Uses reports whether name is the rule or one of the pre-aggregators.
+func (s Spec) Uses(name string) bool {
+	return s.Rule == name || slices.Contains(s.Pre, name)
+}
+
+// TakesF reports whether the rule or one of its pre-aggregators has an f
+// (Params.F): without one, f changes nothing.
+func (s Spec) TakesF() bool {
+	if k, _ := findKind(ruleKinds, s.Rule); k.takesF {
+		return true
+	}
+	for _, pre := range s.Pre {
+		if k, _ := findKind(preKinds, pre); k.takesF {
+			return true
+		}
+	}
+	return false
+}
+
+// FRules returns the rule and pre-aggregator names that have an f.
+func FRules() []string {
+	var out []string
+	for _, k := range append(slices.Clone(ruleKinds), preKinds...) {
+		if k.takesF {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// AroundOwn reports whether a node runs the rule around its own vector
+// (the rule is Centered and that is its decentralized form: msr, ios and
+// rtc, alone or behind pre-aggregators) instead of counting its own vector
+// as one input.
+func (s Spec) AroundOwn() bool {
+	k, _ := findKind(ruleKinds, s.Rule)
+	return k.aroundOwn
+}
+
+// New builds the rule with parameters p (NewWith without the parsing).
+func (s Spec) New(p Params) (Rule, error) {
+	if err := p.check(s); err != nil {
+		return nil, err
+	}
+	return s.build(p), nil
+}
+
+// MaxF is the largest f for which the rule (with parameters p, whose F is
+// ignored) aggregates n inputs, found by asking the rule itself on n
+// distinct small vectors; -1 when it cannot aggregate n inputs even with
+// f = 0.
+func (s Spec) MaxF(p Params, n int) int {
+	if n < 1 {
+		return -1
+	}
+	xs := make([][]float32, n)
+	for i := range xs {
+		xs[i] = []float32{float32(i), float32(i * i % 7)}
+	}
+	dst := make([]float32, 2)
+	best := -1
+	for f := 0; f <= n; f++ {
+		p.F = f
+		r, err := s.New(p)
+		if err != nil {
+			break
+		}
+		if err := r.Aggregate(dst, xs); err != nil {
+			break
+		}
+		best = f
+	}
+	return best
+}
+
+// FRounding says how a fraction of the neighbours becomes a count.
+type FRounding int
+
+const (
+	// Up is ⌈fraction · neighbours⌉: the expected number of faulty
+	// neighbours, rounded up (f = "auto").
+	Up FRounding = iota
+	// Nearest is round(fraction · neighbours): the DMTT paper's Multi-Krum
+	// baseline (strategy option f_fraction).
+	Nearest
+)
+
+// FFor is the f of a node aggregating n inputs (itself and n − 1
+// neighbours) when a fraction of all nodes is taken to be faulty: the
+// fraction of the n − 1 neighbours, rounded as r says, capped at fmax (the
+// most the rule tolerates with n inputs, MaxF) and at least 0.
+func FFor(fraction float64, n, fmax int, r FRounding) int {
+	want := fraction * float64(n-1)
+	var f int
+	if r == Nearest {
+		f = int(math.Round(want))
+	} else {
+		f = int(math.Ceil(want - 1e-9))
+	}
+	return max(0, min(f, fmax))
+}
