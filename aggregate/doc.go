@@ -18,6 +18,17 @@
 // NewWith refuses "centerpoint" with the reason (it has no usable form on
 // models).
 //
+// # Rule strings
+//
+// ParseSpec is the one parser of a rule string ("nnm+krum"): the rule, its
+// pre-aggregators, whether it has an f (Spec.TakesF), whether a node runs
+// it around its own vector (Spec.AroundOwn: msr, ios, rtc), and the
+// largest f it tolerates with n inputs (Spec.MaxF, found by asking the
+// rule). Nothing outside this package splits a rule string. Auto is a rule
+// whose f is resolved at every aggregation from a fraction of the inputs
+// (FFor): f = "auto" from the declared Byzantine fraction, rounded up, or a
+// strategy's fraction rounded to nearest.
+//
 // # Choices
 //
 //   - Inputs arrive in sender-id order and every sum is accumulated in

@@ -180,13 +180,13 @@ type TrustConfig struct {
 
 // StrategyConfig is how honest nodes collaborate.
 type StrategyConfig struct {
-	// Name is one of strategy.Names(): local, fedavg, dpsgd,
-	// gradient_tracking, robust, balance, ubar, scclip, clipped_gossip, afa,
-	// asmr, cfl, fedprox, ditto, lightyear.
+	// Name is one of strategy.Names(); each strategy's registry row
+	// (strategy.Registry) says which of the keys below it takes.
 	Name      string `toml:"name"`
 	Weighting string `toml:"weighting"` // fedavg, dpsgd, gradient_tracking, clipped_gossip: uniform | mh
 	// Rule is robust's aggregate rule (aggregate.Names()), optionally behind
-	// pre-aggregators joined by "+" (aggregate.PreNames()): "nnm+krum".
+	// pre-aggregators joined by "+" (aggregate.PreNames()): "nnm+krum", as
+	// aggregate.ParseSpec reads it; rdpfl's is one of strategy.RDPFLRules.
 	Rule string `toml:"rule"`
 	// Exchange is what robust's nodes send: "model" (the default) or
 	// "update" (the round's update w~ − w_start, aggregated and applied
@@ -213,7 +213,7 @@ type StrategyConfig struct {
 	Clipping   *bool `toml:"clipping,omitempty"`
 	// Options are the strategy's real-valued parameters by name; absent
 	// ones take the defaults. Each strategy's keys, defaults and ranges
-	// are declared once, in package strategy (strategy.OptionNames).
+	// are declared once, in its registry row (strategy.Registry).
 	Options map[string]float64 `toml:"options,omitempty"`
 	// Score is lightyear's agreement score: ntk | calibration | cosine |
 	// ntk_logits | ntk_uncentered | ntk_classwise ("" = ntk).
@@ -437,11 +437,10 @@ func Defaults() string {
 # exchange = "model"     # robust: what nodes send, "model" or "update"
 # prediction = true      # rdpfl: history prediction (false: the ablation)
 # clipping = true        # rdpfl: adaptive deviation clipping (false: the ablation)
-# [strategy.options]     # the strategy's real-valued options, name = value
-#                        # (strategy.OptionNames; README lists each method's)
 # f = "auto" resolves robust's f per aggregation of n inputs as
 # min(ceil(declared fraction * (n - 1)), the most the rule tolerates with n).
-
+# [strategy.options]     # the strategy's real-valued options, name = value:
+` + strategyOptionsText() + `
 # [sweep]
 # seeds = [1, 2, 3]
 # [sweep.grid]
@@ -449,6 +448,24 @@ func Defaults() string {
 # "strategy.name" = ["fedavg", "robust"]
 `)
 	return buf.String()
+}
+
+// strategyOptionsText lists every strategy's [strategy] keys and options
+// with defaults and ranges, from the strategy registry, as TOML comments.
+func strategyOptionsText() string {
+	var b strings.Builder
+	for _, r := range strategy.Registry() {
+		opts := r.OptionsText()
+		if opts == "" {
+			opts = "no options"
+		}
+		fmt.Fprintf(&b, "#   %s: %s", r.Name, opts)
+		if t := r.Takes(); len(t) > 0 {
+			fmt.Fprintf(&b, " (also takes %s)", strings.Join(t, ", "))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // DefaultsMap is DefaultConfig as nested tables with the config's own

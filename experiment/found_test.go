@@ -3,12 +3,14 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/strategy"
 )
 
 // The tests of issue 14's "Found" list, one per item: the bad config or
@@ -317,6 +319,21 @@ func TestFound8Messages(t *testing.T) {
 	for _, k := range []string{"f = \"auto\"", "exchange", "prediction", "clipping", "[strategy.options]", "ids = []"} {
 		if !strings.Contains(d, k) {
 			t.Errorf("config defaults lack %q", k)
+		}
+	}
+	// Every strategy's options, with the registry's defaults.
+	for _, r := range strategy.Registry() {
+		i := strings.Index(d, "#   "+r.Name+": ")
+		if i < 0 {
+			t.Errorf("config defaults lack strategy %s", r.Name)
+			continue
+		}
+		line := d[i:]
+		line = line[:strings.IndexByte(line, '\n')]
+		for _, o := range r.Options {
+			if want := fmt.Sprintf("%s = %v in ", o.Name, o.Default); o.Range() != "0 or 1" && !strings.Contains(line, want) {
+				t.Errorf("config defaults: %q lacks %q", line, want)
+			}
 		}
 	}
 	cnn, err := ParseConfig([]byte("[model]\nkind = \"femnist_cnn\""), "t")

@@ -10,7 +10,18 @@
 //
 // The peer-side defenses of spec/robust-rules.md ("Decentralized and
 // peer-side rules") are BALANCE, UBAR, SCClip, ClippedGossip, AFA, ASMR and
-// CFL; New builds any strategy from its config name. Rules on cosines
+// CFL; New builds any strategy from its config name.
+//
+// Each strategy declares one registry Row in its own file: its name, what
+// it takes besides its options (a weighting, a rule, f, a score, ablation
+// switches), its options with defaults and ranges, and how it is built.
+// New checks every parameter against the row (refusals are *ParamError,
+// naming the config key), and the config validation, `trellis config
+// defaults` and the table in docs/methods/toolbox.md are made from the
+// rows (Registry, MarkdownTable; a test keeps the docs equal to them).
+// robust's rule string is parsed by package aggregate (aggregate.Spec),
+// and its f is the rule's: explicit, or resolved per aggregation from a
+// fraction (aggregate.Auto). Rules on cosines
 // (AFA, ASMR, CFL) measure them on x − View.Start, i.e. on updates.
 //
 // LIGHTYEAR (spec/lightyear.md) scores peers' models on the node's own

@@ -93,3 +93,88 @@ func TestNewErrorsNameTheChoices(t *testing.T) {
 		}
 	}
 }
+
+// The names New's refusals list are the registry's: the unknown-name error
+// lists every row, and "only … take X" lists exactly the rows that take X.
+func TestNewErrorsListTheRegistry(t *testing.T) {
+	_, err := New("nosuch", Params{})
+	want := "(valid: " + strings.Join(Names(), ", ") + ")"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("unknown name: %v, want it to end in %q", err, want)
+	}
+	var rows []string
+	for _, r := range Registry() {
+		rows = append(rows, r.Name)
+		if _, err := New(r.Name, paramsFor(r.Name)); err != nil {
+			t.Errorf("%s: %v", r.Name, err)
+		}
+	}
+	if strings.Join(rows, ",") != strings.Join(Names(), ",") || len(rows) != 19 {
+		t.Errorf("registry %v, names %v", rows, Names())
+	}
+	one := 1
+	for _, c := range []struct {
+		p     Params
+		takes func(Row) bool
+	}{
+		{Params{Weighting: MetropolisHastings}, func(r Row) bool { return r.Weighting }},
+		{Params{F: &one}, func(r Row) bool { return r.F }},
+		{Params{Rule: "median"}, func(r Row) bool { return r.Rule }},
+		{Params{Score: "cosine"}, func(r Row) bool { return r.Score }},
+	} {
+		var takers []string
+		for _, r := range Registry() {
+			if c.takes(r) {
+				takers = append(takers, r.Name)
+			}
+		}
+		_, err := New("local", c.p)
+		if err == nil || !strings.Contains(err.Error(), "only "+strings.Join(takers, ", ")+" take") {
+			t.Errorf("%+v: %v, want it to list %v", c.p, err, takers)
+		}
+		for _, name := range takers {
+			p := paramsFor(name)
+			switch {
+			case c.p.Weighting != Uniform:
+				p.Weighting = c.p.Weighting
+			case c.p.F != nil:
+				p.F = c.p.F
+			case c.p.Score != "":
+				p.Score = c.p.Score
+			}
+			if _, err := New(name, p); err != nil {
+				t.Errorf("%s refuses what its row says it takes (%+v): %v", name, c.p, err)
+			}
+		}
+	}
+}
+
+// paramsFor is the least a strategy needs: a rule for robust (trimmed_mean,
+// so that an f applies) and for rdpfl.
+func paramsFor(name string) Params {
+	if name == "robust" || name == "rdpfl" {
+		return Params{Rule: "trimmed_mean"}
+	}
+	return Params{}
+}
+
+// Every option's default is in its range, and a value just outside the
+// range is refused with the option's key.
+func TestOptionRanges(t *testing.T) {
+	for _, r := range Registry() {
+		for _, o := range r.Options {
+			if !o.check(o.Default) {
+				t.Errorf("%s: %s default %v outside %s", r.Name, o.Name, o.Default, o.Range())
+			}
+			below := o.Lo - 0.5
+			if o.LoOpen {
+				below = o.Lo
+			}
+			p := paramsFor(r.Name)
+			p.Options = map[string]float64{o.Name: below}
+			if _, err := New(r.Name, p); err == nil || !strings.Contains(err.Error(), "options."+o.Name) {
+				t.Errorf("%s: %s = %v: %v", r.Name, o.Name, below, err)
+			}
+		}
+	}
+}

@@ -24,7 +24,7 @@ const (
 
 var fedproxRow = Row{
 	Name:      "fedprox",
-	Summary:   "FedAvg with the proximal term mu/2 ||w - w_ref||^2 in training",
+	Summary:   "FedAvg with the proximal term (μ/2)‖w − w_ref‖² in training",
 	Weighting: true,
 	Options:   []Option{{Name: "mu", Default: FedProxMu, Lo: 0, Hi: math.Inf(1), HiOpen: true}},
 	build: func(p Params, o Values) (Strategy, error) {

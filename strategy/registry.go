@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -54,7 +55,8 @@ type Option struct {
 	Whole          bool
 }
 
-// Range is the allowed range as text: "[0, 1]", "(0, +Inf)", "0 or 1".
+// Range is the allowed range as text: "[0, 1]", "(0, ∞)", "0 or 1",
+// "[1, 1048576], whole numbers".
 func (o Option) Range() string {
 	if o.Whole && o.Lo == 0 && o.Hi == 1 && !o.LoOpen && !o.HiOpen {
 		return "0 or 1"
@@ -66,11 +68,19 @@ func (o Option) Range() string {
 	if o.HiOpen {
 		rb = ")"
 	}
-	r := fmt.Sprintf("%s%v, %v%s", lb, o.Lo, o.Hi, rb)
+	r := lb + number(o.Lo) + ", " + number(o.Hi) + rb
 	if o.Whole {
-		r = "whole numbers in " + r
+		r += ", whole numbers"
 	}
 	return r
+}
+
+// number formats a bound without exponents: 1048576, 0.25, ∞.
+func number(v float64) string {
+	if math.IsInf(v, 1) {
+		return "∞"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // check reports whether v is allowed.
