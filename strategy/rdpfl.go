@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/vec"
@@ -151,7 +152,7 @@ type RDPFLRound struct {
 // NewRDPFL returns R-DPFL with the spec's defaults and the given rule.
 func NewRDPFL(rule string) (*RDPFL, error) {
 	if !slices.Contains(RDPFLRules, rule) {
-		return nil, fmt.Errorf("strategy rdpfl: rule %q not allowed (valid: %v)", rule, RDPFLRules)
+		return nil, paramErr("rdpfl", "rule", fmt.Sprintf("%q", rule), "not allowed (valid: "+strings.Join(RDPFLRules, ", ")+")")
 	}
 	return &RDPFL{Rule: rule, Lambda: RDPFLLambda, G: RDPFLG, Gd: RDPFLGd, Warmup: RDPFLWarmup,
 		A: RDPFLA, C: RDPFLC, Tau0: RDPFLTau0}, nil
@@ -356,7 +357,7 @@ func (s *RDPFL) remember(start []float32) {
 func (s *RDPFL) aggregate(dst []float32, got []Incoming) (map[int]float64, error) {
 	k := len(got)
 	f := 0
-	if s.Rule == "trimmed_mean" {
+	if spec, err := aggregate.ParseSpec(s.Rule); err == nil && spec.TakesF() { // trimmed_mean
 		f = (k - 1) / 2
 		if s.F != nil {
 			f = *s.F

@@ -266,6 +266,26 @@ func TestRobustMSRAroundOwnValue(t *testing.T) {
 	}
 }
 
+// With f left to the declared fraction (f = "auto"), msr still runs around
+// the own value: a quarter of 3 neighbours rounds up to f = 1, which gives
+// the values computed by hand above.
+func TestRobustMSRAutoFAroundOwnValue(t *testing.T) {
+	s, err := New("robust", Params{Rule: "msr", Declared: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyModel(t, 0, 10, 0, 0)
+	in := []Incoming{
+		{From: 1, Tag: TagModel, Vector: []float32{3, 11, 0, 0}},
+		{From: 2, Tag: TagModel, Vector: []float32{1, 2, 0, 0}},
+		{From: 4, Tag: TagModel, Vector: []float32{2, 3, 0, 0}},
+	}
+	if _, err := s.Combine(&View{ID: 3, Model: m}, in); err != nil {
+		t.Fatal(err)
+	}
+	near(t, "W-MSR around own, f = auto", m.Params(), 1, 6.5, 0, 0)
+}
+
 // f from the neighborhood: round(φ·k) for k neighbors, capped where
 // Multi-Krum's n > 2f + 2 stops holding.
 func TestRobustFFraction(t *testing.T) {
