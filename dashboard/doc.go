@@ -18,7 +18,7 @@
 //     rounds and its metrics.jsonl are the same with and without it.
 //   - Edge weights (who gave whom how much): a live run takes them from
 //     metrics.Round.Live; a finished run's page from its edges.jsonl
-//     (metrics.EdgeWriter, written unless run.edges = false) over the
+//     (rundir.ReadEdges; written unless run.edges = false) over the
 //     round's graph rebuilt from its config. A run directory without the
 //     file (written before it existed, or with run.edges = false) shows
 //     the graph without weights.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // Sweep is a sweep (or a single run) shown live while it runs into out.
@@ -52,7 +53,7 @@ func (w *Sweep) Live(i int, r experiment.SweepRun) metrics.Sink {
 		w.settle(j, nil)
 	}
 	path := filepath.Join(w.out, r.Dir)
-	if !w.force && exists(filepath.Join(path, experiment.SummaryFile)) {
+	if !w.force && rundir.Has(path, rundir.SummaryFile) {
 		w.settle(i, nil)
 		if err := w.s.loadRounds(w.first+i, path); err != nil {
 			w.s.Update(w.first+i, func(info *RunInfo) { info.Error = err.Error() })

@@ -14,6 +14,7 @@ import (
 
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // A deployed run's monitor with a dashboard attached (MonitorConfig.Live,
@@ -119,9 +120,9 @@ func TestMonitorServesLiveRecords(t *testing.T) {
 			t.Fatalf("%d of %d rounds streamed", len(got), c.Rounds)
 		}
 	}
-	edges, err := os.ReadFile(filepath.Join(out, experiment.EdgesFile))
+	edges, err := os.ReadFile(filepath.Join(out, rundir.EdgesFile))
 	if err != nil {
-		t.Fatalf("the monitor wrote no %s: %v", experiment.EdgesFile, err)
+		t.Fatalf("the monitor wrote no %s: %v", rundir.EdgesFile, err)
 	}
 	for k, f := range got {
 		if f.Round != k || !f.Weighted || len(f.Nodes) != c.Nodes || len(f.Edges) != 2*c.Nodes {
@@ -129,7 +130,7 @@ func TestMonitorServesLiveRecords(t *testing.T) {
 		}
 	}
 	if n := strings.Count(string(edges), "\n"); n != c.Rounds {
-		t.Errorf("%s has %d lines, want %d", experiment.EdgesFile, n, c.Rounds)
+		t.Errorf("%s has %d lines, want %d", rundir.EdgesFile, n, c.Rounds)
 	}
 	if info, _ := srv.Run(0); info.Status != Running {
 		t.Errorf("run status %q while the monitor's dashboard is up", info.Status)

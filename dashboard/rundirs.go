@@ -1,9 +1,6 @@
 package dashboard
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +12,7 @@ import (
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/report"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // runDir is one run directory found under a root.
@@ -32,13 +30,10 @@ func findRuns(root string) ([]runDir, error) {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		if !exists(filepath.Join(p, experiment.ConfigFile)) {
+		if !rundir.Has(p, rundir.ConfigFile) || !rundir.Has(p, rundir.RoundsFile) && !rundir.Has(p, rundir.SummaryFile) {
 			return nil
 		}
-		if !exists(filepath.Join(p, experiment.RoundsFile)) && !exists(filepath.Join(p, experiment.SummaryFile)) {
-			return nil
-		}
-		c, err := experiment.LoadConfig(filepath.Join(p, experiment.ConfigFile))
+		c, err := loadConfig(p)
 		if err != nil {
 			return err
 		}
@@ -53,7 +48,7 @@ func findRuns(root string) ([]runDir, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no run directories (directories with %s and %s)", root, experiment.ConfigFile, experiment.RoundsFile)
+		return nil, fmt.Errorf("%s: no run directories (directories with %s and %s)", root, rundir.ConfigFile, rundir.RoundsFile)
 	}
 	return out, nil
 }
@@ -64,9 +59,13 @@ func accuracyOf(c experiment.Config) string {
 	return report.AccuracyCurve(c.Strategy.Name, c.Evaluation.GlobalTest != 0)
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+// loadConfig reads the config of the run in dir.
+func loadConfig(dir string) (experiment.Config, error) {
+	text, err := rundir.ReadConfig(dir)
+	if err != nil {
+		return experiment.Config{}, err
+	}
+	return experiment.ParseConfig(text, filepath.Join(dir, rundir.ConfigFile))
 }
 
 // sweptParams returns, per run, the config keys whose values differ
@@ -140,21 +139,21 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 // holds (status, final metrics, config and manifest text).
 func describe(c experiment.Config, path string) RunInfo {
 	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Accuracy: accuracyOf(c), Global: c.Evaluation.GlobalTest != 0, Status: Pending}
-	if b, err := os.ReadFile(filepath.Join(path, experiment.ConfigFile)); err == nil {
+	if b, err := rundir.ReadConfig(path); err == nil {
 		info.Config = string(b)
 	}
-	if b, err := os.ReadFile(filepath.Join(path, experiment.ManifestFile)); err == nil {
+	if b, err := rundir.ReadManifestText(path); err == nil {
 		info.Manifest = string(b)
 	}
 	info.Command = fmt.Sprintf("trellis run %s -o %s   # keeps a finished run; add --force to redo it",
-		shellQuote(filepath.Join(path, experiment.ConfigFile)), shellQuote(path))
+		shellQuote(filepath.Join(path, rundir.ConfigFile)), shellQuote(path))
 	refresh(&info, path)
 	return info
 }
 
 // refresh sets a run's status and final metrics from its directory.
 func refresh(info *RunInfo, path string) {
-	if rows, err := experiment.ReadSummary(path); err == nil && len(rows) == 1 {
+	if rows, err := rundir.ReadSummary(path); err == nil && len(rows) == 1 {
 		info.Status = Finished
 		info.Final = map[string]num{}
 		for k, v := range rows[0] {
@@ -164,7 +163,7 @@ func refresh(info *RunInfo, path string) {
 		}
 		return
 	}
-	if exists(filepath.Join(path, experiment.RoundsFile)) {
+	if rundir.Has(path, rundir.RoundsFile) {
 		info.Status = Interrupted
 	}
 }
@@ -178,21 +177,15 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// nodeLine is one line of metrics.jsonl.
-type nodeLine struct {
-	Round int `json:"round"`
-	metrics.NodeRound
-}
-
 // loadRounds adds a run directory's rounds (rounds.jsonl with the node
 // records of metrics.jsonl) as frames of run. A torn last line (an
 // interrupted run) ends the file.
 func (s *Server) loadRounds(run int, path string) error {
-	rounds, err := readLines(filepath.Join(path, experiment.RoundsFile), func() *metrics.Round { return new(metrics.Round) })
+	rounds, err := rundir.ReadRounds(path)
 	if err != nil {
 		return err
 	}
-	nodes, err := readLines(filepath.Join(path, experiment.MetricsFile), func() *nodeLine { return new(nodeLine) })
+	nodes, err := rundir.ReadNodes(path)
 	if err != nil {
 		return err
 	}
@@ -200,7 +193,7 @@ func (s *Server) loadRounds(run int, path string) error {
 	// graph the config cannot rebuild here (a trace file elsewhere) leaves
 	// the rounds without edges.
 	var in func(r int) func(int) []int
-	if c, err := experiment.LoadConfig(filepath.Join(path, experiment.ConfigFile)); err == nil {
+	if c, err := loadConfig(path); err == nil {
 		if g, err := c.Graph(); err == nil && g.N() == c.Nodes {
 			in = func(r int) func(int) []int {
 				gr := g.At(r)
@@ -217,7 +210,7 @@ func (s *Server) loadRounds(run int, path string) error {
 	for _, n := range nodes {
 		byRound[n.Round] = append(byRound[n.Round], n.NodeRound)
 	}
-	edges, err := metrics.ReadEdges(filepath.Join(path, experiment.EdgesFile))
+	edges, err := rundir.ReadEdges(path)
 	if err != nil {
 		return err
 	}
@@ -266,31 +259,6 @@ func liveOf(n int, edges [][3]float64, in func(int) []int) *metrics.Live {
 		}
 	}
 	return l
-}
-
-func readLines[T any](path string, mk func() *T) ([]*T, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<26)
-	var out []*T
-	for sc.Scan() {
-		v := mk()
-		if err := json.Unmarshal(sc.Bytes(), v); err != nil {
-			break
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
-		return out, err
-	}
-	return out, nil
 }
 
 // ReportFile is the self-contained report's name, next to results.md.

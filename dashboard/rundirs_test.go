@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // tinyConfig is a run of a few seconds: 6 nodes, 2 of them Gaussian
@@ -49,8 +50,8 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 	if _, err := experiment.RunToDir(t.Context(), c2, noEdges, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(noEdges, experiment.EdgesFile)); err == nil {
-		t.Errorf("run.edges = false wrote %s", experiment.EdgesFile)
+	if _, err := os.Stat(filepath.Join(noEdges, rundir.EdgesFile)); err == nil {
+		t.Errorf("run.edges = false wrote %s", rundir.EdgesFile)
 	}
 	s := New("live")
 	sw := s.Plan(watched, []experiment.SweepRun{{Config: c}}, false)
@@ -58,13 +59,13 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw.Done(nil)
-	for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile, experiment.SummaryFile, experiment.EdgesFile} {
+	for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile, rundir.SummaryFile, rundir.EdgesFile} {
 		a, _ := os.ReadFile(filepath.Join(plain, f))
 		b, _ := os.ReadFile(filepath.Join(watched, f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s differs with the dashboard attached", f)
 		}
-		if f == experiment.EdgesFile {
+		if f == rundir.EdgesFile {
 			continue
 		}
 		if b, _ := os.ReadFile(filepath.Join(noEdges, f)); !bytes.Equal(a, b) {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/privacy/audit"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // TestAuditKeysAreChecked: [privacy.audit]'s keys are strict and range
@@ -83,12 +86,12 @@ save_models = true
 	if fin.Audit == nil {
 		t.Fatal("no audit summary")
 	}
-	rows, err := ReadSummary(dir)
+	rows, err := rundir.ReadSummary(dir)
 	if err != nil || rows[0]["final_audit_auc"] == "" || rows[0]["final_audit_tpr_at_0.1pct"] == "" {
 		t.Fatalf("summary %v, %v: no audit columns", rows, err)
 	}
-	var atEnd AuditReport
-	b, err := os.ReadFile(filepath.Join(dir, AuditFile))
+	var atEnd audit.Report
+	b, err := os.ReadFile(filepath.Join(dir, rundir.AuditFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +124,7 @@ save_models = true
 		t.Fatal(err)
 	}
 	for i := range c.Nodes {
-		if err := os.Rename(filepath.Join(dir, ModelDir(i)), filepath.Join(dir, "cluster", "node-"+string(rune('0'+i))+".state")); err != nil {
+		if err := os.Rename(filepath.Join(dir, rundir.ModelDir(i)), filepath.Join(dir, "cluster", "node-"+string(rune('0'+i))+".state")); err != nil {
 			t.Fatal(err)
 		}
 	}

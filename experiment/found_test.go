@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/strategy"
 )
 
@@ -156,7 +157,7 @@ func TestFound2ChangedConfigIsNotReused(t *testing.T) {
 	if _, err := RunSweepWith(context.Background(), c, out, SweepOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := ReadSummary(out)
+	rows, err := rundir.ReadSummary(out)
 	if err != nil || len(rows) != 1 || rows[0]["rounds"] != "4" {
 		t.Errorf("forced rerun summary: %v %v", rows, err)
 	}
@@ -185,11 +186,11 @@ func TestFound4DivergenceIsRecordedNotAnError(t *testing.T) {
 		if fin.Rounds != 3 || fin.DivergedRound < 0 || fin.Diverged != 3 {
 			t.Errorf("%s: final %+v, want 3 rounds and the 3 honest nodes diverged", atk, fin)
 		}
-		b, _ := os.ReadFile(filepath.Join(dir, MetricsFile))
+		b, _ := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 		if !strings.Contains(string(b), `"diverged":true`) {
 			t.Errorf("%s: metrics.jsonl records no diverged node", atk)
 		}
-		rows, _ := ReadSummary(dir)
+		rows, _ := rundir.ReadSummary(dir)
 		if len(rows) != 1 || rows[0]["diverged_round"] == "-1" || rows[0]["diverged_nodes"] != "3" {
 			t.Errorf("%s: summary %v", atk, rows)
 		}
@@ -368,7 +369,7 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 		t.Fatalf("interrupted: %v", err)
 	}
 	// A torn last line, as a kill in the middle of a write leaves.
-	f, _ := os.OpenFile(filepath.Join(cut, MetricsFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(filepath.Join(cut, rundir.MetricsFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"round":3,"node":0,"byz`)
 	f.Close()
 	var rounds []int
@@ -378,17 +379,17 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	if len(rounds) != 6 {
 		t.Errorf("resumed run reported rounds %v", rounds)
 	}
-	for _, name := range []string{MetricsFile, RoundsFile, SummaryFile} {
+	for _, name := range []string{rundir.MetricsFile, rundir.RoundsFile, rundir.SummaryFile} {
 		a, _ := os.ReadFile(filepath.Join(full, name))
 		b, _ := os.ReadFile(filepath.Join(cut, name))
-		if name == SummaryFile {
+		if name == rundir.SummaryFile {
 			a, b = []byte(strings.SplitN(string(a), "\n", 2)[1]), []byte(strings.SplitN(string(b), "\n", 2)[1])
 		}
 		if string(a) != string(b) {
 			t.Errorf("%s differs after resume", name)
 		}
 	}
-	man, err := readManifest(cut)
+	man, err := rundir.ReadManifest(cut)
 	if err != nil || len(man.Resumed) != 1 {
 		t.Errorf("manifest resumed = %v, %v", man.Resumed, err)
 	}

@@ -3,10 +3,8 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/trellis-fl/trellis/internal/seed"
-	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
@@ -269,47 +267,4 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 	}
 	cfg.Layers, cfg.Trainer = append(cfg.Layers, l), l
 	return nil
-}
-
-// privacyColumns are summary.csv's columns of a run with DP: the honest
-// nodes' largest and mean ε after the last round, and the largest δ.
-var privacyColumns = []string{"final_honest_max_epsilon", "final_honest_mean_epsilon", "final_delta"}
-
-func (f Final) privacyValues() []string {
-	p := f.Privacy
-	if p == nil {
-		return []string{"", "", ""}
-	}
-	out := make([]string, 0, 3)
-	for _, v := range []float64{p.HonestMaxEpsilon, p.HonestMeanEpsilon, p.Delta} {
-		out = append(out, strconv.FormatFloat(v, 'g', -1, 64))
-	}
-	return out
-}
-
-// readPrivacy reads privacyColumns back from a summary row (nil when
-// absent or empty).
-func readPrivacy(row map[string]string) *metrics.PrivacyRound {
-	v, ok := readColumns(row, privacyColumns)
-	if !ok {
-		return nil
-	}
-	return &metrics.PrivacyRound{HonestMaxEpsilon: v[0], HonestMeanEpsilon: v[1], Delta: v[2]}
-}
-
-// readColumns parses the summary row's values of cols; false when one is
-// absent, empty or not a number.
-func readColumns(row map[string]string, cols []string) ([]float64, bool) {
-	v := make([]float64, len(cols))
-	for i, k := range cols {
-		s, ok := row[k]
-		if !ok || s == "" {
-			return nil, false
-		}
-		var err error
-		if v[i], err = strconv.ParseFloat(s, 64); err != nil {
-			return nil, false
-		}
-	}
-	return v, true
 }

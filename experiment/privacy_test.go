@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/privacy"
+	"github.com/trellis-fl/trellis/privacy/audit"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // TestPrivacyKeysAreChecked: every bad [privacy] value is an error naming
@@ -52,7 +54,7 @@ func TestPrivacyRunReportsTheAccountantsEpsilon(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, recs, err := lastRound(dir + "/" + MetricsFile)
+		_, recs, err := rundir.LastRound(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +74,7 @@ func TestPrivacyRunReportsTheAccountantsEpsilon(t *testing.T) {
 		if p := fin.Privacy; p == nil || p.Nodes != c.Nodes || p.HonestMaxEpsilon < p.HonestMeanEpsilon || p.HonestMaxEpsilon != *recs[0].Epsilon && c.Privacy.NoiseMultiplier > 0 {
 			t.Errorf("final privacy %+v", fin.Privacy)
 		}
-		rows, err := ReadSummary(dir)
+		rows, err := rundir.ReadSummary(dir)
 		if err != nil || rows[0]["final_honest_max_epsilon"] == "" {
 			t.Errorf("summary %v, %v: no final ε", rows, err)
 		}
@@ -88,7 +90,7 @@ func TestAuditSeesOverfittingAndDPHidesIt(t *testing.T) {
 		t.Skip("two runs and two re-runs")
 	}
 	base := "[training]\nlr = 0.1\nepochs = 15\n[strategy]\nname = \"local\"\n[partition]\nmethod = \"iid\"\n"
-	audit := func(extra string) *AuditReport {
+	audit := func(extra string) *audit.Report {
 		c := tinyConfig(t, base+extra)
 		c.Rounds, c.FinalRounds = 2, 1
 		dir := t.TempDir()

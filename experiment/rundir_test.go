@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 func tinyConfig(t *testing.T, extra string) Config {
@@ -72,12 +74,12 @@ func TestRunDirectoryIsReproducibleAcrossProcs(t *testing.T) {
 		if fin.Rounds != 3 || fin.HonestGlobalAcc <= 0 {
 			t.Errorf("final metrics %+v", fin)
 		}
-		for _, f := range []string{ConfigFile, ManifestFile, MetricsFile, RoundsFile, TimingsFile, SummaryFile} {
+		for _, f := range []string{rundir.ConfigFile, rundir.ManifestFile, rundir.MetricsFile, rundir.RoundsFile, rundir.TimingsFile, rundir.SummaryFile} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("missing %s: %v", f, err)
 			}
 		}
-		b, _ := os.ReadFile(filepath.Join(dir, MetricsFile))
+		b, _ := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 		if first == nil {
 			first = b
 		} else if string(b) != string(first) {
@@ -85,7 +87,7 @@ func TestRunDirectoryIsReproducibleAcrossProcs(t *testing.T) {
 		}
 		checkComplete(t, dir)
 		// The resolved config is itself a valid config.
-		if _, err := LoadConfig(filepath.Join(dir, ConfigFile)); err != nil {
+		if _, err := LoadConfig(filepath.Join(dir, rundir.ConfigFile)); err != nil {
 			t.Errorf("written config does not load: %v", err)
 		}
 	}
@@ -120,11 +122,11 @@ seeds = [1, 2]
 	checkComplete(t, out)
 	stamps := map[string]int64{}
 	for i, r := range runs {
-		_, err := os.Stat(filepath.Join(out, r.Dir, SummaryFile))
+		_, err := os.Stat(filepath.Join(out, r.Dir, rundir.SummaryFile))
 		if (i < 2) != (err == nil) {
 			t.Errorf("run %d (%s): summary present = %v after the interruption", i, r.Dir, err == nil)
 		}
-		if st, err := os.Stat(filepath.Join(out, r.Dir, MetricsFile)); err == nil {
+		if st, err := os.Stat(filepath.Join(out, r.Dir, rundir.MetricsFile)); err == nil {
 			stamps[r.Dir] = st.ModTime().UnixNano()
 		}
 	}
@@ -141,7 +143,7 @@ seeds = [1, 2]
 		t.Errorf("resumed sweep ran runs %v, want [2 3]", started)
 	}
 	for _, r := range runs[:2] {
-		st, _ := os.Stat(filepath.Join(out, r.Dir, MetricsFile))
+		st, _ := os.Stat(filepath.Join(out, r.Dir, rundir.MetricsFile))
 		if st.ModTime().UnixNano() != stamps[r.Dir] {
 			t.Errorf("finished run %s was redone", r.Dir)
 		}
@@ -150,7 +152,7 @@ seeds = [1, 2]
 	if len(res.Fin) != 4 || res.Fin[3].Rounds != 3 {
 		t.Errorf("sweep result %+v", res.Fin)
 	}
-	rows, err := ReadSummary(out)
+	rows, err := rundir.ReadSummary(out)
 	if err != nil || len(rows) != 4 || rows[3]["adversary.fraction"] != "0.25" {
 		t.Errorf("sweep summary: %v %v", rows, err)
 	}
@@ -159,9 +161,9 @@ seeds = [1, 2]
 	if _, err := RunToDir(context.Background(), runs[2].Config, fresh, nil); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := os.ReadFile(filepath.Join(fresh, EdgesFile))
-	b, _ := os.ReadFile(filepath.Join(out, runs[2].Dir, EdgesFile))
+	a, _ := os.ReadFile(filepath.Join(fresh, rundir.EdgesFile))
+	b, _ := os.ReadFile(filepath.Join(out, runs[2].Dir, rundir.EdgesFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
-		t.Errorf("%s of the resumed run differs from an uninterrupted run's (%d and %d bytes)", EdgesFile, len(b), len(a))
+		t.Errorf("%s of the resumed run differs from an uninterrupted run's (%d and %d bytes)", rundir.EdgesFile, len(b), len(a))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // Every bad [secagg] value is an error naming the key, the value and what
@@ -76,7 +78,7 @@ func TestSecAggRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		var err error
-		if metricsOf[k], err = os.ReadFile(dir + "/" + MetricsFile); err != nil {
+		if metricsOf[k], err = os.ReadFile(dir + "/" + rundir.MetricsFile); err != nil {
 			t.Fatal(err)
 		}
 		if k == 2 {
@@ -87,7 +89,7 @@ func TestSecAggRun(t *testing.T) {
 			}
 			break
 		}
-		_, recs, err := lastRound(dir + "/" + MetricsFile)
+		_, recs, err := rundir.LastRound(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +115,7 @@ func TestSecAggRun(t *testing.T) {
 	if _, err := RunToDir(context.Background(), across, dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, recs, err := lastRound(dir + "/" + MetricsFile)
+	_, recs, err := rundir.LastRound(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func matchesFedAvg(t *testing.T, c Config, name string) {
 		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
 			t.Fatal(err)
 		}
-		_, recs, err := lastRound(dir + "/" + MetricsFile)
+		_, recs, err := rundir.LastRound(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,13 @@
 package experiment
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // Shard is one share of a sweep's runs, for running a sweep as several
@@ -172,14 +171,14 @@ func MergeSweep(c Config, out string, from []string) (*SweepResult, error) {
 	}
 	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs)), Errs: make([]error, len(runs))}
 	missing := &MissingRunsError{Total: len(runs)}
-	var rows []summaryRow
+	var rows []rundir.SummaryRow
 	for i, r := range runs {
 		hash, err := ConfigHash(r.Config)
 		if err != nil {
 			return nil, err
 		}
 		dst := filepath.Join(out, r.Dir)
-		fin, ok, err := finishedRun(dst, hash)
+		fin, ok, err := rundir.FinishedRun(dst, hash)
 		if err != nil {
 			return nil, err
 		}
@@ -191,11 +190,11 @@ func MergeSweep(c Config, out string, from []string) (*SweepResult, error) {
 			if sameDir(src, dst) {
 				continue
 			}
-			if fin, ok, err = finishedRun(src, hash); err != nil {
+			if fin, ok, err = rundir.FinishedRun(src, hash); err != nil {
 				return nil, err
 			}
 			if ok {
-				if err := copyRun(src, dst); err != nil {
+				if err := rundir.Copy(src, dst); err != nil {
 					return nil, fmt.Errorf("merge run %s from %s: %w", r.Dir, d, err)
 				}
 			}
@@ -207,7 +206,7 @@ func MergeSweep(c Config, out string, from []string) (*SweepResult, error) {
 			continue
 		}
 		res.Fin[i] = fin
-		rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
+		rows = append(rows, rundir.SummaryRow{Name: r.Config.Name, Seed: r.Config.Seed, Params: r.Params, Final: fin})
 	}
 	if len(missing.Missing) > 0 {
 		return res, missing
@@ -215,25 +214,7 @@ func MergeSweep(c Config, out string, from []string) (*SweepResult, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return res, err
 	}
-	return res, writeSummary(filepath.Join(out, SummaryFile), keys, rows)
-}
-
-// finishedRun reads a run directory's final metrics if it holds a
-// finished run of the config with this hash; another config's run is an
-// error (it would be silently mixed into the sweep otherwise).
-func finishedRun(dir, hash string) (Final, bool, error) {
-	man, err := readManifest(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Final{}, false, nil
-	}
-	if err != nil {
-		return Final{}, false, fmt.Errorf("%s: %w", dir, err)
-	}
-	if man.ConfigHash != hash {
-		return Final{}, false, fmt.Errorf("%s: %w (config_sha256 %.12s…, this sweep's run has %.12s…)", dir, ErrOtherConfig, man.ConfigHash, hash)
-	}
-	fin, ok := readFinal(dir)
-	return fin, ok, nil
+	return res, rundir.WriteSummary(out, keys, rows)
 }
 
 func sameDir(a, b string) bool {
@@ -243,69 +224,4 @@ func sameDir(a, b string) bool {
 		return filepath.Clean(a) == filepath.Clean(b)
 	}
 	return os.SameFile(sa, sb)
-}
-
-// copyRun copies a finished run directory's files into dst (replacing an
-// unfinished run there), the summary last, so an interrupted copy is never
-// taken for a finished run.
-func copyRun(src, dst string) error {
-	if err := removeRunFiles(dst); err != nil {
-		return err
-	}
-	var last []string
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if rel == SummaryFile {
-			last = append(last, rel)
-			return nil
-		}
-		return copyFile(p, filepath.Join(dst, rel))
-	})
-	if err != nil {
-		return err
-	}
-	for _, rel := range last {
-		if err := copyFile(filepath.Join(src, rel), filepath.Join(dst, rel)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// copyFile copies src to dst, with its permissions, through a temporary
-// file in dst's directory renamed into place, streaming (a run's metrics
-// can be large).
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(tmp, in)
-	if st, serr := in.Stat(); err == nil && serr == nil {
-		err = tmp.Chmod(st.Mode().Perm())
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }

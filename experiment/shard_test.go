@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // TestShardsPartition: for every count, the shards' runs are disjoint and
@@ -116,7 +118,7 @@ name = "robust"
 	if _, err := RunSweep(ctx, c, whole, nil); err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(filepath.Join(whole, SummaryFile))
+	want, err := os.ReadFile(filepath.Join(whole, rundir.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ name = "robust"
 		if !slices.Equal(ran, ShardRuns(len(runs), Shard{i, n})) {
 			t.Errorf("shard %d/%d ran %v", i, n, ran)
 		}
-		if _, err := os.Stat(filepath.Join(shared, SummaryFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(shared, rundir.SummaryFile)); err == nil {
 			t.Errorf("shard %d/%d wrote the sweep's summary", i, n)
 		}
 		if i == n-2 {
@@ -150,7 +152,7 @@ name = "robust"
 			if !strings.Contains(err.Error(), runs[n-1].Dir) {
 				t.Errorf("the error does not name the missing run %s: %v", runs[n-1].Dir, err)
 			}
-			if _, err := os.Stat(filepath.Join(shared, SummaryFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(shared, rundir.SummaryFile)); err == nil {
 				t.Errorf("an incomplete merge wrote a summary")
 			}
 		}
@@ -158,7 +160,7 @@ name = "robust"
 	if _, err := MergeSweep(c, shared, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(shared, SummaryFile)); !bytes.Equal(got, want) {
+	if got, _ := os.ReadFile(filepath.Join(shared, rundir.SummaryFile)); !bytes.Equal(got, want) {
 		t.Errorf("merged summary (one directory):\n%s\nunsharded:\n%s", got, want)
 	}
 
@@ -183,11 +185,11 @@ name = "robust"
 	if _, err := MergeSweep(c, out, dirs); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(out, SummaryFile)); !bytes.Equal(got, want) {
+	if got, _ := os.ReadFile(filepath.Join(out, rundir.SummaryFile)); !bytes.Equal(got, want) {
 		t.Errorf("merged summary (%d directories):\n%s\nunsharded:\n%s", n, got, want)
 	}
 	for _, r := range runs {
-		for _, f := range []string{MetricsFile, RoundsFile, SummaryFile} {
+		for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile, rundir.SummaryFile} {
 			a, _ := os.ReadFile(filepath.Join(whole, r.Dir, f))
 			b, err := os.ReadFile(filepath.Join(out, r.Dir, f))
 			if err != nil || !bytes.Equal(a, b) {

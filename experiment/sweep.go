@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // SweepRun is one run of a sweep: its swept values, its seed and its
@@ -278,7 +279,7 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 		return nil, errors.Join(errs...)
 	}
 	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs)), Errs: make([]error, len(runs))}
-	var rows []summaryRow
+	var rows []rundir.SummaryRow
 	for i, r := range runs {
 		if !o.Shard.Owns(i) {
 			continue
@@ -302,7 +303,7 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 			continue
 		}
 		res.Fin[i] = fin
-		rows = append(rows, summaryRow{params: r.Params, c: r.Config, f: fin})
+		rows = append(rows, rundir.SummaryRow{Name: r.Config.Name, Seed: r.Config.Seed, Params: r.Params, Final: fin})
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return res, err
@@ -310,26 +311,10 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 	if o.Shard.Sharded() {
 		return res, errors.Join(res.Errs...)
 	}
-	if err := writeSummary(filepath.Join(out, SummaryFile), keys, rows); err != nil {
+	if err := rundir.WriteSummary(out, keys, rows); err != nil {
 		return res, err
 	}
 	return res, errors.Join(res.Errs...)
-}
-
-// readFinal reads a finished run's final metrics from its summary.csv.
-func readFinal(dir string) (Final, bool) {
-	rows, err := ReadSummary(dir)
-	if err != nil || len(rows) != 1 {
-		return Final{}, false
-	}
-	vals := make([]float64, len(finalColumns))
-	for i, k := range finalColumns {
-		if _, err := fmt.Sscan(rows[0][k], &vals[i]); err != nil {
-			return Final{}, false
-		}
-	}
-	return Final{HonestLocalAcc: vals[0], HonestGlobalAcc: vals[1], AllAcc: vals[2], HonestLoss: vals[3],
-		DeltaMax: vals[4], MeanByzWeight: vals[5], Rounds: int(vals[6]), DivergedRound: int(vals[7]), Diverged: int(vals[8]), Privacy: readPrivacy(rows[0]), Audit: readAudit(rows[0])}, true
 }
 
 // SafeName is s made safe as a file name (what sweep directories and

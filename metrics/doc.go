@@ -4,10 +4,6 @@
 // the honest nodes' ε under DP), and the sinks records flow to, fanned out
 // asynchronously so that a slow viewer never stalls a round.
 //
-// EdgeWriter is the sink of a run directory's edges.jsonl: each round's
-// weights (Round.Live, which records otherwise never write), one line per
-// round, for a finished run's viewer to draw who gave whom how much.
-//
 // A driver assembles a Round from its nodes' node.Ready values and its own
 // knowledge, calls Summarize, and hands it to a Sink. Records are never
 // modified after they are handed over, so sinks may keep them.

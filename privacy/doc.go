@@ -60,5 +60,6 @@
 // 1 − α, which must never exceed the accountant's ε. FitLiRA and ScoreAudit
 // are LiRA (Carlini et al. 2022): per-example Gaussians of the
 // logit-scaled confidence under shadow models that did and did not train
-// on the example, and the likelihood ratio of the target's.
+// on the example, and the likelihood ratio of the target's. Package
+// privacy/audit runs these attacks on a run's final models.
 package privacy

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // correctionStat counts, over one run's honest node-rounds that received
@@ -26,8 +27,8 @@ type correctionStat struct {
 // mechanism is idle or useless). "" when no run recorded it.
 func correctionReport(dir string) (string, error) {
 	var stats []correctionStat
-	err := eachRun(dir, experiment.MetricsFile, func(p string, _ experiment.Config) error {
-		st, err := readCorrections(filepath.Join(p, experiment.MetricsFile))
+	err := eachRun(dir, rundir.MetricsFile, func(p string, _ experiment.Config) error {
+		st, err := readCorrections(p)
 		if err != nil || st.n == 0 {
 			return err
 		}
@@ -55,10 +56,10 @@ func correctionReport(dir string) (string, error) {
 	return md.String(), nil
 }
 
-// readCorrections counts one metrics.jsonl's honest corrections.
-func readCorrections(path string) (correctionStat, error) {
+// readCorrections counts the honest corrections of the run in dir.
+func readCorrections(dir string) (correctionStat, error) {
 	var st correctionStat
-	err := honestRecords(path, "correction", func(n *metrics.NodeRound) {
+	err := rundir.EachHonestNode(dir, "correction", func(n *metrics.NodeRound) {
 		c := n.Correction
 		if c == nil || c.Empty {
 			return // nothing received

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // Three honest node-rounds (clip 0.5 with BB; nothing acted; G_d 0.8),
@@ -18,11 +20,11 @@ func TestReadCorrections(t *testing.T) {
 {"node":4,"byzantine":false,"correction":{"clip_factor":0,"gd_factor":0,"prediction":"","empty":true}}
 {"node":5,"byzantine":false}
 `
-	p := filepath.Join(t.TempDir(), "metrics.jsonl")
-	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetricsFile), []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := readCorrections(p)
+	st, err := readCorrections(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // jsonNames lists the JSON names of a record type's fields, a nested
@@ -58,7 +58,7 @@ func TestLabelTableCoversEveryMetric(t *testing.T) {
 	for _, v := range []any{metrics.Round{}, metrics.NodeRound{}, metrics.Timing{}} {
 		names = append(names, jsonNames(reflect.TypeOf(v), "")...)
 	}
-	names = append(names, experiment.FinalColumns()...)
+	names = append(names, rundir.FinalColumns()...)
 	names = append(names, "seed", "name", "max_delta_max", "final_honest_local_acc_std")
 	for _, k := range trustCurves {
 		names = append(names, k, "final_"+k)

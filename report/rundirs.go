@@ -1,10 +1,8 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // Results reads every finished run under dir (a run directory, a sweep, or
@@ -41,7 +40,7 @@ func ResultsCurve(dir, curve string) (string, error) {
 		return "", err
 	}
 	if len(runs) == 0 {
-		return "", fmt.Errorf("%s: no finished runs (directories with %s, %s and %s)", dir, experiment.ConfigFile, experiment.RoundsFile, experiment.SummaryFile)
+		return "", fmt.Errorf("%s: no finished runs (directories with %s, %s and %s)", dir, rundir.ConfigFile, rundir.RoundsFile, rundir.SummaryFile)
 	}
 	metrics := []string{"final_honest_global_acc", "final_honest_local_acc", "final_honest_local_acc_std", "final_delta_max"}
 	var md bytes.Buffer
@@ -374,15 +373,14 @@ func hasCurve(runs []RunResult, m string) bool {
 // order.
 func eachRun(dir, file string, fn func(p string, c experiment.Config) error) error {
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
+		if err != nil || !d.IsDir() || !rundir.Has(p, rundir.ConfigFile, file, rundir.SummaryFile) {
 			return err
 		}
-		for _, f := range []string{experiment.ConfigFile, file, experiment.SummaryFile} {
-			if _, err := os.Stat(filepath.Join(p, f)); err != nil {
-				return nil
-			}
+		text, err := rundir.ReadConfig(p)
+		if err != nil {
+			return err
 		}
-		c, err := experiment.LoadConfig(filepath.Join(p, experiment.ConfigFile))
+		c, err := experiment.ParseConfig(text, filepath.Join(p, rundir.ConfigFile))
 		if err != nil {
 			return err
 		}
@@ -395,7 +393,7 @@ func eachRun(dir, file string, fn func(p string, c experiment.Config) error) err
 func collectRuns(dir string) ([]RunResult, []string, error) {
 	var runs []RunResult
 	var cfgs []experiment.Config
-	err := eachRun(dir, experiment.RoundsFile, func(p string, c experiment.Config) error {
+	err := eachRun(dir, rundir.RoundsFile, func(p string, c experiment.Config) error {
 		r, err := readRun(p, c)
 		if err != nil {
 			return err
@@ -491,19 +489,12 @@ func fixedPerLabel(runs []RunResult, values []map[string]string, k string) bool 
 func readRun(dir string, c experiment.Config) (RunResult, error) {
 	r := RunResult{Label: c.Label(), Strategy: c.Strategy.Name, Params: map[string]string{}, Seed: c.Seed,
 		Curves: map[string]Series{}, Final: map[string]float64{}}
-	f, err := os.Open(filepath.Join(dir, experiment.RoundsFile))
+	recs, err := rundir.ReadRoundFields(dir)
 	if err != nil {
 		return r, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
 	curves := []string{"honest_local_acc", "honest_global_acc", "delta_max", "honest_local_acc_std"}
-	for sc.Scan() {
-		var rec map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			break // an interrupted run's last line; the complete ones count
-		}
+	for _, rec := range recs {
 		round, _ := rec["round"].(float64)
 		if dm, ok := rec["delta_max"].(float64); ok {
 			r.Final["max_delta_max"] = max(r.Final["max_delta_max"], dm)
@@ -553,12 +544,12 @@ func readRun(dir string, c experiment.Config) (RunResult, error) {
 			r.Final["final_"+k] = sum / float64(len(last))
 		}
 	}
-	rows, err := experiment.ReadSummary(dir)
+	rows, err := rundir.ReadSummary(dir)
 	if err != nil {
 		return r, err
 	}
 	if len(rows) == 1 {
-		for _, k := range experiment.FinalColumns() {
+		for _, k := range rundir.FinalColumns() {
 			if v, err := strconv.ParseFloat(rows[0][k], 64); err == nil && strings.HasPrefix(k, "final_") {
 				r.Final[k] = v
 			}

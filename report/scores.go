@@ -1,16 +1,14 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/strategy"
 )
 
@@ -23,8 +21,8 @@ type scoreSample struct{ benign, byz []float64 }
 // every round, grouped by the run's attack and then by score kind.
 func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
 	out := map[string]map[string]*scoreSample{}
-	err := eachRun(dir, experiment.MetricsFile, func(p string, c experiment.Config) error {
-		return honestRecords(filepath.Join(p, experiment.MetricsFile), "scores", func(n *metrics.NodeRound) {
+	err := eachRun(dir, rundir.MetricsFile, func(p string, c experiment.Config) error {
+		return rundir.EachHonestNode(p, "scores", func(n *metrics.NodeRound) {
 			for _, s := range n.Scores {
 				g := out[c.Adversary.Attack]
 				if g == nil {
@@ -158,29 +156,4 @@ func meanCell(xs []float64) string {
 		s += x
 	}
 	return fmt.Sprintf("%.3f", s/float64(len(xs)))
-}
-
-// honestRecords calls fn with every honest node's record in a
-// metrics.jsonl whose line holds the key field (a cheap filter before
-// decoding); an undecodable line (an interrupted run's last) is skipped.
-func honestRecords(path, field string, fn func(*metrics.NodeRound)) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	key := []byte(`"` + field + `"`)
-	for sc.Scan() {
-		if !bytes.Contains(sc.Bytes(), key) {
-			continue
-		}
-		var n metrics.NodeRound
-		if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.Byzantine {
-			continue
-		}
-		fn(&n)
-	}
-	return sc.Err()
 }

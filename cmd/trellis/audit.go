@@ -8,10 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/privacy/audit"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // auditCmd runs the membership-inference audit of a finished run (or of
-// every run under a sweep directory); the logic is experiment.AuditWith.
+// every run under a sweep directory); experiment.AuditWith gets the models, package privacy/audit attacks them.
 func auditCmd(o *options) *cobra.Command {
 	var attack string
 	var shadows, samples int
@@ -47,11 +49,11 @@ report is also written to the run's audit.json.`,
 			if err != nil {
 				return err
 			}
-			var opt *experiment.AuditOptions
+			var opt *audit.Options
 			if cmd.Flags().Changed("attack") || cmd.Flags().Changed("shadows") || cmd.Flags().Changed("samples") {
-				opt = &experiment.AuditOptions{Attack: attack, Shadows: shadows, Samples: samples}
+				opt = &audit.Options{Attack: attack, Shadows: shadows, Samples: samples}
 			}
-			var reps []*experiment.AuditReport
+			var reps []*audit.Report
 			for _, d := range dirs {
 				rep, err := experiment.AuditWith(cmd.Context(), d, opt)
 				if err != nil {
@@ -77,7 +79,7 @@ report is also written to the run's audit.json.`,
 // runDirs is dir itself when it holds a config.toml, else every directory
 // under it that does and has a metrics.jsonl.
 func runDirs(dir string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(dir, experiment.ConfigFile)); err == nil {
+	if rundir.Has(dir, rundir.ConfigFile) {
 		return []string{dir}, nil
 	}
 	var out []string
@@ -85,9 +87,7 @@ func runDirs(dir string) ([]string, error) {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		_, e1 := os.Stat(filepath.Join(p, experiment.ConfigFile))
-		_, e2 := os.Stat(filepath.Join(p, experiment.MetricsFile))
-		if e1 == nil && e2 == nil {
+		if rundir.Has(p, rundir.ConfigFile, rundir.MetricsFile) {
 			out = append(out, p)
 		}
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/report"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 func runCmd(o *options, name string) *cobra.Command {
@@ -171,7 +172,7 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 				return err
 			}
 			if o.json {
-				rows, err := experiment.ReadSummary(args[0])
+				rows, err := rundir.ReadSummary(args[0])
 				if err != nil {
 					return err
 				}

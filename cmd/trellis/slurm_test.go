@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // needSlurm skips the test unless a Slurm cluster answers here with a
@@ -97,7 +98,7 @@ seeds = [1, 2]
 		t.Fatalf("trellis slurm sweep --submit: %v\n%s", err, b)
 	}
 	waitJobs(t, c.Name, c.Name+"-merge")
-	got, err := os.ReadFile(filepath.Join(out, experiment.SummaryFile))
+	got, err := os.ReadFile(filepath.Join(out, rundir.SummaryFile))
 	if err != nil {
 		t.Fatalf("no merged summary: %v\n%s", err, slurmLogs(out))
 	}
@@ -105,7 +106,7 @@ seeds = [1, 2]
 	if _, err := experiment.RunSweep(context.Background(), c, whole, nil); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := os.ReadFile(filepath.Join(whole, experiment.SummaryFile))
+	want, _ := os.ReadFile(filepath.Join(whole, rundir.SummaryFile))
 	if !bytes.Equal(got, want) {
 		t.Errorf("merged summary of the job array:\n%s\nunsharded:\n%s\n%s", got, want, slurmLogs(out))
 	}
@@ -146,7 +147,7 @@ attack = "sign_flip"
 	if _, err := experiment.RunToDir(context.Background(), c, sim, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile, experiment.SummaryFile} {
+	for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile, rundir.SummaryFile} {
 		got, err := os.ReadFile(filepath.Join(out, f))
 		if err != nil {
 			nodeLog, _ := os.ReadFile(filepath.Join(out, "cluster", "node-0.log"))

@@ -1,4 +1,4 @@
-package metrics
+package rundir
 
 import (
 	"math"
@@ -6,22 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/metrics"
 )
 
-func liveRound(r int, w ...map[int]float64) *Round {
-	return &Round{Round: r, Live: &Live{Weights: w}}
+func liveRound(r int, w ...map[int]float64) *metrics.Round {
+	return &metrics.Round{Round: r, Live: &metrics.Live{Weights: w}}
 }
 
 // The edges file: one line per round, [receiver, sender, weight] sorted,
 // zero weights left out, a non-finite weight null, 6 significant digits;
 // a round without Live is not written; it reads back.
 func TestEdgeWriter(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "edges.jsonl")
-	e, err := NewEdgeWriter(path, 0)
+	dir := t.TempDir()
+	path := filepath.Join(dir, EdgesFile)
+	e, err := newEdgeWriter(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rounds := []*Round{
+	rounds := []*metrics.Round{
 		liveRound(0, map[int]float64{2: 1.0 / 3, 1: 0, 0: 2.0 / 3}, nil, map[int]float64{0: 0.5, 1: math.NaN()}),
 		{Round: 1}, // no Live: skipped
 		liveRound(2, map[int]float64{1: -0.25}),
@@ -41,11 +44,11 @@ func TestEdgeWriter(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("edges file:\n%s\nwant\n%s", b, want)
 	}
-	got, err := ReadEdges(path)
+	got, err := ReadEdges(dir)
 	if err != nil || len(got) != 2 || got[1].Round != 2 || got[0].Edges[1] != [3]float64{0, 2, 0.333333} || !math.IsNaN(got[0].Edges[3][2]) {
 		t.Fatalf("read back: %v %v", got, err)
 	}
-	if got, err := ReadEdges(filepath.Join(t.TempDir(), "none")); got != nil || err != nil {
+	if got, err := ReadEdges(t.TempDir()); got != nil || err != nil {
 		t.Errorf("missing file: %v %v", got, err)
 	}
 }
@@ -54,7 +57,8 @@ func TestEdgeWriter(t *testing.T) {
 // follows (and a torn line), skips the rounds it kept and writes a round
 // missing from the file when the replay hands it over.
 func TestEdgeWriterResumes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "edges.jsonl")
+	dir := t.TempDir()
+	path := filepath.Join(dir, EdgesFile)
 	old := `{"round":0,"edges":[[0,1,1]]}
 {"round":1,"edges":[[0,1,1]]}
 {"round":2,"edges":[[0,1,1]]}
@@ -62,7 +66,7 @@ func TestEdgeWriterResumes(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEdgeWriter(path, 2) // two rounds on file in the run's other files
+	e, err := newEdgeWriter(path, 2) // two rounds on file in the run's other files
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +93,7 @@ func TestEdgeWriterResumes(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"round":0,"edges":[]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e, err = NewEdgeWriter(path, 3)
+	e, err = newEdgeWriter(path, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

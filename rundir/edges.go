@@ -1,4 +1,4 @@
-package metrics
+package rundir
 
 import (
 	"bufio"
@@ -8,8 +8,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/trellis-fl/trellis/metrics"
 )
 
 // EdgeRound is one line of an edges file: the weight each receiver gave
@@ -22,30 +25,30 @@ type EdgeRound struct {
 	Edges [][3]float64 `json:"edges"`
 }
 
-// EdgeWriter is a Sink that writes each round's weights (Round.Live) as
-// one line of an edges file (EdgeRound), so that a finished run's viewer
+// edgeWriter is the sink that writes each round's weights (Round.Live) as
+// one line of edges.jsonl (EdgeRound), so that a finished run's viewer
 // can draw who gave whom how much. A round without Live is skipped.
 // Weights are written with 6 significant digits: the file is for looking
 // at, and the run's metrics never depend on it. It is written apart from
 // metrics.jsonl, whose bytes it does not touch.
-type EdgeWriter struct {
+type edgeWriter struct {
 	f    *os.File
 	w    *bufio.Writer
 	next int // the first round not on file
 	line []byte
 }
 
-// NewEdgeWriter opens path for a run whose first keep rounds are on file
+// newEdgeWriter opens path for a run whose first keep rounds are on file
 // already (a resumed run; 0 starts afresh): it keeps the file's complete
 // lines of rounds 0, 1, … below keep, drops the rest, and writes every
 // later round it is given — a resumed run replays its early rounds, so a
 // round missing from the file is written again.
-func NewEdgeWriter(path string, keep int) (*EdgeWriter, error) {
+func newEdgeWriter(path string, keep int) (*edgeWriter, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	e := &EdgeWriter{f: f}
+	e := &edgeWriter{f: f}
 	var off int64
 	if keep > 0 {
 		if off, e.next, err = keptLines(f, keep); err != nil {
@@ -53,11 +56,7 @@ func NewEdgeWriter(path string, keep int) (*EdgeWriter, error) {
 			return nil, err
 		}
 	}
-	if err := f.Truncate(off); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
+	if err := cutAt(f, off); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -91,9 +90,9 @@ func keptLines(f *os.File, keep int) (int64, int, error) {
 	return off, n, nil
 }
 
-// Round implements Sink: it writes r's line and flushes it, unless r is a
+// Round implements metrics.Sink: it writes r's line and flushes it, unless r is a
 // round on file already or has no Live.
-func (e *EdgeWriter) Round(r *Round) error {
+func (e *edgeWriter) Round(r *metrics.Round) error {
 	if r.Round < e.next || r.Live == nil {
 		return nil
 	}
@@ -137,14 +136,15 @@ func (e *EdgeWriter) Round(r *Round) error {
 }
 
 // Close flushes and closes the file.
-func (e *EdgeWriter) Close() error {
+func (e *edgeWriter) Close() error {
 	return errors.Join(e.w.Flush(), e.f.Close())
 }
 
-// ReadEdges reads an edges file, round by round; a torn last line (an
-// interrupted run) ends it. A missing file is no rounds and no error.
-func ReadEdges(path string) ([]EdgeRound, error) {
-	f, err := os.Open(path)
+// ReadEdges reads dir's edges.jsonl, round by round; a torn last line (an
+// interrupted run) ends it. A missing file (a run without run.edges) is
+// no rounds and no error.
+func ReadEdges(dir string) ([]EdgeRound, error) {
+	f, err := os.Open(filepath.Join(dir, EdgesFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -1,11 +1,9 @@
-package experiment
+package rundir
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -88,7 +86,7 @@ func (o *replayed) check(r *metrics.Round, agg *metrics.Round) error {
 	enc := json.NewEncoder(&buf)
 	for _, n := range r.Nodes {
 		buf.Reset()
-		if err := enc.Encode(nodeLine{r.Round, n}); err != nil {
+		if err := enc.Encode(NodeLine{r.Round, n}); err != nil {
 			return err
 		}
 		if len(o.nodes) == 0 || !bytes.Equal(o.nodes[0], buf.Bytes()) {
@@ -104,24 +102,4 @@ func (o *replayed) check(r *metrics.Round, agg *metrics.Round) error {
 		return fmt.Errorf("resuming %s: round %d's aggregates recompute differently from the record on file; redo the run with --force", o.dir, r.Round)
 	}
 	return nil
-}
-
-// appendLines opens a record file for appending after its first keep
-// bytes (what a torn last line of an interrupted run is cut at).
-func appendLines(path string, keep int64) (*lines, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Truncate(keep); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(keep, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
-	}
-	l := &lines{f: f, buf: bufio.NewWriterSize(f, 1<<20)}
-	l.enc = json.NewEncoder(l.buf)
-	return l, nil
 }
