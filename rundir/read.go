@@ -3,6 +3,7 @@ package rundir
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,4 +138,14 @@ func LastRound(dir string) (int, []metrics.NodeRound, error) {
 		return 0, nil, fmt.Errorf("%s: no records", path)
 	}
 	return round, recs, nil
+}
+
+// Digest is the SHA-256 of dir's record file name (MetricsFile,
+// RoundsFile): two runs computed the same when their digests are equal.
+func Digest(dir, name string) ([sha256.Size]byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(b), nil
 }

@@ -10,8 +10,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -23,8 +21,8 @@ import (
 	"strings"
 
 	"github.com/trellis-fl/trellis/cluster"
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/report"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 var (
@@ -64,7 +62,7 @@ func findRun(dir string) (string, error) {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && d.Name() == experiment.SummaryFile && found == "" {
+		if !d.IsDir() && d.Name() == rundir.SummaryFile && found == "" {
 			found = filepath.Dir(p)
 		}
 		return nil
@@ -81,51 +79,38 @@ func readRun(dir string, deployed bool) (*run, error) {
 		return nil, err
 	}
 	r := &run{}
-	err = eachLine(filepath.Join(dir, experiment.RoundsFile), func(b []byte) error {
-		var x struct {
-			Round          int     `json:"round"`
-			Evaluated      bool    `json:"evaluated"`
-			HonestLocalAcc float64 `json:"honest_local_acc"`
-		}
-		if err := json.Unmarshal(b, &x); err != nil {
-			return err
-		}
+	rounds, err := rundir.ReadRounds(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range rounds {
 		if x.Evaluated {
 			r.curve.Rounds = append(r.curve.Rounds, x.Round)
 			r.curve.Values = append(r.curve.Values, x.HonestLocalAcc)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	if n := len(r.curve.Values); n >= 5 {
 		for _, v := range r.curve.Values[n-5:] {
 			r.last5 += v / 5
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, experiment.SummaryFile))
-	if err != nil {
-		return nil, err
-	}
-	rows, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil || len(rows) < 2 {
+	rows, err := rundir.ReadSummary(dir)
+	if err != nil || len(rows) < 1 {
 		return nil, fmt.Errorf("%s: summary: %v", dir, err)
 	}
-	col := slices.Index(rows[0], "final_honest_local_acc")
-	if col < 0 {
+	final, ok := rows[0]["final_honest_local_acc"]
+	if !ok {
 		return nil, fmt.Errorf("%s: summary has no final_honest_local_acc", dir)
 	}
-	if r.final, err = strconv.ParseFloat(rows[1][col], 64); err != nil {
+	if r.final, err = strconv.ParseFloat(final, 64); err != nil {
 		return nil, err
 	}
-	err = eachLine(filepath.Join(dir, experiment.MetricsFile), func(b []byte) error {
-		if bytes.Contains(b, []byte(`"missing":true`)) {
+	nodes, err := rundir.ReadNodes(dir)
+	for _, n := range nodes {
+		if n.Missing {
 			r.missing++
 		}
-		return nil
-	})
+	}
 	if err != nil || !deployed {
 		return r, err
 	}

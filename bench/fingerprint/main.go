@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"flag"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // presets covers every preset family: quickstart, byzantine-sweep, the
@@ -99,12 +99,11 @@ func fingerprint(name, tmp string, rounds, perNode int) error {
 			return fmt.Errorf("run %s: %w", r.Dir, err)
 		}
 		var sums []string
-		for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile} {
-			b, err := os.ReadFile(filepath.Join(dir, f))
+		for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile} {
+			h, err := rundir.Digest(dir, f)
 			if err != nil {
 				return err
 			}
-			h := sha256.Sum256(b)
 			sums = append(sums, hex.EncodeToString(h[:8]))
 		}
 		fmt.Printf("%s/%s %s\n", name, r.Dir, strings.Join(sums, " "))
