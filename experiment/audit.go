@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -153,36 +152,26 @@ func auditBuilt(ctx context.Context, s Setup, b *Built, last []metrics.NodeRound
 }
 
 // FindModels looks for saved final models in a run directory: every
-// checkpoint (experiment.Load) in it or in a directory below it, down to
-// three levels — ModelsDir's node-I (save_models), a cluster run's node
-// checkpoints — keeping each node's latest round. None is no error (an
-// empty map); a checkpoint that does not load is.
+// checkpoint (experiment.Load) rundir.Checkpoints finds in it — ModelsDir's
+// node-I (save_models), a cluster run's node checkpoints — keeping each
+// node's latest round. None is no error (an empty map); a checkpoint
+// that does not load is.
 func FindModels(dir string) (map[int]*Checkpoint, error) {
+	dirs, err := rundir.Checkpoints(dir, CheckpointJSON)
+	if err != nil {
+		return nil, err
+	}
 	out := map[int]*Checkpoint{}
-	root := filepath.Clean(dir)
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	for _, d := range dirs {
+		st, err := Load(d)
 		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= 3 {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Name() != CheckpointJSON {
-			return nil
-		}
-		st, err := Load(filepath.Dir(p))
-		if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Dir(p), err)
+			return nil, fmt.Errorf("%s: %w", d, err)
 		}
 		if old, ok := out[st.Node]; !ok || st.Round > old.Round {
 			out[st.Node] = st
 		}
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // loadModels puts the checkpoints into b's honest models (a Byzantine

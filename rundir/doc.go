@@ -30,6 +30,10 @@
 // the files end identical to an uninterrupted run's. A directory holding
 // another config's run is refused (ErrOtherConfig).
 //
+// Checkpoints are encoded by experiment (a node's Snapshot on disk);
+// this package only says where they are in a run directory (ModelDir,
+// Checkpoints).
+//
 // The package knows nothing of the config's types: the caller gives the
 // config's text, its hash and its resolved f (Manifest.F, as JSON), and
 // the run's number of rounds and of final rounds.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Files of a run directory.
@@ -151,4 +152,29 @@ func WriteAudit(dir string, report any) error {
 		return err
 	}
 	return WriteAtomic(filepath.Join(dir, AuditFile), append(b, '\n'))
+}
+
+// Checkpoints lists the checkpoint directories in a run directory: every
+// directory, dir itself or one down to three levels below it, that holds
+// a file named index (the checkpoint's index file) — ModelsDir's node-I
+// (the final models), a cluster run's node checkpoints — in walk order.
+func Checkpoints(dir, index string) ([]string, error) {
+	var out []string
+	root := filepath.Clean(dir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= 3 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == index {
+			out = append(out, filepath.Dir(p))
+		}
+		return nil
+	})
+	return out, err
 }

@@ -214,3 +214,26 @@ func TestSummaryColumns(t *testing.T) {
 		t.Error("an empty summary.csv read without error")
 	}
 }
+
+// Checkpoints finds the index file's directories down to three levels
+// below the run directory, not deeper.
+func TestCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{ModelDir(0), ModelDir(1), "cluster/node-2.state", "a/b/c/d"} {
+		p := filepath.Join(dir, d)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "index.json"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Checkpoints(dir, "index.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "cluster/node-2.state"), filepath.Join(dir, "models/node-0"), filepath.Join(dir, "models/node-1")}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("checkpoints %v, want %v", got, want)
+	}
+}
