@@ -20,4 +20,10 @@
 //     sweep writes, byte for byte, once every run is finished.
 //   - Every random stream derives from the seed (internal/seed): partition,
 //     initialization, shuffling, attack noise, Byzantine set, drops, keys.
+//   - RunToDir, sweeps and shards write their run directories through
+//     package rundir, which owns the files and their formats; this package
+//     gives it the config's text, hash and resolved f. The audit
+//     (AuditWith) gets a run's final models — at the end of the run, from
+//     its saved checkpoints, or by re-running it — and package
+//     privacy/audit attacks them.
 package experiment
