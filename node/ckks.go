@@ -63,6 +63,9 @@ type CKKSLayer struct {
 	rep     SecAggReport
 	done    bool
 	maxCts  int
+	// The exact sizes of the group objects, and the model's ciphertexts.
+	sizes privacy.CKKSSizes
+	cts   int
 }
 
 // NewCKKSLayer returns node id's CKKS layer; crs is the experiment's
@@ -79,7 +82,12 @@ func NewCKKSLayer(id int, model *nn.Model, crs []byte, maxCiphertexts int) (*CKK
 	if n := g.Ciphertexts(model.NumParams()); n > maxCiphertexts {
 		return nil, fmt.Errorf("ckks layer: the model's %d parameters need %d ciphertexts of %d slots, more than the %d allowed", model.NumParams(), n, g.Slots(), maxCiphertexts)
 	}
-	return &CKKSLayer{id: uint32(id), model: model, crs: crs, maxCts: maxCiphertexts}, nil
+	sizes, err := g.Sizes()
+	if err != nil {
+		return nil, err
+	}
+	return &CKKSLayer{id: uint32(id), model: model, crs: crs, maxCts: maxCiphertexts,
+		sizes: sizes, cts: g.Ciphertexts(model.NumParams())}, nil
 }
 
 // Name implements Layer.
@@ -90,6 +98,32 @@ func (*CKKSLayer) Phases() int { return 5 }
 
 // ReleasePhase implements Releaser.
 func (*CKKSLayer) ReleasePhase() int { return 4 }
+
+// Expects implements Layer: key shares (0), the collective key (1),
+// encrypted inputs (2), the encrypted sum (3), decryption shares (4), each
+// of the exact size the scheme's parameters and the model give.
+func (l *CKKSLayer) Expects(p int) []Expect {
+	size := 0
+	switch p {
+	case 0:
+		size = l.sizes.KeyShare
+	case 1:
+		size = l.sizes.Key
+	case 2, 3:
+		size = frameSize(l.cts, l.sizes.Ciphertext)
+	case 4:
+		size = frameSize(l.cts, l.sizes.DecryptionShare)
+	default:
+		return nil
+	}
+	return []Expect{blobExpect(wire.KindCipher, size, size)}
+}
+
+// frameSize is the length of a frame of n parts of size bytes each.
+func frameSize(n, size int) int { return 4 + 4*n + n*size }
+
+// ReleasesVectors implements Releaser: the strategy's vectors stay in.
+func (*CKKSLayer) ReleasesVectors() bool { return false }
 
 // Owns implements Layer.
 func (*CKKSLayer) Owns(k wire.Kind) bool { return k == wire.KindCipher }

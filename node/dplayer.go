@@ -110,6 +110,12 @@ func (*DPLayer) Phases() int { return 1 }
 // Owns implements Layer: no message kinds of its own.
 func (*DPLayer) Owns(wire.Kind) bool { return false }
 
+// Expects implements Layer: nothing of its own.
+func (*DPLayer) Expects(int) []Expect { return nil }
+
+// ReleasesVectors implements Releaser: noised, they go out.
+func (*DPLayer) ReleasesVectors() bool { return true }
+
 // Observe implements Layer.
 func (*DPLayer) Observe(*wire.Message, error) error { return nil }
 
@@ -329,6 +335,9 @@ func (*SampleDPLayer) Phases() int { return 1 }
 
 // Owns implements Layer.
 func (*SampleDPLayer) Owns(wire.Kind) bool { return false }
+
+// Expects implements Layer: nothing of its own.
+func (*SampleDPLayer) Expects(int) []Expect { return nil }
 
 // Observe implements Layer.
 func (*SampleDPLayer) Observe(*wire.Message, error) error { return nil }

@@ -40,6 +40,13 @@ type Layer interface {
 	// Owns reports whether messages of kind k are the layer's: they go to
 	// Handle, never to the strategy.
 	Owns(k wire.Kind) bool
+	// Expects lists the messages of the layer's kinds its peers send in
+	// exchange phase p, each kind with the exact or bounded length of its
+	// body for this model and the layer's parameters. The node refuses,
+	// before any decoding, a message no phase expects or one outside its
+	// bound (inputs.go); it asks once, so the answer depends only on the
+	// layer's configuration.
+	Expects(p int) []Expect
 	// Handle takes an accepted message of a kind the layer owns; an error
 	// is a refusal, as for Observe.
 	Handle(m *wire.Message) error
@@ -67,6 +74,10 @@ type Releaser interface {
 	Layer
 	// ReleasePhase is the exchange phase of the strategy's vectors.
 	ReleasePhase() int
+	// ReleasesVectors reports whether the strategy's vectors still go out
+	// after Release (rewritten or not): if any releaser keeps them in the
+	// node, no peer's vector is taken either.
+	ReleasesVectors() bool
 	// Release may rewrite the round's outgoing vector messages (unsigned;
 	// their payloads are the node's own copies, which it may change in
 	// place) or replace them with messages of its own kinds.

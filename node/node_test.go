@@ -123,7 +123,7 @@ func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
 	rejects := []*wire.Message{
 		bad(func(m *wire.Message) { m.Payload.Data[0] = float32(math.NaN()) }, true),   // non-finite
 		bad(func(m *wire.Message) { m.Payload.Data = m.Payload.Data[:3] }, true),       // wrong length
-		bad(func(m *wire.Message) { m.Payload.Data[1] += 1 }, false),                   // bad signature
+		bad(func(m *wire.Message) { m.Payload.Data[1] += 1; m.Seq = 99 }, false),       // bad signature
 		bad(func(m *wire.Message) { m.Round = 0 }, true),                               // stale round
 		bad(func(m *wire.Message) { m.To = 2 }, true),                                  // not for node 0
 		bad(func(m *wire.Message) { m.From = 9 }, false),                               // unknown sender
@@ -149,8 +149,11 @@ func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
 		t.Errorf("Ready.Rejected = %d, want %d", rd.Rejected, len(rejects))
 	}
 	want := map[Rejection]bool{
-		{1, "non_finite", 2}: true, {1, "wrong_length", 1}: true, {1, "bad_signature", 1}: true,
-		{1, "stale_round", 1}: true, {1, "wrong_recipient", 1}: true, {9, "unknown_sender", 1}: true,
+		// A wrong length is refused by its size before the signature is
+		// checked, a sender outside the round's in-neighbours (here one
+		// outside the directory too) before anything else.
+		{1, "non_finite", 2}: true, {1, ReasonWrongSize, 1}: true, {1, "bad_signature", 1}: true,
+		{1, "stale_round", 1}: true, {1, "wrong_recipient", 1}: true, {9, ReasonNotNeighbor, 1}: true,
 	}
 	if len(rd.Rejections) != len(want) {
 		t.Fatalf("rejections %+v, want %v", rd.Rejections, want)

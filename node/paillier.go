@@ -101,6 +101,29 @@ func (*PaillierLayer) Phases() int { return 5 }
 // ReleasePhase implements Releaser.
 func (*PaillierLayer) ReleasePhase() int { return 4 }
 
+// Expects implements Layer: keys (0), the key holder's relayed key (1),
+// encrypted inputs (2), the aggregate (3), the decrypted sum (4), each of
+// the exact size the key and the model give.
+func (l *PaillierLayer) Expects(p int) []Expect {
+	nb := l.nBytes()
+	cts := l.pack.Plaintexts(l.model.NumParams())
+	exact := func(k wire.Kind, n int) []Expect { return []Expect{blobExpect(k, n, n)} }
+	switch p {
+	case 0:
+		return exact(wire.KindKey, nb)
+	case 1:
+		return exact(wire.KindKey, 32+wire.SignatureSize+nb)
+	case 2, 3:
+		return exact(wire.KindCipher, 32+cts*l.ctBytes())
+	case 4:
+		return exact(wire.KindCipher, 32+cts*nb)
+	}
+	return nil
+}
+
+// ReleasesVectors implements Releaser: the strategy's vectors stay in.
+func (*PaillierLayer) ReleasesVectors() bool { return false }
+
 // Owns implements Layer.
 func (*PaillierLayer) Owns(k wire.Kind) bool { return k == wire.KindKey || k == wire.KindCipher }
 

@@ -24,23 +24,10 @@ const (
 	phaseExchanged              // every exchange phase opened: Step or End next
 )
 
-// Bounds of the buffer of early messages (for later rounds than the open
-// one): a peer's messages wait at most maxAhead rounds ahead, at most
-// bufferPerSender of them and bufferFloatsPerSender model sizes of payload
-// per sender, so a hostile peer cannot make a node hold more than a
-// bounded multiple of an honest round's traffic. Only senders in the
-// directory are buffered.
-const (
-	maxAhead              = 2
-	bufferPerSender       = 256
-	bufferFloatsPerSender = 4
-)
-
 // Reasons of the round's rejections that are not wire.Reason's.
 const (
-	ReasonBufferFull  = "buffer_full"   // an early message over the buffer's bounds
+	ReasonBufferFull  = "buffer_full"   // a message for later over the held store's bounds
 	ReasonTooFarAhead = "too_far_ahead" // a message more than maxAhead rounds ahead
-	ReasonUnowned     = "unowned_kind"  // a valid message of a kind nothing here takes
 	ReasonLayer       = "layer"         // a layer's refusal without a reason of its own
 )
 
@@ -59,11 +46,10 @@ type roundState struct {
 	// The round's rejections, per sender and reason.
 	rejected int
 	rej      map[rejKey]int
-	// future holds messages of later rounds in arrival order (so each
-	// sender's order, which replay protection checks, is kept).
-	future       []*wire.Message
-	futureN      map[uint32]int
-	futureFloats map[uint32]int
+	// in is the input checks' state (inputs.go): what each phase takes,
+	// the round's accepted messages, the messages held for later.
+	in    inputs
+	inSet bool // in is set up
 	// diverged: the round's training or combine left the model non-finite
 	// (Ready.Diverged).
 	diverged bool
@@ -105,6 +91,9 @@ func (n *Node) outOfOrder(call, expected string) error {
 // messages of round r that arrived early. Rounds must increase; a round
 // need not follow the previous one (a node that rejoins skips rounds).
 func (n *Node) Begin(r int, hood Neighborhood) error {
+	if err := n.setupInputs(); err != nil {
+		return err
+	}
 	switch {
 	case n.rs.phase != phaseIdle:
 		return n.outOfOrder(fmt.Sprintf("Begin(%d)", r), "End of the open round")
@@ -135,23 +124,9 @@ func (n *Node) Begin(r int, hood Neighborhood) error {
 		return fmt.Errorf("node %d round %d: release phase %d of %d exchange phases", n.cfg.ID, r, rs.release, rs.phases)
 	}
 	rs.phase = phaseBegun
-	// The early messages of this round, in arrival order; older ones are
-	// stale now.
-	keep := rs.future[:0]
-	for _, m := range rs.future {
-		switch {
-		case m.Round == uint64(r):
-			n.unbuffer(m)
-			_ = n.deliver(m) // a refusal is counted in the round's records
-		case m.Round < uint64(r):
-			n.unbuffer(m)
-			n.reject(m.From, wire.StaleRound.String())
-		default:
-			keep = append(keep, m)
-		}
-	}
-	clear(rs.future[len(keep):])
-	rs.future = keep
+	// The held messages of this round wait for their phase's Outbox; older
+	// ones are stale now.
+	n.beginHeld(r)
 	return nil
 }
 
@@ -240,6 +215,8 @@ func (n *Node) Outbox() (msgs []*wire.Message, more bool, err error) {
 	if more {
 		rs.phase = phaseExchange
 	}
+	// The messages held for the phase now open (arrived before it).
+	n.deliverHeld()
 	return out, more, nil
 }
 
@@ -275,21 +252,27 @@ func (n *Node) share() []*wire.Message {
 }
 
 // Step hands the node one message that arrived, at any time. A message of
-// the open round is validated and goes to its layer or, a vector, to the
-// strategy at End; one of a later round waits (bounded) until that round
-// begins; one of a past or closed round is dropped. The node takes m:
-// the caller must not change it afterwards. A refused message is counted
-// against its sender in the round's Ready; the error says why (drivers may
-// log it; the node has already dealt with it).
+// the open round from one of the round's in-neighbours, not a copy of one
+// taken, of a kind and size the round's exchange phases take (inputs.go),
+// is validated and goes to its layer or, a vector, to the strategy at End;
+// one for a later phase of the round waits until Outbox opens it; one of
+// a later round waits (bounded) until that round begins; one of a past or
+// closed round is dropped. The node takes m: the caller must not change
+// it afterwards. A refused message is counted against its sender in the
+// round's Ready; the error says why (drivers may log it; the node has
+// already dealt with it).
 func (n *Node) Step(m *wire.Message) error {
 	rs := &n.rs
 	if m == nil {
 		return n.validator.Check(m)
 	}
+	if err := n.setupInputs(); err != nil {
+		return err
+	}
 	open := rs.phase != phaseIdle
 	switch {
 	case open && m.Round == uint64(rs.r):
-		return n.deliver(m)
+		return n.admit(m)
 	case !rs.begun || m.Round > uint64(rs.r):
 		return n.buffer(m)
 	case open:
@@ -320,14 +303,12 @@ func (n *Node) deliver(m *wire.Message) error {
 				n.reject(m.From, refusalReason(err))
 				return err
 			}
+			n.rs.in.seen[keyOf(m)] = struct{}{}
 			return nil
 		}
 	}
-	if m.Kind != wire.KindVector {
-		n.reject(m.From, ReasonUnowned)
-		return fmt.Errorf("node %d: a %s message from node %d, and no layer takes %s messages", n.cfg.ID, m.Kind, m.From, m.Kind)
-	}
 	n.rs.inbox = append(n.rs.inbox, strategy.Incoming{From: int(m.From), Tag: m.Payload.Tag, Vector: m.Payload.Data})
+	n.rs.in.seen[keyOf(m)] = struct{}{}
 	return nil
 }
 
@@ -340,37 +321,6 @@ func refusalReason(err error) string {
 		return r.String()
 	}
 	return ReasonLayer
-}
-
-// buffer keeps an early message for its round, within the bounds.
-func (n *Node) buffer(m *wire.Message) error {
-	rs := &n.rs
-	if _, ok := n.cfg.Directory.Key(m.From); !ok {
-		n.reject(m.From, wire.UnknownSender.String())
-		return fmt.Errorf("node %d: an early message from node %d, not in the directory: dropped", n.cfg.ID, m.From)
-	}
-	if rs.begun && m.Round > uint64(rs.r)+maxAhead {
-		n.reject(m.From, ReasonTooFarAhead)
-		return fmt.Errorf("node %d: a message of round %d from node %d during round %d (at most %d ahead): dropped", n.cfg.ID, m.Round, m.From, rs.r, maxAhead)
-	}
-	size := len(m.Payload.Data) + len(m.Masked.Data) + len(m.Blob.Data)/4 + len(m.Claim.Neighbors)
-	if rs.futureN == nil {
-		rs.futureN, rs.futureFloats = map[uint32]int{}, map[uint32]int{}
-	}
-	if rs.futureN[m.From] >= bufferPerSender || rs.futureFloats[m.From]+size > bufferFloatsPerSender*max(n.cfg.Model.NumParams(), 1024) {
-		n.reject(m.From, ReasonBufferFull)
-		return fmt.Errorf("node %d: early messages from node %d over the buffer's bound: dropped", n.cfg.ID, m.From)
-	}
-	rs.futureN[m.From]++
-	rs.futureFloats[m.From] += size
-	rs.future = append(rs.future, m)
-	return nil
-}
-
-func (n *Node) unbuffer(m *wire.Message) {
-	rs := &n.rs
-	rs.futureN[m.From]--
-	rs.futureFloats[m.From] -= len(m.Payload.Data) + len(m.Masked.Data) + len(m.Blob.Data)/4 + len(m.Claim.Neighbors)
 }
 
 func (n *Node) reject(from uint32, reason string) {
@@ -406,6 +356,7 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 		return Ready{}, n.outOfOrder("End", fmt.Sprintf("Outbox (exchange phase %d of %d)", rs.next+1, rs.phases))
 	}
 	rs.phase = phaseIdle
+	n.endHeld()
 	rd := Ready{Round: rs.r, Trained: rs.trained, Train: n.trainRes}
 	for _, l := range n.layers {
 		if err := l.End(&rd); err != nil {

@@ -137,9 +137,8 @@ func TestMessagesReachOnlyTheirRound(t *testing.T) {
 	}
 }
 
-// Buffered early messages keep each sender's order, so the validator's
-// replay protection holds across the buffer: a replayed early message is
-// refused when its round begins.
+// A copy of a held early message is refused at once and held once; a
+// copy of it in its round, after it was delivered, is refused too.
 func TestBufferedMessagesKeepReplayProtection(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
 	rec := &recorder{}
@@ -148,57 +147,79 @@ func TestBufferedMessagesKeepReplayProtection(t *testing.T) {
 	hood := Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
 	m := vectorFrom(t, p, 1, hood)
 	begin(t, 0, hood, n)
-	for range 2 {
-		if err := n.Step(m); err != nil {
-			t.Fatal(err)
-		}
+	if err := n.Step(m); err != nil {
+		t.Fatal(err)
+	}
+	c := *m
+	if err := n.Step(&c); err == nil {
+		t.Fatal("a copy of a held message accepted")
 	}
 	outbox(t, n)
-	end(t, n, EndOptions{})
+	if rd := end(t, n, EndOptions{}); !slices.Equal(rd.Rejections, []Rejection{{From: 1, Reason: ReasonDuplicate, Count: 1}}) {
+		t.Fatalf("round 0 rejections %+v, want one duplicate", rd.Rejections)
+	}
 	begin(t, 1, hood, n)
+	if err := n.Step(&c); err == nil {
+		t.Fatal("a copy of a delivered message accepted")
+	}
 	outbox(t, n)
 	rd := end(t, n, EndOptions{})
-	if len(rec.seen) != 1 || !slices.Equal(rd.Rejections, []Rejection{{From: 1, Reason: "replay", Count: 1}}) {
-		t.Fatalf("combined %d, rejections %+v: want one message and one replay", len(rec.seen), rd.Rejections)
+	if len(rec.seen) != 1 || !slices.Equal(rd.Rejections, []Rejection{{From: 1, Reason: ReasonDuplicate, Count: 1}}) {
+		t.Fatalf("combined %d, rejections %+v: want one message and one duplicate", len(rec.seen), rd.Rejections)
 	}
 }
 
-// The buffer of early messages is bounded per sender, refuses senders
-// outside the directory and rounds too far ahead.
+// The store of early messages is bounded in bytes per sender, keeps
+// identical copies once, and refuses senders outside the directory and
+// rounds too far ahead.
 func TestEarlyMessagesAreBounded(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
 	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
 	begin(t, 0, Neighborhood{}, n)
-	msg := func(from uint32, round uint64) *wire.Message {
-		return &wire.Message{Header: wire.Header{Kind: wire.KindVector, From: from, To: 0, Round: round, Seq: 1},
+	msg := func(from uint32, round, seq uint64) *wire.Message {
+		return &wire.Message{Header: wire.Header{Kind: wire.KindVector, From: from, To: 0, Round: round, Seq: seq},
 			Payload: wire.Payload{Data: make([]float32, n.Model().NumParams())}}
 	}
-	if err := n.Step(msg(1, 3)); err == nil {
+	if err := n.Step(msg(1, 3, 1)); err == nil {
 		t.Error("a message 3 rounds ahead buffered")
 	}
-	if err := n.Step(msg(7, 1)); err == nil {
+	if err := n.Step(msg(7, 1, 1)); err == nil {
 		t.Error("an early message from outside the directory buffered")
 	}
-	accepted := 0
-	for range 1000 {
-		if n.Step(msg(1, 1)) == nil {
+	for range 10 {
+		if err := n.Step(msg(1, 1, 1)); err != nil && n.rs.in.count[1] != 1 {
+			t.Fatal(err)
+		}
+	}
+	if n.rs.in.count[1] != 1 {
+		t.Fatalf("%d copies of one message held, want 1", n.rs.in.count[1])
+	}
+	accepted := 1
+	for seq := range uint64(1000) {
+		if n.Step(msg(1, 1, seq+2)) == nil {
 			accepted++
 		}
 	}
-	if accepted != bufferPerSender {
-		t.Errorf("buffered %d early messages of one sender, want the bound %d", accepted, bufferPerSender)
+	size, _ := wire.EncodedSize(msg(1, 1, 1))
+	want := n.rs.in.perSenderBytes / size
+	if accepted != want || n.rs.in.bytes[1] != want*size {
+		t.Errorf("held %d early messages (%d bytes) of one sender, want the byte bound's %d", accepted, n.rs.in.bytes[1], want)
 	}
 	outbox(t, n)
 	rd := end(t, n, EndOptions{})
-	want := []Rejection{{1, ReasonBufferFull, 1000 - bufferPerSender}, {1, ReasonTooFarAhead, 1}, {7, "unknown_sender", 1}}
-	if !slices.Equal(rd.Rejections, want) {
-		t.Fatalf("rejections %+v, want %+v", rd.Rejections, want)
+	wantRej := []Rejection{{1, ReasonBufferFull, 1001 - want}, {1, ReasonDuplicate, 9}, {1, ReasonTooFarAhead, 1}, {7, "unknown_sender", 1}}
+	if !slices.Equal(rd.Rejections, wantRej) {
+		t.Fatalf("rejections %+v, want %+v", rd.Rejections, wantRej)
 	}
-	// At the round, the buffered copies are validated: unsigned, refused.
+	// At the round, held messages from outside the round's in-neighbours
+	// are refused.
 	begin(t, 1, Neighborhood{}, n)
 	outbox(t, n)
-	if rd := end(t, n, EndOptions{}); rd.Rejected != bufferPerSender {
-		t.Fatalf("round 1 refused %d of the buffered messages, want all %d (unsigned)", rd.Rejected, bufferPerSender)
+	if rd := end(t, n, EndOptions{}); !slices.Equal(rd.Rejections, []Rejection{{1, ReasonNotNeighbor, want}}) {
+		t.Fatalf("round 1 rejections %+v, want the %d held messages from a non-neighbour", rd.Rejections, want)
+	}
+	if len(n.rs.in.store) != 0 || n.rs.in.totalBytes != 0 {
+		t.Fatalf("%d messages, %d bytes left in the store", len(n.rs.in.store), n.rs.in.totalBytes)
 	}
 }
 
@@ -231,11 +252,21 @@ type phased struct {
 	observed     int
 }
 
-func (l *phased) Name() string                       { return "phased" }
-func (l *phased) Begin(int, Neighborhood) error      { l.begun++; return nil }
-func (l *phased) Phases() int                        { return 3 }
-func (l *phased) ReleasePhase() int                  { return 1 }
-func (l *phased) Owns(k wire.Kind) bool              { return k == wire.KindKey || k == wire.KindShare }
+func (l *phased) Name() string                  { return "phased" }
+func (l *phased) Begin(int, Neighborhood) error { l.begun++; return nil }
+func (l *phased) Phases() int                   { return 3 }
+func (l *phased) ReleasePhase() int             { return 1 }
+func (l *phased) Owns(k wire.Kind) bool         { return k == wire.KindKey || k == wire.KindShare }
+func (l *phased) ReleasesVectors() bool         { return true }
+func (l *phased) Expects(p int) []Expect {
+	switch p {
+	case 0:
+		return []Expect{blobExpect(wire.KindKey, wire.KeySize, wire.KeySize)}
+	case 2:
+		return []Expect{blobExpect(wire.KindShare, 1, 1)}
+	}
+	return nil
+}
 func (l *phased) Observe(*wire.Message, error) error { l.observed++; return nil }
 func (l *phased) Handle(m *wire.Message) error       { l.handled = append(l.handled, m.Kind); return nil }
 func (l *phased) End(rd *Ready) error                { l.ended++; return nil }
@@ -317,12 +348,12 @@ func TestLayerPhasesAndRelease(t *testing.T) {
 	if err := wire.Sign(m, ids[1]); err != nil {
 		t.Fatal(err)
 	}
-	begin(t, 0, Neighborhood{}, plain)
+	begin(t, 0, Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}, plain)
 	if err := plain.Step(m); err == nil {
 		t.Fatal("a share message reached a node without a layer for it")
 	}
 	outbox(t, plain)
-	if rd := end(t, plain, EndOptions{}); !slices.Equal(rd.Rejections, []Rejection{{1, ReasonUnowned, 1}}) {
+	if rd := end(t, plain, EndOptions{}); !slices.Equal(rd.Rejections, []Rejection{{1, ReasonUnexpectedKind, 1}}) {
 		t.Fatalf("rejections %+v", rd.Rejections)
 	}
 }

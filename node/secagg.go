@@ -136,6 +136,30 @@ func (l *SecAggLayer) Phases() int {
 // are dropped there, or are the group mean with Across).
 func (l *SecAggLayer) ReleasePhase() int { return l.Phases() - 1 }
 
+// Expects implements Layer: advertisements (0), rosters (1), shares and
+// masked inputs (2), forwarded shares (3), unmasking answers (4), their
+// sizes bounded by a group as large as the directory.
+func (l *SecAggLayer) Expects(p int) []Expect {
+	sz := privacy.SecAggMaxSizes(l.dir.Len())
+	switch p {
+	case 0:
+		return []Expect{blobExpect(wire.KindKey, sz.Advertisement, sz.Advertisement)}
+	case 1:
+		return []Expect{blobExpect(wire.KindKey, 1, sz.Roster)}
+	case 2:
+		return []Expect{blobExpect(wire.KindShare, 1, sz.Shares),
+			{wire.KindMasked, wire.MaskedBody(l.model.NumParams(), wire.DefaultLimits().MaxTagBytes)}}
+	case 3:
+		return []Expect{blobExpect(wire.KindShare, 1, sz.Forward)}
+	case 4:
+		return []Expect{blobExpect(wire.KindShare, 1, sz.Unmask)}
+	}
+	return nil
+}
+
+// ReleasesVectors implements Releaser: only the group mean, with Across.
+func (l *SecAggLayer) ReleasesVectors() bool { return l.cfg.Across }
+
 // Owns implements Layer: keys, shares and masked inputs.
 func (*SecAggLayer) Owns(k wire.Kind) bool {
 	return k == wire.KindKey || k == wire.KindShare || k == wire.KindMasked

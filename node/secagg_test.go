@@ -235,7 +235,7 @@ func TestSecAggLayerRefusesForgedAndReplayed(t *testing.T) {
 	for _, rj := range rds[1].Rejections {
 		got[rj.Reason] += rj.Count
 	}
-	if got[ReasonSecAggForged] != 1 || got[wire.Replay.String()] != 4 {
+	if got[ReasonSecAggForged] != 1 || got[ReasonDuplicate] != 4 {
 		t.Fatalf("node 1's rejections %+v: want one forged share and 4 replayed rosters", rds[1].Rejections)
 	}
 	// Node 1 did not answer node 0's unmasking; node 0's group still had

@@ -76,6 +76,21 @@ func (t *TrustLayer) Owns(k wire.Kind) bool {
 	return k == wire.KindClaim || (k == wire.KindEvent && t.events())
 }
 
+// Expects implements Layer: claims (phase 0), listing at most every other
+// node of the directory; in the events form also batches of edge events
+// in each of the three phases (a proposal, a countersignature, attested
+// events forwarded), at most maxEventBatch to a message.
+func (t *TrustLayer) Expects(p int) []Expect {
+	var out []Expect
+	if p == 0 {
+		out = append(out, Expect{wire.KindClaim, wire.ClaimBody(t.dir.Len() - 1)})
+	}
+	if t.events() && p < 3 {
+		out = append(out, Expect{wire.KindEvent, wire.EventBody(maxEventBatch)})
+	}
+	return out
+}
+
 // Begin implements Layer.
 func (t *TrustLayer) Begin(r int, hood Neighborhood) error {
 	if t.ts == nil {

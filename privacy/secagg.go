@@ -89,6 +89,26 @@ const (
 	pairSecretSize = 32
 )
 
+// SecAggSizes are the largest bodies of the protocol's blobs in a group
+// of at most n members (an advertisement has exactly its size): a
+// receiver checks a blob's length against them before it reads a byte.
+type SecAggSizes struct {
+	Advertisement, Roster, Shares, Forward, Unmask int
+}
+
+// SecAggMaxSizes returns the blobs' largest sizes for groups of at most n
+// members.
+func SecAggMaxSizes(n int) SecAggSizes {
+	n = max(n, 1)
+	return SecAggSizes{
+		Advertisement: advSize,
+		Roster:        rosterHeader + rosterEntry*n,
+		Shares:        sharesHeader + (n-1)*sharesEntry,
+		Forward:       8 + 8*n + (n-1)*shareCipher,
+		Unmask:        max(ShareValueSize, pairSecretSize) * n,
+	}
+}
+
 // Errors the protocol's callers may tell apart.
 var (
 	// ErrGroupTooSmall: fewer members than the threshold (or 2t ≤ n).

@@ -41,6 +41,13 @@ func (l *keyPhase) Begin(int, node.Neighborhood) error { return nil }
 func (l *keyPhase) Phases() int                        { return 2 }
 func (l *keyPhase) ReleasePhase() int                  { return 1 }
 func (l *keyPhase) Owns(k wire.Kind) bool              { return k == wire.KindKey }
+func (l *keyPhase) ReleasesVectors() bool              { return true }
+func (l *keyPhase) Expects(p int) []node.Expect {
+	if p != 0 {
+		return nil
+	}
+	return []node.Expect{{Kind: wire.KindKey, Body: wire.BlobBody(wire.KeySize, wire.KeySize, 0)}}
+}
 func (l *keyPhase) Observe(*wire.Message, error) error { return nil }
 func (l *keyPhase) Handle(*wire.Message) error         { l.keys++; return nil }
 func (l *keyPhase) End(*node.Ready) error              { l.rounds++; return nil }
