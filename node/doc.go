@@ -15,14 +15,29 @@
 // rejections by sender and reason, the evaluation; a driver reads nothing
 // else.
 //
-// Messages. Step validates a message of the open round (wire.Validator:
-// recipient, known sender, round, signature, replay, length, finiteness)
-// before any layer or strategy sees it; a message of a later round waits
-// in arrival order (so each sender's order, which replay protection needs,
-// is kept), at most two rounds ahead and within per-sender bounds, and is
-// validated when its round begins; one of a past round, or of the open
-// round once End was called, is dropped. Every refusal is counted against
-// its sender in the round's Ready. The node takes the messages it is
+// Messages: what Step refuses. The node does not rely on its driver to
+// route: before any signature is verified or any body is read, Step
+// refuses a message of the open round whose sender is not one of the
+// round's in-neighbours (Begin's hood.In: a relay handing a node another
+// node's correctly signed message is refused), a copy of a message already
+// taken or held (same sender, round, sequence number and signature; a
+// copy is never stored twice), a kind no exchange phase of the round
+// expects, or a body outside its kind's bound for this model and
+// protocol (Layer.Expects: every kind has an exact or bounded size — a
+// vector or masked vector of the parameter count, a claim of at most every
+// other node, keys, shares and ciphertexts of their layer's sizes). It
+// then validates the message (wire.Validator: recipient, known sender,
+// round, signature, replay, length, finiteness) before any layer or
+// strategy sees it. A message for a later phase of the open round waits
+// until Outbox opens that phase; one of a later round (at most two ahead,
+// from a sender in the directory, of a kind and size some phase takes)
+// waits until its round begins and is checked again then. Waiting
+// messages are kept in arrival order (each sender's order, which replay
+// protection needs), each once, in one store bounded in count and bytes
+// per sender (four of the largest message the node takes) and in total
+// (sixteen senders' worth). One of a past round, or of the open round once
+// End was called, is dropped. Every refusal is counted against its sender
+// and reason in the round's Ready. The node takes the messages it is
 // handed; incoming vectors are read-only for strategies (a broadcast
 // message is shared by all its recipients).
 //

@@ -30,8 +30,8 @@ import (
 // theirs (Layer.Expects); the node adds the strategy's vectors in the
 // release phase.
 type Expect struct {
-	Kind wire.Kind
-	Body wire.Bound
+	Kind    wire.Kind
+	Content wire.Bound // the content's length (wire.ContentLen): elements, without tag
 }
 
 // Reasons of the input checks' refusals (Ready.Rejections).
@@ -76,8 +76,9 @@ type held struct {
 type inputs struct {
 	// expect[p] are the messages exchange phase p takes (set by New).
 	expect [][]Expect
-	// largest is the largest encoded message any phase takes.
-	largest int
+	// largest is the largest encoded message any phase takes; maxTag the
+	// longest tag.
+	largest, maxTag int
 	// seen are the messages accepted this round, and every held one.
 	seen map[dupKey]struct{}
 	// store holds messages of later rounds and phases in arrival order
@@ -91,7 +92,7 @@ type inputs struct {
 // expectations collects what each exchange phase takes: the layers' own
 // kinds, and the strategy's vectors in the release phase unless a releaser
 // keeps them in the node.
-func expectations(layers []Layer, params, maxTag int) ([][]Expect, error) {
+func expectations(layers []Layer, params int) ([][]Expect, error) {
 	phases, release, vectors := 1, 0, true
 	for _, l := range layers {
 		phases = max(phases, l.Phases())
@@ -107,33 +108,33 @@ func expectations(layers []Layer, params, maxTag int) ([][]Expect, error) {
 				if !l.Owns(e.Kind) {
 					return nil, fmt.Errorf("%s layer expects %s messages in phase %d, a kind it does not own", l.Name(), e.Kind, p)
 				}
-				if e.Body.Min < 0 || e.Body.Max < e.Body.Min {
-					return nil, fmt.Errorf("%s layer: an empty bound %v for %s messages", l.Name(), e.Body, e.Kind)
+				if e.Content.Min < 0 || e.Content.Max < e.Content.Min {
+					return nil, fmt.Errorf("%s layer: an empty bound %v for %s messages", l.Name(), e.Content, e.Kind)
 				}
 				out[p] = append(out[p], e)
 			}
 		}
 	}
 	if vectors && release < phases {
-		out[release] = append(out[release], Expect{wire.KindVector, wire.VectorBody(params, maxTag)})
+		out[release] = append(out[release], Expect{wire.KindVector, wire.VectorContent(params)})
 	}
 	return out, nil
 }
 
-func (in *inputs) init(expect [][]Expect) {
-	in.expect = expect
+func (in *inputs) init(expect [][]Expect, maxTag int) {
+	in.expect, in.maxTag = expect, maxTag
 	largest := 0
 	for _, es := range expect {
 		for _, e := range es {
-			largest = max(largest, e.Body.Max)
+			largest = max(largest, e.Content.Max)
 		}
 	}
-	in.largest = wire.HeaderSize + largest + wire.SignatureSize
+	in.largest = largest + wire.MaxFraming(maxTag)
 	in.perSenderBytes = heldMessageBytes * in.largest
 	in.seen, in.count, in.bytes = map[dupKey]struct{}{}, map[uint32]int{}, map[uint32]int{}
 }
 
-// fit says where a message of kind k with a body of n bytes fits, judged
+// fit says where a message of kind k with content of n bytes fits, judged
 // at phase cur (−1 for a round not begun): now (cur takes it), later (a
 // later phase does), or neither, with the reason.
 func (in *inputs) fit(k wire.Kind, n, cur int) (now, later bool, reason string) {
@@ -143,7 +144,7 @@ func (in *inputs) fit(k wire.Kind, n, cur int) (now, later bool, reason string) 
 			if e.Kind != k {
 				continue
 			}
-			if !e.Body.Holds(n) {
+			if !e.Content.Holds(n) {
 				reason = ReasonWrongSize
 				continue
 			}
@@ -164,7 +165,7 @@ func (in *inputs) bound(k wire.Kind) (wire.Bound, bool) {
 	for _, es := range in.expect {
 		for _, e := range es {
 			if e.Kind == k {
-				b, ok = b.Union(e.Body), true
+				b, ok = b.Union(e.Content), true
 			}
 		}
 	}
@@ -243,35 +244,45 @@ func (n *Node) admit(m *wire.Message) error {
 		n.reject(m.From, ReasonDuplicate)
 		return fmt.Errorf("node %d round %d: a copy of node %d's message %d, already taken: dropped", n.cfg.ID, rs.r, m.From, m.Seq)
 	}
-	body, err := wire.BodyLen(m)
-	if err != nil {
-		n.reject(m.From, wire.ReasonOf(err).String())
-		return fmt.Errorf("node %d: from node %d: %w", n.cfg.ID, m.From, err)
+	content, ok := n.measure(m)
+	if !ok {
+		return n.misfit(m, content, ReasonWrongSize)
 	}
-	now, later, reason := in.fit(m.Kind, body, current(rs))
+	now, later, reason := in.fit(m.Kind, content, current(rs))
 	switch {
 	case now:
 		return n.deliver(m)
 	case later:
-		size := wire.HeaderSize + body + wire.SignatureSize
+		size, _ := wire.EncodedSize(m)
 		if ok, reason := in.hold(m, size); !ok {
 			n.reject(m.From, reason)
 			return fmt.Errorf("node %d round %d: node %d's messages for later phases over the store's bound: dropped", n.cfg.ID, rs.r, m.From)
 		}
 		return nil
 	}
-	n.reject(m.From, reason)
-	return n.misfit(m, body, reason)
+	return n.misfit(m, content, reason)
 }
 
-// misfit is the error of a message whose kind or size no phase takes.
-func (n *Node) misfit(m *wire.Message, body int, reason string) error {
+// measure returns m's content length; false when m's kind is unknown or
+// its tag too long.
+func (n *Node) measure(m *wire.Message) (int, bool) {
+	content, tag, err := wire.ContentLen(m)
+	if err != nil || tag > n.rs.in.maxTag {
+		return content, false
+	}
+	return content, true
+}
+
+// misfit counts and returns the refusal of a message whose kind or size no
+// phase takes.
+func (n *Node) misfit(m *wire.Message, content int, reason string) error {
+	n.reject(m.From, reason)
 	b, ok := n.rs.in.bound(m.Kind)
 	switch {
 	case !ok:
 		return fmt.Errorf("node %d: a %s message from node %d, a kind no exchange phase takes here: dropped", n.cfg.ID, m.Kind, m.From)
 	case reason == ReasonWrongSize:
-		return fmt.Errorf("node %d: a %s message from node %d with a %d-byte body; this model and protocol take %v: dropped", n.cfg.ID, m.Kind, m.From, body, b)
+		return fmt.Errorf("node %d: a %s message from node %d with %d bytes of content (or a tag over %d bytes); this model and protocol take %v: dropped", n.cfg.ID, m.Kind, m.From, content, n.rs.in.maxTag, b)
 	}
 	return fmt.Errorf("node %d round %d: a %s message from node %d, which no exchange phase from %d on takes: dropped", n.cfg.ID, n.rs.r, m.Kind, m.From, n.rs.next)
 }
@@ -291,16 +302,15 @@ func (n *Node) buffer(m *wire.Message) error {
 		n.reject(m.From, ReasonDuplicate)
 		return fmt.Errorf("node %d: a copy of node %d's early message %d of round %d, already held: dropped", n.cfg.ID, m.From, m.Seq, m.Round)
 	}
-	body, err := wire.BodyLen(m)
-	if err != nil {
-		n.reject(m.From, wire.ReasonOf(err).String())
-		return fmt.Errorf("node %d: from node %d: %w", n.cfg.ID, m.From, err)
+	content, ok := n.measure(m)
+	if !ok {
+		return n.misfit(m, content, ReasonWrongSize)
 	}
-	if _, later, reason := in.fit(m.Kind, body, -1); !later {
-		n.reject(m.From, reason)
-		return n.misfit(m, body, reason)
+	if _, later, reason := in.fit(m.Kind, content, -1); !later {
+		return n.misfit(m, content, reason)
 	}
-	if ok, reason := in.hold(m, wire.HeaderSize+body+wire.SignatureSize); !ok {
+	size, _ := wire.EncodedSize(m)
+	if ok, reason := in.hold(m, size); !ok {
 		n.reject(m.From, reason)
 		return fmt.Errorf("node %d: early messages from node %d over the store's bound: dropped", n.cfg.ID, m.From)
 	}
@@ -336,9 +346,9 @@ func (n *Node) deliverHeld() {
 		if m.Round != uint64(rs.r) {
 			return false
 		}
-		body, err := wire.BodyLen(m)
-		now, _, _ := in.fit(m.Kind, body, cur)
-		return err == nil && now
+		content, _, _ := wire.ContentLen(m)
+		now, _, _ := in.fit(m.Kind, content, cur)
+		return now
 	}) {
 		delete(in.seen, keyOf(m))
 		_ = n.deliver(m) // a refusal is counted in the round's records
@@ -359,17 +369,16 @@ func (n *Node) setupInputs() error {
 	if n.rs.inSet {
 		return nil
 	}
-	expect, err := expectations(n.layers, n.cfg.Model.NumParams(), wire.DefaultLimits().MaxTagBytes)
+	expect, err := expectations(n.layers, n.cfg.Model.NumParams())
 	if err != nil {
 		return fmt.Errorf("node %d: %w", n.cfg.ID, err)
 	}
-	n.rs.in.init(expect)
+	n.rs.in.init(expect, wire.DefaultLimits().MaxTagBytes)
 	n.rs.inSet = true
 	return nil
 }
 
-// blobExpect expects a blob of kind k of minBytes to maxBytes bytes, with
-// a tag within the wire's default limit.
+// blobExpect expects a blob of kind k of minBytes to maxBytes bytes.
 func blobExpect(k wire.Kind, minBytes, maxBytes int) Expect {
-	return Expect{k, wire.BlobBody(minBytes, maxBytes, wire.DefaultLimits().MaxTagBytes)}
+	return Expect{k, wire.BlobContent(minBytes, maxBytes)}
 }

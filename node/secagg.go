@@ -148,7 +148,7 @@ func (l *SecAggLayer) Expects(p int) []Expect {
 		return []Expect{blobExpect(wire.KindKey, 1, sz.Roster)}
 	case 2:
 		return []Expect{blobExpect(wire.KindShare, 1, sz.Shares),
-			{wire.KindMasked, wire.MaskedBody(l.model.NumParams(), wire.DefaultLimits().MaxTagBytes)}}
+			{wire.KindMasked, wire.MaskedContent(l.model.NumParams())}}
 	case 3:
 		return []Expect{blobExpect(wire.KindShare, 1, sz.Forward)}
 	case 4:

@@ -83,10 +83,10 @@ func (t *TrustLayer) Owns(k wire.Kind) bool {
 func (t *TrustLayer) Expects(p int) []Expect {
 	var out []Expect
 	if p == 0 {
-		out = append(out, Expect{wire.KindClaim, wire.ClaimBody(t.dir.Len() - 1)})
+		out = append(out, Expect{wire.KindClaim, wire.ClaimContent(t.dir.Len() - 1)})
 	}
 	if t.events() && p < 3 {
-		out = append(out, Expect{wire.KindEvent, wire.EventBody(maxEventBatch)})
+		out = append(out, Expect{wire.KindEvent, wire.EventContent(maxEventBatch)})
 	}
 	return out
 }

@@ -46,7 +46,7 @@ func (l *keyPhase) Expects(p int) []node.Expect {
 	if p != 0 {
 		return nil
 	}
-	return []node.Expect{{Kind: wire.KindKey, Body: wire.BlobBody(wire.KeySize, wire.KeySize, 0)}}
+	return []node.Expect{{Kind: wire.KindKey, Content: wire.BlobContent(wire.KeySize, wire.KeySize)}}
 }
 func (l *keyPhase) Observe(*wire.Message, error) error { return nil }
 func (l *keyPhase) Handle(*wire.Message) error         { l.keys++; return nil }

@@ -112,4 +112,17 @@
 // rather than against whoever delivered the bytes. Replay protection needs a
 // sender's Seq to increase over its messages within a round, so drivers must
 // deliver one sender's messages to a receiver in the order they were sent.
+//
+// # Sizes known before decoding
+//
+// Every kind has an exact or bounded body size once the model and the
+// protocol's parameters are fixed (sizes.go): VectorBody and MaskedBody for
+// exactly one element per parameter, ClaimBody for at most so many
+// neighbours, BlobBody and EventBody for keys, shares, ciphertexts and
+// event batches of their layer's sizes. A receiver compares a message's
+// kind and body length with the Bound it expects before it verifies or
+// reads anything: BodyLen for a message in memory, PeekHeader for encoded
+// bytes (the header and its declared length, nothing decoded). Decode
+// itself never allocates more than the bytes it is given hold: every
+// declared count is compared with the body's length first.
 package wire
