@@ -4,7 +4,10 @@
 //
 // It knows nothing of the simulator: its input is RunResult, one run's
 // label, swept parameters, seed, per-round curves and final metrics, which
-// the experiment package fills in.
+// the experiment package fills in. Demo is `trellis demo`'s runs and
+// their narrative: the configs of its strategies side by side, the table
+// of rounds, and a sentence per strategy on how it fared against
+// local-only training (the caller runs the configs).
 //
 // Choices recorded here:
 //   - "± std" is the sample standard deviation over seeds (denominator

@@ -9,6 +9,11 @@
 // directory, and `trellis sweep CFG --merge` assembles the summary once
 // all are done. Every path and argument put in a script is shell-quoted
 // (Quote).
+//
+// What `trellis k8s` fills in when not given comes from here too: the
+// objects' name made a DNS label from the config's (DNSName), and each
+// pod's memory request from the run's memory estimate (SweepMemoryRequest,
+// NodeMemoryRequest, MonitorMemoryRequest).
 package scale
 
 import (

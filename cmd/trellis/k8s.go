@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/scale"
 )
 
@@ -43,7 +41,7 @@ sweep's pods).`,
 		}
 		k.Config = ca.text
 		if k.Name == "" {
-			k.Name = dnsName(ca.cfg.Name)
+			k.Name = scale.DNSName(ca.cfg.Name)
 		}
 		return ca, nil
 	}
@@ -73,13 +71,9 @@ sweep's pods).`,
 				return err
 			}
 			if k.Memory == "" {
-				// A pod runs its shard's runs one after another: the
-				// largest sets its peak.
-				es, err := estimateRuns(ca.cfg, experiment.Shard{})
-				if err != nil {
+				if k.Memory, err = scale.SweepMemoryRequest(ca.cfg); err != nil {
 					return fmt.Errorf("memory estimate (give --memory to skip it): %w", err)
 				}
-				k.Memory = scale.MemoryRequest(es[largest(es)].Estimate)
 			}
 			b, err := scale.K8sSweep(k, shards, parallel)
 			if err != nil {
@@ -107,18 +101,11 @@ sweep's pods).`,
 				return err
 			}
 			if k.Memory == "" {
-				d, err := (shapes{}).of(ca.cfg)
-				if err == nil {
-					var e experiment.Estimate
-					if e, err = ca.cfg.EstimateNodeProcess(d); err == nil {
-						k.Memory = scale.MemoryRequest(e)
-					}
-				}
-				if err != nil {
+				if k.Memory, err = scale.NodeMemoryRequest(ca.cfg); err != nil {
 					return fmt.Errorf("memory estimate (give --memory to skip it): %w", err)
 				}
 			}
-			k.MonitorMemory = scale.MemoryRequest(ca.cfg.EstimateMonitor())
+			k.MonitorMemory = scale.MonitorMemoryRequest(ca.cfg)
 			if epoch != "" {
 				if t.Epoch, err = time.Parse(time.RFC3339Nano, epoch); err != nil {
 					return fmt.Errorf("--epoch: %w (want RFC 3339, e.g. 2026-12-01T16:00:00Z)", err)
@@ -137,22 +124,4 @@ sweep's pods).`,
 	launch.Flags().StringVar(&epoch, "epoch", "", "wallclock: t0, the start of round 0 (RFC 3339), late enough for every pod to be running")
 	c.AddCommand(sweep, launch)
 	return c
-}
-
-// dnsName is s as a DNS label of at most 40 characters.
-func dnsName(s string) string {
-	b := []byte(strings.ToLower(s))
-	for i, r := range b {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
-			b[i] = '-'
-		}
-	}
-	out := strings.Trim(string(b), "-")
-	if len(out) > 40 {
-		out = strings.Trim(out[:40], "-")
-	}
-	if out == "" {
-		out = "trellis"
-	}
-	return out
 }

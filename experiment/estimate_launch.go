@@ -1,0 +1,79 @@
+package experiment
+
+import "fmt"
+
+// LaunchEstimate is a deployed run on one machine (`trellis launch`): a
+// monitor and one OS process per node, each node process loading the
+// dataset and building its node, plus the launcher itself.
+type LaunchEstimate struct {
+	// Node is one node process, Monitor the monitor's, and Total the
+	// machine's: Nodes node processes, the monitor and the launcher.
+	Node    Estimate `json:"node_process"`
+	Monitor Estimate `json:"monitor"`
+	Total   Estimate `json:"total"`
+}
+
+// EstimateLaunch estimates c launched on one machine, on a dataset of
+// shape d.
+func (c Config) EstimateLaunch(d DataShape) (LaunchEstimate, error) {
+	node, err := c.EstimateNodeProcess(d)
+	if err != nil {
+		return LaunchEstimate{}, err
+	}
+	mon := c.EstimateMonitor()
+	total := Estimate{Kind: "launch", Name: c.Name, Nodes: c.Nodes, Params: node.Params, Model: node.Model,
+		Parts: []EstimatePart{
+			{Name: "node processes", Each: node.Peak, Count: c.Nodes, PerNode: true, How: "each its expected peak: its own dataset, splits and node"},
+			{Name: "monitor", Each: mon.Peak, Count: 1},
+			{Name: "launcher (this process)", Each: EstimateRuntimeBytes, Count: 1},
+		}}
+	return LaunchEstimate{Node: node, Monitor: mon, Total: Totals(total)}, nil
+}
+
+// CheckLaunchMemory refuses a launch whose total live memory exceeds
+// m.Available, saying what would fit: the most nodes whose launch fits,
+// one process instead of one per node, more machines. A zero m.Available
+// (unknown) passes.
+func (c Config) CheckLaunchMemory(l LaunchEstimate, d DataShape, m Memory) error {
+	if m.Available <= 0 || l.Total.Live <= m.Available {
+		return nil
+	}
+	return &MemoryError{Estimate: l.Total, Memory: m, Fits: c.launchFits(d, m.Available)}
+}
+
+// launchFits is the changes that make a launch fit in avail bytes: the
+// largest node count whose processes, monitor and launcher fit (a binary
+// search; each node process's peak depends on the node count through its
+// neighbourhood), running the nodes in one process, or more machines.
+func (c Config) launchFits(d DataShape, avail int64) []string {
+	lo, hi := 0, c.Nodes // lo fits (0: none), hi does not
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		x := c
+		x.Nodes = mid
+		node, err := x.EstimateNodeProcess(d)
+		if err == nil && int64(mid)*node.Peak+x.EstimateMonitor().Peak+EstimateRuntimeBytes <= avail {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	var fits []string
+	if lo >= 1 {
+		fits = append(fits, fmt.Sprintf("nodes = %d", lo))
+	}
+	return append(fits, "`trellis run` (one process: the dataset once)", "more machines (`trellis slurm launch`, `trellis k8s launch`)")
+}
+
+// CheckNodeProcessMemory refuses one node process (`trellis node`) whose
+// live memory exceeds m.Available, before anything is loaded: an edge
+// device too small for its node says so with the numbers instead of being
+// killed mid-run. A zero m.Available (unknown) passes.
+func (c Config) CheckNodeProcessMemory(node Estimate, m Memory) error {
+	if m.Available <= 0 || node.Live <= m.Available {
+		return nil
+	}
+	return &MemoryError{Estimate: node, Memory: m,
+		// data.samples would not help: a node decodes its whole dataset.
+		Fits: []string{"a smaller model (model.kind, model.hidden)", "a machine with more memory"}}
+}
