@@ -42,7 +42,7 @@ func (r *recorder) Combine(v *strategy.View, in []strategy.Incoming) (map[int]fl
 	return r.FedAvg.Combine(v, in)
 }
 
-func newTestNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy, opts ...func(*Config)) *Node {
+func newTestNode(t testing.TB, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy, opts ...func(*Config)) *Node {
 	t.Helper()
 	m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
 	if err != nil {

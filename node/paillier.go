@@ -313,8 +313,16 @@ func (l *PaillierLayer) Handle(m *wire.Message) error {
 	return hiddenRefusal("paillier", m.From, l.handle(m))
 }
 
+// paillierKinds is the kind each tag travels in: a tag in another kind's
+// message is refused before its bytes are read.
+var paillierKinds = map[string]wire.Kind{tagPaillierKey: wire.KindKey, tagPaillierHolder: wire.KindKey,
+	tagPaillierInput: wire.KindCipher, tagPaillierAgg: wire.KindCipher, tagPaillierSum: wire.KindCipher}
+
 func (l *PaillierLayer) handle(m *wire.Message) error {
 	d := m.Blob.Data
+	if k, ok := paillierKinds[m.Blob.Tag]; ok && k != m.Kind {
+		return fmt.Errorf("%w: a %s message tagged %q", privacy.ErrProtocol, m.Kind, m.Blob.Tag)
+	}
 	switch m.Blob.Tag {
 	case tagPaillierKey:
 		if l.pks[m.From] != nil || len(d) != l.nBytes() || d[0]&0x80 == 0 {
@@ -377,10 +385,11 @@ func (l *PaillierLayer) handle(m *wire.Message) error {
 		}
 		l.toDecrypt[m.From], l.counts[m.From] = cts, count
 	case tagPaillierSum:
-		if m.From != l.kh || l.sum != nil || l.done {
-			return fmt.Errorf("%w: a sum from %d, not this group's key holder", privacy.ErrProtocol, m.From)
+		pk := l.holder0()
+		if m.From != l.kh || l.sum != nil || l.done || pk == nil {
+			return fmt.Errorf("%w: a sum from %d, not this group's key holder, or before its key", privacy.ErrProtocol, m.From)
 		}
-		_, ms, err := getInts(d, (l.holder0().N.BitLen()+7)/8)
+		_, ms, err := getInts(d, (pk.N.BitLen()+7)/8)
 		if err != nil {
 			return err
 		}
