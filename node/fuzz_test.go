@@ -2,7 +2,10 @@ package node
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"runtime"
+	"time"
 	"testing"
 
 	"github.com/trellis-fl/trellis/internal/seed"
@@ -140,6 +143,10 @@ func (f *fuzzNet) step(t testing.TB, k int, p byte, m func(round int) *wire.Mess
 	}
 }
 
+// fuzzStall is how long one fuzzed round may take before it counts as a
+// stall (a CKKS round takes well under a second).
+const fuzzStall = 20 * time.Second
+
 // FuzzStep hands each layer set's node one peer message of any kind, tag,
 // sender and body in any exchange phase: truncated, oversized and
 // mistyped payloads of every kind, correctly signed (so they reach the
@@ -175,6 +182,12 @@ func FuzzStep(f *testing.F) {
 	f.Add(byte(fuzzPlain), byte(0), byte(0), byte(0), byte(1), true, []byte{1, 1, 0, 0})
 	f.Fuzz(func(t *testing.T, k, p, kind, tag, from byte, raw bool, body []byte) {
 		node := int(k) % fuzzNodes
+		// A stall is a failure too: a message must not hold a node up.
+		watch := time.AfterFunc(fuzzStall, func() {
+			buf := make([]byte, 1<<20)
+			panic(fmt.Sprintf("one message held node %d up for %v:\n%s", node, fuzzStall, buf[:runtime.Stack(buf, true)]))
+		})
+		defer watch.Stop()
 		net.step(t, node, p, func(round int) *wire.Message {
 			if raw {
 				var m wire.Message
