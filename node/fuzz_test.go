@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/privacy"
