@@ -7,14 +7,14 @@
 // the simulator does (experiment.Setup.BuildNode: same split, graph,
 // adversary, all from the seed), and each round calls Begin, Train (idle
 // Byzantine nodes do not), then per exchange phase Outbox — a Byzantine
-// node's messages rewritten by its own sim.Adversary, from what it has —
+// node's messages rewritten by its own adversary (adversary.Alone), from what it has —
 // sends them along the round's out-links (per-link drops from the seed),
 // Steps what arrived in the simulator's order (sender order along the
 // round's in-links, each sender's in arrival order), and End; it pushes a
 // signed Record (its Ready, bytes sent, what it refused, what was late or
 // missing) to the monitor. The monitor (RunMonitor) adds the ground truth
 // it knows from the config (who is Byzantine, the round's graph) and
-// builds each round's metrics.Round with sim.Record, so in lock-step mode
+// builds each round's metrics.Round with metrics.Record, so in lock-step mode
 // metrics.jsonl is the simulator's bit for bit (a test). It only binds a
 // PULL socket: it never sends to a node.
 //

@@ -83,12 +83,12 @@ func decodeMarker(b []byte, dir *wire.Directory) (Marker, error) {
 // Record is what a node pushes to the monitor after each round: its Ready
 // and what only the node's driver measured. The monitor adds the ground
 // truth and builds the round's metrics.Round as the simulator does
-// (sim.Record).
+// (metrics.Record).
 type Record struct {
 	Node, Round int
 	Ready       node.Ready
 	// BytesSent and ClaimBytes count what the node put on its links
-	// (sim.Traffic).
+	// (metrics.Traffic).
 	BytesSent, ClaimBytes int
 	// Late counts messages that arrived after their round closed here;
 	// Missing lists the in-neighbours whose phase markers had not arrived

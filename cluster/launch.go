@@ -17,9 +17,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
-	"github.com/trellis-fl/trellis/sim"
 )
 
 // LaunchConfig is a deployed run on one machine: a monitor and one process
@@ -64,16 +64,13 @@ const ClusterDir = "cluster"
 
 // CheckLocal reports whether the experiment can run as one process per
 // node: its Byzantine nodes' attack must be computable from what each has
-// (sim.NewAdversary refuses the omniscient ones).
+// (adversary.CheckLocal).
 func CheckLocal(s experiment.Setup) error {
-	s = s.Defaults()
-	byz, err := Byzantine(s)
-	if err != nil || len(byz) == 0 {
+	ac, err := s.Adversary()
+	if err != nil {
 		return err
 	}
-	_, err = sim.NewAdversary(sim.AdversaryConfig{Nodes: s.Nodes, Byzantine: byz, Attack: s.Attack,
-		SameForAll: s.SameForAll, Claims: s.Claims, Seed: s.Seed}, byz[0], nil)
-	return err
+	return adversary.CheckLocal(ac)
 }
 
 // Launch writes the run's config, keys and peers file, starts the monitor

@@ -12,7 +12,6 @@ import (
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
-	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -64,7 +63,7 @@ type pending struct {
 // RunMonitor receives the nodes' records on a PULL socket (it never sends
 // anything to a node) and writes the run directory a simulated run writes
 // (experiment.CreateRunDir), each round's record built as the simulator
-// builds it (sim.Record) from the nodes' Ready values and the ground truth
+// builds it (metrics.Record) from the nodes' Ready values and the ground truth
 // the monitor knows from the config. It returns when every round is
 // written or every node said it is done (the summary is written), or when
 // ctx is cancelled (the rounds complete by then are written, no summary).
@@ -78,7 +77,7 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 	if err != nil {
 		return experiment.Final{}, err
 	}
-	byzIDs, err := Byzantine(s)
+	byzIDs, err := s.ByzantineSet()
 	if err != nil {
 		return experiment.Final{}, err
 	}
@@ -293,7 +292,7 @@ func (m *monitor) later(gap time.Duration, all bool) bool {
 // finishes rounds.
 func (m *monitor) write(r int, p *pending) error {
 	n := m.s.Nodes
-	rec := &metrics.Round{Round: r, Evaluated: sim.Evaluated(r, m.s.Rounds, m.s.EvalEvery), Nodes: make([]metrics.NodeRound, n)}
+	rec := &metrics.Round{Round: r, Evaluated: metrics.Evaluated(r, m.s.Rounds, m.s.EvalEvery), Nodes: make([]metrics.NodeRound, n)}
 	t := metrics.Timing{Round: r, Seconds: max(p.last.Sub(m.prev), 0).Seconds()}
 	if !p.last.IsZero() {
 		m.prev = p.last
@@ -317,7 +316,7 @@ func (m *monitor) write(r int, p *pending) error {
 	if missing := n - p.n; missing > 0 {
 		m.log.Warn("round written without some nodes' records", "round", r, "missing", missing)
 	}
-	sim.Record(rec, m.graph.At(r), m.byz, p.ready)
+	metrics.Record(rec, m.graph.At(r), m.byz, p.ready)
 	m.metrics.written(r, p, t.Seconds, n)
 	m.rd.Timing(t)
 	if err := m.rd.Round(rec); err != nil {

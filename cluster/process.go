@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
-	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -118,7 +119,7 @@ type driver struct {
 	graph  topology.Dynamic
 	drops  topology.Drops
 	byz    []bool
-	adv    *sim.Adversary
+	adv    *adversary.Adversary
 	in     *inbox
 	ln     *Listener
 	peers  []*Pusher
@@ -138,7 +139,7 @@ const (
 // RunNode runs node cfg.ID for the experiment's rounds: it binds its
 // endpoint, and each round Begins, Trains (idle Byzantine nodes do not),
 // sends each phase's Outbox to the round's out-neighbours (a Byzantine
-// node's as its adversary rewrites it, sim.Adversary), Steps what arrived,
+// node's as its adversary rewrites it, adversary.Adversary), Steps what arrived,
 // Ends, and pushes its Record to the monitor. Cancelling ctx stops it after
 // the current round (a graceful stop).
 func RunNode(ctx context.Context, cfg NodeConfig) error {
@@ -291,18 +292,16 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 	if d.drops, err = topology.NewDrops(s.Drop, s.Seed); err != nil {
 		return nil, err
 	}
-	byzIDs, err := Byzantine(s)
+	ac, err := s.Adversary()
 	if err != nil {
 		return nil, err
 	}
 	d.byz = make([]bool, s.Nodes)
-	for _, b := range byzIDs {
+	for _, b := range ac.Byzantine {
 		d.byz[b] = true
 	}
 	if d.byz[d.id] {
-		d.adv, err = sim.NewAdversary(sim.AdversaryConfig{Nodes: s.Nodes, Byzantine: byzIDs, Attack: s.Attack,
-			SameForAll: s.SameForAll, Claims: s.Claims, Seed: s.Seed}, d.id, d.ident)
-		if err != nil {
+		if d.adv, err = adversary.Alone(ac, d.id, d.ident); err != nil {
 			return nil, fmt.Errorf("node %d is Byzantine: %w", d.id, err)
 		}
 	}
@@ -341,15 +340,6 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		return nil, err
 	}
 	return d, nil
-}
-
-// Byzantine is the experiment's Byzantine nodes, as the simulator chooses
-// them (sim.ChooseByzantine, or the configured ids).
-func Byzantine(s experiment.Setup) ([]int, error) {
-	if len(s.ByzantineIDs) > 0 {
-		return s.ByzantineIDs, nil
-	}
-	return sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed)
 }
 
 // close sends what is queued (a peer that is gone gets peerLinger, the
@@ -440,11 +430,11 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			return nil, err
 		}
 		if d.adv != nil {
-			if out, err = d.adv.Rewrite(r, g, out); err != nil {
+			if out, err = d.adv.RewriteOne(r, g, d.id, out); err != nil {
 				return nil, err
 			}
 		}
-		b, cb, err := sim.Traffic(g, d.id, out)
+		b, cb, err := metrics.Traffic(g, d.id, out)
 		if err != nil {
 			return nil, err
 		}
@@ -474,7 +464,7 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			break
 		}
 	}
-	rd, err := d.n.End(node.EndOptions{Keep: idle, Evaluate: sim.Evaluated(r, d.s.Rounds, d.s.EvalEvery), Global: d.global})
+	rd, err := d.n.End(node.EndOptions{Keep: idle, Evaluate: metrics.Evaluated(r, d.s.Rounds, d.s.EvalEvery), Global: d.global})
 	if err != nil {
 		return nil, err
 	}

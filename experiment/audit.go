@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
@@ -144,7 +145,7 @@ func auditBuilt(ctx context.Context, s Setup, b *Built, last []metrics.NodeRound
 		Shadow:    s.trainShadow}
 	for i, n := range b.Nodes {
 		t.Models[i] = n.Model()
-		if !slices.Contains(b.Config.Byzantine, i) {
+		if !slices.Contains(b.Config.Adversary.Byzantine, i) {
 			t.Honest = append(t.Honest, i)
 		}
 	}
@@ -184,7 +185,7 @@ func loadModels(s Setup, b *Built, models map[int]*Checkpoint, round int, rec []
 		return err
 	}
 	for i, n := range b.Nodes {
-		if slices.Contains(b.Config.Byzantine, i) {
+		if slices.Contains(b.Config.Adversary.Byzantine, i) {
 			continue // not audited: its checkpoint, if any, is not read
 		}
 		st, ok := models[i]
@@ -276,8 +277,8 @@ func (s Setup) trainShadow(ctx context.Context, i int, shadowSeed uint64, sub []
 	sh := s
 	sh.Nodes, sh.Pool, sh.Partition, sh.Shift, sh.Fractions = 1, 64, data.PartitionConfig{Method: data.IID}, data.ShiftConfig{}, data.Fractions{}
 	sh.Graph, sh.Strategy = nil, nil // one node, local
-	sh.Byzantine, sh.ByzantineIDs, sh.Attack, sh.Drop = 0, nil, nil, 0
-	sh.SameForAll, sh.ByzantineIdle, sh.Claims = false, false, sim.ClaimAttack{}
+	sh.ByzantineFraction, sh.ByzantineIDs, sh.Attack, sh.Drop = 0, nil, nil, 0
+	sh.SameForAll, sh.ByzantineIdle, sh.Claims = false, false, adversary.ClaimAttack{}
 	sh.Trust, sh.GlobalTest, sh.EvalEvery = nil, 0, 0
 	sh.WireRoundTrip, sh.Timings, sh.Random, sh.Workers, sh.NoVerifyCache = false, nil, nil, 1, true
 	sh.Seed = shadowSeed

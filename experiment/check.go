@@ -3,14 +3,13 @@ package experiment
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/aggregate"
-	"github.com/trellis-fl/trellis/sim"
 )
 
 // groupedDatasets are the datasets whose samples carry a writer or
@@ -71,16 +70,8 @@ func optionsText(o map[string]float64) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// byzantineCount is how many nodes the adversary holds (sim.ChooseByzantine).
-func (c Config) byzantineCount() int {
-	if len(c.Adversary.IDs) > 0 {
-		return len(slices.Compact(slices.Sorted(slices.Values(c.Adversary.IDs))))
-	}
-	if c.Adversary.Fraction == 0 {
-		return 0
-	}
-	return max(1, int(math.Round(float64(c.Nodes)*c.Adversary.Fraction)))
-}
+// byzantineCount is how many nodes the adversary holds.
+func (c Config) byzantineCount() int { return len(c.byzantineIDs()) }
 
 // adversaryKeys are the attack parameters of [adversary].
 var adversaryKeys = []string{"attack", "sigma", "replace", "scale", "percent", "z", "minus", "epsilon",
@@ -318,11 +309,9 @@ func (c Config) Check() error {
 	return nil
 }
 
-// byzantineIDs are the adversary's nodes, as the simulator picks them.
+// byzantineIDs are the adversary's nodes, as every driver picks them
+// (none when the adversary settings are invalid: Validate says why).
 func (c Config) byzantineIDs() []int {
-	if len(c.Adversary.IDs) > 0 {
-		return c.Adversary.IDs
-	}
-	ids, _ := sim.ChooseByzantine(c.Nodes, c.Adversary.Fraction, c.Seed)
+	ids, _ := adversary.Choose(c.Nodes, c.Adversary.IDs, c.Adversary.Fraction, c.Seed)
 	return ids
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"testing"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
@@ -23,7 +24,7 @@ func BenchmarkClaimsRound100(b *testing.B) {
 		noCache bool
 	}{{"cache", false}, {"no_cache", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			s := dmttSetup(b, 100, 4, 0.1, sim.ClaimAttack{Liar: sim.LiarOmission}, func() strategy.Strategy { return strategy.Local{} })
+			s := dmttSetup(b, 100, 4, 0.1, adversary.ClaimAttack{Liar: adversary.LiarOmission}, func() strategy.Strategy { return strategy.Local{} })
 			s.Pool, s.Model.Kind, s.Model.Hidden = 100*20, "logreg", nil
 			s.NoVerifyCache = c.noCache
 			tc := trust.DefaultConfig()

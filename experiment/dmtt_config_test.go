@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/metrics"
-	"github.com/trellis-fl/trellis/sim"
 )
 
 func TestDMTTConfigErrors(t *testing.T) {
@@ -33,7 +33,7 @@ func TestDMTTConfigErrors(t *testing.T) {
 	if err != nil || tc == nil || tc.TauTrust != 0.5 || tc.Lambda != 0.7 {
 		t.Errorf("trust config %+v, %v: want τ_trust 0.5 from the dmtt option and λ 0.7", tc, err)
 	}
-	if a := c.claimAttack(); a.Liar != sim.LiarInflation || !a.Flood || a.Forge {
+	if a := c.claimAttack(); a.Liar != adversary.LiarInflation || !a.Flood || a.Forge {
 		t.Errorf("claim attack %+v", a)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
@@ -17,7 +18,7 @@ import (
 // graph (with the connectivity guarantee), 200 MNIST images per node, an
 // evidential MLP 784-16-10, one local epoch, Gaussian σ = 10 by idle
 // Byzantine nodes that also lie about topology.
-func dmttSetup(t testing.TB, n, rounds int, byz float64, claims sim.ClaimAttack, mk func() strategy.Strategy) Setup {
+func dmttSetup(t testing.TB, n, rounds int, byz float64, claims adversary.ClaimAttack, mk func() strategy.Strategy) Setup {
 	tc := trust.DefaultConfig()
 	return Setup{
 		Data: loadMNIST(t), Pool: 200 * n, Nodes: n, Rounds: rounds, Seed: 42,
@@ -30,8 +31,8 @@ func dmttSetup(t testing.TB, n, rounds int, byz float64, claims sim.ClaimAttack,
 			mc.Connect = true
 			return topology.NewMobility(mc)
 		},
-		Strategy:  mk,
-		Byzantine: byz, Attack: gaussian(t, 10), SameForAll: true,
+		Strategy:          mk,
+		ByzantineFraction: byz, Attack: gaussian(t, 10), SameForAll: true,
 		Trust: &tc, ByzantineIdle: true, Claims: claims,
 	}
 }
@@ -52,7 +53,7 @@ func dmtt() strategy.Strategy { return strategy.NewDMTT() }
 // budget; honest nodes refuse and count all three, and DMTT gives the
 // Byzantine senders no weight.
 func TestClaimAttacksThroughTheSimulator(t *testing.T) {
-	rs := runSetup(t, dmttSetup(t, 12, 4, 0.25, sim.ClaimAttack{Liar: sim.LiarOmission, Forge: true, Replay: true, Flood: true}, dmtt))
+	rs := runSetup(t, dmttSetup(t, 12, 4, 0.25, adversary.ClaimAttack{Liar: adversary.LiarOmission, Forge: true, Replay: true, Flood: true}, dmtt))
 	got := map[string]uint64{}
 	for _, r := range rs {
 		if r.Trust == nil {
@@ -90,7 +91,7 @@ func TestDMTTBitIdenticalAcrossWorkers(t *testing.T) {
 		wire           bool
 	}{{1, 1, false}, {4, 3, true}} {
 		runtime.GOMAXPROCS(c.procs)
-		s := dmttSetup(t, 10, 3, 0.2, sim.ClaimAttack{Liar: sim.LiarOmission, Flood: true}, dmtt)
+		s := dmttSetup(t, 10, 3, 0.2, adversary.ClaimAttack{Liar: adversary.LiarOmission, Flood: true}, dmtt)
 		s.Workers, s.WireRoundTrip = c.workers, c.wire
 		got := metricsJSON(t, runSetup(t, s))
 		if want == "" {
@@ -111,7 +112,7 @@ func TestDigestMemoChangesNoRecord(t *testing.T) {
 	for name, mk := range map[string]func() strategy.Strategy{"fedavg": fedavg, "dmtt": dmtt} {
 		var want string
 		for _, on := range []bool{true, false} {
-			s := dmttSetup(t, 10, 3, 0.2, sim.ClaimAttack{Liar: sim.LiarOmission, Flood: true}, mk)
+			s := dmttSetup(t, 10, 3, 0.2, adversary.ClaimAttack{Liar: adversary.LiarOmission, Flood: true}, mk)
 			s.Workers = 3
 			b, err := s.Build()
 			if err != nil {
@@ -146,7 +147,7 @@ func TestDigestMemoChangesNoRecord(t *testing.T) {
 // nodes hold in their Byzantine neighbors is below τ_trust = 0.25 within 10
 // rounds, and the honest neighbors stay above it.
 func TestOmissionLiarFallsBelowTheGate(t *testing.T) {
-	s := dmttSetup(t, 20, 10, 0.3, sim.ClaimAttack{Liar: sim.LiarOmission}, func() strategy.Strategy { return strategy.Local{} })
+	s := dmttSetup(t, 20, 10, 0.3, adversary.ClaimAttack{Liar: adversary.LiarOmission}, func() strategy.Strategy { return strategy.Local{} })
 	s.Pool = 20 * 40 // the strategy is local: the data barely matters
 	rs := runSetup(t, s)
 	for _, r := range rs {

@@ -27,8 +27,8 @@ func Example() {
 		Graph: func(n int, s uint64) (topology.Dynamic, error) {
 			return topology.NewMobility(topology.DefaultMobility(n, s)) // DMTT's torus random walk
 		},
-		Strategy:  func() strategy.Strategy { return &strategy.FedAvg{Weighting: strategy.MetropolisHastings} },
-		Byzantine: 0.3, Attack: atk,
+		Strategy:          func() strategy.Strategy { return &strategy.FedAvg{Weighting: strategy.MetropolisHastings} },
+		ByzantineFraction: 0.3, Attack: atk,
 	}
 	err := x.Run(ctx, metrics.SinkFunc(func(r *metrics.Round) error {
 		fmt.Println(r.Round, r.HonestGlobalAcc, r.DeltaMax) // every node's record is in r.Nodes

@@ -82,13 +82,13 @@ func (c Config) robustTakesF() bool {
 }
 
 // declaredFraction is the Byzantine fraction the defenders are told: the
-// configured fraction, or the share of adversary.ids. It is what f =
-// "auto" derives from; the real number of Byzantine neighbours of a node
+// configured fraction, or the share of the nodes adversary.ids names
+// (adversary.Choose: each counted once). It is what f = "auto" derives from; the real number of Byzantine neighbours of a node
 // is whatever the placement gives (recorded in the manifest), so a
 // defender that underestimates f stays expressible with an explicit f.
 func (c Config) declaredFraction() float64 {
 	if len(c.Adversary.IDs) > 0 && c.Nodes > 0 {
-		return float64(len(c.Adversary.IDs)) / float64(c.Nodes)
+		return float64(len(c.byzantineIDs())) / float64(c.Nodes)
 	}
 	return c.Adversary.Fraction
 }

@@ -54,7 +54,7 @@ func (s setup) experiment(t testing.TB) Setup {
 		Model:     nn.Spec{Kind: "mlp", Input: []int{1, 28, 28}, Hidden: []int{64}, Classes: 10},
 		Optimizer: nn.OptimizerSpec{Name: "sgd", LR: 0.05, Momentum: 0.5},
 		Local:     nn.TrainConfig{Epochs: 1, Steps: s.steps},
-		Strategy:  s.strategy, Byzantine: s.byzantine, Attack: s.attack,
+		Strategy:  s.strategy, ByzantineFraction: s.byzantine, Attack: s.attack,
 		WireRoundTrip: s.wire, Seed: s.seed, Workers: s.workers, Drop: s.drop,
 	}
 	if s.nodes > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/internal/seed"
@@ -35,7 +36,7 @@ type Setup struct {
 	// (zero: the defaults 0.7 / 0.1 / 0.2).
 	Fractions data.Fractions
 	// SameForAll makes a Byzantine node send one crafted vector to all its
-	// neighbors (sim.Config.SameForAll).
+	// neighbors (adversary.Config.SameForAll).
 	SameForAll bool
 	Nodes      int
 	Model      nn.Spec
@@ -47,15 +48,15 @@ type Setup struct {
 	Graph func(n int, seed uint64) (topology.Dynamic, error)
 	// Strategy makes each node's strategy (default: local-only).
 	Strategy func() strategy.Strategy
-	// Byzantine is the fraction of adversarial nodes, who send what Attack
-	// crafts.
-	Byzantine float64
-	// ByzantineIDs, when set, names the adversary's nodes instead.
-	ByzantineIDs []int
-	Attack       attack.Attack
-	Drop         float64
-	Rounds       int
-	EvalEvery    int
+	// ByzantineFraction is the share of adversarial nodes, who send what
+	// Attack crafts; ByzantineIDs, when set, names them instead (one or
+	// the other: adversary.Choose, through ByzantineSet).
+	ByzantineFraction float64
+	ByzantineIDs      []int
+	Attack            attack.Attack
+	Drop              float64
+	Rounds            int
+	EvalEvery         int
 	// GlobalTest, when positive, evaluates every node on the first
 	// GlobalTest samples of the global test set (-1: all of them; 0: none).
 	GlobalTest    int
@@ -81,9 +82,9 @@ type Setup struct {
 	// CKKS, if positive, gives every node the threshold-CKKS layer, with
 	// at most that many ciphertexts a model.
 	CKKS int
-	// ByzantineIdle and Claims are sim.Config's.
+	// ByzantineIdle is sim.Config's; Claims is adversary.Config's.
 	ByzantineIdle bool
-	Claims        sim.ClaimAttack
+	Claims        adversary.ClaimAttack
 	// NoVerifyCache gives the nodes no shared verification cache and no
 	// digest memo (every node hashes every message and verifies every
 	// signature itself, as over a network); results are the same, only
@@ -167,10 +168,10 @@ func (s Setup) Build() (*Built, error) {
 	}
 	cfg := sim.Config{
 		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.globalIdx != nil,
-		Graph: p.graph, Drops: drops, Byzantine: p.byz, Attack: p.s.Attack, SameForAll: p.s.SameForAll,
+		Graph: p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
 		Identities: keys.ids, WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
-		ByzantineIdle: p.s.ByzantineIdle, Claims: p.s.Claims, DigestMemo: p.memo,
+		ByzantineIdle: p.s.ByzantineIdle, DigestMemo: p.memo,
 	}
 	return &Built{Config: cfg, Nodes: nodes, Splits: p.splits}, nil
 }
@@ -238,14 +239,35 @@ func (s Setup) plan() (*plan, error) {
 	case s.GlobalTest > 0 && tt.Test != nil:
 		p.globalIdx = tt.Test.All()[:min(s.GlobalTest, tt.Test.Len())]
 	}
-	if p.byz, err = sim.ChooseByzantine(s.Nodes, s.Byzantine, s.Seed); err != nil {
+	if p.byz, err = s.ByzantineSet(); err != nil {
 		return nil, err
-	}
-	if len(s.ByzantineIDs) > 0 {
-		p.byz = s.ByzantineIDs
 	}
 	p.flip, _ = s.Attack.(attack.DataAttack)
 	return p, nil
+}
+
+// ByzantineSet is the experiment's Byzantine nodes (adversary.Choose of
+// ByzantineIDs or ByzantineFraction), for a setup with its defaults.
+func (s Setup) ByzantineSet() ([]int, error) {
+	return adversary.Choose(s.Nodes, s.ByzantineIDs, s.ByzantineFraction, s.Seed)
+}
+
+// Adversary is the experiment's adversary: its Byzantine set and what
+// they send, for every driver (the simulator's Build, each node process,
+// the monitor's ground truth).
+func (s Setup) Adversary() (adversary.Config, error) {
+	s = s.Defaults()
+	byz, err := s.ByzantineSet()
+	if err != nil {
+		return adversary.Config{}, err
+	}
+	return s.adversaryOf(byz), nil
+}
+
+// adversaryOf is the adversary of the Byzantine set byz.
+func (s Setup) adversaryOf(byz []int) adversary.Config {
+	return adversary.Config{Nodes: s.Nodes, Byzantine: byz, Attack: s.Attack, SameForAll: s.SameForAll,
+		Claims: s.Claims, Seed: s.Seed}
 }
 
 // node builds node i.

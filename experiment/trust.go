@@ -3,7 +3,7 @@ package experiment
 import (
 	"fmt"
 
-	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/trust"
 )
 
@@ -67,23 +67,23 @@ func (c Config) trustConfig() (*trust.Config, error) {
 }
 
 // claimAttack is the simulator's claim attack.
-func (c Config) claimAttack() sim.ClaimAttack {
+func (c Config) claimAttack() adversary.ClaimAttack {
 	a := c.Adversary
-	return sim.ClaimAttack{Liar: a.Liar, Forge: a.ClaimForgery, Replay: a.ClaimReplay, Flood: a.ClaimFlood}
+	return adversary.ClaimAttack{Liar: a.Liar, Forge: a.ClaimForgery, Replay: a.ClaimReplay, Flood: a.ClaimFlood}
 }
 
 // validateDMTT checks the keys of the trust layer, the claim attacks and
 // the evidential strategies, appending what is wrong.
 func (c Config) validateDMTT(bad func(key string, val any, allowed string), errs *[]error) {
 	switch c.Adversary.Liar {
-	case "", sim.LiarOmission, sim.LiarInflation:
+	case "", adversary.LiarOmission, adversary.LiarInflation:
 	default:
 		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), `want "", "omission" or "inflation"`)
 	}
 	if a := c.Adversary; (a.ClaimForgery || a.ClaimReplay || a.ClaimFlood) && c.Trust.Claims == trust.ClaimsEvents {
 		// They forge, replay and flood whole-list claims, which the
 		// events form sends only as digests; event forms of them are not
-		// implemented (sim.eventsOf has the liars).
+		// implemented (the adversary's eventsOf has the liars).
 		bad("adversary.claim_forgery/claim_replay/claim_flood", fmt.Sprintf("%v/%v/%v", a.ClaimForgery, a.ClaimReplay, a.ClaimFlood),
 			"not implemented for trust.claims = \"events\" (adversary.liar is)")
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/trellis-fl/trellis/attack"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
-	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 )
 
@@ -46,7 +46,7 @@ func (c Config) Validate() error {
 	}
 	if c.FinalRounds < 1 {
 		bad("final_rounds", c.FinalRounds, "need ≥ 1")
-	} else if n := sim.Evaluations(c.Rounds, c.EvalEvery); c.Rounds >= 1 && c.EvalEvery > 1 && c.FinalRounds > n {
+	} else if n := metrics.Evaluations(c.Rounds, c.EvalEvery); c.Rounds >= 1 && c.EvalEvery > 1 && c.FinalRounds > n {
 		// final_rounds counts evaluated rounds, not rounds: more than there
 		// are would average the whole learning curve.
 		bad("final_rounds", c.FinalRounds, fmt.Sprintf("counts evaluated rounds; with rounds = %d and eval_every = %d only %d are evaluated", c.Rounds, c.EvalEvery, n))

@@ -1,8 +1,8 @@
 // Package sim is the deterministic in-process driver of the round protocol:
 // it runs N node state machines for R rounds on a worker pool, routes their
 // messages along each round's graph, applies message drops and the
-// adversary, and streams per-node, per-round metrics (package metrics) to a
-// sink.
+// adversary (package adversary), and streams per-node, per-round records
+// (package metrics, metrics.Record) to a sink.
 //
 // Determinism (DESIGN.md): every node's work in a phase depends only on its
 // own state and on inputs fixed before the phase, results are stored by
@@ -15,16 +15,13 @@
 // run alone on one core.
 //
 // Choices recorded here:
-//   - Byzantine nodes run the honest node code (they train, so attacks that
-//     start from the attacker's own honest vector b have one); the driver
-//     replaces what they send. Each Byzantine message is crafted per
-//     recipient from the attack's stream for (seed, sender, round, recipient)
-//     and signed with the attacker's own key (the adversary holds its
-//     nodes' keys, not the honest ones).
-//   - The omniscient adversary view holds the round's honest payloads of the
-//     same tag, in sender-id order. Config.SameForAll instead crafts one
-//     vector per message from the stream for (seed, sender, round) and sends
-//     it to every recipient (LIGHTYEAR's malfunctions).
+//   - Byzantine nodes run the honest node code; the driver hands every
+//     phase's outboxes to the adversary (adversary.Adversary.Rewrite, the
+//     pipeline a node process runs too), which replaces what they send. The
+//     simulator holds every Byzantine node's key (not the honest ones) and
+//     shows the adversary every outbox: its attack's view holds the round's
+//     honest payloads of the same tag, in sender-id order (the omniscient
+//     adversary).
 //   - The driver reads a node only through the node.Ready its End returns;
 //     agreement scores (LIGHTYEAR) and trust state (DMTT) are copied into
 //     the metrics records with whether each peer was Byzantine, which only

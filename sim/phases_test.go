@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
@@ -144,7 +145,7 @@ func TestSimulatorRunsTheEventsForm(t *testing.T) {
 		}
 		var recs []*metrics.Round
 		err = Run(context.Background(), Config{Rounds: 8, Graph: alternate{ring, full}, Identities: ids, Seed: 11, WireRoundTrip: true,
-			Byzantine: []int{5}, Claims: ClaimAttack{Liar: LiarOmission}, Workers: workers},
+			Adversary: adversary.Config{Byzantine: []int{5}, Claims: adversary.ClaimAttack{Liar: adversary.LiarOmission}}, Workers: workers},
 			nodes, metrics.SinkFunc(func(r *metrics.Round) error { recs = append(recs, r); return nil }))
 		if err != nil {
 			t.Fatal(err)

@@ -3,13 +3,11 @@ package sim
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"time"
 
-	"github.com/trellis-fl/trellis/attack"
-	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/topology"
@@ -26,15 +24,10 @@ type Config struct {
 	Global bool
 	Graph  topology.Dynamic
 	Drops  topology.Drops
-	// Byzantine lists the adversary's nodes (see ChooseByzantine); Attack
-	// crafts what they send (nil: they send their honest payloads).
-	Byzantine []int
-	Attack    attack.Attack
-	// SameForAll makes each Byzantine message one crafted vector sent to
-	// every recipient, from the attack's stream for (seed, sender, round),
-	// instead of one per recipient (LIGHTYEAR's malfunctions,
-	// spec/lightyear.md).
-	SameForAll bool
+	// Adversary is the Byzantine coalition and what it sends
+	// (adversary.Config; its Nodes and Seed are the run's). Its
+	// Byzantine lists the nodes by id (adversary.Choose).
+	Adversary adversary.Config
 	// Identities are every node's keys, indexed by id: nodes hold their
 	// own; the driver signs the adversary's messages with the Byzantine ones.
 	Identities []*wire.Identity
@@ -51,9 +44,6 @@ type Config struct {
 	// "Attack": "Byzantine nodes do not train"); what they send is their
 	// initial model as the attack crafts it, plus their claims.
 	ByzantineIdle bool
-	// Claims is what Byzantine nodes do with topology claims (nodes with a
-	// trust layer only); the zero value sends them as the node made them.
-	Claims ClaimAttack
 	// DigestMemo, if set, is the memo the nodes' validators share
 	// (node.Config.DigestMemo): the driver opens it for each delivery phase,
 	// after the adversary has replaced its messages, and closes it once
@@ -64,21 +54,6 @@ type Config struct {
 	// after every phase, with WireRoundTrip too, to drop those notes.
 	// Results are the same without it.
 	DigestMemo *wire.DigestMemo
-}
-
-// ChooseByzantine picks k = max(1, round(n·fraction)) nodes from the seed
-// (none when fraction is 0), sorted (spec/dmtt.md, "Attack").
-func ChooseByzantine(n int, fraction float64, s uint64) ([]int, error) {
-	if !(fraction >= 0 && fraction < 1) {
-		return nil, fmt.Errorf("byzantine fraction %v outside [0, 1)", fraction)
-	}
-	if fraction == 0 {
-		return nil, nil
-	}
-	k := max(1, int(math.Round(float64(n)*fraction)))
-	ids := seed.Stream(s, seed.Byzantine).Perm(n)[:k]
-	slices.Sort(ids)
-	return ids, nil
 }
 
 // Run drives the nodes (indexed by id) for cfg.Rounds rounds, sending each
@@ -113,19 +88,11 @@ type runner struct {
 	nodes   []*node.Node
 	byz     []bool
 	workers int
-	// prevViews are last round's settled adversary views, by tag, for
-	// attacks that read history (attack.UsesPrevious).
-	prevViews map[string]*attack.View
-	// lastClaims are the Byzantine nodes' own claims of the previous
-	// round, for ClaimAttack.Replay.
-	lastClaims map[int]wire.Claim
+	adv     *adversary.Adversary
 	// trainCost is each node's expected training time, for scheduling
 	// only: its training samples before the first round, then the time
 	// its last round's training took.
 	trainCost []float64
-	// seq is the last sequence number each Byzantine node's messages got
-	// this round (over its exchange phases).
-	seq []uint64
 }
 
 func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
@@ -142,14 +109,14 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 	case len(cfg.Identities) != n:
 		return nil, fmt.Errorf("sim: %d identities for %d nodes", len(cfg.Identities), n)
 	}
-	if err := cfg.Claims.Validate(); err != nil {
-		return nil, err
+	ac := cfg.Adversary
+	ac.Nodes, ac.Seed = n, cfg.Seed
+	adv, err := adversary.New(ac, cfg.Identities, cfg.DigestMemo)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
 	byz := make([]bool, n)
-	for _, b := range cfg.Byzantine {
-		if b < 0 || b >= n {
-			return nil, fmt.Errorf("sim: Byzantine node %d outside [0, %d)", b, n)
-		}
+	for _, b := range ac.Byzantine {
 		byz[b] = true
 	}
 	for i, nd := range nodes {
@@ -167,24 +134,11 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 			cost[i] = float64(d.Len())
 		}
 	}
-	return &runner{cfg: cfg, nodes: nodes, byz: byz, workers: w, trainCost: cost}, nil
+	return &runner{cfg: cfg, nodes: nodes, byz: byz, adv: adv, workers: w, trainCost: cost}, nil
 }
 
-func (r *runner) evaluated(round int) bool { return Evaluated(round, r.cfg.Rounds, r.cfg.EvalEvery) }
-
-// Evaluated reports whether the simulator evaluates round (0-based) of
-// rounds with Config.EvalEvery = every: every every-th round and the last.
-func Evaluated(round, rounds, every int) bool {
-	return every <= 1 || (round+1)%every == 0 || round == rounds-1
-}
-
-// Evaluations is how many of rounds rounds the simulator evaluates with
-// Config.EvalEvery = every: every every-th round and the last.
-func Evaluations(rounds, every int) int {
-	if every <= 1 {
-		return rounds
-	}
-	return (rounds + every - 1) / every
+func (r *runner) evaluated(round int) bool {
+	return metrics.Evaluated(round, r.cfg.Rounds, r.cfg.EvalEvery)
 }
 
 func (r *runner) round(round int) (*metrics.Round, error) {
@@ -224,7 +178,6 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	// 2. The exchange phases: every node's outbox, the adversary's
 	// replacements, traffic, delivery along the round's graph.
 	ready := make([]node.Ready, n)
-	clear(r.seq)
 	for {
 		outbox := make([][]*wire.Message, n)
 		more := make([]bool, n)
@@ -234,7 +187,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		}); err != nil {
 			return nil, err
 		}
-		if err := r.adversary(round, g, outbox); err != nil {
+		if err := r.adv.Rewrite(round, g, outbox); err != nil {
 			return nil, err
 		}
 		if err := traffic(g, outbox, rec); err != nil {
@@ -273,7 +226,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	}
 
 	// 3. The records: the nodes' Ready values with the ground truth.
-	Record(rec, g, r.byz, ready)
+	metrics.Record(rec, g, r.byz, ready)
 	if r.cfg.Timings != nil {
 		t := metrics.Timing{Round: round, Seconds: time.Since(t0).Seconds(), TrainSeconds: trainSecs}
 		for i := range n {
@@ -285,11 +238,11 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 	return rec, nil
 }
 
-// traffic adds each sender's bytes of the phase (Traffic), in a fixed
-// order.
+// traffic adds each sender's bytes of the phase (metrics.Traffic), in a
+// fixed order.
 func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) error {
 	for j, msgs := range outbox {
-		bytes, claims, err := Traffic(g, j, msgs)
+		bytes, claims, err := metrics.Traffic(g, j, msgs)
 		if err != nil {
 			return err
 		}
@@ -297,28 +250,6 @@ func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) er
 		rec.Nodes[j].ClaimBytes += claims
 	}
 	return nil
-}
-
-// Traffic is what node j's messages msgs put on the links of the round's
-// graph g: the encoded size of every message once per link it is put on,
-// dropped or not, and the part of it that carried topology claims (whole
-// lists, or edge events in the events claim form).
-func Traffic(g *topology.Graph, j int, msgs []*wire.Message) (bytes, claimBytes int, err error) {
-	for _, m := range msgs {
-		size, err := wire.EncodedSize(m)
-		if err != nil {
-			return 0, 0, fmt.Errorf("node %d: %w", j, err)
-		}
-		links := 1
-		if m.To == wire.Broadcast {
-			links = len(g.Out(j))
-		}
-		bytes += size * links
-		if m.Kind == wire.KindClaim || m.Kind == wire.KindEvent { // edge events are claims too
-			claimBytes += size * links
-		}
-	}
-	return bytes, claimBytes, nil
 }
 
 // deliver routes the phase's messages addressed to node i along its
@@ -344,24 +275,6 @@ func (r *runner) deliver(round int, g *topology.Graph, i int, outbox [][]*wire.M
 		}
 	}
 	return nil
-}
-
-// byzWeight sums the weights given to Byzantine senders in sender-id order,
-// so the metric is bit-reproducible (map order is random); ids a strategy
-// made up are ignored.
-func byzWeight(w map[int]float64, byz []bool) float64 {
-	ids := make([]int, 0, len(w))
-	for id := range w {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	var s float64
-	for _, id := range ids {
-		if id >= 0 && id < len(byz) && byz[id] {
-			s += w[id]
-		}
-	}
-	return s
 }
 
 // roundTrip encodes and decodes a message as a network would.

@@ -1,4 +1,4 @@
-package sim
+package adversary
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// Topology-liar variants (spec/dmtt.md, "Attack: topology liar").
+// Topology-liar variants (DMTT's topology liar).
 const (
 	LiarOmission  = "omission"  // claims only the Byzantine coalition
 	LiarInflation = "inflation" // claims its true neighbors plus the coalition
@@ -42,20 +42,11 @@ func (c ClaimAttack) Validate() error {
 	case "", LiarOmission, LiarInflation:
 		return nil
 	}
-	return fmt.Errorf("sim: topology liar %q, want %q or %q", c.Liar, LiarOmission, LiarInflation)
+	return fmt.Errorf("adversary: topology liar %q, want %q or %q", c.Liar, LiarOmission, LiarInflation)
 }
 
 // floodExtra is how many extra claims a flooder sends per round.
 const floodExtra = 3
-
-// claimAdversary rewrites the claim messages of Byzantine node b for the
-// round (claimsOf).
-func (r *runner) claimAdversary(round int, g *topology.Graph, b int, msgs []*wire.Message) ([]*wire.Message, error) {
-	if r.lastClaims == nil {
-		r.lastClaims = map[int]wire.Claim{}
-	}
-	return claimsOf(r.cfg.Claims, r.cfg.Byzantine, r.byz, r.cfg.Identities[b], round, g, b, msgs, r.lastClaims)
-}
 
 // claimsOf rewrites the claim messages of Byzantine node b for the round:
 // its own claim (lied about, numbered by the adversary), the attack
@@ -163,7 +154,7 @@ func eventsOf(ca ClaimAttack, byzSet []bool, b int, msgs []*wire.Message) ([]*wi
 		}
 		evs, err := wire.DecodeEvents(nil, m.Blob.Data, len(m.Blob.Data)/wire.EventSize)
 		if err != nil {
-			return nil, fmt.Errorf("sim: node %d's own event message: %w", b, err)
+			return nil, fmt.Errorf("adversary: node %d's own event message: %w", b, err)
 		}
 		keep := evs[:0]
 		for _, e := range evs {

@@ -1,0 +1,21 @@
+// Package adversary is the Byzantine side of a run, kept out of every
+// honest code path and used unchanged by every driver: who is Byzantine
+// (Choose, the one function that computes the set), and what the
+// Byzantine nodes send instead of what their honest node code made
+// (Adversary.Rewrite): vectors crafted by an attack (package attack),
+// topology claims and edge events rewritten by a topology liar, forger,
+// replayer or flooder (ClaimAttack), a privacy layer's messages passed as
+// made, everything renumbered and signed with the Byzantine node's own key.
+//
+// Byzantine nodes run the honest node code (they train, so attacks that
+// start from the attacker's own honest vector have one); the driver hands
+// each phase's outbox to the adversary before sending it. The simulator
+// holds every Byzantine key and hands every node's outbox: the attack's
+// View then holds the round's honest payloads of the same tag, in
+// sender-id order (the omniscient adversary). A node process holds its
+// own key and hands only its own outbox (Alone): the View holds no honest
+// payload, so only attacks that need none run there (CheckLocal). Each
+// crafted message comes from the attack's stream for (seed, sender, round,
+// recipient), or (seed, sender, round) with Config.SameForAll, so both
+// drivers craft the same bits.
+package adversary
