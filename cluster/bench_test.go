@@ -96,7 +96,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := s.BuildNode(0, experiment.NewSeedKeys(c.Seed, c.Nodes))
+	n, err := s.BuildNode(0, wire.NewSeedKeys(c.Seed, c.Nodes))
 	if err != nil {
 		b.Fatal(err)
 	}

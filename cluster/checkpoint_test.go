@@ -9,6 +9,7 @@ import (
 
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // Resume is refused where it cannot work: in lock-step (the others wait
@@ -24,12 +25,12 @@ func TestResumeRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(sock)
-	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: experiment.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
+	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: wire.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
 		Timing: Timing{Mode: Lockstep}, StateDir: t.TempDir(), Resume: true})
 	if err == nil || !strings.Contains(err.Error(), "wall-clock") {
 		t.Fatalf("resume in lock-step: %v", err)
 	}
-	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: experiment.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
+	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: wire.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
 		Timing: Timing{Mode: Wallclock, Epoch: time.Now(), Delta: time.Second}, StateDir: t.TempDir(), Resume: true})
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("resume without a checkpoint: %v", err)
@@ -38,7 +39,7 @@ func TestResumeRefusals(t *testing.T) {
 	if err := SaveCheckpoint(state, &experiment.Checkpoint{Snapshot: node.Snapshot{Round: 0}, Config: "aaaa"}); err != nil {
 		t.Fatal(err)
 	}
-	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: experiment.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
+	err = RunNode(t.Context(), NodeConfig{ID: 0, Setup: s, Keys: wire.NewSeedKeys(s.Seed, 2), Peers: IPCEndpoints(sock, 2),
 		Timing: Timing{Mode: Wallclock, Epoch: time.Now(), Delta: time.Second}, StateDir: state, Resume: true, Fingerprint: "bbbb"})
 	if err == nil || !strings.Contains(err.Error(), "another config") {
 		t.Fatalf("resume from a checkpoint of another config: %v", err)

@@ -52,7 +52,7 @@ func testSetup(t *testing.T, text string) (experiment.Config, experiment.Setup) 
 type testCluster struct {
 	peers   *Peers
 	keyDir  string // with key files: where they are
-	keys    experiment.KeySource
+	keys    wire.KeySource
 	self    *wire.Identity // node 1's key, which the test holds
 	markers chan Marker    // node 0's markers to node 1
 	vectors chan *wire.Message
@@ -72,7 +72,7 @@ func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sock) })
-	tc := &testCluster{peers: IPCEndpoints(sock, 2), keys: experiment.NewSeedKeys(c.Seed, 2),
+	tc := &testCluster{peers: IPCEndpoints(sock, 2), keys: wire.NewSeedKeys(c.Seed, 2),
 		markers: make(chan Marker, 64), vectors: make(chan *wire.Message, 64), records: make(chan *Record, 64), done: make(chan error, 1),
 		metrics: NewNodeMetrics(0)}
 	node0Keys := tc.keys
@@ -81,8 +81,8 @@ func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster 
 		if err := WriteKeys(tc.keyDir, tc.peers, rand.Reader); err != nil {
 			t.Fatal(err)
 		}
-		tc.keys = Keys{Peers: tc.peers, PrivatePath: filepath.Join(tc.keyDir, experiment.NodeKeyFile(1))}
-		node0Keys = Keys{Peers: tc.peers, PrivatePath: filepath.Join(tc.keyDir, experiment.NodeKeyFile(0))}
+		tc.keys = Keys{Peers: tc.peers, PrivatePath: filepath.Join(tc.keyDir, wire.NodeKeyFile(1))}
+		node0Keys = Keys{Peers: tc.peers, PrivatePath: filepath.Join(tc.keyDir, wire.NodeKeyFile(0))}
 	}
 	if tc.self, err = tc.keys.Identity(1); err != nil {
 		t.Fatal(err)
@@ -339,7 +339,7 @@ func TestWallclockEndsRoundAtDeadline(t *testing.T) {
 	}
 	defer os.RemoveAll(sock)
 	peers := IPCEndpoints(sock, 2)
-	keys := experiment.NewSeedKeys(c.Seed, 2)
+	keys := wire.NewSeedKeys(c.Seed, 2)
 	dir, _ := keys.Directory()
 	records := make(chan *Record, 16)
 	mon, err := Listen(peers.Monitor, maxRecordBytes, 8, func(b []byte) bool {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // python finds a Python 3 with Debian's python3-zmq and python3-nacl
@@ -39,7 +39,7 @@ func TestPythonPeer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "peer.py"), tc.peers.Endpoint(1), tc.peers.Endpoint(0),
-		filepath.Join(tc.keyDir, experiment.NodeKeyFile(1)), hex.EncodeToString(pub0), "1", "0", "3")
+		filepath.Join(tc.keyDir, wire.NodeKeyFile(1)), hex.EncodeToString(pub0), "1", "0", "3")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python peer: %v\n%s", err, out)

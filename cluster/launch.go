@@ -20,6 +20,7 @@ import (
 	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // LaunchConfig is a deployed run on one machine: a monitor and one process
@@ -202,7 +203,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		logs[i] = f
 		args := append(append(append([]string{"node", "--id", strconv.Itoa(i)}, common...), nodeArgs...), metrics(1+i)...)
 		if !lc.SeedKeys {
-			args = append(args, "--key", filepath.Join(keyDir, experiment.NodeKeyFile(i)))
+			args = append(args, "--key", filepath.Join(keyDir, wire.NodeKeyFile(i)))
 		}
 		args = append(args, "--export", filepath.Join(cdir, fmt.Sprintf("node-%d.safetensors", i)))
 		// The launcher checked every node process and the monitor together

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // scrape serves m on a loopback port (":0": the default interface) and
@@ -64,7 +65,7 @@ func TestMetricsOfARun(t *testing.T) {
 	}
 	defer os.RemoveAll(sock)
 	peers := IPCEndpoints(sock, 2)
-	keys := experiment.NewSeedKeys(c.Seed, 2)
+	keys := wire.NewSeedKeys(c.Seed, 2)
 	dir, _ := keys.Directory()
 	mm := NewMonitorMetrics()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a hang guard

@@ -9,12 +9,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -137,52 +134,24 @@ func (p *Peers) Write(path string) error {
 	return os.Rename(tmp, path)
 }
 
-// Keys is a node's KeySource in deployment: its private key file
-// ("ID SEED_HEX", as experiment.WriteKeyFiles writes it) and the peers
-// file's public keys, which must list the same key for it.
+// Keys is a node's wire.KeySource in deployment: its private key file
+// (wire.ReadPrivateKey) and the peers file's public keys, which must list
+// the same key for it.
 type Keys struct {
 	Peers       *Peers
 	PrivatePath string
 }
 
-// Identity implements experiment.KeySource.
+// Identity implements wire.KeySource.
 func (k Keys) Identity(i int) (*wire.Identity, error) {
-	b, err := os.ReadFile(k.PrivatePath)
-	if err != nil {
-		return nil, fmt.Errorf("key file: %w", err)
-	}
-	var fields []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			fields = append(fields, strings.Fields(l)...)
-		}
-	}
-	if len(fields) != 2 {
-		return nil, fmt.Errorf("%s: want one line \"ID SEED_HEX\"", k.PrivatePath)
-	}
-	id, err := strconv.Atoi(fields[0])
-	if err != nil || id != i {
-		return nil, fmt.Errorf("%s holds the key of node %s, this is node %d", k.PrivatePath, fields[0], i)
-	}
-	s, err := hex.DecodeString(fields[1])
-	if err != nil || len(s) != ed25519.SeedSize {
-		return nil, fmt.Errorf("%s: the key is not %d bytes of hex", k.PrivatePath, ed25519.SeedSize)
-	}
-	x, err := wire.IdentityFromKey(uint32(i), ed25519.NewKeyFromSeed(s))
-	if err != nil {
-		return nil, err
-	}
 	dir, err := k.Directory()
 	if err != nil {
 		return nil, err
 	}
-	if pub, ok := dir.Key(uint32(i)); !ok || !pub.Equal(x.Public()) {
-		return nil, fmt.Errorf("%s: node %d's key does not match its entry in the peers file", k.PrivatePath, i)
-	}
-	return x, nil
+	return wire.ReadPrivateKey(k.PrivatePath, i, dir, "the peers file")
 }
 
-// Directory implements experiment.KeySource.
+// Directory implements wire.KeySource.
 func (k Keys) Directory() (*wire.Directory, error) { return k.Peers.Directory() }
 
 // IPCEndpoints are the default endpoints of a run on one machine: one Unix
@@ -225,13 +194,13 @@ func LoopbackEndpoints(n int) (*Peers, error) {
 }
 
 // WriteKeys makes fresh keys for p's nodes from rand (crypto/rand.Reader),
-// writes each node's private key file into dir (experiment.NodeKeyFile,
+// writes each node's private key file into dir (wire.NodeKeyFile,
 // readable by its owner only) and the peers file with the public keys.
 func WriteKeys(dir string, p *Peers, rand io.Reader) error {
-	if err := experiment.WriteKeyFiles(dir, len(p.Nodes), rand); err != nil {
+	if err := wire.WriteKeyFiles(dir, len(p.Nodes), rand); err != nil {
 		return err
 	}
-	d, err := experiment.KeyFiles{DirectoryPath: filepath.Join(dir, experiment.DirectoryKeyFile)}.Directory()
+	d, err := wire.KeyFiles{DirectoryPath: filepath.Join(dir, wire.DirectoryKeyFile)}.Directory()
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ type NodeConfig struct {
 	// Setup is the experiment (experiment.Config.Setup), its Random set to
 	// the node's randomness.
 	Setup experiment.Setup
-	Keys  experiment.KeySource
+	Keys  wire.KeySource
 	Peers *Peers
 	Timing
 	// MaxBuffered bounds the bytes held per sender (default 64 MiB plus

@@ -15,6 +15,7 @@ import (
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // A deployed run's monitor with a dashboard attached (MonitorConfig.Live,
@@ -39,7 +40,7 @@ func TestMonitorServesLiveRecords(t *testing.T) {
 	}
 	defer os.RemoveAll(sock)
 	peers := cluster.IPCEndpoints(sock, c.Nodes)
-	keys := experiment.NewSeedKeys(c.Seed, c.Nodes)
+	keys := wire.NewSeedKeys(c.Seed, c.Nodes)
 	dir, err := keys.Directory()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/trellis-fl/trellis/privacy/audit"
 	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // This file gets a run's final models for the membership-inference audit
@@ -297,12 +298,12 @@ func (s Setup) trainShadow(ctx context.Context, i int, shadowSeed uint64, sub []
 	}
 	p.splits = []data.ClientSplit{{Train: sub, Test: sub[:1]}}
 	p.shift = []data.Transform{shift}
-	keys := NewSeedKeys(sh.Seed, 1)
+	keys := wire.NewSeedKeys(sh.Seed, 1)
 	n, err := p.node(0, keys)
 	if err != nil {
 		return nil, err
 	}
-	cfg := sim.Config{Rounds: sh.Rounds, EvalEvery: sh.Rounds, Graph: p.graph, Identities: keys.ids, Seed: sh.Seed, Workers: 1}
+	cfg := sim.Config{Rounds: sh.Rounds, EvalEvery: sh.Rounds, Graph: p.graph, Identities: keys.All(), Seed: sh.Seed, Workers: 1}
 	if err := sim.Run(ctx, cfg, []*node.Node{n}, metrics.SinkFunc(func(*metrics.Round) error { return nil })); err != nil {
 		n.Model().Close()
 		return nil, err

@@ -88,7 +88,7 @@ func TestCheckpointResumesEveryStrategy(t *testing.T) {
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			keys := NewSeedKeys(c.Seed, c.Nodes)
+			keys := wire.NewSeedKeys(c.Seed, c.Nodes)
 			tt, err := c.LoadData()
 			if err != nil {
 				t.Fatal(err)

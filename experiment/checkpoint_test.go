@@ -10,6 +10,7 @@ import (
 
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // A node's checkpoint after a trained round (parameters and SGD momentum)
@@ -20,7 +21,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	c.Nodes, c.Rounds, c.Data.Samples = 4, 3, 400
 	c.Model.Hidden = []int{8}
 	c.Training.Momentum = 0.9
-	keys := NewSeedKeys(c.Seed, c.Nodes)
+	keys := wire.NewSeedKeys(c.Seed, c.Nodes)
 	build := func() *node.Node {
 		n, err := c.BuildNode(2, keys, nil)
 		if err != nil {

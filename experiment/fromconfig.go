@@ -12,6 +12,7 @@ import (
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // LoadData loads the configured dataset.
@@ -227,7 +228,7 @@ func (c Config) graph(n int, seed uint64) (topology.Dynamic, error) {
 // split, graph and adversary as the simulation (all from the seed), takes
 // the node's key and its peers' from keys, and its randomness from random
 // (nil: seeded, as in simulation).
-func (c Config) BuildNode(i int, keys KeySource, random seed.Source) (*node.Node, error) {
+func (c Config) BuildNode(i int, keys wire.KeySource, random seed.Source) (*node.Node, error) {
 	tt, err := c.LoadData()
 	if err != nil {
 		return nil, err

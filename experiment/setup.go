@@ -144,7 +144,7 @@ func (s Setup) Build() (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := NewSeedKeys(p.s.Seed, p.s.Nodes)
+	keys := wire.NewSeedKeys(p.s.Seed, p.s.Nodes)
 	if !p.s.NoVerifyCache {
 		p.cache = wire.NewVerifyCache(0)
 		p.memo = wire.NewDigestMemo()
@@ -169,7 +169,7 @@ func (s Setup) Build() (*Built, error) {
 	cfg := sim.Config{
 		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.globalIdx != nil,
 		Graph: p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
-		Identities: keys.ids, WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
+		Identities: keys.All(), WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
 		ByzantineIdle: p.s.ByzantineIdle, DigestMemo: p.memo,
 	}
@@ -180,7 +180,7 @@ func (s Setup) Build() (*Built, error) {
 // process of a deployment does. The data split, graph and adversary are
 // the same as Build's (all derived from the seed), so node i here is node
 // i of the simulation.
-func (s Setup) BuildNode(i int, keys KeySource) (*node.Node, error) {
+func (s Setup) BuildNode(i int, keys wire.KeySource) (*node.Node, error) {
 	p, err := s.plan()
 	if err != nil {
 		return nil, err
@@ -271,7 +271,7 @@ func (s Setup) adversaryOf(byz []int) adversary.Config {
 }
 
 // node builds node i.
-func (p *plan) node(i int, keys KeySource) (*node.Node, error) {
+func (p *plan) node(i int, keys wire.KeySource) (*node.Node, error) {
 	s, tt := p.s, p.s.Data
 	id, err := keys.Identity(i)
 	if err != nil {

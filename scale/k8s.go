@@ -13,6 +13,7 @@ import (
 
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // K8s are the settings of generated Kubernetes manifests.
@@ -179,11 +180,11 @@ func K8sLaunch(k K8s, nodes, port int, t Timing) ([]byte, error) {
 	}
 	keys := map[string][]byte{}
 	for i := range nodes {
-		b, err := os.ReadFile(filepath.Join(tmp, experiment.NodeKeyFile(i)))
+		b, err := os.ReadFile(filepath.Join(tmp, wire.NodeKeyFile(i)))
 		if err != nil {
 			return nil, err
 		}
-		keys[experiment.NodeKeyFile(i)] = b
+		keys[wire.NodeKeyFile(i)] = b
 	}
 	secret := obj{"apiVersion": "v1", "kind": "Secret", "metadata": k.meta(k.Name + "-keys"), "type": "Opaque", "data": keys}
 	svc := func(name string, selector obj, headless bool) obj {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // manifests are the objects of a generated v1 List, decoded strictly into
@@ -290,7 +291,7 @@ func TestK8sLaunch(t *testing.T) {
 		t.Errorf("%d keys in a %s secret, want %d", len(sec.Data), sec.Type, n)
 	}
 	for i := range n {
-		name := experiment.NodeKeyFile(i)
+		name := wire.NodeKeyFile(i)
 		var id int
 		var seedHex string
 		if _, err := fmt.Sscanf(string(sec.Data[name]), "%d %s", &id, &seedHex); err != nil || id != i {

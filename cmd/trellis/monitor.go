@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/cluster"
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/wire"
@@ -38,7 +37,7 @@ func monitorCmd(o *options) *cobra.Command {
 			if peers.HasKeys() {
 				dir, err = peers.Directory()
 			} else {
-				dir, err = experiment.NewSeedKeys(c.Seed, c.Nodes).Directory()
+				dir, err = wire.NewSeedKeys(c.Seed, c.Nodes).Directory()
 			}
 			if err != nil {
 				return err

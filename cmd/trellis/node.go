@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // clusterFlags are the flags the node and monitor processes share.
@@ -98,7 +99,7 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 			if done, err := mf.nodeGate(o, c); done || err != nil {
 				return err
 			}
-			var keys experiment.KeySource = experiment.NewSeedKeys(c.Seed, c.Nodes)
+			var keys wire.KeySource = wire.NewSeedKeys(c.Seed, c.Nodes)
 			switch {
 			case key != "":
 				keys = cluster.Keys{Peers: peers, PrivatePath: key}

@@ -1,4 +1,4 @@
-package experiment
+package wire
 
 import (
 	"bufio"
@@ -10,33 +10,35 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/trellis-fl/trellis/wire"
 )
 
 // KeySource gives a node its identity and the directory of its peers'
 // public keys: derived from the seed in simulation (SeedKeys), read from
 // key files in deployment (KeyFiles).
 type KeySource interface {
-	Identity(i int) (*wire.Identity, error)
-	Directory() (*wire.Directory, error)
+	Identity(i int) (*Identity, error)
+	Directory() (*Directory, error)
 }
 
 // SeedKeys derives every node's key from the experiment seed
-// (wire.SimIdentities): reproducible, and therefore not secret.
+// (SimIdentities): reproducible, and therefore not secret.
 type SeedKeys struct {
-	ids []*wire.Identity
-	dir *wire.Directory
+	ids []*Identity
+	dir *Directory
 }
+
+// All is every node's identity, indexed by id (a simulator signs for the
+// Byzantine ones).
+func (k *SeedKeys) All() []*Identity { return k.ids }
 
 // NewSeedKeys derives the keys of n nodes from seed.
 func NewSeedKeys(seed uint64, n int) *SeedKeys {
-	ids, dir := wire.SimIdentities(seed, n)
+	ids, dir := SimIdentities(seed, n)
 	return &SeedKeys{ids: ids, dir: dir}
 }
 
 // Identity implements KeySource.
-func (k *SeedKeys) Identity(i int) (*wire.Identity, error) {
+func (k *SeedKeys) Identity(i int) (*Identity, error) {
 	if i < 0 || i >= len(k.ids) {
 		return nil, fmt.Errorf("keys: node %d outside [0, %d)", i, len(k.ids))
 	}
@@ -44,7 +46,7 @@ func (k *SeedKeys) Identity(i int) (*wire.Identity, error) {
 }
 
 // Directory implements KeySource.
-func (k *SeedKeys) Directory() (*wire.Directory, error) { return k.dir, nil }
+func (k *SeedKeys) Directory() (*Directory, error) { return k.dir, nil }
 
 // Key files (a deployment's): the directory file has one line per node,
 // "ID PUBLIC_KEY_HEX" (Ed25519, 32 bytes); a node's private key file has
@@ -63,43 +65,52 @@ type KeyFiles struct {
 	DirectoryPath, PrivatePath string
 }
 
-// Identity implements KeySource: the private key file must be node i's.
-func (k KeyFiles) Identity(i int) (*wire.Identity, error) {
-	lines, err := keyLines(k.PrivatePath)
-	if err != nil {
-		return nil, err
-	}
-	if len(lines) != 1 {
-		return nil, fmt.Errorf("%s: %d key lines, want one (\"ID SEED_HEX\")", k.PrivatePath, len(lines))
-	}
-	id, b, err := parseKeyLine(lines[0], ed25519.SeedSize)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k.PrivatePath, err)
-	}
-	if id != uint32(i) {
-		return nil, fmt.Errorf("%s holds the key of node %d, this is node %d", k.PrivatePath, id, i)
-	}
-	x, err := wire.IdentityFromKey(id, ed25519.NewKeyFromSeed(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k.PrivatePath, err)
-	}
+// Identity implements KeySource: the private key file must be node i's,
+// and its public key the directory's entry for node i.
+func (k KeyFiles) Identity(i int) (*Identity, error) {
 	dir, err := k.Directory()
 	if err != nil {
 		return nil, err
 	}
+	return ReadPrivateKey(k.PrivatePath, i, dir, k.DirectoryPath)
+}
+
+// ReadPrivateKey reads node i's private key file (one line "ID SEED_HEX",
+// as WriteKeyFiles writes it): a file of another node, or a key whose
+// public half is not dir's entry for node i (dirName names dir in the
+// error), is refused.
+func ReadPrivateKey(path string, i int, dir *Directory, dirName string) (*Identity, error) {
+	lines, err := keyLines(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) != 1 {
+		return nil, fmt.Errorf("%s: %d key lines, want one (\"ID SEED_HEX\")", path, len(lines))
+	}
+	id, b, err := parseKeyLine(lines[0], ed25519.SeedSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if id != uint32(i) {
+		return nil, fmt.Errorf("%s holds the key of node %d, this is node %d", path, id, i)
+	}
+	x, err := IdentityFromKey(id, ed25519.NewKeyFromSeed(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if pub, ok := dir.Key(id); !ok || !pub.Equal(x.Public()) {
-		return nil, fmt.Errorf("%s: node %d's key does not match its entry in %s", k.PrivatePath, id, k.DirectoryPath)
+		return nil, fmt.Errorf("%s: node %d's key does not match its entry in %s", path, id, dirName)
 	}
 	return x, nil
 }
 
 // Directory implements KeySource.
-func (k KeyFiles) Directory() (*wire.Directory, error) {
+func (k KeyFiles) Directory() (*Directory, error) {
 	lines, err := keyLines(k.DirectoryPath)
 	if err != nil {
 		return nil, err
 	}
-	dir := wire.NewDirectory()
+	dir := NewDirectory()
 	for _, l := range lines {
 		id, b, err := parseKeyLine(l, ed25519.PublicKeySize)
 		if err != nil {
@@ -146,8 +157,8 @@ func parseKeyLine(l keyLine, size int) (uint32, []byte, error) {
 		return 0, nil, fmt.Errorf("line %d: %d fields, want \"ID KEY_HEX\"", l.no, len(l.fields))
 	}
 	id, err := strconv.ParseUint(l.fields[0], 10, 32)
-	if err != nil || id == uint64(wire.Broadcast) {
-		return 0, nil, fmt.Errorf("line %d: node id %q is not a number below %d", l.no, l.fields[0], wire.Broadcast)
+	if err != nil || id == uint64(Broadcast) {
+		return 0, nil, fmt.Errorf("line %d: node id %q is not a number below %d", l.no, l.fields[0], Broadcast)
 	}
 	b, err := hex.DecodeString(l.fields[1])
 	if err != nil || len(b) != size {
@@ -177,5 +188,12 @@ func WriteKeyFiles(dir string, n int, rand io.Reader) error {
 			return err
 		}
 	}
-	return writeAtomic(filepath.Join(dir, DirectoryKeyFile), []byte(pub.String()))
+	// The directory file last, through a temporary file: a reader never
+	// sees a directory without its private keys, or half a directory.
+	path := filepath.Join(dir, DirectoryKeyFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(pub.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
