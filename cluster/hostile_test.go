@@ -47,6 +47,38 @@ func testSetup(t *testing.T, text string) (experiment.Config, experiment.Setup) 
 	return c, s
 }
 
+// testNode is node id of the experiment as a node process, keys from
+// keys: what `trellis node` builds (cmd/trellis, nodeProcess) but for the
+// transport, timing and the config's fingerprint.
+func testNode(t testing.TB, s experiment.Setup, id int, keys wire.KeySource) NodeConfig {
+	t.Helper()
+	d, err := s.Deploy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, adv, err := d.Node(id, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident, err := keys.Identity(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := keys.Directory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NodeConfig{Node: n, Identity: ident, Directory: dir, Run: testRun(d), Adversary: adv, Global: d.Global(),
+		Checkpoints: experiment.NodeCheckpoints{Node: n}}
+}
+
+// testRun is the deployment's Run.
+func testRun(d *experiment.Deployment) Run {
+	s := d.Setup
+	return Run{Nodes: s.Nodes, Rounds: s.Rounds, EvalEvery: s.EvalEvery, Graph: d.Graph, Drops: d.Drops,
+		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle}
+}
+
 // testCluster is a node 0 run in-process (RunNode) with the test playing
 // node 1 and the monitor.
 type testCluster struct {
@@ -100,10 +132,9 @@ func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster 
 	t.Cleanup(func() { mon.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() {
-		tc.done <- RunNode(ctx, NodeConfig{ID: 0, Setup: s, Keys: node0Keys, Peers: tc.peers,
-			Timing: Timing{Mode: Lockstep, PhaseTimeout: time.Minute}, Metrics: tc.metrics})
-	}()
+	nc := testNode(t, s, 0, node0Keys)
+	nc.Peers, nc.Timing, nc.Metrics = tc.peers, Timing{Mode: Lockstep, PhaseTimeout: time.Minute}, tc.metrics
+	go func() { tc.done <- RunNode(ctx, nc) }()
 	if !listen1 {
 		return tc
 	}
@@ -353,10 +384,9 @@ func TestWallclockEndsRoundAtDeadline(t *testing.T) {
 	}
 	defer mon.Close()
 	done := make(chan error, 1)
-	go func() {
-		done <- RunNode(context.Background(), NodeConfig{ID: 0, Setup: s, Keys: keys, Peers: peers,
-			Timing: Timing{Mode: Wallclock, Epoch: time.Now().Add(time.Second), Delta: time.Second}})
-	}()
+	nc := testNode(t, s, 0, keys)
+	nc.Peers, nc.Timing = peers, Timing{Mode: Wallclock, Epoch: time.Now().Add(time.Second), Delta: time.Second}
+	go func() { done <- RunNode(context.Background(), nc) }()
 	if err := hangGuard(t, done, "end of the run"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -15,19 +14,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
-	"github.com/trellis-fl/trellis/adversary"
-	"github.com/trellis-fl/trellis/data"
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/wire"
 )
 
 // LaunchConfig is a deployed run on one machine: a monitor and one process
 // per node, started from the trellis binary Exe.
 type LaunchConfig struct {
-	Exe    string
-	Config experiment.Config
+	Exe string
+	// Config is the experiment's config file, as every process reads it
+	// (trellis node and trellis monitor --config), of a run of Nodes
+	// nodes that can run as one process per node (the CLI checks that:
+	// one experiment, no sweep; an attack each process can run,
+	// adversary.CheckLocal).
+	Config []byte
+	Nodes  int
 	// Out is the run directory (the monitor writes it); the launch keeps
 	// its config, keys, peers file and the processes' logs in Out/cluster.
 	Out    string
@@ -63,43 +63,20 @@ type LaunchConfig struct {
 // the launch wrote besides the run's files.
 const ClusterDir = "cluster"
 
-// CheckLocal reports whether the experiment can run as one process per
-// node: its Byzantine nodes' attack must be computable from what each has
-// (adversary.CheckLocal).
-func CheckLocal(s experiment.Setup) error {
-	ac, err := s.Adversary()
-	if err != nil {
-		return err
-	}
-	return adversary.CheckLocal(ac)
-}
-
 // Launch writes the run's config, keys and peers file, starts the monitor
 // and the nodes, and waits for them. Cancelling ctx asks every process to
 // stop after its current round (SIGINT) and kills those still running a
 // minute later; the run directory then holds every finished round.
 func Launch(ctx context.Context, lc LaunchConfig) error {
-	c := lc.Config
-	if len(c.Sweep.Seeds) > 0 || len(c.Sweep.Grid) > 0 || len(c.Sweep.Variants) > 0 {
-		return errors.New("launch runs one experiment: this config has a [sweep]; run its runs' configs one at a time")
-	}
-	s, err := SetupOf(c)
-	if err != nil {
-		return err
-	}
-	if err := CheckLocal(s); err != nil {
-		return fmt.Errorf("this experiment cannot run as one process per node: %w", err)
+	if lc.Nodes < 1 || len(lc.Config) == 0 {
+		return fmt.Errorf("launch: a config of %d bytes for %d nodes", len(lc.Config), lc.Nodes)
 	}
 	cdir := filepath.Join(lc.Out, ClusterDir)
 	if err := os.MkdirAll(cdir, 0o755); err != nil {
 		return err
 	}
-	var cfgText bytes.Buffer
-	if err := toml.NewEncoder(&cfgText).Encode(c); err != nil {
-		return err
-	}
 	cfgPath := filepath.Join(cdir, "config.toml")
-	if err := os.WriteFile(cfgPath, cfgText.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, lc.Config, 0o644); err != nil {
 		return err
 	}
 	sock, err := os.MkdirTemp("", "trellis-")
@@ -107,9 +84,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		return err
 	}
 	defer os.RemoveAll(sock)
-	peers := IPCEndpoints(sock, c.Nodes)
+	peers := IPCEndpoints(sock, lc.Nodes)
 	if lc.TCP {
-		if peers, err = LoopbackEndpoints(c.Nodes); err != nil {
+		if peers, err = LoopbackEndpoints(lc.Nodes); err != nil {
 			return err
 		}
 	}
@@ -186,7 +163,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	if err := start("the monitor", monArgs, stderr); err != nil {
 		return err
 	}
-	logs := make([]*os.File, c.Nodes)
+	logs := make([]*os.File, lc.Nodes)
 	defer func() {
 		for _, f := range logs {
 			if f != nil {
@@ -194,7 +171,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 			}
 		}
 	}()
-	for i := range c.Nodes {
+	for i := range lc.Nodes {
 		f, err := os.Create(filepath.Join(cdir, fmt.Sprintf("node-%d.log", i)))
 		if err != nil {
 			stopAll(syscall.SIGKILL)
@@ -257,10 +234,6 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	}
 	return errors.Join(bad...)
 }
-
-// SetupOf is c's Setup without its data: what the launch and the monitor
-// need (graph, adversary, rounds), not the samples.
-func SetupOf(c experiment.Config) (experiment.Setup, error) { return c.Setup(data.TrainTest{}) }
 
 // withDefaultsForLaunch fills the launch's timing: the epoch StartDelay
 // from now in wall-clock mode.

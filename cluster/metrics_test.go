@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -71,18 +72,27 @@ func TestMetricsOfARun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a hang guard
 	defer cancel()
 	monDone := make(chan error, 1)
+	runDir := filepath.Join(t.TempDir(), "run")
+	rd, err := experiment.CreateRunDir(c, runDir, "seeded", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Deploy()
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		_, err := RunMonitor(ctx, MonitorConfig{Config: c, Setup: s, Endpoint: peers.Monitor, Directory: dir,
-			Dir: filepath.Join(t.TempDir(), "run"), Randomness: "seeded", Metrics: mm})
+		err := RunMonitor(ctx, MonitorConfig{Run: testRun(d), Out: rd, Endpoint: peers.Monitor, Directory: dir,
+			Dir: runDir, Metrics: mm})
+		_, err = rd.Close(err)
 		monDone <- err
 	}()
 	nm := []*NodeMetrics{NewNodeMetrics(0), NewNodeMetrics(1)}
 	nodeDone := make(chan error, 2)
 	for i := range 2 {
-		go func() {
-			nodeDone <- RunNode(ctx, NodeConfig{ID: i, Setup: s, Keys: keys, Peers: peers,
-				Timing: Timing{Mode: Lockstep, PhaseTimeout: time.Minute}, Metrics: nm[i]})
-		}()
+		nc := testNode(t, s, i, keys)
+		nc.Peers, nc.Timing, nc.Metrics = peers, Timing{Mode: Lockstep, PhaseTimeout: time.Minute}, nm[i]
+		go func() { nodeDone <- RunNode(ctx, nc) }()
 	}
 	for range 2 {
 		if err := <-nodeDone; err != nil {
@@ -168,15 +178,15 @@ func TestMonitorWritesARoundNobodyReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := SetupOf(c) // the monitor needs no data
+	s, err := c.Setup(data.TrainTest{}) // the monitor needs no data
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = s.Defaults()
-	graph, err := s.Graph(s.Nodes, s.Seed)
+	d, err := s.Deploy()
 	if err != nil {
 		t.Fatal(err)
 	}
+	run := testRun(d)
 	dir := t.TempDir()
 	rd, err := experiment.CreateRunDir(c, dir, "seeded", nil)
 	if err != nil {
@@ -188,9 +198,9 @@ func TestMonitorWritesARoundNobodyReported(t *testing.T) {
 	}
 	defer df.Close()
 	mm := NewMonitorMetrics()
-	m := &monitor{s: s, graph: graph, byz: make([]bool, s.Nodes), rd: rd, pend: map[int]*pending{},
-		done: make([]bool, s.Nodes), log: slog.New(slog.DiscardHandler), prev: time.Now(), driver: json.NewEncoder(df), metrics: mm}
-	for i := range s.Nodes {
+	m := &monitor{s: run, graph: run.Graph, byz: run.byzantine(), rd: rd, pend: map[int]*pending{},
+		done: make([]bool, run.Nodes), log: slog.New(slog.DiscardHandler), prev: time.Now(), driver: json.NewEncoder(df), metrics: mm}
+	for i := range run.Nodes {
 		if err := m.add(&Record{Node: i, Round: 1}); err != nil {
 			t.Fatal(err)
 		}
@@ -203,11 +213,11 @@ func TestMonitorWritesARoundNobodyReported(t *testing.T) {
 	}
 	_, _ = rd.Close(context.Canceled) // flushes the files (a stopped run: no summary)
 	prom := scrape(t, mm)
-	if prom["trellis_monitor_missing_records_total"] != float64(s.Nodes) || prom["trellis_monitor_rounds_written_total"] != 2 {
-		t.Errorf("metrics: %v missing records, %v rounds written; want %d and 2", prom["trellis_monitor_missing_records_total"], prom["trellis_monitor_rounds_written_total"], s.Nodes)
+	if prom["trellis_monitor_missing_records_total"] != float64(run.Nodes) || prom["trellis_monitor_rounds_written_total"] != 2 {
+		t.Errorf("metrics: %v missing records, %v rounds written; want %d and 2", prom["trellis_monitor_missing_records_total"], prom["trellis_monitor_rounds_written_total"], run.Nodes)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, experiment.MetricsFile))
-	if n := strings.Count(string(b), `"missing":true`); n != s.Nodes {
-		t.Errorf("%d node records marked missing, want %d:\n%s", n, s.Nodes, b)
+	if n := strings.Count(string(b), `"missing":true`); n != run.Nodes {
+		t.Errorf("%d node records marked missing, want %d:\n%s", n, run.Nodes, b)
 	}
 }

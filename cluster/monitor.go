@@ -3,39 +3,46 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
 )
 
+// RunWriter is where the monitor writes the run's records (the run
+// directory a simulated run writes; the CLI opens it and closes it after
+// RunMonitor returns).
+type RunWriter interface {
+	Round(*metrics.Round) error
+	Timing(metrics.Timing)
+}
+
 // MonitorConfig is the passive monitor of a deployed run.
 type MonitorConfig struct {
-	// Config is the experiment; Setup is its Setup (the monitor needs the
-	// graph and the Byzantine nodes, not the data).
-	Config experiment.Config
-	Setup  experiment.Setup
+	// Run is the run (the monitor needs the graph and the Byzantine
+	// nodes, not the data).
+	Run Run
+	// Out receives every round's record and timing.
+	Out RunWriter
 	// Endpoint is where the monitor's PULL socket binds (the peers file's
 	// monitor).
 	Endpoint string
 	// Directory holds the nodes' public keys: a record is decoded only
 	// once its signature verifies.
 	Directory *wire.Directory
-	// Dir is the run directory; Randomness goes into its manifest.
-	Dir        string
-	Randomness string
+	// Dir is the run directory: the monitor adds DriverFile to it.
+	Dir string
 	// Gap, when positive, writes a round that some nodes have not reported
 	// Gap after its first record arrived, with those nodes marked missing
 	// (wall-clock mode: a node died); 0 waits for every node's record.
-	Gap      time.Duration
-	Progress experiment.Progress
+	Gap time.Duration
 	// Metrics, when set, is updated as records arrive and rounds are
 	// written (ServeMetrics serves it).
 	Metrics *MonitorMetrics
@@ -61,29 +68,22 @@ type pending struct {
 }
 
 // RunMonitor receives the nodes' records on a PULL socket (it never sends
-// anything to a node) and writes the run directory a simulated run writes
-// (experiment.CreateRunDir), each round's record built as the simulator
-// builds it (metrics.Record) from the nodes' Ready values and the ground truth
-// the monitor knows from the config. It returns when every round is
-// written or every node said it is done (the summary is written), or when
-// ctx is cancelled (the rounds complete by then are written, no summary).
-func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error) {
+// anything to a node) and writes each round's record to cfg.Out, built as
+// the simulator builds it (metrics.Record) from the nodes' Ready values
+// and the ground truth the monitor knows from the run. It returns nil when
+// every round is written or every node said it is done, or an error when
+// ctx is cancelled (the rounds complete by then are written).
+func RunMonitor(ctx context.Context, cfg MonitorConfig) error {
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := cfg.Setup.Defaults()
-	graph, err := s.Graph(s.Nodes, s.Seed)
-	if err != nil {
-		return experiment.Final{}, err
+	s := cfg.Run
+	if err := s.check(); err != nil {
+		return err
 	}
-	byzIDs, err := s.ByzantineSet()
-	if err != nil {
-		return experiment.Final{}, err
-	}
-	byz := make([]bool, s.Nodes)
-	for _, b := range byzIDs {
-		byz[b] = true
+	if cfg.Out == nil {
+		return errors.New("the monitor needs a RunWriter")
 	}
 	records := make(chan *Record, 4*s.Nodes)
 	quit := make(chan struct{})
@@ -102,21 +102,16 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) (experiment.Final, error
 		return true
 	})
 	if err != nil {
-		return experiment.Final{}, err
+		return err
 	}
 	defer ln.Close()
 	defer close(quit) // before Close: no handler stays blocked
-	rd, err := experiment.CreateRunDir(cfg.Config, cfg.Dir, cfg.Randomness, cfg.Progress)
-	if err != nil {
-		return experiment.Final{}, err
-	}
 	df, err := os.Create(filepath.Join(cfg.Dir, DriverFile))
 	if err != nil {
-		_, _ = rd.Close(err)
-		return experiment.Final{}, err
+		return err
 	}
 	defer df.Close()
-	m := &monitor{s: s, graph: graph, byz: byz, rd: rd, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log,
+	m := &monitor{s: s, graph: s.Graph, byz: s.byzantine(), rd: cfg.Out, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log,
 		prev: time.Now(), driver: json.NewEncoder(df), metrics: cfg.Metrics}
 	if cfg.Live != nil {
 		m.live = metrics.NewFanout()
@@ -176,14 +171,14 @@ loop:
 			runErr = fmt.Errorf("the nodes stopped after %d of %d rounds", m.next, s.Rounds)
 		}
 	}
-	return rd.Close(runErr)
+	return runErr
 }
 
 type monitor struct {
-	s     experiment.Setup
+	s     Run
 	graph topology.Dynamic
 	byz   []bool
-	rd    *experiment.RunDir
+	rd    RunWriter
 	pend  map[int]*pending
 	next  int
 	done  []bool

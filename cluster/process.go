@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/adversary"
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
@@ -77,32 +76,100 @@ func (t Timing) withDefaults() (Timing, error) {
 	return t, nil
 }
 
-// NodeConfig is one node process.
+// Run is what every process of a deployed run knows of it (the monitor
+// too): the cluster's own view of the experiment, which the CLI fills from
+// the config as the simulator is filled, so both drivers run the same
+// rounds on the same graph against the same Byzantine set.
+type Run struct {
+	Nodes, Rounds int
+	// EvalEvery evaluates every k-th round and the last
+	// (metrics.Evaluated).
+	EvalEvery int
+	// Graph is the round graphs; Drops cuts links per round (the
+	// simulator's, from the seed).
+	Graph topology.Dynamic
+	Drops topology.Drops
+	// Byzantine is the Byzantine set (adversary.Choose), sorted: the
+	// ground truth of the monitor's records.
+	Byzantine []int
+	// ByzantineIdle: Byzantine nodes neither train nor combine
+	// (sim.Config.ByzantineIdle).
+	ByzantineIdle bool
+}
+
+func (r Run) check() error {
+	switch {
+	case r.Nodes < 1 || r.Rounds < 1:
+		return fmt.Errorf("a run of %d nodes and %d rounds: need at least one of each", r.Nodes, r.Rounds)
+	case r.Graph == nil || r.Graph.N() != r.Nodes:
+		return fmt.Errorf("the graph must have one vertex per node (%d nodes)", r.Nodes)
+	}
+	for _, b := range r.Byzantine {
+		if b < 0 || b >= r.Nodes {
+			return fmt.Errorf("byzantine node %d outside [0, %d)", b, r.Nodes)
+		}
+	}
+	return nil
+}
+
+// byzantine is r.Byzantine as a set.
+func (r Run) byzantine() []bool {
+	byz := make([]bool, r.Nodes)
+	for _, b := range r.Byzantine {
+		byz[b] = true
+	}
+	return byz
+}
+
+// Checkpointer saves a node's state into a directory and restores it
+// (the CLI fills it from the node's snapshot and the checkpoint format);
+// SaveCheckpoint and LoadCheckpoint make each replacement atomic.
+type Checkpointer interface {
+	// Check reports whether the node's state can be saved at all, so that
+	// a node fails before its first round rather than after it.
+	Check() error
+	// Save writes the node's state after round r into the new directory
+	// dir.
+	Save(dir string, r int) error
+	// Load restores the node from the checkpoint in dir and returns the
+	// round it was taken after; a missing checkpoint is an error
+	// satisfying errors.Is(err, os.ErrNotExist). A Load that fails leaves
+	// the node as it was (LoadCheckpoint may then try another copy).
+	Load(dir string) (round int, err error)
+}
+
+// NodeConfig is one node process: a node built as the simulator builds
+// node Node.ID(), with its keys, the run, and, for a Byzantine node, its
+// adversary.
 type NodeConfig struct {
-	ID int
-	// Setup is the experiment (experiment.Config.Setup), its Random set to
-	// the node's randomness.
-	Setup experiment.Setup
-	Keys  wire.KeySource
-	Peers *Peers
+	Node *node.Node
+	// Identity is the node's key (the one its node signs with);
+	// Directory holds every node's public key.
+	Identity  *wire.Identity
+	Directory *wire.Directory
+	Run       Run
+	// Adversary rewrites a Byzantine node's outbox (adversary.Alone);
+	// nil for an honest node.
+	Adversary *adversary.Adversary
+	// Global: the node evaluates on the global test set too.
+	Global bool
+	Peers  *Peers
 	Timing
 	// MaxBuffered bounds the bytes held per sender (default 64 MiB plus
 	// four of the largest messages the limits allow).
 	MaxBuffered int
 	// StateDir, when set, is where the node writes its checkpoint after
-	// every round (SaveCheckpoint). Resume starts from the checkpoint
-	// there: the node restores its state and joins the round whose window
-	// is open (wall-clock mode only: in lock-step the other nodes would
-	// wait for a round it already finished).
-	StateDir string
-	Resume   bool
+	// every round (SaveCheckpoint, through Checkpoints). Resume starts
+	// from the checkpoint there: the node restores its state and joins
+	// the round whose window is open (wall-clock mode only: in lock-step
+	// the other nodes would wait for a round it already finished).
+	StateDir    string
+	Resume      bool
+	Checkpoints Checkpointer
 	// Export, when set, is the file the node writes its final model to, in
 	// the safetensors format (nn.Model.WriteSafetensors: loadable in
 	// PyTorch, readable with numpy), after its last round.
 	Export string
-	// Fingerprint names the config (Fingerprint) in the checkpoints;
-	// Resume refuses a checkpoint that names another.
-	Fingerprint string
 	// Metrics, when set, is updated as the node runs (ServeMetrics serves
 	// it).
 	Metrics *NodeMetrics
@@ -111,21 +178,18 @@ type NodeConfig struct {
 
 // driver runs one node.
 type driver struct {
-	cfg    NodeConfig
-	s      experiment.Setup
-	id     int
-	n      *node.Node
-	ident  *wire.Identity
-	graph  topology.Dynamic
-	drops  topology.Drops
-	byz    []bool
-	adv    *adversary.Adversary
-	in     *inbox
-	ln     *Listener
-	peers  []*Pusher
-	mon    *Pusher
-	global bool
-	log    *slog.Logger
+	cfg   NodeConfig
+	run   Run
+	id    int
+	n     *node.Node
+	ident *wire.Identity
+	idle  bool // a Byzantine node of a run whose Byzantine nodes idle
+	adv   *adversary.Adversary
+	in    *inbox
+	ln    *Listener
+	peers []*Pusher
+	mon   *Pusher
+	log   *slog.Logger
 }
 
 // Limits of the transport.
@@ -148,7 +212,7 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 		return err
 	}
 	defer d.close()
-	rounds := d.s.Rounds
+	rounds := d.run.Rounds
 	last, first := -1, 0
 	if cfg.Resume {
 		if first, err = d.resume(); err != nil {
@@ -200,7 +264,7 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 // into place, so a reader never sees half a model).
 func (d *driver) export() error {
 	var b bytes.Buffer
-	meta := map[string]string{"node": strconv.Itoa(d.id), "rounds": strconv.Itoa(d.s.Rounds), "model": d.n.Model().Describe()}
+	meta := map[string]string{"node": strconv.Itoa(d.id), "rounds": strconv.Itoa(d.run.Rounds), "model": d.n.Model().Describe()}
 	if err := d.n.Model().WriteSafetensors(&b, meta); err != nil {
 		return err
 	}
@@ -220,33 +284,20 @@ func (d *driver) resume() (int, error) {
 	case d.cfg.Mode != Wallclock:
 		return 0, errors.New("resume joins the wall-clock round that is open: it needs wall-clock mode (in lock-step the others wait for the rounds it missed)")
 	}
-	st, err := LoadCheckpoint(d.cfg.StateDir)
+	r, err := LoadCheckpoint(d.cfg.StateDir, d.cfg.Checkpoints)
 	if err != nil {
-		return 0, fmt.Errorf("node %d: resume: %w", d.id, err)
-	}
-	if st.Round >= d.s.Rounds {
-		return 0, fmt.Errorf("node %d: resume: the checkpoint is of round %d of a %d-round run", d.id, st.Round, d.s.Rounds)
-	}
-	if st.Config != "" && d.cfg.Fingerprint != "" && st.Config != d.cfg.Fingerprint {
-		return 0, fmt.Errorf("node %d: resume: the checkpoint in %s is of a run of another config (resume with the config it ran)", d.id, d.cfg.StateDir)
-	}
-	if err := d.n.Restore(st.Snapshot); err != nil {
 		return 0, fmt.Errorf("node %d: resume from %s: %w", d.id, d.cfg.StateDir, err)
 	}
-	d.log.Info("resumed from the checkpoint", "round", st.Round)
-	return st.Round + 1, nil
+	if r < 0 || r >= d.run.Rounds {
+		return 0, fmt.Errorf("node %d: resume: the checkpoint is of round %d of a %d-round run", d.id, r, d.run.Rounds)
+	}
+	d.log.Info("resumed from the checkpoint", "round", r)
+	return r + 1, nil
 }
 
 // checkpoint writes the node's state after round r.
 func (d *driver) checkpoint(r int) error {
-	snap, err := d.n.Snapshot()
-	if err != nil {
-		return err
-	}
-	if snap.Round != r {
-		return fmt.Errorf("node %d: checkpoint after round %d of a node that ended round %d", d.id, r, snap.Round)
-	}
-	return SaveCheckpoint(d.cfg.StateDir, &experiment.Checkpoint{Snapshot: snap, Config: d.cfg.Fingerprint})
+	return SaveCheckpoint(d.cfg.StateDir, func(dir string) error { return d.cfg.Checkpoints.Save(dir, r) })
 }
 
 // leave tells every peer that this node takes part in no round after
@@ -268,65 +319,48 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 	if cfg.Timing, err = cfg.Timing.withDefaults(); err != nil {
 		return nil, err
 	}
-	d := &driver{cfg: cfg, s: cfg.Setup.Defaults(), id: cfg.ID, log: cfg.Log}
+	run := cfg.Run
+	if err := run.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.Node == nil || cfg.Identity == nil || cfg.Directory == nil:
+		return nil, errors.New("a node process needs its node, its key and the key directory")
+	case cfg.Node.ID() < 0 || cfg.Node.ID() >= run.Nodes || int(cfg.Identity.ID()) != cfg.Node.ID():
+		return nil, fmt.Errorf("node %d with the key of node %d in a run of %d nodes", cfg.Node.ID(), cfg.Identity.ID(), run.Nodes)
+	case cfg.Peers == nil || len(cfg.Peers.Nodes) != run.Nodes:
+		return nil, fmt.Errorf("the peers file must list the run's %d nodes", run.Nodes)
+	case cfg.StateDir != "" && cfg.Checkpoints == nil:
+		return nil, errors.New("a checkpoint directory needs a Checkpointer")
+	}
+	d := &driver{cfg: cfg, run: run, id: cfg.Node.ID(), n: cfg.Node, ident: cfg.Identity, adv: cfg.Adversary, log: cfg.Log}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	s := d.s
-	if cfg.Peers == nil || len(cfg.Peers.Nodes) != s.Nodes {
-		return nil, fmt.Errorf("the peers file must list the config's %d nodes", s.Nodes)
+	byz := run.byzantine()
+	if byz[d.id] != (d.adv != nil) {
+		return nil, fmt.Errorf("node %d: Byzantine %v, but an adversary given %v (a Byzantine node needs adversary.Alone, an honest one none)", d.id, byz[d.id], d.adv != nil)
 	}
-	if d.n, err = s.BuildNode(cfg.ID, cfg.Keys); err != nil {
-		return nil, err
-	}
-	if d.ident, err = cfg.Keys.Identity(cfg.ID); err != nil {
-		return nil, err
-	}
-	dir, err := cfg.Keys.Directory()
-	if err != nil {
-		return nil, err
-	}
-	if d.graph, err = s.Graph(s.Nodes, s.Seed); err != nil {
-		return nil, err
-	}
-	if d.drops, err = topology.NewDrops(s.Drop, s.Seed); err != nil {
-		return nil, err
-	}
-	ac, err := s.Adversary()
-	if err != nil {
-		return nil, err
-	}
-	d.byz = make([]bool, s.Nodes)
-	for _, b := range ac.Byzantine {
-		d.byz[b] = true
-	}
-	if d.byz[d.id] {
-		if d.adv, err = adversary.Alone(ac, d.id, d.ident); err != nil {
-			return nil, fmt.Errorf("node %d is Byzantine: %w", d.id, err)
-		}
-	}
+	d.idle = byz[d.id] && run.ByzantineIdle
 	if cfg.StateDir != "" && !cfg.Resume {
-		// Fail now, not after the first round, if the node's state cannot
-		// be saved (a strategy whose state has no format).
-		if _, err := d.n.Snapshot(); err != nil {
-			return nil, fmt.Errorf("node %d: its state cannot be saved: %w (run it without a checkpoint directory)", d.id, err)
+		if err := cfg.Checkpoints.Check(); err != nil {
+			return nil, fmt.Errorf("node %d: %w (run it without a checkpoint directory)", d.id, err)
 		}
 	}
-	d.global = s.GlobalTest != 0 && s.Data.Test != nil
 	limits := wire.DefaultLimits()
 	maxBuf := cfg.MaxBuffered
 	if maxBuf <= 0 {
 		maxBuf = 64<<20 + 4*limits.MaxMessageBytes
 	}
-	d.in = newInbox(d.id, s.Nodes, dir, limits, maxBuf)
+	d.in = newInbox(d.id, run.Nodes, cfg.Directory, limits, maxBuf)
 	handle := func(frame []byte) bool {
 		cfg.Metrics.received(len(frame))
 		return d.in.handle(frame)
 	}
-	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*s.Nodes+16, handle); err != nil {
+	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*run.Nodes+16, handle); err != nil {
 		return nil, err
 	}
-	d.peers = make([]*Pusher, s.Nodes)
+	d.peers = make([]*Pusher, run.Nodes)
 	for j := range d.peers {
 		if j != d.id {
 			if d.peers[j], err = Dial(cfg.Peers.Endpoint(j), queueFrames, queueBytes); err != nil {
@@ -392,7 +426,7 @@ func (d *driver) waitRound(ctx context.Context, r int) (int, bool) {
 // round runs round r.
 func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 	t0 := time.Now()
-	g := d.graph.At(r)
+	g := d.run.Graph.At(r)
 	in := g.In(d.id)
 	deg := make([]int, len(in))
 	for k, j := range in {
@@ -403,7 +437,7 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 	if err := d.n.Begin(r, node.Neighborhood{In: in, InDegree: deg, Degree: g.Degree(d.id)}); err != nil {
 		return nil, err
 	}
-	idle := d.byz[d.id] && d.s.ByzantineIdle
+	idle := d.idle
 	roundEnd := time.Time{}
 	if !idle {
 		tctx := context.WithoutCancel(ctx) // a round, once begun, finishes
@@ -464,7 +498,7 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			break
 		}
 	}
-	rd, err := d.n.End(node.EndOptions{Keep: idle, Evaluate: metrics.Evaluated(r, d.s.Rounds, d.s.EvalEvery), Global: d.global})
+	rd, err := d.n.End(node.EndOptions{Keep: idle, Evaluate: metrics.Evaluated(r, d.run.Rounds, d.run.EvalEvery), Global: d.cfg.Global})
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +529,7 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 			targets = []int{int(m.To)}
 		}
 		for _, to := range targets {
-			if to == d.id || d.drops.Dropped(r, d.id, to) {
+			if to == d.id || d.run.Drops.Dropped(r, d.id, to) {
 				continue
 			}
 			ok := d.peers[to].Send(b) // a full queue drops (counted by the Pusher)

@@ -76,26 +76,44 @@ func TestMonitorServesLiveRecords(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
 	defer cancel()
-	setup, err := cluster.SetupOf(c)
+	s, err := c.Setup(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run as `trellis monitor` and `trellis node` wire it, each
+	// process with its own deployment (a dynamic graph is not shared
+	// between goroutines).
+	deploy := func() (*experiment.Deployment, cluster.Run) {
+		d, err := s.Deploy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, cluster.Run{Nodes: c.Nodes, Rounds: d.Setup.Rounds, EvalEvery: d.Setup.EvalEvery, Graph: d.Graph, Drops: d.Drops,
+			Byzantine: d.Adversary.Byzantine}
+	}
+	_, run := deploy()
+	rd, err := experiment.CreateRunDir(c, out, "seeded (test)", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	monDone := make(chan error, 1)
 	go func() {
-		_, err := cluster.RunMonitor(ctx, cluster.MonitorConfig{Config: c, Setup: setup, Endpoint: peers.Monitor,
-			Directory: dir, Dir: out, Randomness: "seeded (test)", Live: sink})
+		err := cluster.RunMonitor(ctx, cluster.MonitorConfig{Run: run, Out: rd, Endpoint: peers.Monitor,
+			Directory: dir, Dir: out, Live: sink})
+		_, err = rd.Close(err)
 		monDone <- err
 	}()
 	nodeErrs := make(chan error, c.Nodes)
 	for i := range c.Nodes {
-		s, err := c.Setup(tt)
+		d, run := deploy()
+		n, adv, err := d.Node(i, keys)
 		if err != nil {
 			t.Fatal(err)
 		}
-		go func() {
-			nodeErrs <- cluster.RunNode(ctx, cluster.NodeConfig{ID: i, Setup: s, Keys: keys, Peers: peers,
-				Timing: cluster.Timing{Mode: cluster.Lockstep, PhaseTimeout: time.Minute}})
-		}()
+		id, _ := keys.Identity(i)
+		nc := cluster.NodeConfig{Node: n, Identity: id, Directory: dir, Run: run, Adversary: adv, Global: d.Global(), Peers: peers,
+			Timing: cluster.Timing{Mode: cluster.Lockstep, PhaseTimeout: time.Minute}}
+		go func() { nodeErrs <- cluster.RunNode(ctx, nc) }()
 	}
 	for range c.Nodes {
 		if err := <-nodeErrs; err != nil {

@@ -1,14 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/dashboard"
+	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/experiment"
 )
 
 func launchCmd(o *options) *cobra.Command {
@@ -36,7 +43,10 @@ current round.` + memHelp,
 			if lc.Exe, err = os.Executable(); err != nil {
 				return err
 			}
-			lc.Config, lc.Out, lc.Stderr, lc.Quiet = c, o.out, o.stderr, o.quiet
+			if lc.Config, err = launchable(c); err != nil {
+				return err
+			}
+			lc.Nodes, lc.Out, lc.Stderr, lc.Quiet = c.Nodes, o.out, o.stderr, o.quiet
 			if lc.Out == "" {
 				lc.Out = filepath.Join("runs", c.Name)
 			}
@@ -62,4 +72,30 @@ current round.` + memHelp,
 	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")
 	cmd.Flags().StringVar(&lc.Dashboard, "dashboard", "", "HOST:PORT: the monitor serves a live dashboard of the run in the browser (e.g. 127.0.0.1:8080; a non-loopback host exposes the run and is warned about)")
 	return cmd
+}
+
+// launchable returns c as the config file every process of its launch
+// reads, or why it cannot run as one process per node: a sweep is many
+// experiments, and an attack that reads every honest payload has no
+// process to run in (adversary.CheckLocal).
+func launchable(c experiment.Config) ([]byte, error) {
+	if len(c.Sweep.Seeds) > 0 || len(c.Sweep.Grid) > 0 || len(c.Sweep.Variants) > 0 {
+		return nil, errors.New("launch runs one experiment: this config has a [sweep]; run its runs' configs one at a time")
+	}
+	s, err := c.Setup(data.TrainTest{}) // the adversary, not the samples
+	if err != nil {
+		return nil, err
+	}
+	ac, err := s.Adversary()
+	if err == nil {
+		err = adversary.CheckLocal(ac)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("this experiment cannot run as one process per node: %w", err)
+	}
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(c); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/wire"
@@ -29,7 +31,11 @@ func monitorCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := cluster.SetupOf(c)
+			s, err := c.Setup(data.TrainTest{}) // the monitor needs the graph and the adversary, not the samples
+			if err != nil {
+				return err
+			}
+			d, err := s.Deploy()
 			if err != nil {
 				return err
 			}
@@ -68,13 +74,16 @@ func monitorCmd(o *options) *cobra.Command {
 					fmt.Fprintf(o.stderr, "metrics at http://%s/metrics\n", a)
 				}
 			}
-			fin, err := cluster.RunMonitor(ctx, cluster.MonitorConfig{
-				Config: c, Setup: s, Endpoint: peers.Monitor, Directory: dir, Dir: out,
-				Randomness: seed.Describe(src) + " (deployment, " + f.mode + ")", Gap: gap, Metrics: pm, Live: live,
-				Progress: func(r *metrics.Round, rounds int) {
-					bar.update(fmt.Sprintf("round %d of 0–%d, honest local accuracy %.3f", r.Round, rounds-1, r.HonestLocalAcc), r.Round+1, rounds)
-				},
+			rd, err := experiment.CreateRunDir(c, out, seed.Describe(src)+" (deployment, "+f.mode+")", func(r *metrics.Round, rounds int) {
+				bar.update(fmt.Sprintf("round %d of 0–%d, honest local accuracy %.3f", r.Round, rounds-1, r.HonestLocalAcc), r.Round+1, rounds)
 			})
+			if err != nil {
+				dashDone(err)
+				return err
+			}
+			err = cluster.RunMonitor(ctx, cluster.MonitorConfig{Run: clusterRun(d), Out: rd,
+				Endpoint: peers.Monitor, Directory: dir, Dir: out, Gap: gap, Metrics: pm, Live: live})
+			fin, err := rd.Close(err)
 			bar.done()
 			dashDone(err)
 			if err != nil && ctx.Err() != nil {

@@ -128,15 +128,15 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 					return fmt.Errorf("--epoch: %w (want RFC 3339, e.g. 2026-12-01T16:00:00Z)", err)
 				}
 			}
+			nc, err := nodeProcess(c, s, id, keys)
+			if err != nil {
+				return err
+			}
 			level := slog.LevelWarn
 			if !o.quiet {
 				level = slog.LevelInfo
 			}
 			log := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})).With("node", id)
-			fp, err := cluster.Fingerprint(c)
-			if err != nil {
-				return err
-			}
 			ctx := stopContext(cmd.Context())
 			var pm *cluster.NodeMetrics
 			if metricsAddr != "" {
@@ -147,8 +147,8 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 				}
 				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
 			}
-			return cluster.RunNode(ctx, cluster.NodeConfig{ID: id, Setup: s, Keys: keys,
-				Peers: peers, Timing: t, StateDir: state, Resume: resume, Fingerprint: fp, Metrics: pm, Log: log, Export: export})
+			nc.Peers, nc.Timing, nc.StateDir, nc.Resume, nc.Metrics, nc.Log, nc.Export = peers, t, state, resume, pm, log, export
+			return cluster.RunNode(ctx, nc)
 		},
 	}
 	f.add(cmd)
@@ -165,4 +165,41 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 	mf.register(cmd, false)
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
+}
+
+// clusterRun is the run every process of a deployment shares (cluster.Run),
+// from the experiment's deployment.
+func clusterRun(d *experiment.Deployment) cluster.Run {
+	s := d.Setup
+	return cluster.Run{Nodes: s.Nodes, Rounds: s.Rounds, EvalEvery: s.EvalEvery, Graph: d.Graph, Drops: d.Drops,
+		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle}
+}
+
+// nodeProcess builds node id of the experiment (config c, setup s) as the
+// simulator builds it, with its keys, its adversary if it is Byzantine,
+// and its checkpoints (naming the config): a node process's configuration
+// but for the transport and timing.
+func nodeProcess(c experiment.Config, s experiment.Setup, id int, keys wire.KeySource) (cluster.NodeConfig, error) {
+	d, err := s.Deploy()
+	if err != nil {
+		return cluster.NodeConfig{}, err
+	}
+	n, adv, err := d.Node(id, keys)
+	if err != nil {
+		return cluster.NodeConfig{}, err
+	}
+	ident, err := keys.Identity(id)
+	if err != nil {
+		return cluster.NodeConfig{}, err
+	}
+	dir, err := keys.Directory()
+	if err != nil {
+		return cluster.NodeConfig{}, err
+	}
+	fp, err := c.Fingerprint()
+	if err != nil {
+		return cluster.NodeConfig{}, err
+	}
+	return cluster.NodeConfig{Node: n, Identity: ident, Directory: dir, Run: clusterRun(d), Adversary: adv, Global: d.Global(),
+		Checkpoints: experiment.NodeCheckpoints{Node: n, Config: fp}}, nil
 }
