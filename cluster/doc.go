@@ -3,20 +3,26 @@
 // monitor that writes the run directory a simulated run writes, and a
 // launcher that runs it all on one machine.
 //
-// A node process (RunNode) builds its node from the experiment config as
-// the simulator does (experiment.Setup.BuildNode: same split, graph,
-// adversary, all from the seed), and each round calls Begin, Train (idle
-// Byzantine nodes do not), then per exchange phase Outbox — a Byzantine
-// node's messages rewritten by its own adversary (adversary.Alone), from what it has —
-// sends them along the round's out-links (per-link drops from the seed),
+// The package knows nothing of configs or of the simulator: a node
+// process (RunNode) is handed a built *node.Node, its keys, the Run (the
+// round graphs, link drops, Byzantine set) and, for a Byzantine node, its
+// adversary (package adversary, the pipeline the simulator runs too); the
+// CLI builds them from the experiment config as the simulator is built
+// (experiment.Deployment: same split, graph, adversary, all from the
+// seed). Each round the node process calls Begin, Train (idle Byzantine
+// nodes do not), then per exchange phase Outbox — a Byzantine node's
+// messages rewritten by its own adversary (adversary.Alone), from what it
+// has — sends them along the round's out-links (per-link drops from the seed),
 // Steps what arrived in the simulator's order (sender order along the
 // round's in-links, each sender's in arrival order), and End; it pushes a
 // signed Record (its Ready, bytes sent, what it refused, what was late or
 // missing) to the monitor. The monitor (RunMonitor) adds the ground truth
-// it knows from the config (who is Byzantine, the round's graph) and
-// builds each round's metrics.Round with metrics.Record, so in lock-step mode
-// metrics.jsonl is the simulator's bit for bit (a test). It only binds a
-// PULL socket: it never sends to a node.
+// it knows from the Run (who is Byzantine, the round's graph), builds each
+// round's metrics.Round with metrics.Record and writes it to its
+// RunWriter (the run directory, opened and closed by the CLI), so in
+// lock-step mode metrics.jsonl is the simulator's bit for bit (a test). It
+// only binds a PULL socket: it never sends to a node. Checkpoints go
+// through a Checkpointer the CLI fills from the node's snapshot.
 //
 // # Timing
 //
