@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/metrics"
@@ -58,7 +59,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	cfg := sim.Config{Rounds: 2, Graph: topology.Static(ring), Identities: ids, Seed: 7,
-		Byzantine: []int{0}, Attack: flip}
+		Adversary: adversary.Config{Byzantine: []int{0}, Attack: flip}}
 	err = sim.Run(context.Background(), cfg, nodes, metrics.SinkFunc(func(r *metrics.Round) error {
 		fmt.Printf("round %d: delta_max %.4f, mean weight on the attacker %.4f, by node:", r.Round, r.DeltaMax, r.MeanByzWeight)
 		for _, nr := range r.Nodes[1:] {
