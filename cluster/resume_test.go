@@ -73,11 +73,11 @@ func killAndResume(t *testing.T, text string, nodes, rounds, victim int, delta t
 		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", delta.String(), "--checkpoint", state(i)}, common...)
 	}
 	checkpointRound := func(i int) int {
-		st, err := cluster.LoadCheckpoint(state(i))
+		r, err := cluster.LoadCheckpoint(state(i), roundOnly{})
 		if err != nil {
 			return -1
 		}
-		return st.Round
+		return r
 	}
 	var procs []*exec.Cmd
 	for i := range nodes {
