@@ -142,14 +142,19 @@
 // # Validation before the node
 //
 // On a connection's goroutine, before anything reaches the node: a frame
-// that is not one of the above, or a message that does not decode within
-// wire's limits, is garbage; a sender not in the peers file is refused;
+// that is not one of the above, a message whose kind or declared size the
+// node does not take (node.Admission: read from the header and the length
+// fields, before anything is decoded or allocated; frames are at most the
+// node's largest message), or one that does not decode within wire's
+// limits, is garbage; a sender not in the peers file is refused;
 // the message signature is verified (so a forger cannot fill an honest
 // sender's buffer); an exact duplicate within a phase, a message more than
 // two rounds ahead, and anything beyond a sender's buffer bounds (4096
 // messages, 64 MiB plus four maximal messages) are dropped. Each is
-// counted by reason in the round's Record. Then the node's own validator
-// runs as in simulation (wire.Validator).
+// counted by reason in the round's Record. A message of a round already
+// closed is kept as its header only, for the node to count. Then the node
+// checks it as in simulation (its in-neighbours, duplicates, kind and size
+// by phase, then wire.Validator).
 //
 // Keys: a node holds its private key file and the peers file (endpoints
 // and every node's public key, `trellis keys`), and verifies only the keys

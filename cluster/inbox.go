@@ -3,6 +3,7 @@ package cluster
 import (
 	"sync"
 
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -66,15 +67,17 @@ func (s *sender) release(sl slot) []*wire.Message {
 // messages in the simulator's order (Step in sender order along the
 // round's in-links, each sender's in arrival order).
 type inbox struct {
-	me      uint32
-	dir     *wire.Directory
-	limits  wire.Limits
-	wake    chan struct{}
-	mu      sync.Mutex
-	round   uint64 // the node's open round
-	senders []*sender
-	late    []*wire.Message
-	refused map[string]int
+	me     uint32
+	dir    *wire.Directory
+	limits wire.Limits
+	// admission, if set, is the node's: frames it refuses are not decoded.
+	admission *node.Admission
+	wake      chan struct{}
+	mu        sync.Mutex
+	round     uint64 // the node's open round
+	senders   []*sender
+	late      []*wire.Message
+	refused   map[string]int
 }
 
 func newInbox(me int, n int, dir *wire.Directory, limits wire.Limits, maxBytes int) *inbox {
@@ -121,6 +124,13 @@ func (in *inbox) handle(frame []byte) bool {
 }
 
 func (in *inbox) handleMessage(frame []byte) bool {
+	// The node's kinds and sizes, from the header and the declared
+	// lengths alone: nothing is decoded or allocated for a message the
+	// node would refuse.
+	if in.admission != nil && in.admission.Check(frame) != nil {
+		in.refuse(RefusedGarbage)
+		return false
+	}
 	m := new(wire.Message)
 	if err := wire.DecodeLimited(frame, m, in.limits); err != nil {
 		in.refuse(RefusedGarbage)
@@ -146,7 +156,9 @@ func (in *inbox) handleMessage(frame []byte) bool {
 			in.refused[RefusedOverflow]++
 			return true
 		}
-		in.late = append(in.late, m)
+		// Only the header: the node counts a late message by its sender
+		// and round and reads nothing else, so its body is not kept.
+		in.late = append(in.late, &wire.Message{Header: m.Header})
 		return true
 	case m.Round > in.round+2:
 		in.refused[RefusedEarly]++

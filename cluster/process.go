@@ -353,11 +353,19 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		maxBuf = 64<<20 + 4*limits.MaxMessageBytes
 	}
 	d.in = newInbox(d.id, run.Nodes, cfg.Directory, limits, maxBuf)
+	adm, err := d.n.Admission()
+	if err != nil {
+		return nil, err
+	}
+	d.in.admission = adm
 	handle := func(frame []byte) bool {
 		cfg.Metrics.received(len(frame))
 		return d.in.handle(frame)
 	}
-	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), limits.MaxMessageBytes, 4*run.Nodes+16, handle); err != nil {
+	// Frames no longer than the node's largest message (markers and
+	// handshakes are far smaller).
+	maxFrame := max(adm.MaxMessageBytes(), 1<<16)
+	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), maxFrame, 4*run.Nodes+16, handle); err != nil {
 		return nil, err
 	}
 	d.peers = make([]*Pusher, run.Nodes)

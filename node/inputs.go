@@ -382,3 +382,57 @@ func (n *Node) setupInputs() error {
 func blobExpect(k wire.Kind, minBytes, maxBytes int) Expect {
 	return Expect{k, wire.BlobContent(minBytes, maxBytes)}
 }
+
+// Admission is what a node takes, fixed once the node is built: each
+// kind's content bound over all exchange phases and the longest tag. A
+// transport that receives bytes checks them with Check before it decodes
+// them, so a peer cannot make it allocate more than the node's largest
+// message; the node checks every message again, by phase, in Step. It is
+// read-only, safe for concurrent use.
+type Admission struct {
+	bounds  map[wire.Kind]wire.Bound
+	maxTag  int
+	largest int
+}
+
+// MaxMessageBytes is the largest encoded message the node takes: a
+// transport's frame limit.
+func (a *Admission) MaxMessageBytes() int { return a.largest }
+
+// Admission returns the node's Admission.
+func (n *Node) Admission() (*Admission, error) {
+	if err := n.setupInputs(); err != nil {
+		return nil, err
+	}
+	a := &Admission{bounds: map[wire.Kind]wire.Bound{}, maxTag: n.rs.in.maxTag, largest: n.rs.in.largest}
+	for _, es := range n.rs.in.expect {
+		for _, e := range es {
+			if b, ok := a.bounds[e.Kind]; ok {
+				a.bounds[e.Kind] = b.Union(e.Content)
+			} else {
+				a.bounds[e.Kind] = e.Content
+			}
+		}
+	}
+	return a, nil
+}
+
+// Check reads an encoded message's header and declared lengths, nothing
+// more, and refuses it (a *wire.Error) if the node takes no message of its
+// kind, its content is outside the kind's bound, or its tag is too long.
+func (a *Admission) Check(b []byte) error {
+	h, content, tag, err := wire.PeekContent(b)
+	if err != nil {
+		return err
+	}
+	bound, ok := a.bounds[h.Kind]
+	switch {
+	case !ok:
+		return &wire.Error{Reason: wire.UnknownKind, Detail: fmt.Sprintf("a %s message from node %d: this node takes none", h.Kind, h.From)}
+	case !bound.Holds(content):
+		return &wire.Error{Reason: wire.Oversize, Detail: fmt.Sprintf("a %s message from node %d with %d bytes of content, this node takes %v", h.Kind, h.From, content, bound)}
+	case tag > a.maxTag:
+		return &wire.Error{Reason: wire.Oversize, Detail: fmt.Sprintf("a tag of %d bytes from node %d, limit %d", tag, h.From, a.maxTag)}
+	}
+	return nil
+}

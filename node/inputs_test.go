@@ -198,3 +198,46 @@ func TestHeldMessagesAreBoundedInTotal(t *testing.T) {
 		t.Fatalf("sender %d holds %d messages in a full store", senders, in.count[senders])
 	}
 }
+
+// A transport's check of encoded bytes, before decoding: the node's kinds
+// at their sizes pass; another kind, another length, a long tag or bytes
+// that do not hold their declared body are refused.
+func TestAdmissionChecksBytesBeforeDecoding(t *testing.T) {
+	ids, dir := wire.SimIdentities(7, 2)
+	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
+	a, err := n.Admission()
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := n.Model().NumParams()
+	enc := func(m *wire.Message) []byte {
+		b, err := wire.AppendEncode(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	vec := func(size int, tag string) []byte {
+		return enc(&wire.Message{Header: wire.Header{Kind: wire.KindVector, From: 1}, Payload: wire.Payload{Tag: tag, Data: make([]float32, size)}})
+	}
+	if err := a.Check(vec(params, strategy.TagModel)); err != nil {
+		t.Fatalf("an honest vector refused: %v", err)
+	}
+	if a.MaxMessageBytes() < len(vec(params, "")) {
+		t.Fatalf("MaxMessageBytes %d below a vector's %d", a.MaxMessageBytes(), len(vec(params, "")))
+	}
+	masked := enc(&wire.Message{Header: wire.Header{Kind: wire.KindMasked, From: 1}, Masked: wire.Masked{Data: make([]uint32, params)}})
+	good := vec(params, "")
+	for name, b := range map[string][]byte{
+		"longer vector":  vec(params+1, ""),
+		"shorter vector": vec(params-1, ""),
+		"long tag":       vec(params, string(make([]byte, 40))),
+		"masked":         masked,
+		"truncated":      good[:len(good)-1],
+		"header only":    good[:wire.HeaderSize],
+	} {
+		if err := a.Check(b); err == nil {
+			t.Errorf("%s passed", name)
+		}
+	}
+}
