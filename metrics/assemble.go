@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -27,12 +28,6 @@ func Record(rec *Round, g *topology.Graph, byz []bool, ready []node.Ready) {
 		nr.Rejected = rd.Rejected
 		nr.Diverged = rd.Diverged
 		nr.ByzWeight = byzWeight(rd.Weights, byz)
-		if sa := rd.SecAgg; sa != nil {
-			// The group mean's weights are the influence each sender had
-			// (the strategy combined nothing it could see).
-			nr.ByzWeight += byzWeight(sa.Weights, byz)
-			nr.SecAgg = &SecAggRound{Members: sa.Members, Survivors: sa.Survivors, Fallback: sa.Fallback}
-		}
 		if i < g.N() {
 			live.In[i] = g.In(i)
 		}
@@ -43,25 +38,33 @@ func Record(rec *Round, g *topology.Graph, byz []bool, ready []node.Ready) {
 			}
 			live.Rejections[i][rj.Reason] += rj.Count
 		}
-		for _, s := range rd.Scores {
-			b := s.From >= 0 && s.From < n && byz[s.From]
-			nr.Scores = append(nr.Scores, Score{From: s.From, Byzantine: b, Kind: s.Kind, Value: s.Value})
-		}
 		if ev := rd.Eval; ev != nil {
 			nr.Evaluated = true
 			nr.LocalAcc, nr.LocalLoss = ev.Local.Accuracy, ev.Local.Loss
 			nr.GlobalAcc, nr.GlobalLoss = ev.Global.Accuracy, ev.Global.Loss
 		}
-		if d := rd.Direction; d != nil {
-			nr.Correction = &Correction{ClipFactor: d.ClipFactor, GdFactor: d.GdFactor, Prediction: d.Predicted, Empty: d.Empty}
-		}
-		if p := rd.Privacy; p != nil {
-			eps, delta := p.Epsilon, p.Delta
-			nr.Epsilon, nr.Delta = &eps, &delta
-		}
-		if t := rd.Trust; t != nil {
-			trust[i] = &NodeTrust{Trust: t.Trust, Screened: t.Screened, Edges: t.Edges,
-				ClaimsAccepted: t.ClaimsAccepted, ClaimsRejected: t.ClaimsRejected}
+		// Each layer's and the strategy's report fills its own fields.
+		for _, r := range rd.Reports {
+			switch r := r.(type) {
+			case *node.SecAggReport:
+				// The group mean's weights are the influence each sender
+				// had (the strategy combined nothing it could see).
+				nr.ByzWeight += byzWeight(r.Weights, byz)
+				nr.SecAgg = &SecAggRound{Members: r.Members, Survivors: r.Survivors, Fallback: r.Fallback}
+			case strategy.Scores:
+				for _, s := range r {
+					b := s.From >= 0 && s.From < n && byz[s.From]
+					nr.Scores = append(nr.Scores, Score{From: s.From, Byzantine: b, Kind: s.Kind, Value: s.Value})
+				}
+			case *strategy.RDPFLRound:
+				nr.Correction = &Correction{ClipFactor: r.ClipFactor, GdFactor: r.GdFactor, Prediction: r.Predicted, Empty: r.Empty}
+			case *node.PrivacyReport:
+				eps, delta := r.Epsilon, r.Delta
+				nr.Epsilon, nr.Delta = &eps, &delta
+			case *node.TrustReport:
+				trust[i] = &NodeTrust{Trust: r.Trust, Screened: r.Screened, Edges: r.Edges,
+					ClaimsAccepted: r.ClaimsAccepted, ClaimsRejected: r.ClaimsRejected}
+			}
 		}
 	}
 	rec.Live = live

@@ -30,7 +30,7 @@ const (
 // with every member's share does a decrypt the sum (N-out-of-N); its model
 // becomes the mean of its own and the members'. A member silent at any
 // phase after the key makes the group fall back to the node's own model
-// (Ready.SecAgg).
+// (Ready.Reports).
 //
 // Trust: the aggregator is honest-but-curious about the key (members take
 // the collective key it returns; relaying every signed share instead would
@@ -434,7 +434,7 @@ func (l *CKKSLayer) End(rd *Ready) error {
 		}
 	}
 	rep := l.rep
-	rd.SecAgg = &rep
+	rd.Reports = append(rd.Reports, &rep)
 	return nil
 }
 

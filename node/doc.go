@@ -10,10 +10,11 @@
 //	End(opts)        closes the round: layers end, the strategy combines, evaluation when asked; returns Ready
 //
 // Calls out of order return an error naming the call expected. Ready is the
-// round's whole output: weights the strategy gave each sender, its
-// agreement scores, the layers' diagnostics (Ready.Trust), the round's
-// rejections by sender and reason, the evaluation; a driver reads nothing
-// else.
+// round's whole output: weights the strategy gave each sender, the
+// reports of the layers and the strategy through one interface
+// (Ready.Reports: trust, ε, the group sum, agreement scores; each reports
+// its own fields), the round's rejections by sender and reason, the
+// evaluation; a driver reads nothing else.
 //
 // Messages: what Step refuses. The node does not rely on its driver to
 // route: before any signature is verified or any body is read, Step

@@ -236,14 +236,17 @@ func (l *DPLayer) derived(tag string, d, w []float32) error {
 	return fmt.Errorf("dp layer: a %q vector is not derived from the round's noisy update alone; node-level DP cannot cover it", tag)
 }
 
-// End implements Layer: the node's ε so far goes into Ready.Privacy.
+// ReportKind implements Report.
+func (*PrivacyReport) ReportKind() string { return "privacy" }
+
+// End implements Layer: the node's ε so far goes into Ready.Reports.
 func (l *DPLayer) End(rd *Ready) error {
-	rd.Privacy = &PrivacyReport{
+	rd.Reports = append(rd.Reports, &PrivacyReport{
 		Mode: "node", Epsilon: l.dp.Epsilon(), Delta: l.dp.Delta(),
 		Multiplier: l.dp.Multiplier(), Clip: l.dp.Clip(), Releases: l.dp.Releases(),
 		Sampling: privacy.Unamplified().String(), Seeded: l.seeded,
 		Norm: l.last.Norm, Clipped: l.last.Clipped,
-	}
+	})
 	return nil
 }
 
@@ -362,7 +365,7 @@ func (l *SampleDPLayer) Begin(r int, _ Neighborhood) error {
 }
 
 // End implements Layer: the round's DP-SGD steps are charged and the
-// node's ε goes into Ready.Privacy. Steps taken outside Trainer (a
+// node's ε goes into Ready.Reports. Steps taken outside Trainer (a
 // strategy's TrainCopy) are not DP-SGD and not covered.
 func (l *SampleDPLayer) End(rd *Ready) error {
 	if rd.Trained && rd.Train.Steps > 0 {
@@ -374,10 +377,10 @@ func (l *SampleDPLayer) End(rd *Ready) error {
 	if err != nil {
 		return err
 	}
-	rd.Privacy = &PrivacyReport{
+	rd.Reports = append(rd.Reports, &PrivacyReport{
 		Mode: "sample", Epsilon: eps, Delta: l.delta, Multiplier: l.event.Multiplier, Clip: l.clip,
 		Releases: l.acct.Steps(), Sampling: l.event.Sampling.String(), Seeded: l.seeded,
-	}
+	})
 	return nil
 }
 

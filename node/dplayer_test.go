@@ -88,13 +88,13 @@ func TestDPLayerNoiseIsZC(t *testing.T) {
 	if err := l2.End(&rd); err != nil {
 		t.Fatal(err)
 	}
-	p := rd.Privacy
+	p := privacyOf(rd)
 	if got := math.Sqrt(norm2); math.Abs(got-clip) > 1e-4 || !p.Clipped || math.Abs(p.Norm-100) > 1e-3 {
 		t.Errorf("released update norm %.6f (report norm %.4f clipped %v), want %v", got, p.Norm, p.Clipped, clip)
 	}
 }
 
-// TestDPLayerEpsilonIsTheAccountants: after k rounds Ready.Privacy reports
+// TestDPLayerEpsilonIsTheAccountants: after k rounds the privacy report
 // exactly what privacy.EpsilonAfter gives for k unamplified Gaussian
 // releases, and (k = 1) no more than the classic bound's ε when that is < 1.
 func TestDPLayerEpsilonIsTheAccountants(t *testing.T) {
@@ -119,7 +119,7 @@ func TestDPLayerEpsilonIsTheAccountants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := rd.Privacy
+		p := privacyOf(rd)
 		if p.Epsilon != want || p.Releases != r+1 || p.Delta != delta || p.Multiplier != z || p.Clip != clip || !p.Seeded || p.Mode != "node" {
 			t.Errorf("round %d: report %+v, want ε %v after %d releases", r, p, want, r+1)
 		}
@@ -223,8 +223,8 @@ func TestDPLayerOneReleasePerRound(t *testing.T) {
 			t.Fatal("no noise")
 		}
 		rd := end(t, n, EndOptions{Keep: true})
-		if rd.Privacy == nil || rd.Privacy.Releases != r+1 {
-			t.Fatalf("round %d: report %+v, want %d releases", r, rd.Privacy, r+1)
+		if privacyOf(rd) == nil || privacyOf(rd).Releases != r+1 {
+			t.Fatalf("round %d: report %+v, want %d releases", r, privacyOf(rd), r+1)
 		}
 	}
 }
@@ -271,7 +271,7 @@ func TestDPLayerNoiseSource(t *testing.T) {
 		}
 		w := append([]float32(nil), n.Model().Params()...)
 		rd := end(t, n, EndOptions{Keep: true})
-		return w, rd.Privacy
+		return w, privacyOf(rd)
 	}
 	a, pa := draw(nil, 1)
 	b, _ := draw(nil, 1)
@@ -319,7 +319,7 @@ func TestSampleDPLayerCharges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := rd.Privacy; p == nil || p.Epsilon != want || p.Releases != 6 || p.Mode != "sample" || p.Sampling != c.samp.String() {
+		if p := privacyOf(rd); p == nil || p.Epsilon != want || p.Releases != 6 || p.Mode != "sample" || p.Sampling != c.samp.String() {
 			t.Errorf("%v: report %+v, want ε %v after 6 steps", c.samp, p, want)
 		}
 	}

@@ -241,3 +241,9 @@ func TestValidateReadsTheFirstSamplesAndRestoresTheModel(t *testing.T) {
 		t.Error("short parameters: no error")
 	}
 }
+
+// The reports of a round, by kind (nil when the round has none).
+func privacyOf(rd Ready) *PrivacyReport { p, _ := ReportOf[*PrivacyReport](rd); return p }
+func secAggOf(rd Ready) *SecAggReport   { p, _ := ReportOf[*SecAggReport](rd); return p }
+func trustOf(rd Ready) *TrustReport     { p, _ := ReportOf[*TrustReport](rd); return p }
+func scoresOf(rd Ready) strategy.Scores { p, _ := ReportOf[strategy.Scores](rd); return p }

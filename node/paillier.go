@@ -46,7 +46,7 @@ const (
 // the clear, nor does k (it sees only the product); k learns the sum as a
 // does, so a group needs at least three members (k's own input and one
 // other would give k that other's). A failed group (too few members, the
-// key holder silent) keeps the node's own model, in Ready.SecAgg. The
+// key holder silent) keeps the node's own model, in Ready.Reports. The
 // strategy's vectors never leave the node (strategy fedavg).
 type PaillierLayer struct {
 	id     uint32
@@ -431,7 +431,7 @@ func (l *PaillierLayer) End(rd *Ready) error {
 		}
 	}
 	rep := l.rep
-	rd.SecAgg = &rep
+	rd.Reports = append(rd.Reports, &rep)
 	return nil
 }
 

@@ -53,8 +53,8 @@ func TestPaillierLayerRelayMean(t *testing.T) {
 		t.Fatal("a vector left a node")
 	}
 	for i, rd := range rds {
-		if rd.SecAgg == nil || rd.SecAgg.Fallback || rd.SecAgg.Survivors != 4 || rd.Rejected != 0 || len(rd.SecAgg.Weights) != 5 {
-			t.Fatalf("node %d: %+v %+v", i, rd.SecAgg, rd.Rejections)
+		if secAggOf(rd) == nil || secAggOf(rd).Fallback || secAggOf(rd).Survivors != 4 || rd.Rejected != 0 || len(secAggOf(rd).Weights) != 5 {
+			t.Fatalf("node %d: %+v %+v", i, secAggOf(rd), rd.Rejections)
 		}
 		a, b := plain.nodes[i].Model().Params(), pl.nodes[i].Model().Params()
 		for k := range a {
@@ -67,8 +67,8 @@ func TestPaillierLayerRelayMean(t *testing.T) {
 	pl2, _ := newPaillierNet(t, adj)
 	pl2.silent = func(i, p int) bool { return i == 1 && p == 4 }
 	rds = pl2.round(0)
-	if !rds[0].SecAgg.Fallback {
-		t.Fatalf("node 0 without its key holder's answer: %+v", rds[0].SecAgg)
+	if !secAggOf(rds[0]).Fallback {
+		t.Fatalf("node 0 without its key holder's answer: %+v", secAggOf(rds[0]))
 	}
 }
 
@@ -101,8 +101,8 @@ func TestPaillierRelayedShortKeyRefused(t *testing.T) {
 		return &c
 	}
 	rds := pl.round(0)
-	if !rds[0].SecAgg.Fallback {
-		t.Errorf("node 0's group with a refused key: %+v", rds[0].SecAgg)
+	if !secAggOf(rds[0]).Fallback {
+		t.Errorf("node 0's group with a refused key: %+v", secAggOf(rds[0]))
 	}
 	refused := 0
 	for _, j := range adj[0] {
@@ -142,13 +142,13 @@ func TestCKKSLayerMean(t *testing.T) {
 	rds := net.round(0)
 	for i, rd := range rds {
 		fallback := slices.Contains(adj[1], i) // node 1's neighbours lack its share
-		if rd.SecAgg == nil || rd.SecAgg.Fallback != fallback || rd.Rejected != 0 {
-			t.Fatalf("node %d: %+v %+v", i, rd.SecAgg, rd.Rejections)
+		if secAggOf(rd) == nil || secAggOf(rd).Fallback != fallback || rd.Rejected != 0 {
+			t.Fatalf("node %d: %+v %+v", i, secAggOf(rd), rd.Rejections)
 		}
 		if fallback {
 			continue
 		}
-		if w := rd.SecAgg.Weights; len(w) != 5 || w[adj[i][0]] != 0.2 {
+		if w := secAggOf(rd).Weights; len(w) != 5 || w[adj[i][0]] != 0.2 {
 			t.Fatalf("node %d: weights %v", i, w)
 		}
 		a, b := plain.nodes[i].Model().Params(), net.nodes[i].Model().Params()

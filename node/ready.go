@@ -15,24 +15,16 @@ type Ready struct {
 	Trained bool
 	Train   nn.TrainResult
 	// Combined says whether the strategy combined (EndOptions.Keep not
-	// set); Weights is the weight it gave each sender, and Scores the
-	// agreement scores it reports (strategy.ScoreReporter: LIGHTYEAR).
+	// set); Weights is the weight it gave each sender.
 	Combined bool
 	Weights  map[int]float64
-	Scores   []strategy.PeerScore
-	// Direction is R-DPFL's neighbourhood-direction diagnostics of the
-	// round (nil for other strategies, or without a Combine).
-	Direction *strategy.RDPFLRound
-	// Trust is the topology-trust layer's state at the end of the round
-	// (nil without one).
-	Trust *TrustReport
-	// Privacy is a DP layer's account of the node's ε so far (nil
-	// without one).
-	Privacy *PrivacyReport
-	// SecAgg is the secure-aggregation layer's account of the round (nil
-	// without one): its group, survivors, and whether it fell back to its
-	// own model.
-	SecAgg *SecAggReport
+	// Reports are what the layers (in the node's order) and then the
+	// strategy (strategy.Reporter) said about the round, each with its own
+	// fields: the trust layer's TrustReport, a DP layer's PrivacyReport, a
+	// secure-aggregation layer's SecAggReport, LIGHTYEAR's
+	// strategy.Scores, R-DPFL's *strategy.RDPFLRound. ReportOf finds one
+	// by type.
+	Reports []Report
 	// Rejected counts the messages refused this round (by the validator or
 	// a layer, or dropped as stale, early beyond bounds or of no known
 	// kind), including those of the round that arrived before it began or
@@ -50,6 +42,22 @@ type Ready struct {
 	Diverged bool
 }
 
+// Report is a layer's or the strategy's account of a round
+// (strategy.Report): a driver turns the kinds it knows into records.
+type Report = strategy.Report
+
+// ReportOf is the first report of type T in rd's Reports, and whether
+// there is one.
+func ReportOf[T Report](rd Ready) (T, bool) {
+	for _, r := range rd.Reports {
+		if t, ok := r.(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
 // Rejection is how many messages from one sender were refused for one
 // reason (a wire.Reason name, a layer's Refusal reason, or Reason*).
 type Rejection struct {
@@ -63,6 +71,9 @@ type Evaluation struct {
 	Local  nn.EvalResult
 	Global nn.EvalResult // zero when the node has no global test set
 }
+
+// ReportKind implements Report.
+func (*TrustReport) ReportKind() string { return "trust" }
 
 // TrustReport is the topology-trust layer's state at the end of a round
 // (spec/dmtt.md, "Learning step" item 7 diagnostics).

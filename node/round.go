@@ -373,12 +373,8 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 			return rd, fmt.Errorf("node %d round %d: %s: %w", n.cfg.ID, rs.r, n.cfg.Strategy.Name(), err)
 		}
 		rd.Combined, rd.Weights = true, w
-		if sr, ok := n.cfg.Strategy.(strategy.ScoreReporter); ok {
-			rd.Scores = slices.Clone(sr.Scores())
-		}
-		if dr, ok := n.cfg.Strategy.(*strategy.RDPFL); ok {
-			last := dr.Last()
-			rd.Direction = &last
+		if sr, ok := n.cfg.Strategy.(strategy.Reporter); ok {
+			rd.Reports = append(rd.Reports, sr.Reports()...)
 		}
 	}
 	rs.inbox = rs.inbox[:0]

@@ -361,8 +361,8 @@ func TestLayerPhasesAndRelease(t *testing.T) {
 // scorer reports agreement scores, as LIGHTYEAR does.
 type scorer struct{ strategy.FedAvg }
 
-func (*scorer) Scores() []strategy.PeerScore {
-	return []strategy.PeerScore{{From: 1, Kind: "ntk", Value: 0.75}}
+func (*scorer) Reports() []strategy.Report {
+	return []strategy.Report{strategy.Scores{{From: 1, Kind: "ntk", Value: 0.75}}}
 }
 
 // Ready carries what the simulator used to read from the node's insides:
@@ -379,8 +379,8 @@ func TestReadyCarriesTheRound(t *testing.T) {
 	}
 	outbox(t, n)
 	rd := end(t, n, EndOptions{Evaluate: true, Global: true})
-	if rd.Weights[1] != 0.5 || len(rd.Scores) != 1 || rd.Scores[0].Value != 0.75 || rd.Eval == nil ||
-		rd.Eval.Local.Accuracy < 0 || rd.Trust != nil || rd.Train.Steps != 1 {
+	if rd.Weights[1] != 0.5 || len(scoresOf(rd)) != 1 || scoresOf(rd)[0].Value != 0.75 || rd.Eval == nil ||
+		rd.Eval.Local.Accuracy < 0 || trustOf(rd) != nil || rd.Train.Steps != 1 {
 		t.Fatalf("ready %+v", rd)
 	}
 	// Keep closes without combining: no weights, no scores, model unchanged.
@@ -388,7 +388,7 @@ func TestReadyCarriesTheRound(t *testing.T) {
 	before := slices.Clone(n.Model().Params())
 	outbox(t, n)
 	rd = end(t, n, EndOptions{Keep: true})
-	if rd.Combined || rd.Weights != nil || rd.Scores != nil || !slices.Equal(before, n.Model().Params()) {
+	if rd.Combined || rd.Weights != nil || scoresOf(rd) != nil || !slices.Equal(before, n.Model().Params()) {
 		t.Fatalf("Keep: %+v", rd)
 	}
 }

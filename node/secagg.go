@@ -55,6 +55,9 @@ type SecAggReport struct {
 	Weights map[int]float64
 }
 
+// ReportKind implements Report.
+func (*SecAggReport) ReportKind() string { return "secagg" }
+
 // Reasons of the layer's refusals.
 const (
 	ReasonSecAggForged   = "secagg_forged"
@@ -71,7 +74,7 @@ const (
 // goes out in a sixth phase as the strategy's vector and the strategy
 // combines the neighbours' means. When the group sum fails (fewer than t
 // members, survivors or answers; a reconstruction the shares do not
-// support) the node keeps its own model, and Ready.SecAgg says so. The
+// support) the node keeps its own model, and Ready.Reports says so. The
 // strategy's own vectors never leave the node (without Across), or only as
 // the group mean (with Across): an individual model is never sent in the
 // clear.
@@ -432,11 +435,11 @@ func (l *SecAggLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
 }
 
 // End implements Layer: the group's mean becomes the model (without
-// Across) and the round's account goes into Ready.SecAgg.
+// Across) and the round's account goes into Ready.Reports.
 func (l *SecAggLayer) End(rd *Ready) error {
 	l.finish()
 	rep := l.rep
-	rd.SecAgg = &rep
+	rd.Reports = append(rd.Reports, &rep)
 	return nil
 }
 

@@ -138,7 +138,7 @@ func TestSecAggLayerIsFedAvgInFixedPoint(t *testing.T) {
 		plain.round(r)
 		rds := sec.round(r)
 		for i, rd := range rds {
-			sa := rd.SecAgg
+			sa := secAggOf(rd)
 			if sa == nil || sa.Fallback || sa.Members != 4 || sa.Survivors != 4 || sa.Joined != 4 || sa.Contributed != 4 || sa.Unmasked != 4 {
 				t.Fatalf("round %d node %d: %+v", r, i, sa)
 			}
@@ -176,7 +176,7 @@ func TestSecAggLayerDropouts(t *testing.T) {
 		sec.silent = func(i, p int) bool { return p == 4 && slices.Contains(c.silent, i) }
 		plain.round(0)
 		rds := sec.round(0)
-		sa := rds[0].SecAgg
+		sa := secAggOf(rds[0])
 		if sa.Fallback != c.fallback {
 			t.Fatalf("silent %v: %+v", c.silent, sa)
 		}
@@ -240,8 +240,8 @@ func TestSecAggLayerRefusesForgedAndReplayed(t *testing.T) {
 	}
 	// Node 1 did not answer node 0's unmasking; node 0's group still had
 	// t = 3 answers.
-	if rds[0].SecAgg.Fallback || rds[0].SecAgg.Answered != 3 || rds[1].SecAgg.Unmasked != 3 {
-		t.Fatalf("node 0 %+v, node 1 %+v", rds[0].SecAgg, rds[1].SecAgg)
+	if secAggOf(rds[0]).Fallback || secAggOf(rds[0]).Answered != 3 || secAggOf(rds[1]).Unmasked != 3 {
+		t.Fatalf("node 0 %+v, node 1 %+v", secAggOf(rds[0]), secAggOf(rds[1]))
 	}
 }
 
@@ -264,8 +264,8 @@ func TestSecAggLayerAcrossReleasesTheGroupMean(t *testing.T) {
 		t.Fatalf("%d vectors went out, want one broadcast per node", vecs)
 	}
 	for i, rd := range rds {
-		if rd.SecAgg.Fallback || rd.SecAgg.Weights != nil || len(rd.Weights) != 4 {
-			t.Fatalf("node %d: %+v, strategy weights %v", i, rd.SecAgg, rd.Weights)
+		if secAggOf(rd).Fallback || secAggOf(rd).Weights != nil || len(rd.Weights) != 4 {
+			t.Fatalf("node %d: %+v, strategy weights %v", i, secAggOf(rd), rd.Weights)
 		}
 	}
 	plain := newSecAggNet(t, adj, SecAggConfig{Threshold: 3}, true)

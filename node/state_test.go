@@ -124,12 +124,12 @@ func TestSnapshotRestoreDPNode(t *testing.T) {
 		c.Layers = []Layer{l}
 	})
 	orig, _ := restartIsInvisible(t, mk)
-	if p := orig[0].Privacy; p == nil || p.Releases != 3 {
+	if p := privacyOf(orig[0]); p == nil || p.Releases != 3 {
 		t.Fatalf("privacy after three rounds: %+v, want 3 releases", p)
 	}
 	fresh := mk(t)
-	if p := fresh.round(2)[0].Privacy; p.Epsilon >= orig[0].Privacy.Epsilon {
-		t.Fatalf("ε of one release %v, of three %v: the check cannot tell a reset", p.Epsilon, orig[0].Privacy.Epsilon)
+	if p := privacyOf(fresh.round(2)[0]); p.Epsilon >= privacyOf(orig[0]).Epsilon {
+		t.Fatalf("ε of one release %v, of three %v: the check cannot tell a reset", p.Epsilon, privacyOf(orig[0]).Epsilon)
 	}
 }
 
@@ -143,7 +143,7 @@ func TestSnapshotRestoreSampleDPNode(t *testing.T) {
 		c.Layers, c.Trainer = []Layer{l}, l
 	})
 	orig, _ := restartIsInvisible(t, mk)
-	if p := orig[0].Privacy; p == nil || p.Releases != 3 {
+	if p := privacyOf(orig[0]); p == nil || p.Releases != 3 {
 		t.Fatalf("privacy after three rounds: %+v, want 3 steps", p)
 	}
 }
@@ -160,7 +160,7 @@ func TestSnapshotRestoreSecAggNode(t *testing.T) {
 			c.Layers = []Layer{l}
 		})
 		orig, _ := restartIsInvisible(t, mk)
-		if s := orig[0].SecAgg; s == nil || s.Fallback || s.Survivors != 2 {
+		if s := secAggOf(orig[0]); s == nil || s.Fallback || s.Survivors != 2 {
 			t.Fatalf("%+v: the group sum of the round: %+v", cfg, s)
 		}
 	}
@@ -198,8 +198,8 @@ func TestSnapshotRestoreTrustNode(t *testing.T) {
 	orig, _ := restartIsInvisible(t, net(circulant(5, 1, 2), func() strategy.Strategy { return strategy.Local{} }, func(_ int, _ *wire.Directory, c *Config) {
 		c.Trust = &tc
 	}))
-	if orig[0].Trust == nil || len(orig[0].Trust.Screened) == 0 {
-		t.Fatalf("trust of the round: %+v: the comparison saw no trust", orig[0].Trust)
+	if trustOf(orig[0]) == nil || len(trustOf(orig[0]).Screened) == 0 {
+		t.Fatalf("trust of the round: %+v: the comparison saw no trust", trustOf(orig[0]))
 	}
 }
 

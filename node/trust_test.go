@@ -36,7 +36,7 @@ func TestClaimsFlowThroughTheNode(t *testing.T) {
 	}
 	outbox(t, a)
 	rd := end(t, a, EndOptions{})
-	tr := rd.Trust
+	tr := trustOf(rd)
 	if tr == nil || tr.ClaimsAccepted != 1 {
 		t.Fatalf("trust report %+v: want one claim accepted", tr)
 	}
@@ -161,8 +161,8 @@ func TestEventsFlowThroughTheNode(t *testing.T) {
 		t.Errorf("node 0 took %d events, want 3 (1's and 2's additions of 1–2, 2's of 0–2)", got)
 	}
 	for i, rd := range rds {
-		if rd.Trust == nil || len(rd.Trust.ClaimsRejected) != 0 {
-			t.Errorf("node %d: trust report %+v, want no evidence refusals", i, rd.Trust)
+		if trustOf(rd) == nil || len(trustOf(rd).ClaimsRejected) != 0 {
+			t.Errorf("node %d: trust report %+v, want no evidence refusals", i, trustOf(rd))
 		}
 	}
 }

@@ -293,7 +293,7 @@ func (t *TrustLayer) End(rd *Ready) error {
 	}
 	t.fwd = t.ts.Forwards()
 	t.fwdEv = t.ts.EventForwards()
-	rd.Trust = t.report()
+	rd.Reports = append(rd.Reports, t.report())
 	return nil
 }
 

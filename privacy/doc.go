@@ -23,8 +23,8 @@
 // View.Start) and makes the node's model start + noisy update, so a
 // strategy that shares models shares start + noisy(clipped(update)), one
 // that shares updates the noisy update, and every later round starts from
-// released values; its end-of-round hook puts Epsilon into Ready.Privacy
-// (with Released.Norm and Clipped). docs/methods/privacy.md has the whole
+// released values; its end-of-round hook reports Epsilon in the round's
+// node.PrivacyReport (with Released.Norm and Clipped). docs/methods/privacy.md has the whole
 // contract.
 // The Event of a node-level release claims no amplification (the node
 // releases every round from all of its data). Mechanisms and the accountant
