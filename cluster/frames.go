@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -106,6 +107,16 @@ type Record struct {
 	// --resume, is the round of the checkpoint it restored, plus one (0
 	// otherwise).
 	ResumedAfter int
+}
+
+// The reports a Ready carries (node.Ready.Reports) go through gob as
+// interface values: each concrete kind is registered here, and a record
+// with a kind that is not fails to encode, naming it.
+func init() {
+	for _, r := range []node.Report{&node.PrivacyReport{}, &node.SecAggReport{}, &node.TrustReport{},
+		strategy.Scores{}, &strategy.RDPFLRound{}} {
+		gob.Register(r)
+	}
 }
 
 // encodeRecord signs and encodes a record.
