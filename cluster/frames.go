@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"github.com/trellis-fl/trellis/node"
-	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -114,7 +113,7 @@ type Record struct {
 // with a kind that is not fails to encode, naming it.
 func init() {
 	for _, r := range []node.Report{&node.PrivacyReport{}, &node.SecAggReport{}, &node.TrustReport{},
-		strategy.Scores{}, &strategy.RDPFLRound{}} {
+		node.ScoresReport{}, &node.DirectionReport{}} {
 		gob.Register(r)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/trellis-fl/trellis/node"
-	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -51,12 +50,12 @@ func Record(rec *Round, g *topology.Graph, byz []bool, ready []node.Ready) {
 				// had (the strategy combined nothing it could see).
 				nr.ByzWeight += byzWeight(r.Weights, byz)
 				nr.SecAgg = &SecAggRound{Members: r.Members, Survivors: r.Survivors, Fallback: r.Fallback}
-			case strategy.Scores:
+			case node.ScoresReport:
 				for _, s := range r {
 					b := s.From >= 0 && s.From < n && byz[s.From]
 					nr.Scores = append(nr.Scores, Score{From: s.From, Byzantine: b, Kind: s.Kind, Value: s.Value})
 				}
-			case *strategy.RDPFLRound:
+			case *node.DirectionReport:
 				nr.Correction = &Correction{ClipFactor: r.ClipFactor, GdFactor: r.GdFactor, Prediction: r.Predicted, Empty: r.Empty}
 			case *node.PrivacyReport:
 				eps, delta := r.Epsilon, r.Delta

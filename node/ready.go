@@ -92,3 +92,11 @@ type TrustReport struct {
 	ClaimsAccepted uint64
 	ClaimsRejected map[string]uint64
 }
+
+// The strategies' reports, named here so that a consumer of Ready needs
+// only node: agreement scores (LIGHTYEAR, DMTT, Murmura) and R-DPFL's
+// neighbourhood direction.
+type (
+	ScoresReport    = strategy.Scores
+	DirectionReport = strategy.RDPFLRound
+)
