@@ -45,7 +45,8 @@ type Config struct {
 	// initial model as the attack crafts it, plus their claims.
 	ByzantineIdle bool
 	// DigestMemo, if set, is the memo the nodes' validators share
-	// (node.Config.DigestMemo): the driver opens it for each delivery phase,
+	// (node.Memos.Digests, given to the nodes with Node.ShareMemos): the
+	// driver opens it for each delivery phase,
 	// after the adversary has replaced its messages, and closes it once
 	// every node has taken the phase's messages, so a broadcast is hashed
 	// once rather than once per receiver. Not with WireRoundTrip, where
