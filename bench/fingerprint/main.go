@@ -28,7 +28,8 @@ import (
 
 // presets covers every preset family: quickstart, byzantine-sweep, the
 // R-DPFL tables, DMTT main and sensitivity, the LIGHTYEAR malfunctions
-// and score study, minsum-check.
+// and score study, minsum-check, node- and sample-level DP, secure
+// aggregation's modes.
 var presets = []string{
 	"quickstart",
 	"byzantine-sweep",
@@ -39,6 +40,9 @@ var presets = []string{
 	"dmtt/sensitivity-quick",
 	"lightyear/sfa-quick",
 	"lightyear/scores-quick",
+	"privacy/node-quick",
+	"privacy/sample-quick",
+	"secagg/modes-quick",
 }
 
 func main() {
