@@ -282,5 +282,5 @@ func (s *Server) writePage(path string) error {
 		return err
 	}
 	page := pageHTML(tmpl, s.Title, true, s.hub.all())
-	return report.WriteFile(path, func(w io.Writer) error { _, err := w.Write(page); return err })
+	return rundir.WriteAtomicFunc(path, func(w io.Writer) error { _, err := w.Write(page); return err })
 }

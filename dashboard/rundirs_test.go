@@ -181,7 +181,7 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 	}
 }
 
-func runTiny(t *testing.T, c experiment.Config, dir string) (experiment.Final, error) {
+func runTiny(t *testing.T, c experiment.Config, dir string) (rundir.Final, error) {
 	t.Helper()
 	return experiment.RunToDir(t.Context(), c, dir, nil)
 }

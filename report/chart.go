@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trellis-fl/trellis/rundir"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -77,7 +78,7 @@ func (ch *Chart) Save(width, height vg.Length, paths ...string) error {
 			}
 		}
 		ch.Draw(draw.New(c))
-		err := WriteFile(path, func(w io.Writer) error {
+		err := rundir.WriteAtomicFunc(path, func(w io.Writer) error {
 			_, err := c.WriteTo(w)
 			return err
 		})

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"github.com/trellis-fl/trellis/rundir"
 	"io"
 	"strconv"
 )
@@ -48,5 +49,5 @@ func WriteCSV(w io.Writer, runs []RunResult, metrics []string) error {
 
 // SaveCSV writes the summary of WriteCSV to path atomically.
 func SaveCSV(path string, runs []RunResult, metrics []string) error {
-	return WriteFile(path, func(w io.Writer) error { return WriteCSV(w, runs, metrics) })
+	return rundir.WriteAtomicFunc(path, func(w io.Writer) error { return WriteCSV(w, runs, metrics) })
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // Demo is `trellis demo`: nodes learn the embedded MNIST together on a
@@ -29,7 +30,7 @@ type Demo struct {
 type demoMethod struct {
 	label   string
 	s       experiment.StrategyConfig
-	explain func(d demoFacts, f, local experiment.Final) string
+	explain func(d demoFacts, f, local rundir.Final) string
 }
 
 // demoFacts are what the explanations quote besides the final metrics.
@@ -44,22 +45,22 @@ type demoFacts struct {
 // the trimmed mean the median), and two personalized peer-side defences
 // that judge neighbours against the node's own model.
 var demoMethods = []demoMethod{
-	{"local", experiment.StrategyConfig{Name: "local"}, func(d demoFacts, f, _ experiment.Final) string {
+	{"local", experiment.StrategyConfig{Name: "local"}, func(d demoFacts, f, _ rundir.Final) string {
 		return "trains on its own data only: the baseline a defence must not fall below, and out of the liars' reach."
 	}},
-	{"fedavg", experiment.StrategyConfig{Name: "fedavg", Weighting: "uniform"}, func(d demoFacts, f, l experiment.Final) string {
+	{"fedavg", experiment.StrategyConfig{Name: "fedavg", Weighting: "uniform"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("averages its own and its %d neighbours' models equally, so every liar's noise (σ = %g) enters with weight 1/%d: %s.",
 			d.k, d.sigma, d.k+1, versus(f, l))
 	}},
-	{"trimmed_mean(f=auto)", experiment.StrategyConfig{Name: "robust", Rule: "trimmed_mean"}, func(d demoFacts, f, l experiment.Final) string {
+	{"trimmed_mean(f=auto)", experiment.StrategyConfig{Name: "robust", Rule: "trimmed_mean"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("drops the f = %d largest and smallest values of each coordinate (f = ⌈%g · %d⌉ from the declared fraction; with %d inputs that is the median); it holds at nodes with at most %d lying neighbours and breaks at the %d of %d honest nodes with more, and it also averages away a node's own label mix: %s.",
 			d.fAuto, d.liars, d.k, d.k+1, d.fAuto, d.outnumbered, d.honest, versus(f, l))
 	}},
-	{"balance", experiment.StrategyConfig{Name: "balance"}, func(d demoFacts, f, l experiment.Final) string {
+	{"balance", experiment.StrategyConfig{Name: "balance"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("accepts a neighbour only if its model is within 0.3·e^(−t/T) of its own model's norm, which the noisy models never are (delta_max %.2f), and mixes the accepted ones half and half with its own: %s.",
 			f.DeltaMax, versus(f, l))
 	}},
-	{"ubar", experiment.StrategyConfig{Name: "ubar"}, func(d demoFacts, f, l experiment.Final) string {
+	{"ubar", experiment.StrategyConfig{Name: "ubar"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("keeps the nearest fraction ρ = 0.4 of its neighbours to its own model, then only those whose loss on one of its own batches is no worse than its own (delta_max %.2f): %s.",
 			f.DeltaMax, versus(f, l))
 	}},
@@ -69,7 +70,7 @@ var demoMethods = []demoMethod{
 // global accuracy (the demo's headline) and on their local accuracy, as
 // differences of fractions (the convention of every output: accuracies
 // are fractions, never percent).
-func versus(f, local experiment.Final) string {
+func versus(f, local rundir.Final) string {
 	return fmt.Sprintf("%s local-only in global accuracy, %s in local accuracy",
 		difference(f.HonestGlobalAcc, local.HonestGlobalAcc), difference(f.HonestLocalAcc, local.HonestLocalAcc))
 }
@@ -165,8 +166,8 @@ func (d *Demo) WriteRow(w io.Writer, round int, rs []*metrics.Round) {
 }
 
 // Finals are the runs' final metrics by label (the demo's --json).
-func (d *Demo) Finals(fins []experiment.Final) map[string]experiment.Final {
-	res := map[string]experiment.Final{}
+func (d *Demo) Finals(fins []rundir.Final) map[string]rundir.Final {
+	res := map[string]rundir.Final{}
 	for k, c := range d.Configs {
 		res[c.Label()] = fins[k]
 	}
@@ -176,7 +177,7 @@ func (d *Demo) Finals(fins []experiment.Final) map[string]experiment.Final {
 // WriteSummary is the demo's ending: the final metrics of each run (fins,
 // in Configs' order) as a table, a sentence per strategy explaining its
 // line, where the files are (out) and how long it took.
-func (d *Demo) WriteSummary(w io.Writer, fins []experiment.Final, out string, seconds float64) error {
+func (d *Demo) WriteSummary(w io.Writer, fins []rundir.Final, out string, seconds float64) error {
 	b := d.Configs[0]
 	fmt.Fprintf(w, "\nFinal (mean of the last %d rounds):\n\n| strategy | %s | %s | %s |\n|---|---:|---:|---:|\n", b.FinalRounds,
 		Label("honest_global_acc"), Label("honest_local_acc"), Label("delta_max"))

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 func TestDifference(t *testing.T) {
@@ -73,7 +73,7 @@ func TestDemoTellsTheStory(t *testing.T) {
 	var b bytes.Buffer
 	d.WriteIntro(&b)
 	d.WriteRow(&b, 0, []*metrics.Round{{HonestGlobalAcc: 0.25}, {HonestGlobalAcc: 0.5}, {HonestGlobalAcc: 0.125}, {HonestGlobalAcc: 1}, {HonestGlobalAcc: 0}})
-	fins := []experiment.Final{
+	fins := []rundir.Final{
 		{HonestGlobalAcc: 0.336, HonestLocalAcc: 0.741},                    // local
 		{HonestGlobalAcc: 0.162, HonestLocalAcc: 0.197, DeltaMax: 1.0 / 3}, // fedavg: 0.174 and 0.544 below
 		{HonestGlobalAcc: 0.495, HonestLocalAcc: 0.666},                    // trimmed mean: 0.159 above, 0.075 below

@@ -26,10 +26,10 @@
 //     same run twice). A plot of one metric against round or against one
 //     swept key refuses runs that differ in another parameter with the
 //     same label and seed: the caller filters to one sweep point (Filter).
-//   - Every file is written atomically (WriteFile): a temporary file in the
-//     target's directory, synced, then renamed over the target, so an
-//     interrupted run leaves either the old file or the new one (the
-//     directory itself is not synced).
+//   - Every file is written atomically (rundir.WriteAtomicFunc): a
+//     temporary file in the target's directory, synced, then renamed over
+//     the target, so an interrupted run leaves either the old file or the
+//     new one (the directory itself is not synced).
 //   - Series colours are a fixed palette (Tableau 10) indexed by the
 //     label's rank, so a label keeps its colour across the plots of one
 //     sweep; past ten labels the lines turn dashed, then dotted.

@@ -68,7 +68,7 @@ func ResultsCurve(dir, curve string) (string, error) {
 	md.WriteString(corrections)
 	acc := accuracyOf(runs, curve)
 	fmt.Fprintf(&md, "\nAccuracies are fractions (0–1) and rounds count from 0, as in the run files. %s\n", acc.note())
-	if err := WriteFile(filepath.Join(dir, "results.md"), func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
+	if err := rundir.WriteAtomicFunc(filepath.Join(dir, "results.md"), func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
 		return "", err
 	}
 	// One curve figure per combination of the non-strategy swept values.

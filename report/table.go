@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/trellis-fl/trellis/rundir"
 	"io"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ func writeTable(w io.Writer, rows [][]string, right []bool) error {
 
 // SaveMarkdown writes the table of WriteMarkdown to path atomically.
 func SaveMarkdown(path string, runs []RunResult, metrics []string, decimals int) error {
-	return WriteFile(path, func(w io.Writer) error { return WriteMarkdown(w, runs, metrics, decimals) })
+	return rundir.WriteAtomicFunc(path, func(w io.Writer) error { return WriteMarkdown(w, runs, metrics, decimals) })
 }
 
 // statCell formats metric m over the runs of one row.

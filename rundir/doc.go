@@ -18,7 +18,7 @@
 //
 // Files are written so that an interruption never leaves a half file
 // where a reader would take it for a whole one: config, manifest,
-// summary and audit through a temporary file renamed into place
+// summary and audit through a temporary file synced and renamed into place
 // (WriteAtomic); the record files a whole round at a time, node lines
 // before the round's aggregate line, so the complete lines of
 // rounds.jsonl count the complete rounds. Readers stop at a torn last line.

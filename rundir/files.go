@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,23 +61,61 @@ func ReadManifestText(dir string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(dir, ManifestFile))
 }
 
-// WriteAtomic writes a file through a temporary file and a rename, so a
-// reader (or a resumed sweep) never sees half of it.
+// WriteAtomic writes b to path atomically (WriteAtomicFunc), so a reader
+// (or a resumed sweep) never sees half of it.
 func WriteAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	return WriteAtomicFunc(path, func(w io.Writer) error { _, err := w.Write(b); return err })
+}
+
+// WriteAtomicFunc writes the file at path atomically: write fills a
+// temporary file in path's directory, which is synced and renamed over
+// path only if write and every step after it succeed. Readers, and a run
+// interrupted at any point, see either the previous file or the complete
+// new one; on failure the temporary file is removed. The new file has
+// mode 0644.
+func WriteAtomicFunc(path string, write func(w io.Writer) error) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	// A dot name keeps the temporary file out of globs such as *.png.
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	tmp := f.Name()
+	done := false
+	defer func() {
+		// Also runs when write panics, so no temporary file is left.
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+	if err := bw.Flush(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	// Sync before rename: otherwise a crash can leave the new name pointing
+	// at data that never reached the disk.
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	err = os.Rename(tmp, path)
+	if err != nil {
+		os.Remove(tmp)
+	}
+	done = true
+	return err
 }
 
 // Copy copies a finished run directory's files into dst (replacing the
