@@ -14,6 +14,7 @@ import (
 
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -216,7 +217,7 @@ func TestMonitorWritesARoundNobodyReported(t *testing.T) {
 	if prom["trellis_monitor_missing_records_total"] != float64(run.Nodes) || prom["trellis_monitor_rounds_written_total"] != 2 {
 		t.Errorf("metrics: %v missing records, %v rounds written; want %d and 2", prom["trellis_monitor_missing_records_total"], prom["trellis_monitor_rounds_written_total"], run.Nodes)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, experiment.MetricsFile))
+	b, _ := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	if n := strings.Count(string(b), `"missing":true`); n != run.Nodes {
 		t.Errorf("%d node records marked missing, want %d:\n%s", n, run.Nodes, b)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/cluster"
-	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // netns is a set of network namespaces, one per host, on one bridge (in a
@@ -159,7 +159,7 @@ func TestNetnsLossBandwidthPartition(t *testing.T) {
 		start(i, append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s"}, common...)...)
 	}
 	written := func() int {
-		b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+		b, _ := os.ReadFile(filepath.Join(out, rundir.RoundsFile))
 		return bytes.Count(b, []byte("\n"))
 	}
 	waitRounds := func(k int) {
@@ -191,7 +191,7 @@ func TestNetnsLossBandwidthPartition(t *testing.T) {
 	}
 	rejected := map[[2]int]int{}
 	lines := 0
-	readLines(t, filepath.Join(out, experiment.MetricsFile), func(b []byte) {
+	readLines(t, filepath.Join(out, rundir.MetricsFile), func(b []byte) {
 		var x nodeLine
 		if err := json.Unmarshal(b, &x); err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestNetnsLossBandwidthPartition(t *testing.T) {
 	if lines != rounds*nodes {
 		t.Errorf("%d node records, want %d", lines, rounds*nodes)
 	}
-	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, rundir.SummaryFile)); err != nil {
 		t.Errorf("no summary: %v", err)
 	}
 	// What the partition cost, counted.

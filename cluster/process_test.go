@@ -21,6 +21,7 @@ import (
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // The tests here start real processes: the trellis binary, built once per
@@ -210,7 +211,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 		{"paillier", secureConfig("paillier") + "paillier_bits = 512\n", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, simDir, cluDir := simulateAndLaunch(t, bin, tc.text, tc.flags...)
-			for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile, experiment.EdgesFile} {
+			for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile, rundir.EdgesFile} {
 				want, err := os.ReadFile(filepath.Join(simDir, f))
 				if err != nil {
 					t.Fatal(err)
@@ -223,7 +224,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 					t.Errorf("%s differs from the simulator's (%d bytes, simulator %d)\ncluster:   %.300s\nsimulator: %.300s", f, len(got), len(want), got, want)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(cluDir, experiment.SummaryFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(cluDir, rundir.SummaryFile)); err != nil {
 				t.Errorf("no summary: %v", err)
 			}
 			// Every node exported its final model (the format is tested in nn):
@@ -249,7 +250,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 // accuracy within 0.02, one test sample of 200 near a decision boundary).
 func TestLaunchCKKSMatchesSimulator(t *testing.T) {
 	_, simDir, cluDir := simulateAndLaunch(t, trellisBinary(t), secureConfig("ckks"))
-	for _, f := range []string{experiment.MetricsFile, experiment.RoundsFile} {
+	for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile} {
 		want, err := os.ReadFile(filepath.Join(simDir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -386,7 +387,7 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	waitRounds := func(n int) {
 		deadline := time.Now().Add(3 * time.Minute) // a hang guard
 		for time.Now().Before(deadline) {
-			b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+			b, _ := os.ReadFile(filepath.Join(out, rundir.RoundsFile))
 			if bytes.Count(b, []byte("\n")) >= n {
 				return
 			}
@@ -414,7 +415,7 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	if err := mon.Wait(); err != nil {
 		t.Fatalf("monitor: %v", err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, experiment.MetricsFile))
+	b, err := os.ReadFile(filepath.Join(out, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +461,7 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	if r := checkpointRound(3); r != rounds-1 {
 		t.Errorf("the resumed node's checkpoint is of round %d, want %d", r, rounds-1)
 	}
-	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, rundir.SummaryFile)); err != nil {
 		t.Errorf("no summary: %v", err)
 	}
 }
@@ -487,7 +488,7 @@ func TestLaunchStopsOnInterrupt(t *testing.T) {
 	}()
 	deadline := time.Now().Add(3 * time.Minute) // a hang guard
 	for {
-		b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+		b, _ := os.ReadFile(filepath.Join(out, rundir.RoundsFile))
 		if bytes.Count(b, []byte("\n")) >= 2 {
 			break
 		}
@@ -507,12 +508,12 @@ func TestLaunchStopsOnInterrupt(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("launch did not stop after SIGINT:\n%s", buf.String())
 	}
-	b, err := os.ReadFile(filepath.Join(out, experiment.MetricsFile))
+	b, err := os.ReadFile(filepath.Join(out, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	rounds, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+	rounds, _ := os.ReadFile(filepath.Join(out, rundir.RoundsFile))
 	nr := bytes.Count(rounds, []byte("\n"))
 	if len(lines) != 3*nr || nr >= 100000 {
 		t.Errorf("%d node records for %d rounds, want 3 per round and not every round", len(lines), nr)
@@ -523,7 +524,7 @@ func TestLaunchStopsOnInterrupt(t *testing.T) {
 			t.Errorf("record %q: %v (missing %v); want whole rounds only", l, err, x.Missing)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, rundir.SummaryFile)); err == nil {
 		t.Error("an interrupted run has a summary")
 	}
 }

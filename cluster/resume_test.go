@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/cluster"
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/privacy"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // killedRecord is what the kill-and-resume tests read of metrics.jsonl.
@@ -86,7 +86,7 @@ func killAndResume(t *testing.T, text string, nodes, rounds, victim int, delta t
 	waitRounds := func(n int) {
 		deadline := time.Now().Add(3 * time.Minute) // a hang guard
 		for time.Now().Before(deadline) {
-			b, _ := os.ReadFile(filepath.Join(out, experiment.RoundsFile))
+			b, _ := os.ReadFile(filepath.Join(out, rundir.RoundsFile))
 			if bytes.Count(b, []byte("\n")) >= n {
 				return
 			}
@@ -115,7 +115,7 @@ func killAndResume(t *testing.T, text string, nodes, rounds, victim int, delta t
 	if err := mon.Wait(); err != nil {
 		t.Fatalf("monitor: %v", err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, experiment.MetricsFile))
+	b, err := os.ReadFile(filepath.Join(out, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

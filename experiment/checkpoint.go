@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // Checkpoint files: one node's Snapshot (node.Node.Snapshot: everything
@@ -123,10 +124,10 @@ func Save(dir string, c *Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, CheckpointBin), bin.Bytes()); err != nil {
+	if err := rundir.WriteAtomic(filepath.Join(dir, CheckpointBin), bin.Bytes()); err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, CheckpointJSON), append(js, '\n'))
+	return rundir.WriteAtomic(filepath.Join(dir, CheckpointJSON), append(js, '\n'))
 }
 
 // Load reads the checkpoint in dir. A missing checkpoint is an error

@@ -242,19 +242,8 @@ func (c Config) fits(kind string, d DataShape, avail int64) []string {
 	var out []string
 	// The most nodes that fit (a node process does not depend on it much).
 	if kind == "run" && c.Nodes > 1 {
-		lo, hi := 0, c.Nodes // lo fits (0: none), hi does not
-		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			x := c
-			x.Nodes = mid
-			if live(x) <= avail {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		if lo >= 1 {
-			out = append(out, fmt.Sprintf("nodes = %d", lo))
+		if most := c.mostNodes(func(x Config) bool { return live(x) <= avail }); most >= 1 {
+			out = append(out, fmt.Sprintf("nodes = %d", most))
 		}
 	}
 	// Hidden widths scaled down alike.
@@ -304,6 +293,24 @@ func (c Config) fits(kind string, d DataShape, avail int64) []string {
 		}
 	}
 	return out
+}
+
+// mostNodes is the largest node count below c.Nodes for which fits
+// holds of c with that many nodes (0: none), found by a binary search: what
+// fits is assumed to hold of every count below one that fits.
+func (c Config) mostNodes(fits func(Config) bool) int {
+	lo, hi := 0, c.Nodes // lo fits (0: none), hi does not
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		x := c
+		x.Nodes = mid
+		if fits(x) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // niceFloor is x rounded down to two significant digits.

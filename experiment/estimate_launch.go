@@ -46,21 +46,13 @@ func (c Config) CheckLaunchMemory(l LaunchEstimate, d DataShape, m Memory) error
 // search; each node process's peak depends on the node count through its
 // neighbourhood), running the nodes in one process, or more machines.
 func (c Config) launchFits(d DataShape, avail int64) []string {
-	lo, hi := 0, c.Nodes // lo fits (0: none), hi does not
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		x := c
-		x.Nodes = mid
+	most := c.mostNodes(func(x Config) bool {
 		node, err := x.EstimateNodeProcess(d)
-		if err == nil && int64(mid)*node.Peak+x.EstimateMonitor().Peak+EstimateRuntimeBytes <= avail {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
+		return err == nil && int64(x.Nodes)*node.Peak+x.EstimateMonitor().Peak+EstimateRuntimeBytes <= avail
+	})
 	var fits []string
-	if lo >= 1 {
-		fits = append(fits, fmt.Sprintf("nodes = %d", lo))
+	if most >= 1 {
+		fits = append(fits, fmt.Sprintf("nodes = %d", most))
 	}
 	return append(fits, "`trellis run` (one process: the dataset once)", "more machines (`trellis slurm launch`, `trellis k8s launch`)")
 }

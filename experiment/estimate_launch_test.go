@@ -192,3 +192,18 @@ func TestMemoryText(t *testing.T) {
 		t.Errorf("3 GiB: %q", got)
 	}
 }
+
+// The probe's text keeps its clauses apart: the measured peak, then what
+// rounds this long mean for the garbage.
+func TestProbeTextSeparatesItsClauses(t *testing.T) {
+	e := Estimate{Rounds: 100, RoundGarbage: 10 << 20, Parts: []EstimatePart{
+		{Name: "model", Each: 200 << 20, Count: 1},
+		{Name: "runtime and program", Each: EstimateRuntimeBytes, Count: 1},
+	}}
+	e.setGarbage(e.Rounds - 1)
+	p := ProbeResult{Rounds: 100, RoundSeconds: 60, PeakRSS: 300 << 20}
+	got := p.Text(e)
+	if !strings.Contains(got, " %); with rounds of 60.0 s the collector runs every 2 rounds at most: expected peak ") {
+		t.Errorf("probe text:\n%s", got)
+	}
+}

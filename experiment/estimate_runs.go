@@ -141,7 +141,7 @@ func (p ProbeResult) Text(e Estimate) string {
 			bytesText(e.Live), 100*(float64(e.Live)/float64(p.PeakRSS)-1))
 	}
 	if g := e.WithRoundTime(p.RoundSeconds); g.Peak != e.Peak {
-		fmt.Fprintf(&b, "with rounds of %.1f s the collector runs every %d rounds at most: expected peak %s", p.RoundSeconds,
+		fmt.Fprintf(&b, "; with rounds of %.1f s the collector runs every %d rounds at most: expected peak %s", p.RoundSeconds,
 			max(1, int(math.Ceil(120/p.RoundSeconds))), bytesText(g.Peak))
 	}
 	b.WriteString("\n")

@@ -102,7 +102,7 @@ attack = "sign_flip"
 [strategy]
 name = "robust"
 `
-	var fins []Final
+	var fins []rundir.Final
 	rules := []string{"mean", "trimmed_mean", "multi_krum", "bulyan", "centered_clipping", "nnm+mean"}
 	for _, rule := range rules {
 		c, err := ParseConfig([]byte(base+"rule = \""+rule+"\"\n"), rule)
@@ -151,7 +151,7 @@ func TestFound2ChangedConfigIsNotReused(t *testing.T) {
 	}
 	c.Rounds = 4
 	_, err = RunSweep(context.Background(), c, out, nil)
-	if !errors.Is(err, ErrOtherConfig) || !strings.Contains(err.Error(), "--force") {
+	if !errors.Is(err, rundir.ErrOtherConfig) || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("rerun with rounds 3 → 4: %v, want a refusal naming --force", err)
 	}
 	if _, err := RunSweepWith(context.Background(), c, out, SweepOptions{Force: true}); err != nil {

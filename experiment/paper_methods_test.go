@@ -3,13 +3,14 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"github.com/trellis-fl/trellis/rundir"
 	"path/filepath"
 	"testing"
 )
 
 // finalOfConfig runs a config text into a temporary directory and returns
 // its final metrics.
-func finalOfConfig(t *testing.T, text string) Final {
+func finalOfConfig(t *testing.T, text string) rundir.Final {
 	t.Helper()
 	c, err := ParseConfig([]byte(text), "t.toml")
 	if err != nil {
@@ -94,10 +95,10 @@ replace = true
 	}
 	for _, c := range []struct {
 		name, method, fedavg string
-		acc                  func(Final) float64
+		acc                  func(rundir.Final) float64
 	}{
-		{"lightyear under ana", lightyear(`name = "lightyear"`), lightyear(`name = "fedavg"`), func(f Final) float64 { return f.HonestLocalAcc }},
-		{"rdpfl under gaussian", rdpfl("name = \"rdpfl\"\nrule = \"median\"\noptions = { lambda = 1.0 }"), rdpfl(`name = "fedavg"`), func(f Final) float64 { return f.HonestGlobalAcc }},
+		{"lightyear under ana", lightyear(`name = "lightyear"`), lightyear(`name = "fedavg"`), func(f rundir.Final) float64 { return f.HonestLocalAcc }},
+		{"rdpfl under gaussian", rdpfl("name = \"rdpfl\"\nrule = \"median\"\noptions = { lambda = 1.0 }"), rdpfl(`name = "fedavg"`), func(f rundir.Final) float64 { return f.HonestGlobalAcc }},
 	} {
 		m, f := c.acc(finalOfConfig(t, c.method)), c.acc(finalOfConfig(t, c.fedavg))
 		t.Logf("%s: method %.3f, fedavg %.3f", c.name, m, f)

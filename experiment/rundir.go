@@ -15,38 +15,10 @@ import (
 	"github.com/trellis-fl/trellis/sim"
 )
 
-// The run directory's files and formats are package rundir's; these
-// names are the ones the cluster's monitor and tests use through this
-// package.
-const (
-	MetricsFile = rundir.MetricsFile
-	RoundsFile  = rundir.RoundsFile
-	SummaryFile = rundir.SummaryFile
-	EdgesFile   = rundir.EdgesFile
-)
-
-type (
-	// Final is a run's final metrics (rundir.Final).
-	Final = rundir.Final
-	// Progress is told after every round (rundir.Progress).
-	Progress = rundir.Progress
-	// RunDir is a run directory written from another driver's records
-	// (CreateRunDir).
-	RunDir = rundir.Writer
-)
-
-// ErrOtherConfig is wrapped by the error of a run directory that holds a
-// run of another config (RunOptions.Force redoes it).
-var ErrOtherConfig = rundir.ErrOtherConfig
-
-// writeAtomic writes a file through a temporary file and a rename
-// (rundir.WriteAtomic).
-func writeAtomic(path string, b []byte) error { return rundir.WriteAtomic(path, b) }
-
 // RunOptions are RunToDirWith's options.
 type RunOptions struct {
 	// Progress is told after every round (replayed ones included).
-	Progress Progress
+	Progress rundir.Progress
 	// Force redoes the run from round 0 when its directory holds a run of
 	// another config, or a finished run, instead of refusing or keeping it.
 	Force bool
@@ -56,7 +28,7 @@ type RunOptions struct {
 }
 
 // RunToDir is RunToDirWith without force.
-func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Final, error) {
+func RunToDir(ctx context.Context, c Config, dir string, progress rundir.Progress) (rundir.Final, error) {
 	return RunToDirWith(ctx, c, dir, RunOptions{Progress: progress})
 }
 
@@ -76,14 +48,14 @@ func RunToDir(ctx context.Context, c Config, dir string, progress Progress) (Fin
 // final files are identical to those of an uninterrupted run. A directory
 // holding another config's run is refused (ErrOtherConfig) unless
 // o.Force.
-func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Final, error) {
+func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (rundir.Final, error) {
 	hash, err := ConfigHash(c)
 	if err != nil {
-		return Final{}, err
+		return rundir.Final{}, err
 	}
 	done, err := rundir.Previous(dir, hash, c.Rounds, o.Force)
 	if err != nil {
-		return Final{}, err
+		return rundir.Final{}, err
 	}
 	if done == rundir.Finished {
 		if fin, ok := rundir.ReadFinal(dir); ok {
@@ -93,20 +65,20 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Fina
 	}
 	tt, err := c.LoadData()
 	if err != nil {
-		return Final{}, err
+		return rundir.Final{}, err
 	}
 	s, err := c.Setup(tt)
 	if err != nil {
-		return Final{}, err
+		return rundir.Final{}, err
 	}
 	spec, err := runSpec(c, resolvedHeader, hash, seed.Describe(seed.Seeded(c.Seed))+" (simulation: not private)", o.Progress)
 	if err != nil {
-		return Final{}, err
+		return rundir.Final{}, err
 	}
 	spec.Resume = done
 	w, err := rundir.Create(dir, spec)
 	if err != nil {
-		return Final{}, err
+		return rundir.Final{}, err
 	}
 	s.Timings = w.Timing
 	// The run directory takes every record, in order, on a goroutine of its
@@ -141,7 +113,7 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (Fina
 
 // runSpec is what rundir.Create needs of a run of c: config.toml's text
 // (header, then c as TOML), the manifest and the run's shape.
-func runSpec(c Config, header, hash, randomness string, progress Progress) (rundir.Spec, error) {
+func runSpec(c Config, header, hash, randomness string, progress rundir.Progress) (rundir.Spec, error) {
 	var text bytes.Buffer
 	text.WriteString(header)
 	if err := toml.NewEncoder(&text).Encode(c); err != nil {
@@ -179,7 +151,7 @@ func ConfigHash(c Config) (string, error) {
 // produces (the cluster's monitor): c and the manifest, its Randomness set
 // to randomness (how the nodes drew their private streams); the records
 // follow through Round and Timing, and Close finishes it.
-func CreateRunDir(c Config, dir, randomness string, progress Progress) (*RunDir, error) {
+func CreateRunDir(c Config, dir, randomness string, progress rundir.Progress) (*rundir.Writer, error) {
 	hash, err := ConfigHash(c)
 	if err != nil {
 		return nil, err

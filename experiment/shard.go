@@ -169,7 +169,7 @@ func MergeSweep(c Config, out string, from []string) (*SweepResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs)), Errs: make([]error, len(runs))}
+	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]rundir.Final, len(runs)), Errs: make([]error, len(runs))}
 	missing := &MissingRunsError{Total: len(runs)}
 	var rows []rundir.SummaryRow
 	for i, r := range runs {

@@ -201,7 +201,7 @@ name = "robust"
 	// A run directory of another config is refused, not mixed in.
 	other := c
 	other.Rounds = 1
-	if _, err := MergeSweep(other, out, nil); !errors.Is(err, ErrOtherConfig) {
+	if _, err := MergeSweep(other, out, nil); !errors.Is(err, rundir.ErrOtherConfig) {
 		t.Errorf("merge over another config's runs: %v, want ErrOtherConfig", err)
 	}
 }

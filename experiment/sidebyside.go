@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 // RunSideBySide runs several configs with the same number of rounds at
@@ -14,7 +15,7 @@ import (
 // own, so running them together changes no metric. Every run is redone
 // from round 0 (RunOptions.Force): the rows are the point. The first error
 // (in config order) is returned after all runs stop.
-func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(round int, rs []*metrics.Round)) ([]Final, error) {
+func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(round int, rs []*metrics.Round)) ([]rundir.Final, error) {
 	if len(cfgs) != len(dirs) || len(cfgs) == 0 {
 		return nil, fmt.Errorf("side by side: %d configs for %d directories", len(cfgs), len(dirs))
 	}
@@ -27,7 +28,7 @@ func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(r
 	type report struct {
 		k     int
 		r     *metrics.Round
-		fin   Final
+		fin   rundir.Final
 		err   error
 		final bool
 	}
@@ -40,7 +41,7 @@ func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(r
 	}
 	byRound := make([][]*metrics.Round, rounds)
 	got := make([]int, rounds)
-	fins := make([]Final, len(cfgs))
+	fins := make([]rundir.Final, len(cfgs))
 	errs := make([]error, len(cfgs))
 	next := 0
 	for finished := 0; finished < len(cfgs); {

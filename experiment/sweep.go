@@ -232,7 +232,7 @@ type SweepProgress func(run, runs int, r SweepRun, round, rounds int)
 type SweepResult struct {
 	Keys []string
 	Runs []SweepRun
-	Fin  []Final
+	Fin  []rundir.Final
 	// Errs holds each run's error with SweepOptions.KeepGoing (nil for a
 	// run that finished).
 	Errs []error
@@ -278,7 +278,7 @@ func RunSweepWith(ctx context.Context, c Config, out string, o SweepOptions) (*S
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]Final, len(runs)), Errs: make([]error, len(runs))}
+	res := &SweepResult{Keys: keys, Runs: runs, Fin: make([]rundir.Final, len(runs)), Errs: make([]error, len(runs))}
 	var rows []rundir.SummaryRow
 	for i, r := range runs {
 		if !o.Shard.Owns(i) {

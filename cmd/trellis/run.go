@@ -237,7 +237,7 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 			Dir    string            `json:"dir"`
 			Params map[string]string `json:"params"`
 			Seed   uint64            `json:"seed"`
-			Final  experiment.Final  `json:"final"`
+			Final  rundir.Final      `json:"final"`
 		}
 		var rows []row
 		for i, r := range res.Runs {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/scale"
 )
 
@@ -95,9 +96,9 @@ func printShard(o *options, cfg, out string, sh experiment.Shard, res *experimen
 	ks := experiment.ShardRuns(len(res.Runs), sh)
 	if o.json {
 		type row struct {
-			Run   int              `json:"run"`
-			Dir   string           `json:"dir"`
-			Final experiment.Final `json:"final"`
+			Run   int          `json:"run"`
+			Dir   string       `json:"dir"`
+			Final rundir.Final `json:"final"`
 		}
 		rows := []row{}
 		for _, k := range ks {
