@@ -7,6 +7,7 @@ import (
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/dplayer"
 	"github.com/trellis-fl/trellis/privacy"
 )
 
@@ -17,8 +18,8 @@ import (
 //
 // "node": each round's update is clipped to clip and noised with
 // N(0, (noise_multiplier·clip)²) once, before the strategy shares
-// (node.DPLayer). "sample": DP-SGD in local training, per-sample gradients
-// clipped to clip and the sum noised every step (node.SampleDPLayer);
+// (dplayer.Layer). "sample": DP-SGD in local training, per-sample gradients
+// clipped to clip and the sum noised every step (dplayer.Sample);
 // sampling = "poisson" (q = batch / |D_i|, amplified) or "shuffle"
 // (fixed-size shuffled batches, accounted without amplification).
 // Exactly one of noise_multiplier and target_epsilon is set; with
@@ -248,7 +249,7 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 		random = seed.Seeded(cfg.Seed)
 	}
 	if !dp.Sample {
-		l, err := node.NewDPLayer(i, cfg.Model, random, dp.Clip, nd.z, nd.delta)
+		l, err := dplayer.New(i, cfg.Model, random, dp.Clip, nd.z, nd.delta)
 		if err == nil && dp.Orders != nil {
 			err = l.UseOrders(dp.Orders)
 		}
@@ -258,7 +259,7 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 		cfg.Layers = append(cfg.Layers, l)
 		return nil
 	}
-	l, err := node.NewSampleDPLayer(i, cfg.Model, random, nd.dc, nd.delta)
+	l, err := dplayer.NewSample(i, cfg.Model, random, nd.dc, nd.delta)
 	if err == nil && dp.Orders != nil {
 		err = l.UseOrders(dp.Orders)
 	}

@@ -7,10 +7,11 @@ import (
 
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/secagg"
 )
 
 // SecAggConfig is the [secagg] section: secure aggregation inside each
-// node's group (node.SecAggLayer; spec/privacy.md "Secure aggregation",
+// node's group (secagg.Layer; spec/privacy.md "Secure aggregation",
 // docs/methods/secure-aggregation.md).
 //
 //	mode = "none" | "neighbourhood" | "screened"
@@ -26,12 +27,12 @@ import (
 // which is FedAvg's uniform average (strategy "fedavg").
 //
 // mode = "paillier" aggregates each neighbourhood through an untrusted
-// relay instead (node.PaillierLayer): members encrypt their packed models
+// relay instead (secagg.Paillier): members encrypt their packed models
 // under a key holder's Paillier key (paillier_bits, ≥ 512; 2048 for real
 // use), the node multiplies the ciphertexts it cannot read, the key holder
 // decrypts only their product. Values must stay within ±bound.
 //
-// mode = "ckks": each neighbourhood under threshold CKKS (node.CKKSLayer):
+// mode = "ckks": each neighbourhood under threshold CKKS (secagg.CKKS):
 // a collective key per group and round, the sum computed on ciphertexts,
 // decrypted only with every member's share. Not bit-reproducible (lattigo
 // draws its noise from crypto/rand).
@@ -206,10 +207,10 @@ func (c Config) checkPaillierGroups() error {
 }
 
 // SecAgg is the nodes' secure-aggregation setting in a Setup (nil: none).
-type SecAgg = node.SecAggConfig
+type SecAgg = secagg.Config
 
 // Paillier is the nodes' Paillier-relay setting in a Setup (nil: none).
-type Paillier = node.PaillierConfig
+type Paillier = secagg.PaillierConfig
 
 func (c Config) secAggSetup() *SecAgg {
 	if !c.secAggOn() {
@@ -257,14 +258,14 @@ func (p *plan) addSecAgg(i int, cfg *node.Config) error {
 	}
 	if max := p.s.CKKS; max > 0 {
 		crs := binary.LittleEndian.AppendUint64([]byte("trellis/ckks/v1 crs"), p.s.Seed)
-		l, err := node.NewCKKSLayer(i, cfg.Model, crs, max)
+		l, err := secagg.NewCKKS(i, cfg.Model, crs, max)
 		if err != nil {
 			return fmt.Errorf("node %d: secagg.mode = \"ckks\": %w (raise secagg.ckks_ciphertexts or use a smaller model)", i, err)
 		}
 		cfg.Layers = append(cfg.Layers, l)
 	}
 	if pc := p.s.Paillier; pc != nil {
-		l, err := node.NewPaillierLayer(i, cfg.Model, cfg.Directory, random, *pc)
+		l, err := secagg.NewPaillier(i, cfg.Model, cfg.Directory, random, *pc)
 		if err != nil {
 			return fmt.Errorf("node %d: paillier: %w", i, err)
 		}
@@ -274,7 +275,7 @@ func (p *plan) addSecAgg(i int, cfg *node.Config) error {
 	if sa == nil {
 		return nil
 	}
-	l, err := node.NewSecAggLayer(i, cfg.Model, cfg.Directory, random, *sa)
+	l, err := secagg.New(i, cfg.Model, cfg.Directory, random, *sa)
 	if err != nil {
 		return fmt.Errorf("node %d: secagg: %w", i, err)
 	}

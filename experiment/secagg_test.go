@@ -64,7 +64,7 @@ func TestSecAggImpossibleGroupsRefusedBeforeTheRun(t *testing.T) {
 // robust rule across the groups' means run too.
 func TestSecAggRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two simulations (node/secagg_test.go covers the layer under -short)")
+		t.Skip("two simulations (node/secagg/masks_test.go covers the layer under -short)")
 	}
 	// One of the four nodes is the adversary's (sending honest payloads):
 	// the simulator re-signs its messages over every exchange phase.

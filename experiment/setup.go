@@ -12,6 +12,7 @@ import (
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/trustlayer"
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
@@ -68,8 +69,8 @@ type Setup struct {
 	Workers     int
 	Timings     func(metrics.Timing)
 	// Trust, if set, gives every node DMTT's topology-trust layer
-	// (node.Config.Trust); the nodes share one signature-verification
-	// cache.
+	// (trustlayer.Layer), its first; the nodes share one
+	// signature-verification cache.
 	Trust *trust.Config
 	// Privacy, if set, gives every node a DP layer (experiment/privacy.go).
 	Privacy *Privacy
@@ -308,8 +309,11 @@ func (p *plan) node(i int, keys wire.KeySource) (*node.Node, error) {
 		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
 	}
 	if s.Trust != nil {
-		tc := *s.Trust
-		cfg.Trust = &tc
+		tl, err := trustlayer.New(id, dir, *s.Trust)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		cfg.Layers = append(cfg.Layers, tl)
 	}
 	if err := p.addPrivacy(i, &cfg); err != nil {
 		return nil, err

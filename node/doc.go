@@ -42,20 +42,22 @@
 // handed; incoming vectors are read-only for strategies (a broadcast
 // message is shared by all its recipients).
 //
-// Layers. Protocol additions that are not a strategy implement Layer:
-// DMTT's topology trust (TrustLayer); node-level DP (DPLayer: the round's
-// update clipped and noised once, before the strategy shares, so every
-// vector sent is post-processing of one release; for model exchange the
-// node releases and keeps start + noisy(clipped(update))); sample-level DP
-// (SampleDPLayer, which is also the node's Config.Trainer: DP-SGD, its
-// steps charged at the round's end); secure aggregation inside each
-// node's group (SecAggLayer: five phases, relayed by the aggregator) and
-// its encrypted counterparts (PaillierLayer, CKKSLayer), whose group mean
-// replaces what the strategy would combine. Layers take part in
-// every step of the round in a fixed order, own message kinds (claims,
-// masked vectors, keys, shares, ciphertexts), may need several exchange
-// phases, and a Releaser may transform what the strategy releases before
-// it is signed. The strategy sees their results through strategy.View.
+// Layers. Protocol additions that are not a strategy implement Layer, and
+// live in sub-packages that import node (the core here knows none of
+// them): DMTT's topology trust (trustlayer); node-level DP (dplayer.Layer:
+// the round's update clipped and noised once, before the strategy shares)
+// and sample-level DP (dplayer.Sample, which is also the node's
+// Config.Trainer: DP-SGD); secure aggregation inside each node's group
+// (secagg: pairwise masks, a Paillier relay or threshold CKKS), whose group
+// mean replaces what the strategy would combine. Whoever builds a node
+// builds its layers and passes them in Config.Layers, the trust layer
+// first. Layers take part in every step of the round in that order, own
+// message kinds (claims, masked vectors, keys, shares, ciphertexts), may
+// need several exchange phases, and a Releaser may transform what the
+// strategy releases before it is signed. The strategy sees their results
+// through strategy.View; their reports in Ready (TrustReport,
+// PrivacyReport, SecAggReport) are plain data types of this package, so
+// that a driver reads a round through node alone.
 //
 // State. Everything that must persist between rounds leaves through one
 // value, Snapshot (state.go): parameters, model and optimizer state, the

@@ -1,4 +1,4 @@
-package node
+package node_test
 
 import (
 	"encoding/binary"
@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/internal/nodetest"
+	"github.com/trellis-fl/trellis/node/secagg"
+	"github.com/trellis-fl/trellis/node/trustlayer"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/trust"
@@ -29,48 +33,54 @@ const (
 // fuzzTags are every layer's tags, and none.
 var fuzzTags = []string{"", strategy.TagModel, privacy.TagSecAggAdvertise, privacy.TagSecAggRoster,
 	privacy.TagSecAggShares, privacy.TagSecAggInput, privacy.TagSecAggForward, privacy.TagSecAggUnmask,
-	tagPaillierKey, tagPaillierHolder, tagPaillierInput, tagPaillierAgg, tagPaillierSum,
-	tagCKKSKeyShare, tagCKKSKey, tagCKKSInput, tagCKKSSum, tagCKKSDecShare}
+	secagg.TagPaillierKey, secagg.TagPaillierHolder, secagg.TagPaillierInput, secagg.TagPaillierAgg, secagg.TagPaillierSum,
+	secagg.TagCKKSKeyShare, secagg.TagCKKSKey, secagg.TagCKKSInput, secagg.TagCKKSSum, secagg.TagCKKSDecShare}
 
-// fuzzNet is node 0 of each layer set, with its round counter; nodes 1
-// and 2 are its in-neighbours, 3 is not.
+// fuzzNet is node 0 of each layer set, with what each exchange phase of
+// its rounds takes, and the round counter; nodes 1 and 2 are its
+// in-neighbours, 3 is not.
 type fuzzNet struct {
-	ids   []*wire.Identity
-	nodes [fuzzNodes]*Node
-	round int
+	ids    []*wire.Identity
+	nodes  [fuzzNodes]*node.Node
+	expect [fuzzNodes][][]node.Expect
+	round  int
 }
 
 func newFuzzNet(t testing.TB) *fuzzNet {
 	ids, dir := wire.SimIdentities(11, 4)
 	f := &fuzzNet{ids: ids}
 	params := 0
-	layer := func(k int) func(*Config) {
-		return func(c *Config) {
+	layer := func(k int) func(*node.Config) {
+		return func(c *node.Config) {
 			params = c.Model.NumParams()
-			var l Layer
+			var l node.Layer
 			var err error
 			switch k {
 			case fuzzTrust:
 				tc := trust.DefaultConfig()
 				tc.Claims = trust.ClaimsEvents
-				c.Trust = &tc
+				l, err = trustlayer.New(c.Identity, dir, tc)
 			case fuzzSecAgg:
-				l, err = NewSecAggLayer(0, c.Model, dir, seed.Seeded(5), SecAggConfig{Threshold: 2})
+				l, err = secagg.New(0, c.Model, dir, seed.Seeded(5), secagg.Config{Threshold: 2})
 			case fuzzPaillier:
-				l, err = NewPaillierLayer(0, c.Model, dir, seed.Seeded(5), PaillierConfig{KeyBits: 512, ScaleBits: 16, Bound: 16, Headroom: 4})
+				l, err = secagg.NewPaillier(0, c.Model, dir, seed.Seeded(5), secagg.PaillierConfig{KeyBits: 512, ScaleBits: 16, Bound: 16, Headroom: 4})
 			case fuzzCKKS:
-				l, err = NewCKKSLayer(0, c.Model, []byte("fuzz crs"), 4)
+				l, err = secagg.NewCKKS(0, c.Model, []byte("fuzz crs"), 4)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			if l != nil {
-				c.Layers = []Layer{l}
+				c.Layers = []node.Layer{l}
 			}
 		}
 	}
 	for k := range f.nodes {
-		f.nodes[k] = newTestNode(t, 0, ids, dir, &strategy.FedAvg{}, layer(k))
+		f.nodes[k] = nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{}, layer(k))
+		var err error
+		if f.expect[k], err = node.Expectations(f.nodes[k]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_ = params
 	return f
@@ -117,10 +127,10 @@ func (f *fuzzNet) message(t testing.TB, round int, kind, tag, from byte, body []
 func (f *fuzzNet) step(t testing.TB, k int, p byte, m func(round int) *wire.Message) {
 	n := f.nodes[k]
 	f.round++
-	if err := n.Begin(f.round, Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}); err != nil {
+	if err := n.Begin(f.round, node.Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}); err != nil {
 		t.Fatal(err)
 	}
-	phase := int(p) % n.rs.phases
+	phase := int(p) % len(f.expect[k])
 	stepped := false
 	for q := 0; ; q++ {
 		if q == phase {
@@ -138,7 +148,7 @@ func (f *fuzzNet) step(t testing.TB, k int, p byte, m func(round int) *wire.Mess
 	if !stepped {
 		_ = n.Step(m(f.round))
 	}
-	if _, err := n.End(EndOptions{}); err != nil {
+	if _, err := n.End(node.EndOptions{}); err != nil {
 		t.Fatalf("End: %v", err)
 	}
 }
@@ -155,11 +165,8 @@ const fuzzStall = 20 * time.Second
 // kinds at their exact sizes, and those truncated and extended.
 func FuzzStep(f *testing.F) {
 	net := newFuzzNet(f)
-	for k, n := range net.nodes {
-		if err := n.setupInputs(); err != nil {
-			f.Fatal(err)
-		}
-		for p, es := range n.rs.in.expect {
+	for k := range net.nodes {
+		for p, es := range net.expect[k] {
 			for _, e := range es {
 				for _, size := range []int{e.Content.Max, e.Content.Max / 2, e.Content.Max + 4} {
 					body := make([]byte, size)

@@ -378,8 +378,8 @@ func (n *Node) setupInputs() error {
 	return nil
 }
 
-// blobExpect expects a blob of kind k of minBytes to maxBytes bytes.
-func blobExpect(k wire.Kind, minBytes, maxBytes int) Expect {
+// ExpectBlob expects a blob of kind k of minBytes to maxBytes bytes.
+func ExpectBlob(k wire.Kind, minBytes, maxBytes int) Expect {
 	return Expect{k, wire.BlobContent(minBytes, maxBytes)}
 }
 

@@ -1,19 +1,21 @@
-package node
+package node_test
 
 import (
 	"math"
 	"slices"
 	"testing"
 
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/internal/nodetest"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
 
 // ringHood is node i's neighbourhood on the n-node ring (both links).
-func ringHood(i, n int) Neighborhood {
+func ringHood(i, n int) node.Neighborhood {
 	in := []int{(i + n - 1) % n, (i + 1) % n}
 	slices.Sort(in)
-	return Neighborhood{In: in, InDegree: []int{2, 2}, Degree: 2}
+	return node.Neighborhood{In: in, InDegree: []int{2, 2}, Degree: 2}
 }
 
 // ringRound runs one FedAvg round of the five-node ring by hand: every
@@ -21,16 +23,16 @@ func ringHood(i, n int) Neighborhood {
 // a copy of node 2's correctly signed broadcast as well (node 2 is not
 // one of node 0's neighbours, 1 and 4). It returns node 0's Ready and the
 // error Step gave the relayed copy.
-func ringRound(t *testing.T, relay bool) (Ready, error) {
+func ringRound(t *testing.T, relay bool) (node.Ready, error) {
 	t.Helper()
 	const n = 5
 	ids, dir := wire.SimIdentities(7, n)
-	nodes := make([]*Node, n)
+	nodes := make([]*node.Node, n)
 	out := make([][]*wire.Message, n)
 	for i := range nodes {
-		nodes[i] = newTestNode(t, i, ids, dir, &strategy.FedAvg{})
-		begin(t, 0, ringHood(i, n), nodes[i])
-		out[i] = outbox(t, nodes[i])
+		nodes[i] = nodetest.NewNode(t, i, ids, dir, &strategy.FedAvg{})
+		nodetest.Begin(t, 0, ringHood(i, n), nodes[i])
+		out[i] = nodetest.Outbox(t, nodes[i])
 	}
 	var relayErr error
 	for i, nd := range nodes {
@@ -45,7 +47,7 @@ func ringRound(t *testing.T, relay bool) (Ready, error) {
 			relayErr = nd.Step(out[2][0])
 		}
 	}
-	return end(t, nodes[0], EndOptions{}), relayErr
+	return nodetest.End(t, nodes[0], node.EndOptions{}), relayErr
 }
 
 // The five-node ring with a relay: node 2's correctly signed broadcast,
@@ -59,7 +61,7 @@ func TestRelayedMessageFromNonNeighbourIsRefused(t *testing.T) {
 	if err == nil {
 		t.Fatal("node 2's relayed message accepted by node 0")
 	}
-	if !slices.Equal(rd.Rejections, []Rejection{{From: 2, Reason: ReasonNotNeighbor, Count: 1}}) || rd.Rejected != 1 {
+	if !slices.Equal(rd.Rejections, []node.Rejection{{From: 2, Reason: node.ReasonNotNeighbor, Count: 1}}) || rd.Rejected != 1 {
 		t.Fatalf("rejections %+v (%d), want node 2's message as not_in_neighbor", rd.Rejections, rd.Rejected)
 	}
 	// FedAvg lists the senders' weights; the node's own is the rest.
@@ -103,9 +105,9 @@ func TestKindAndSizeMustMatchThePhase(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
 	l := &phased{}
 	rec := &recorder{}
-	n := newTestNode(t, 0, ids, dir, rec, func(c *Config) { c.Layers = []Layer{l} })
-	hood := Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
-	begin(t, 0, hood, n)
+	n := nodetest.NewNode(t, 0, ids, dir, rec, func(c *node.Config) { c.Layers = []node.Layer{l} })
+	hood := node.Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
+	nodetest.Begin(t, 0, hood, n)
 	params := n.Model().NumParams()
 	key := func(size int) func(*wire.Message) {
 		return func(m *wire.Message) { m.Blob.Data = make([]byte, size) }
@@ -117,14 +119,14 @@ func TestKindAndSizeMustMatchThePhase(t *testing.T) {
 		m      *wire.Message
 		refuse string // "" accepted or held
 	}{
-		{signedFrom(t, ids, 1, 0, 1, wire.KindKey, key(wire.KeySize+1)), ReasonWrongSize},
+		{signedFrom(t, ids, 1, 0, 1, wire.KindKey, key(wire.KeySize+1)), node.ReasonWrongSize},
 		{signedFrom(t, ids, 1, 0, 2, wire.KindKey, key(wire.KeySize)), ""},
-		{signedFrom(t, ids, 1, 0, 3, wire.KindMasked, func(m *wire.Message) { m.Masked.Data = make([]uint32, params) }), ReasonUnexpectedKind},
-		{signedFrom(t, ids, 1, 0, 4, wire.KindVector, vec(params+1)), ReasonWrongSize},
-		{signedFrom(t, ids, 1, 0, 5, wire.KindVector, vec(params)), ""},        // phase 1's: held
-		{signedFrom(t, ids, 1, 0, 6, wire.KindShare, key(1)), ""},              // phase 2's: held
-		{signedFrom(t, ids, 1, 0, 7, wire.KindShare, key(2)), ReasonWrongSize}, // a share is 1 byte here
-		{signedFrom(t, ids, 1, 0, 8, wire.KindCipher, key(10)), ReasonUnexpectedKind},
+		{signedFrom(t, ids, 1, 0, 3, wire.KindMasked, func(m *wire.Message) { m.Masked.Data = make([]uint32, params) }), node.ReasonUnexpectedKind},
+		{signedFrom(t, ids, 1, 0, 4, wire.KindVector, vec(params+1)), node.ReasonWrongSize},
+		{signedFrom(t, ids, 1, 0, 5, wire.KindVector, vec(params)), ""},             // phase 1's: held
+		{signedFrom(t, ids, 1, 0, 6, wire.KindShare, key(1)), ""},                   // phase 2's: held
+		{signedFrom(t, ids, 1, 0, 7, wire.KindShare, key(2)), node.ReasonWrongSize}, // a share is 1 byte here
+		{signedFrom(t, ids, 1, 0, 8, wire.KindCipher, key(10)), node.ReasonUnexpectedKind},
 	}
 	for i, s := range steps {
 		err := n.Step(s.m)
@@ -135,14 +137,14 @@ func TestKindAndSizeMustMatchThePhase(t *testing.T) {
 	if !slices.Equal(l.handled, []wire.Kind{wire.KindKey}) {
 		t.Fatalf("before phase 0 closed the layer handled %v, want the key alone", l.handled)
 	}
-	var rd Ready
+	var rd node.Ready
 	for p := 0; ; p++ {
 		_, more, err := n.Outbox()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p == 1 && len(n.rs.inbox) != 1 {
-			t.Fatalf("phase 1 opened: %d vectors delivered, want the held one", len(n.rs.inbox))
+		if p == 1 && node.Inbox(n) != 1 {
+			t.Fatalf("phase 1 opened: %d vectors delivered, want the held one", node.Inbox(n))
 		}
 		if !more {
 			break
@@ -152,11 +154,11 @@ func TestKindAndSizeMustMatchThePhase(t *testing.T) {
 	if err := n.Step(signedFrom(t, ids, 1, 0, 9, wire.KindKey, key(wire.KeySize))); err == nil {
 		t.Fatal("a key accepted in phase 2")
 	}
-	rd = end(t, n, EndOptions{})
+	rd = nodetest.End(t, n, node.EndOptions{})
 	if !slices.Equal(l.handled, []wire.Kind{wire.KindKey, wire.KindShare}) {
 		t.Fatalf("the layer handled %v, want the key and the held share", l.handled)
 	}
-	want := []Rejection{{1, ReasonUnexpectedKind, 3}, {1, ReasonWrongSize, 3}}
+	want := []node.Rejection{{1, node.ReasonUnexpectedKind, 3}, {1, node.ReasonWrongSize, 3}}
 	if !slices.Equal(rd.Rejections, want) {
 		t.Fatalf("rejections %+v, want %+v", rd.Rejections, want)
 	}
@@ -166,15 +168,15 @@ func TestKindAndSizeMustMatchThePhase(t *testing.T) {
 }
 
 // The store of held messages is bounded in total: many senders filling
-// their own share cannot together hold more than heldTotalSenders shares.
+// their own share cannot together hold more than node.HeldTotalSenders shares.
 func TestHeldMessagesAreBoundedInTotal(t *testing.T) {
-	const senders = heldTotalSenders + 4
+	const senders = node.HeldTotalSenders + 4
 	ids, dir := wire.SimIdentities(7, senders+1)
-	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
-	begin(t, 0, Neighborhood{}, n)
+	n := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{})
+	nodetest.Begin(t, 0, node.Neighborhood{}, n)
 	full := 0
 	for from := uint32(1); from <= senders; from++ {
-		for seq := range uint64(heldPerSender) {
+		for seq := range uint64(node.HeldPerSender) {
 			m := &wire.Message{Header: wire.Header{Kind: wire.KindVector, From: from, To: 0, Round: 1, Seq: seq + 1},
 				Payload: wire.Payload{Data: make([]float32, n.Model().NumParams())}}
 			if err := n.Step(m); err != nil {
@@ -182,20 +184,20 @@ func TestHeldMessagesAreBoundedInTotal(t *testing.T) {
 			}
 		}
 	}
-	in := &n.rs.in
-	if in.totalBytes > heldTotalSenders*in.perSenderBytes || full == 0 {
-		t.Fatalf("%d bytes held (bound %d), %d refused", in.totalBytes, heldTotalSenders*in.perSenderBytes, full)
+	in := node.Held(n)
+	if in.TotalBytes > node.HeldTotalSenders*in.PerSenderBytes || full == 0 {
+		t.Fatalf("%d bytes held (bound %d), %d refused", in.TotalBytes, node.HeldTotalSenders*in.PerSenderBytes, full)
 	}
 	sum := 0
-	for _, h := range in.store {
-		sum += h.size
+	for _, size := range in.Sizes {
+		sum += size
 	}
-	if sum != in.totalBytes {
-		t.Fatalf("the store holds %d bytes, its count says %d", sum, in.totalBytes)
+	if sum != in.TotalBytes {
+		t.Fatalf("the store holds %d bytes, its count says %d", sum, in.TotalBytes)
 	}
 	// The last senders found the store full.
-	if in.count[senders] != 0 {
-		t.Fatalf("sender %d holds %d messages in a full store", senders, in.count[senders])
+	if in.Count[senders] != 0 {
+		t.Fatalf("sender %d holds %d messages in a full store", senders, in.Count[senders])
 	}
 }
 
@@ -204,7 +206,7 @@ func TestHeldMessagesAreBoundedInTotal(t *testing.T) {
 // that do not hold their declared body are refused.
 func TestAdmissionChecksBytesBeforeDecoding(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
-	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
+	n := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{})
 	a, err := n.Admission()
 	if err != nil {
 		t.Fatal(err)

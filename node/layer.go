@@ -1,15 +1,17 @@
 package node
 
 import (
+	"math/rand/v2"
+
+	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// Layer is a protocol addition that is not a strategy (DESIGN.md, "The
-// node's round interface"): DMTT's topology trust (TrustLayer), and later
-// DP noise with its accountant and secure aggregation's masks. The node
-// calls its layers in a fixed order (Config.Trust first, then
-// Config.Layers), at fixed points of the round:
+// Layer is a protocol addition that is not a strategy: DMTT's topology
+// trust (package trustlayer), DP noise with its accountant (dplayer),
+// secure aggregation (secagg). The node calls its layers in the order of
+// Config.Layers, at fixed points of the round:
 //
 //	Begin(r, hood)                      when round r opens
 //	Outbox(p)                           at every exchange phase p < Phases()
@@ -93,3 +95,9 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return r.Err.Error() }
 func (r *Refusal) Unwrap() error { return r.Err }
+
+// Trainer trains the node's model in place of nn.Model.Train
+// (Config.Trainer): sample-level DP's DP-SGD (dplayer.Sample).
+type Trainer interface {
+	Train(src nn.Batches, opt nn.Optimizer, cfg nn.TrainConfig, rng *rand.Rand) (nn.TrainResult, error)
+}

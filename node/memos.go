@@ -35,11 +35,19 @@ func (n *Node) ShareMemos(m Memos) error {
 	}
 	n.validator, n.memos = v, m
 	for _, l := range n.layers {
-		if t, ok := l.(*TrustLayer); ok {
-			t.cfg.Cache = m.Verify
+		if u, ok := l.(MemoUser); ok {
+			u.UseMemos(m)
 		}
 	}
 	return nil
+}
+
+// MemoUser is a Layer that does work a simulator's memos can share (the
+// trust layer verifies claims' signatures through Memos.Verify): ShareMemos
+// hands them on, before the first round.
+type MemoUser interface {
+	Layer
+	UseMemos(Memos)
 }
 
 // newValidator is the node's message validator, with the memos m.

@@ -7,7 +7,6 @@ import (
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
-	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -39,20 +38,19 @@ type Config struct {
 	Seed   uint64
 	Random seed.Source
 	Rounds int
-	// Trust, if not nil, adds DMTT's topology-trust layer (TrustLayer)
-	// with these parameters as the first layer.
-	Trust *trust.Config
-	// Layers are further protocol layers, called after the trust layer in
-	// this order.
+	// Layers are the protocol layers (Layer), called in this order: DMTT's
+	// topology trust (package trustlayer) first, so that the layers after
+	// it and the strategy see the round's trust, then DP (dplayer), then
+	// secure aggregation (secagg).
 	Layers []Layer
 	// Trainer, if not nil, trains the model in place of Model.Train
-	// (sample-level DP: SampleDPLayer).
+	// (sample-level DP: dplayer.Sample).
 	Trainer Trainer
 }
 
 // Neighborhood is what a node knows of the round's graph: whom it may hear
 // from (sorted), their degrees, and its own degree. Every node can rebuild
-// it from the experiment seed (spec/dmtt.md, "Mobility").
+// it from the experiment seed (a mobility graph is seeded too).
 type Neighborhood struct {
 	In       []int
 	InDegree []int
@@ -109,13 +107,6 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, random: cfg.Random, validator: v, start: make([]float32, cfg.Model.NumParams())}
 	if n.random == nil {
 		n.random = seed.Seeded(cfg.Seed)
-	}
-	if cfg.Trust != nil {
-		tl, err := NewTrustLayer(cfg.Identity, cfg.Directory, *cfg.Trust)
-		if err != nil {
-			return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
-		}
-		n.layers = append(n.layers, tl)
 	}
 	for _, l := range cfg.Layers {
 		if l == nil {

@@ -1,4 +1,4 @@
-package node
+package node_test
 
 import (
 	"math"
@@ -6,30 +6,11 @@ import (
 
 	"github.com/trellis-fl/trellis/agreement"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/internal/nodetest"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
-
-// memData is a tiny in-memory nn.Batches that says where it is
-// (Positioned).
-type memData struct {
-	x      []float32
-	y      []int
-	pos    int
-	resets uint64
-}
-
-func (d *memData) Len() int                   { return len(d.y) }
-func (d *memData) Reset()                     { d.pos, d.resets = 0, d.resets+1 }
-func (d *memData) Position() (uint64, int)    { return d.resets, d.pos }
-func (d *memData) Seek(r uint64, p int) error { d.resets, d.pos = r, p; return nil }
-func (d *memData) Next(x []float32, y []int) int {
-	n := min(len(y), len(d.y)-d.pos)
-	copy(x, d.x[d.pos*2:(d.pos+n)*2])
-	copy(y, d.y[d.pos:d.pos+n])
-	d.pos += n
-	return n
-}
 
 // recorder is a strategy that remembers what reached Combine.
 type recorder struct {
@@ -42,66 +23,14 @@ func (r *recorder) Combine(v *strategy.View, in []strategy.Incoming) (map[int]fl
 	return r.FedAvg.Combine(v, in)
 }
 
-func newTestNode(t testing.TB, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy, opts ...func(*Config)) *Node {
-	t.Helper()
-	m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
-	d := &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0}, y: []int{0, 1, 1, 0}}
-	cfg := Config{ID: id, Model: m, Optimizer: opt, Train: nn.TrainConfig{Epochs: 1}, Strategy: st,
-		TrainData: d, Test: d, Identity: ids[id], Directory: dir, Seed: 1, Rounds: 3}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// begin opens round r on every node with hood and trains it.
-func begin(t *testing.T, r int, hood Neighborhood, nodes ...*Node) {
-	t.Helper()
-	for _, x := range nodes {
-		if err := x.Begin(r, hood); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := x.Train(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// outbox is the node's single exchange phase.
-func outbox(t *testing.T, n *Node) []*wire.Message {
-	t.Helper()
-	out, more, err := n.Outbox()
-	if err != nil || more {
-		t.Fatalf("outbox: more %v, %v", more, err)
-	}
-	return out
-}
-
-func end(t *testing.T, n *Node, o EndOptions) Ready {
-	t.Helper()
-	rd, err := n.End(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rd
-}
-
 func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 3)
 	rec := &recorder{}
-	n := newTestNode(t, 0, ids, dir, rec)
-	peer := newTestNode(t, 1, ids, dir, &strategy.FedAvg{})
-	hood := Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}
-	begin(t, 1, hood, n, peer)
-	out := outbox(t, peer)
+	n := nodetest.NewNode(t, 0, ids, dir, rec)
+	peer := nodetest.NewNode(t, 1, ids, dir, &strategy.FedAvg{})
+	hood := node.Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}
+	nodetest.Begin(t, 1, hood, n, peer)
+	out := nodetest.Outbox(t, peer)
 	if len(out) != 1 || out[0].To != wire.Broadcast {
 		t.Fatalf("outbox: %v", out)
 	}
@@ -140,20 +69,20 @@ func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
 			t.Errorf("bad message %d accepted", i)
 		}
 	}
-	outbox(t, n)
-	rd := end(t, n, EndOptions{})
+	nodetest.Outbox(t, n)
+	rd := nodetest.End(t, n, node.EndOptions{})
 	if len(rec.seen) != 1 || rec.seen[0].From != 1 {
 		t.Fatalf("strategy saw %d messages, want only the valid one", len(rec.seen))
 	}
 	if rd.Rejected != len(rejects) {
 		t.Errorf("Ready.Rejected = %d, want %d", rd.Rejected, len(rejects))
 	}
-	want := map[Rejection]bool{
+	want := map[node.Rejection]bool{
 		// A wrong length is refused by its size before the signature is
 		// checked, a sender outside the round's in-neighbours (here one
 		// outside the directory too) before anything else.
-		{1, "non_finite", 2}: true, {1, ReasonWrongSize, 1}: true, {1, "bad_signature", 1}: true,
-		{1, "stale_round", 1}: true, {1, "wrong_recipient", 1}: true, {9, ReasonNotNeighbor, 1}: true,
+		{1, "non_finite", 2}: true, {1, node.ReasonWrongSize, 1}: true, {1, "bad_signature", 1}: true,
+		{1, "stale_round", 1}: true, {1, "wrong_recipient", 1}: true, {9, node.ReasonNotNeighbor, 1}: true,
 	}
 	if len(rd.Rejections) != len(want) {
 		t.Fatalf("rejections %+v, want %v", rd.Rejections, want)
@@ -170,13 +99,13 @@ func TestOnlyValidMessagesReachTheStrategy(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
-	if _, err := New(Config{ID: 0}); err == nil {
+	if _, err := node.New(node.Config{ID: 0}); err == nil {
 		t.Error("empty config accepted")
 	}
 	m, _ := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
 	opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
-	d := &memData{x: []float32{1, 0}, y: []int{0}}
-	_, err := New(Config{ID: 0, Model: m, Optimizer: opt, Strategy: strategy.Local{}, TrainData: d, Test: d,
+	d := &nodetest.Data{X: []float32{1, 0}, Y: []int{0}}
+	_, err := node.New(node.Config{ID: 0, Model: m, Optimizer: opt, Strategy: strategy.Local{}, TrainData: d, Test: d,
 		Identity: ids[1], Directory: dir})
 	if err == nil {
 		t.Error("a node holding another node's identity was accepted")
@@ -187,11 +116,11 @@ func TestTrainingIsReproducible(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 1)
 	var first []float32
 	for range 2 {
-		n := newTestNode(t, 0, ids, dir, strategy.Local{})
+		n := nodetest.NewNode(t, 0, ids, dir, strategy.Local{})
 		for r := range 3 {
-			begin(t, r, Neighborhood{}, n)
-			outbox(t, n)
-			end(t, n, EndOptions{})
+			nodetest.Begin(t, r, node.Neighborhood{}, n)
+			nodetest.Outbox(t, n)
+			nodetest.End(t, n, node.EndOptions{})
 		}
 		if first == nil {
 			first = append([]float32(nil), n.Model().Params()...)
@@ -211,16 +140,16 @@ func TestTrainingIsReproducible(t *testing.T) {
 // the node's model as it was.
 func TestValidateReadsTheFirstSamplesAndRestoresTheModel(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 1)
-	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
-	if err := n.view().Validate(n.Model().Params(), 3, &agreement.Outputs{}); err == nil {
+	n := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{})
+	if err := node.View(n).Validate(n.Model().Params(), 3, &agreement.Outputs{}); err == nil {
 		t.Error("no validation split: no error")
 	}
-	n.cfg.Val = &memData{x: []float32{1, 0, 0, 1, 1, 1, -1, 0, 2, 2}, y: []int{0, 1, 1, 0, 1}}
+	node.SetVal(n, &nodetest.Data{X: []float32{1, 0, 0, 1, 1, 1, -1, 0, 2, 2}, Y: []int{0, 1, 1, 0, 1}})
 	own := append([]float32(nil), n.Model().Params()...)
 	// logreg 2→2: W = [[1, 0], [0, 1]], b = 0: logits are the inputs.
 	params := []float32{1, 0, 0, 1, 0, 0}
 	var o agreement.Outputs
-	if err := n.view().Validate(params, 3, &o); err != nil {
+	if err := node.View(n).Validate(params, 3, &o); err != nil {
 		t.Fatal(err)
 	}
 	if o.N != 3 || o.Classes != 2 || o.Dim != 2 || len(o.Labels) != 3 || o.Labels[2] != 1 || o.Vacuity != nil {
@@ -237,13 +166,7 @@ func TestValidateReadsTheFirstSamplesAndRestoresTheModel(t *testing.T) {
 			t.Fatal("the node's model changed")
 		}
 	}
-	if err := n.view().Validate(params[:2], 3, &o); err == nil {
+	if err := node.View(n).Validate(params[:2], 3, &o); err == nil {
 		t.Error("short parameters: no error")
 	}
 }
-
-// The reports of a round, by kind (nil when the round has none).
-func privacyOf(rd Ready) *PrivacyReport { p, _ := ReportOf[*PrivacyReport](rd); return p }
-func secAggOf(rd Ready) *SecAggReport   { p, _ := ReportOf[*SecAggReport](rd); return p }
-func trustOf(rd Ready) *TrustReport     { p, _ := ReportOf[*TrustReport](rd); return p }
-func scoresOf(rd Ready) strategy.Scores { p, _ := ReportOf[strategy.Scores](rd); return p }

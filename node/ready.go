@@ -71,32 +71,3 @@ type Evaluation struct {
 	Local  nn.EvalResult
 	Global nn.EvalResult // zero when the node has no global test set
 }
-
-// ReportKind implements Report.
-func (*TrustReport) ReportKind() string { return "trust" }
-
-// TrustReport is the topology-trust layer's state at the end of a round
-// (spec/dmtt.md, "Learning step" item 7 diagnostics).
-type TrustReport struct {
-	// Trust is T_topo of every peer, indexed by id up to the directory's
-	// largest (0 for ids outside it and for the node itself: its own
-	// value is not a belief).
-	Trust []float64
-	// Screened lists, in increasing order, the topology-screened
-	// neighbours (direct, reachable, trusted).
-	Screened []int
-	// Edges is the trusted view of the graph, in (U, V) order.
-	Edges [][2]int
-	// ClaimsAccepted counts the claims taken into the pools this round and
-	// ClaimsRejected those refused as evidence against someone, by reason.
-	ClaimsAccepted uint64
-	ClaimsRejected map[string]uint64
-}
-
-// The strategies' reports, named here so that a consumer of Ready needs
-// only node: agreement scores (LIGHTYEAR, DMTT, Murmura) and R-DPFL's
-// neighbourhood direction.
-type (
-	ScoresReport    = strategy.Scores
-	DirectionReport = strategy.RDPFLRound
-)

@@ -1,4 +1,4 @@
-package node
+package node_test
 
 import (
 	"os"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/internal/nodetest"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -50,14 +52,14 @@ func TestReplayedMessageIsKeptOnce(t *testing.T) {
 	}
 	const inputs, classes = 65535, 4 // 65,535·4 weights + 4 biases = 262,144 parameters
 	ids, dir := wire.SimIdentities(7, 2)
-	build := func(id int) *Node {
+	build := func(id int) *node.Node {
 		m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{inputs}, Classes: classes}, 1, nn.Options{Batch: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		opt, _ := nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, m.NumParams())
-		d := &memData{}
-		n, err := New(Config{ID: id, Model: m, Optimizer: opt, Strategy: &strategy.FedAvg{},
+		d := &nodetest.Data{}
+		n, err := node.New(node.Config{ID: id, Model: m, Optimizer: opt, Strategy: &strategy.FedAvg{},
 			TrainData: d, Test: d, Identity: ids[id], Directory: dir, Seed: 1, Rounds: 3})
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +70,7 @@ func TestReplayedMessageIsKeptOnce(t *testing.T) {
 	if p := n.Model().NumParams(); p != 1<<18 {
 		t.Fatalf("%d parameters, want 262,144", p)
 	}
-	hood := Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
+	hood := node.Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
 	// The peer's signed broadcasts of rounds 0 and 2, encoded: the second
 	// is the captured message.
 	var sent [][]byte
@@ -85,7 +87,7 @@ func TestReplayedMessageIsKeptOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		sent = append(sent, b)
-		if _, err := peer.End(EndOptions{Keep: true}); err != nil {
+		if _, err := peer.End(node.EndOptions{Keep: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +120,7 @@ func TestReplayedMessageIsKeptOnce(t *testing.T) {
 	if replay(sent[0], 1) != 0 {
 		t.Fatal("the peer's round-0 message refused")
 	}
-	if _, err := n.End(EndOptions{}); err != nil {
+	if _, err := n.End(node.EndOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	round(1)
@@ -126,7 +128,7 @@ func TestReplayedMessageIsKeptOnce(t *testing.T) {
 	if refused := replay(captured, 1500); refused != 1499 {
 		t.Fatalf("before its round: %d of 1,500 copies refused, want all but the first", refused)
 	}
-	if _, err := n.End(EndOptions{}); err != nil {
+	if _, err := n.End(node.EndOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	round(2)
@@ -134,8 +136,8 @@ func TestReplayedMessageIsKeptOnce(t *testing.T) {
 		t.Fatalf("during its round: %d of 1,500 copies refused, want all", refused)
 	}
 	after, _ := rss(t)
-	if len(n.rs.inbox) != 1 {
-		t.Fatalf("%d messages reached the strategy's inbox, want 1", len(n.rs.inbox))
+	if node.Inbox(n) != 1 {
+		t.Fatalf("%d messages reached the strategy's inbox, want 1", node.Inbox(n))
 	}
 	rise := after - before
 	t.Logf("RSS %d → %d bytes (%+d); the message is %d bytes", before, after, rise, len(captured))

@@ -131,7 +131,7 @@ func (n *Node) Begin(r int, hood Neighborhood) error {
 }
 
 // Train runs the round's local training. It is optional (a node that does
-// not learn skips it: spec/dmtt.md's Byzantine nodes), once per round,
+// not learn skips it: DMTT's idle Byzantine nodes), once per round,
 // between Begin and the first Outbox. Cancelling ctx stops it between
 // batches: the node keeps the steps taken, the error says so, and the
 // round goes on (a driver may still exchange and End).
@@ -336,7 +336,7 @@ func (n *Node) reject(from uint32, reason string) {
 type EndOptions struct {
 	// Keep closes the round without combining: the node keeps its model
 	// and drops what arrived (a driver's choice for nodes that do not
-	// learn, such as spec/dmtt.md's Byzantine nodes); layers still end.
+	// learn, such as DMTT's idle Byzantine nodes); layers still end.
 	Keep bool
 	// Evaluate measures the model on the local test split and, with
 	// Global and a global test set, on that too.

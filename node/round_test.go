@@ -1,4 +1,4 @@
-package node
+package node_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/internal/nodetest"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -16,7 +18,7 @@ import (
 // the node usable.
 func TestPhaseOrderErrors(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
-	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
+	n := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{})
 	expect := func(err error, want string) {
 		t.Helper()
 		if err == nil || !strings.Contains(err.Error(), "expected "+want) {
@@ -27,27 +29,27 @@ func TestPhaseOrderErrors(t *testing.T) {
 	expect(err, "Begin")
 	_, _, err = n.Outbox()
 	expect(err, "Begin")
-	_, err = n.End(EndOptions{})
+	_, err = n.End(node.EndOptions{})
 	expect(err, "Begin")
 
-	hood := Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
+	hood := node.Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
 	if err := n.Begin(0, hood); err != nil {
 		t.Fatal(err)
 	}
 	expect(n.Begin(1, hood), "End of the open round")
-	_, err = n.End(EndOptions{})
+	_, err = n.End(node.EndOptions{})
 	expect(err, "Outbox (exchange phase 1 of 1)")
 	if _, err := n.Train(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	_, err = n.Train(t.Context())
 	expect(err, "Begin (Train comes once, before Outbox)")
-	outbox(t, n)
+	nodetest.Outbox(t, n)
 	_, _, err = n.Outbox()
 	expect(err, "End (every exchange phase is open)")
 	_, err = n.Train(t.Context())
 	expect(err, "Begin")
-	end(t, n, EndOptions{})
+	nodetest.End(t, n, node.EndOptions{})
 	if err := n.Begin(0, hood); err == nil || !strings.Contains(err.Error(), "rounds must increase") {
 		t.Fatalf("Begin(0) again: %v", err)
 	}
@@ -55,19 +57,19 @@ func TestPhaseOrderErrors(t *testing.T) {
 		t.Fatal("Begin(-1) accepted")
 	}
 	// A node that skips rounds (rejoining) goes on.
-	begin(t, 5, hood, n)
-	outbox(t, n)
-	if rd := end(t, n, EndOptions{}); rd.Round != 5 {
+	nodetest.Begin(t, 5, hood, n)
+	nodetest.Outbox(t, n)
+	if rd := nodetest.End(t, n, node.EndOptions{}); rd.Round != 5 {
 		t.Fatalf("round %d, want 5", rd.Round)
 	}
 }
 
 // vectorFrom is peer's signed vector message for round r to everyone.
-func vectorFrom(t *testing.T, peer *Node, r int, hood Neighborhood) *wire.Message {
+func vectorFrom(t *testing.T, peer *node.Node, r int, hood node.Neighborhood) *wire.Message {
 	t.Helper()
-	begin(t, r, hood, peer)
-	out := outbox(t, peer)
-	end(t, peer, EndOptions{})
+	nodetest.Begin(t, r, hood, peer)
+	out := nodetest.Outbox(t, peer)
+	nodetest.End(t, peer, node.EndOptions{})
 	m := *out[0]
 	m.Payload.Data = slices.Clone(m.Payload.Data) // the peer reuses its send buffer next round
 	return &m
@@ -79,10 +81,10 @@ func vectorFrom(t *testing.T, peer *Node, r int, hood Neighborhood) *wire.Messag
 func TestMessagesReachOnlyTheirRound(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 3)
 	rec := &recorder{}
-	n := newTestNode(t, 0, ids, dir, rec)
-	p1 := newTestNode(t, 1, ids, dir, &strategy.FedAvg{})
-	p2 := newTestNode(t, 2, ids, dir, &strategy.FedAvg{})
-	hood := Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}
+	n := nodetest.NewNode(t, 0, ids, dir, rec)
+	p1 := nodetest.NewNode(t, 1, ids, dir, &strategy.FedAvg{})
+	p2 := nodetest.NewNode(t, 2, ids, dir, &strategy.FedAvg{})
+	hood := node.Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}
 
 	m0 := vectorFrom(t, p1, 0, hood)   // p1's round 0
 	m1 := vectorFrom(t, p1, 1, hood)   // p1's round 1
@@ -93,15 +95,15 @@ func TestMessagesReachOnlyTheirRound(t *testing.T) {
 	if err := n.Step(m1); err != nil {
 		t.Fatal(err)
 	}
-	begin(t, 0, hood, n)
+	nodetest.Begin(t, 0, hood, n)
 	if err := n.Step(m2); err != nil { // two rounds ahead: within bounds, buffered
 		t.Fatalf("round-2 message during round 0: %v", err)
 	}
 	if err := n.Step(m0); err != nil {
 		t.Fatal(err)
 	}
-	outbox(t, n)
-	rd := end(t, n, EndOptions{})
+	nodetest.Outbox(t, n)
+	rd := nodetest.End(t, n, node.EndOptions{})
 	if len(rec.seen) != 1 || rec.seen[0].From != 1 || &rec.seen[0].Vector[0] != &m0.Payload.Data[0] {
 		t.Fatalf("round 0 combined %d messages, want p1's round-0 message alone", len(rec.seen))
 	}
@@ -109,16 +111,16 @@ func TestMessagesReachOnlyTheirRound(t *testing.T) {
 		t.Fatalf("round 0 rejections %+v", rd.Rejections)
 	}
 
-	begin(t, 1, hood, n) // m1 is delivered now, from the buffer
+	nodetest.Begin(t, 1, hood, n) // m1 is delivered now, from the buffer
 	if err := n.Step(m0); err == nil {
 		t.Fatal("a round-0 message accepted in round 1")
 	}
-	outbox(t, n)
-	rd = end(t, n, EndOptions{})
+	nodetest.Outbox(t, n)
+	rd = nodetest.End(t, n, node.EndOptions{})
 	if len(rec.seen) != 1 || &rec.seen[0].Vector[0] != &m1.Payload.Data[0] {
 		t.Fatalf("round 1 combined %d messages, want p1's round-1 message alone", len(rec.seen))
 	}
-	if !slices.Equal(rd.Rejections, []Rejection{{From: 1, Reason: "stale_round", Count: 1}}) {
+	if !slices.Equal(rd.Rejections, []node.Rejection{{From: 1, Reason: "stale_round", Count: 1}}) {
 		t.Fatalf("round 1 rejections %+v, want p1's stale message", rd.Rejections)
 	}
 
@@ -126,13 +128,13 @@ func TestMessagesReachOnlyTheirRound(t *testing.T) {
 	if err := n.Step(late); err == nil {
 		t.Fatal("a message of a closed round accepted")
 	}
-	begin(t, 2, hood, n)
-	outbox(t, n)
-	rd = end(t, n, EndOptions{})
+	nodetest.Begin(t, 2, hood, n)
+	nodetest.Outbox(t, n)
+	rd = nodetest.End(t, n, node.EndOptions{})
 	if len(rec.seen) != 1 || rec.seen[0].From != 1 || &rec.seen[0].Vector[0] != &m2.Payload.Data[0] {
 		t.Fatalf("round 2 combined %+v, want p1's round-2 message alone", rec.seen)
 	}
-	if !slices.Equal(rd.Rejections, []Rejection{{From: 2, Reason: "stale_round", Count: 1}}) {
+	if !slices.Equal(rd.Rejections, []node.Rejection{{From: 2, Reason: "stale_round", Count: 1}}) {
 		t.Fatalf("round 2 rejections %+v, want p2's late message", rd.Rejections)
 	}
 }
@@ -142,11 +144,11 @@ func TestMessagesReachOnlyTheirRound(t *testing.T) {
 func TestBufferedMessagesKeepReplayProtection(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
 	rec := &recorder{}
-	n := newTestNode(t, 0, ids, dir, rec)
-	p := newTestNode(t, 1, ids, dir, &strategy.FedAvg{})
-	hood := Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
+	n := nodetest.NewNode(t, 0, ids, dir, rec)
+	p := nodetest.NewNode(t, 1, ids, dir, &strategy.FedAvg{})
+	hood := node.Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
 	m := vectorFrom(t, p, 1, hood)
-	begin(t, 0, hood, n)
+	nodetest.Begin(t, 0, hood, n)
 	if err := n.Step(m); err != nil {
 		t.Fatal(err)
 	}
@@ -154,17 +156,17 @@ func TestBufferedMessagesKeepReplayProtection(t *testing.T) {
 	if err := n.Step(&c); err == nil {
 		t.Fatal("a copy of a held message accepted")
 	}
-	outbox(t, n)
-	if rd := end(t, n, EndOptions{}); !slices.Equal(rd.Rejections, []Rejection{{From: 1, Reason: ReasonDuplicate, Count: 1}}) {
+	nodetest.Outbox(t, n)
+	if rd := nodetest.End(t, n, node.EndOptions{}); !slices.Equal(rd.Rejections, []node.Rejection{{From: 1, Reason: node.ReasonDuplicate, Count: 1}}) {
 		t.Fatalf("round 0 rejections %+v, want one duplicate", rd.Rejections)
 	}
-	begin(t, 1, hood, n)
+	nodetest.Begin(t, 1, hood, n)
 	if err := n.Step(&c); err == nil {
 		t.Fatal("a copy of a delivered message accepted")
 	}
-	outbox(t, n)
-	rd := end(t, n, EndOptions{})
-	if len(rec.seen) != 1 || !slices.Equal(rd.Rejections, []Rejection{{From: 1, Reason: ReasonDuplicate, Count: 1}}) {
+	nodetest.Outbox(t, n)
+	rd := nodetest.End(t, n, node.EndOptions{})
+	if len(rec.seen) != 1 || !slices.Equal(rd.Rejections, []node.Rejection{{From: 1, Reason: node.ReasonDuplicate, Count: 1}}) {
 		t.Fatalf("combined %d, rejections %+v: want one message and one duplicate", len(rec.seen), rd.Rejections)
 	}
 }
@@ -174,8 +176,8 @@ func TestBufferedMessagesKeepReplayProtection(t *testing.T) {
 // rounds too far ahead.
 func TestEarlyMessagesAreBounded(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
-	n := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
-	begin(t, 0, Neighborhood{}, n)
+	n := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{})
+	nodetest.Begin(t, 0, node.Neighborhood{}, n)
 	msg := func(from uint32, round, seq uint64) *wire.Message {
 		return &wire.Message{Header: wire.Header{Kind: wire.KindVector, From: from, To: 0, Round: round, Seq: seq},
 			Payload: wire.Payload{Data: make([]float32, n.Model().NumParams())}}
@@ -187,12 +189,12 @@ func TestEarlyMessagesAreBounded(t *testing.T) {
 		t.Error("an early message from outside the directory buffered")
 	}
 	for range 10 {
-		if err := n.Step(msg(1, 1, 1)); err != nil && n.rs.in.count[1] != 1 {
+		if err := n.Step(msg(1, 1, 1)); err != nil && node.Held(n).Count[1] != 1 {
 			t.Fatal(err)
 		}
 	}
-	if n.rs.in.count[1] != 1 {
-		t.Fatalf("%d copies of one message held, want 1", n.rs.in.count[1])
+	if node.Held(n).Count[1] != 1 {
+		t.Fatalf("%d copies of one message held, want 1", node.Held(n).Count[1])
 	}
 	accepted := 1
 	for seq := range uint64(1000) {
@@ -201,33 +203,33 @@ func TestEarlyMessagesAreBounded(t *testing.T) {
 		}
 	}
 	size, _ := wire.EncodedSize(msg(1, 1, 1))
-	want := n.rs.in.perSenderBytes / size
-	if accepted != want || n.rs.in.bytes[1] != want*size {
-		t.Errorf("held %d early messages (%d bytes) of one sender, want the byte bound's %d", accepted, n.rs.in.bytes[1], want)
+	want := node.Held(n).PerSenderBytes / size
+	if accepted != want || node.Held(n).Bytes[1] != want*size {
+		t.Errorf("held %d early messages (%d bytes) of one sender, want the byte bound's %d", accepted, node.Held(n).Bytes[1], want)
 	}
-	outbox(t, n)
-	rd := end(t, n, EndOptions{})
-	wantRej := []Rejection{{1, ReasonBufferFull, 1001 - want}, {1, ReasonDuplicate, 9}, {1, ReasonTooFarAhead, 1}, {7, "unknown_sender", 1}}
+	nodetest.Outbox(t, n)
+	rd := nodetest.End(t, n, node.EndOptions{})
+	wantRej := []node.Rejection{{1, node.ReasonBufferFull, 1001 - want}, {1, node.ReasonDuplicate, 9}, {1, node.ReasonTooFarAhead, 1}, {7, "unknown_sender", 1}}
 	if !slices.Equal(rd.Rejections, wantRej) {
 		t.Fatalf("rejections %+v, want %+v", rd.Rejections, wantRej)
 	}
 	// At the round, held messages from outside the round's in-neighbours
 	// are refused.
-	begin(t, 1, Neighborhood{}, n)
-	outbox(t, n)
-	if rd := end(t, n, EndOptions{}); !slices.Equal(rd.Rejections, []Rejection{{1, ReasonNotNeighbor, want}}) {
+	nodetest.Begin(t, 1, node.Neighborhood{}, n)
+	nodetest.Outbox(t, n)
+	if rd := nodetest.End(t, n, node.EndOptions{}); !slices.Equal(rd.Rejections, []node.Rejection{{1, node.ReasonNotNeighbor, want}}) {
 		t.Fatalf("round 1 rejections %+v, want the %d held messages from a non-neighbour", rd.Rejections, want)
 	}
-	if len(n.rs.in.store) != 0 || n.rs.in.totalBytes != 0 {
-		t.Fatalf("%d messages, %d bytes left in the store", len(n.rs.in.store), n.rs.in.totalBytes)
+	if len(node.Held(n).Sizes) != 0 || node.Held(n).TotalBytes != 0 {
+		t.Fatalf("%d messages, %d bytes left in the store", len(node.Held(n).Sizes), node.Held(n).TotalBytes)
 	}
 }
 
 // Cancelling Train stops it between batches; the round goes on.
 func TestTrainIsCancellable(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 1)
-	n := newTestNode(t, 0, ids, dir, strategy.Local{}, func(c *Config) { c.Train = nn.TrainConfig{Steps: 1000} })
-	if err := n.Begin(0, Neighborhood{}); err != nil {
+	n := nodetest.NewNode(t, 0, ids, dir, strategy.Local{}, func(c *node.Config) { c.Train = nn.TrainConfig{Steps: 1000} })
+	if err := n.Begin(0, node.Neighborhood{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -236,8 +238,8 @@ func TestTrainIsCancellable(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res.Steps != 0 {
 		t.Fatalf("cancelled training: %d steps, %v", res.Steps, err)
 	}
-	outbox(t, n)
-	if rd := end(t, n, EndOptions{Evaluate: true}); !rd.Trained || rd.Eval == nil {
+	nodetest.Outbox(t, n)
+	if rd := nodetest.End(t, n, node.EndOptions{Evaluate: true}); !rd.Trained || rd.Eval == nil {
 		t.Fatalf("ready %+v: want the round closed and evaluated", rd)
 	}
 }
@@ -252,24 +254,24 @@ type phased struct {
 	observed     int
 }
 
-func (l *phased) Name() string                  { return "phased" }
-func (l *phased) Begin(int, Neighborhood) error { l.begun++; return nil }
-func (l *phased) Phases() int                   { return 3 }
-func (l *phased) ReleasePhase() int             { return 1 }
-func (l *phased) Owns(k wire.Kind) bool         { return k == wire.KindKey || k == wire.KindShare }
-func (l *phased) ReleasesVectors() bool         { return true }
-func (l *phased) Expects(p int) []Expect {
+func (l *phased) Name() string                       { return "phased" }
+func (l *phased) Begin(int, node.Neighborhood) error { l.begun++; return nil }
+func (l *phased) Phases() int                        { return 3 }
+func (l *phased) ReleasePhase() int                  { return 1 }
+func (l *phased) Owns(k wire.Kind) bool              { return k == wire.KindKey || k == wire.KindShare }
+func (l *phased) ReleasesVectors() bool              { return true }
+func (l *phased) Expects(p int) []node.Expect {
 	switch p {
 	case 0:
-		return []Expect{blobExpect(wire.KindKey, wire.KeySize, wire.KeySize)}
+		return []node.Expect{node.ExpectBlob(wire.KindKey, wire.KeySize, wire.KeySize)}
 	case 2:
-		return []Expect{blobExpect(wire.KindShare, 1, 1)}
+		return []node.Expect{node.ExpectBlob(wire.KindShare, 1, 1)}
 	}
 	return nil
 }
 func (l *phased) Observe(*wire.Message, error) error { l.observed++; return nil }
 func (l *phased) Handle(m *wire.Message) error       { l.handled = append(l.handled, m.Kind); return nil }
-func (l *phased) End(rd *Ready) error                { l.ended++; return nil }
+func (l *phased) End(rd *node.Ready) error           { l.ended++; return nil }
 func (l *phased) See(*strategy.View)                 {}
 func (l *phased) Snapshot() ([]byte, error)          { return nil, nil }
 func (l *phased) Restore([]byte) error               { return nil }
@@ -297,17 +299,17 @@ func (l *phased) Release(out []*wire.Message) ([]*wire.Message, error) {
 func TestLayerPhasesAndRelease(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
 	la, lb := &phased{}, &phased{}
-	a := newTestNode(t, 0, ids, dir, &strategy.FedAvg{}, func(c *Config) { c.Layers = []Layer{la} })
+	a := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{}, func(c *node.Config) { c.Layers = []node.Layer{la} })
 	rec := &recorder{}
-	b := newTestNode(t, 1, ids, dir, rec, func(c *Config) { c.Layers = []Layer{lb} })
-	begin(t, 0, Neighborhood{In: []int{0, 1}, InDegree: []int{2, 2}, Degree: 2}, a, b)
+	b := nodetest.NewNode(t, 1, ids, dir, rec, func(c *node.Config) { c.Layers = []node.Layer{lb} })
+	nodetest.Begin(t, 0, node.Neighborhood{In: []int{0, 1}, InDegree: []int{2, 2}, Degree: 2}, a, b)
 	var kinds []wire.Kind
 	for phase := 0; ; phase++ {
 		out, more, err := a.Outbox()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.End(EndOptions{}); err == nil && phase < 2 {
+		if _, err := b.End(node.EndOptions{}); err == nil && phase < 2 {
 			t.Fatal("End before the last exchange phase accepted")
 		}
 		for _, m := range out {
@@ -338,22 +340,22 @@ func TestLayerPhasesAndRelease(t *testing.T) {
 	if !slices.Equal(kinds, []wire.Kind{wire.KindKey, wire.KindVector, wire.KindShare}) {
 		t.Fatalf("kinds by phase %v", kinds)
 	}
-	end(t, b, EndOptions{})
+	nodetest.End(t, b, node.EndOptions{})
 	if !slices.Equal(lb.handled, []wire.Kind{wire.KindKey, wire.KindShare}) || lb.observed != 3 || lb.ended != 1 || len(rec.seen) != 1 {
 		t.Fatalf("layer handled %v, observed %d, ended %d; strategy saw %d", lb.handled, lb.observed, lb.ended, len(rec.seen))
 	}
 	// Without a layer that takes them, privacy kinds are refused.
-	plain := newTestNode(t, 0, ids, dir, &strategy.FedAvg{})
+	plain := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{})
 	m := &wire.Message{Header: wire.Header{Kind: wire.KindShare, From: 1, To: 0, Round: 0, Seq: 1}, Blob: wire.Blob{Data: []byte{1}}}
 	if err := wire.Sign(m, ids[1]); err != nil {
 		t.Fatal(err)
 	}
-	begin(t, 0, Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}, plain)
+	nodetest.Begin(t, 0, node.Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}, plain)
 	if err := plain.Step(m); err == nil {
 		t.Fatal("a share message reached a node without a layer for it")
 	}
-	outbox(t, plain)
-	if rd := end(t, plain, EndOptions{}); !slices.Equal(rd.Rejections, []Rejection{{1, ReasonUnexpectedKind, 1}}) {
+	nodetest.Outbox(t, plain)
+	if rd := nodetest.End(t, plain, node.EndOptions{}); !slices.Equal(rd.Rejections, []node.Rejection{{1, node.ReasonUnexpectedKind, 1}}) {
 		t.Fatalf("rejections %+v", rd.Rejections)
 	}
 }
@@ -369,26 +371,26 @@ func (*scorer) Reports() []strategy.Report {
 // the strategy's weights and scores, the evaluation when asked, training.
 func TestReadyCarriesTheRound(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
-	n := newTestNode(t, 0, ids, dir, &scorer{})
-	p := newTestNode(t, 1, ids, dir, &strategy.FedAvg{})
-	hood := Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
+	n := nodetest.NewNode(t, 0, ids, dir, &scorer{})
+	p := nodetest.NewNode(t, 1, ids, dir, &strategy.FedAvg{})
+	hood := node.Neighborhood{In: []int{1}, InDegree: []int{1}, Degree: 1}
 	m := vectorFrom(t, p, 0, hood)
-	begin(t, 0, hood, n)
+	nodetest.Begin(t, 0, hood, n)
 	if err := n.Step(m); err != nil {
 		t.Fatal(err)
 	}
-	outbox(t, n)
-	rd := end(t, n, EndOptions{Evaluate: true, Global: true})
-	if rd.Weights[1] != 0.5 || len(scoresOf(rd)) != 1 || scoresOf(rd)[0].Value != 0.75 || rd.Eval == nil ||
-		rd.Eval.Local.Accuracy < 0 || trustOf(rd) != nil || rd.Train.Steps != 1 {
+	nodetest.Outbox(t, n)
+	rd := nodetest.End(t, n, node.EndOptions{Evaluate: true, Global: true})
+	if rd.Weights[1] != 0.5 || len(nodetest.Scores(rd)) != 1 || nodetest.Scores(rd)[0].Value != 0.75 || rd.Eval == nil ||
+		rd.Eval.Local.Accuracy < 0 || nodetest.Trust(rd) != nil || rd.Train.Steps != 1 {
 		t.Fatalf("ready %+v", rd)
 	}
 	// Keep closes without combining: no weights, no scores, model unchanged.
-	begin(t, 1, hood, n)
+	nodetest.Begin(t, 1, hood, n)
 	before := slices.Clone(n.Model().Params())
-	outbox(t, n)
-	rd = end(t, n, EndOptions{Keep: true})
-	if rd.Combined || rd.Weights != nil || scoresOf(rd) != nil || !slices.Equal(before, n.Model().Params()) {
+	nodetest.Outbox(t, n)
+	rd = nodetest.End(t, n, node.EndOptions{Keep: true})
+	if rd.Combined || rd.Weights != nil || nodetest.Scores(rd) != nil || !slices.Equal(before, n.Model().Params()) {
 		t.Fatalf("Keep: %+v", rd)
 	}
 }

@@ -230,18 +230,3 @@ func listOrNone(names []string) string {
 	}
 	return fmt.Sprint(names)
 }
-
-// Layers' own states start with a version byte; a layer whose state is
-// only that byte has nothing to carry between rounds but still says which
-// format it is, so that a later version can refuse an old state by name.
-const layerStateVersion = 1
-
-// versionOnly is the state of a layer with nothing to save, and its check.
-func versionOnly() []byte { return []byte{layerStateVersion} }
-
-func checkVersionOnly(layer string, b []byte) error {
-	if len(b) != 1 || b[0] != layerStateVersion {
-		return fmt.Errorf("%s layer: not a %s state of format %d (%d bytes)", layer, layer, layerStateVersion, len(b))
-	}
-	return nil
-}

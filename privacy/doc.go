@@ -17,8 +17,9 @@
 //	err = acct.Compose(rel.Event, 1)      // one more release
 //	eps, _, err := acct.Epsilon(delta)    // the node's ε so far
 //
-// node.DPLayer wraps exactly this: at the round's first exchange phase,
-// between local training and the strategy's Share, it calls Release on the
+// The node-level DP layer (dplayer.Layer, package node/dplayer) wraps
+// exactly this: at the round's first exchange phase, between local
+// training and the strategy's Share, it calls Release on the
 // round's update (the change from the model the round started with,
 // View.Start) and makes the node's model start + noisy update, so a
 // strategy that shares models shares start + noisy(clipped(update)), one
@@ -38,7 +39,7 @@
 // fast path has portable, AVX2 and AVX-512 kernels drawing the same noise
 // bit for bit (gauss.go; UseNoiseKernel forces one), from xoshiro128++
 // lanes when seeded or an AES-256-CTR keystream keyed from crypto/rand.
-// node.SampleDPLayer (the node's Trainer) accounts the round's steps with
+// dplayer.Sample (the node's Trainer) accounts the round's steps with
 // Compose(GaussianEvent{Multiplier: z, Sampling: Poisson(q)}, steps) for
 // nn.PoissonBatches, or Sampling: Unamplified() for shuffled fixed batches
 // (spec/privacy.md: amplification only when the sampling is really random).

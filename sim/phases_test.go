@@ -9,6 +9,7 @@ import (
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/trustlayer"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/trust"
@@ -141,7 +142,13 @@ func TestSimulatorRunsTheEventsForm(t *testing.T) {
 	run := func(workers int) []*metrics.Round {
 		nodes := make([]*node.Node, n)
 		for i := range nodes {
-			nodes[i] = tinyNode(t, i, ids, dir, 11, 8, func(c *node.Config) { c.Strategy, c.Trust = strategy.Local{}, &tc })
+			nodes[i] = tinyNode(t, i, ids, dir, 11, 8, func(c *node.Config) {
+				tl, err := trustlayer.New(ids[i], dir, tc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Strategy, c.Layers = strategy.Local{}, []node.Layer{tl}
+			})
 		}
 		var recs []*metrics.Round
 		err = Run(context.Background(), Config{Rounds: 8, Graph: alternate{ring, full}, Identities: ids, Seed: 11, WireRoundTrip: true,

@@ -332,7 +332,7 @@ func u32(xs []int) []uint32 {
 }
 
 // claimBytes is the encoded size of a claim message (one per claim, as
-// node.TrustLayer sends them).
+// trustlayer.Layer sends them).
 func claimBytes(c *wire.Claim) int {
 	n, _ := wire.EncodedSize(&wire.Message{Header: wire.Header{Kind: wire.KindClaim}, Claim: *c})
 	return n

@@ -1,4 +1,4 @@
-package node
+package dplayer
 
 import (
 	"math"
@@ -8,6 +8,9 @@ import (
 
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/internal/nodetest"
+	"github.com/trellis-fl/trellis/node/trustlayer"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/trust"
@@ -29,12 +32,12 @@ func bigModel(t *testing.T, in int) *nn.Model {
 func TestDPLayerNoiseIsZC(t *testing.T) {
 	m := bigModel(t, 5000) // 10002 parameters
 	const clip, z, delta = 0.5, 1.3, 1e-5
-	l, err := NewDPLayer(0, m, seed.Seeded(7), clip, z, delta)
+	l, err := New(0, m, seed.Seeded(7), clip, z, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := append([]float32(nil), m.Params()...)
-	if err := l.Begin(0, Neighborhood{}); err != nil {
+	if err := l.Begin(0, node.Neighborhood{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Outbox(0); err != nil {
@@ -65,11 +68,11 @@ func TestDPLayerNoiseIsZC(t *testing.T) {
 	}
 
 	// Round 1: an update of norm 100 with noise negligible: clipped to C.
-	l2, err := NewDPLayer(0, m, seed.Seeded(7), clip, 1e-9, delta)
+	l2, err := New(0, m, seed.Seeded(7), clip, 1e-9, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l2.Begin(1, Neighborhood{}); err != nil {
+	if err := l2.Begin(1, node.Neighborhood{}); err != nil {
 		t.Fatal(err)
 	}
 	start = append(start[:0], w...)
@@ -84,11 +87,11 @@ func TestDPLayerNoiseIsZC(t *testing.T) {
 		d := float64(w[i] - start[i])
 		norm2 += d * d
 	}
-	var rd Ready
+	var rd node.Ready
 	if err := l2.End(&rd); err != nil {
 		t.Fatal(err)
 	}
-	p := privacyOf(rd)
+	p := nodetest.Privacy(rd)
 	if got := math.Sqrt(norm2); math.Abs(got-clip) > 1e-4 || !p.Clipped || math.Abs(p.Norm-100) > 1e-3 {
 		t.Errorf("released update norm %.6f (report norm %.4f clipped %v), want %v", got, p.Norm, p.Clipped, clip)
 	}
@@ -100,18 +103,18 @@ func TestDPLayerNoiseIsZC(t *testing.T) {
 func TestDPLayerEpsilonIsTheAccountants(t *testing.T) {
 	m := bigModel(t, 3)
 	const clip, z, delta = 1.0, 5.0, 1e-5
-	l, err := NewDPLayer(3, m, seed.Seeded(1), clip, z, delta)
+	l, err := New(3, m, seed.Seeded(1), clip, z, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for r := range 4 {
-		if err := l.Begin(r, Neighborhood{}); err != nil {
+		if err := l.Begin(r, node.Neighborhood{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := l.Outbox(0); err != nil {
 			t.Fatal(err)
 		}
-		var rd Ready
+		var rd node.Ready
 		if err := l.End(&rd); err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +122,7 @@ func TestDPLayerEpsilonIsTheAccountants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := privacyOf(rd)
+		p := nodetest.Privacy(rd)
 		if p.Epsilon != want || p.Releases != r+1 || p.Delta != delta || p.Multiplier != z || p.Clip != clip || !p.Seeded || p.Mode != "node" {
 			t.Errorf("round %d: report %+v, want ε %v after %d releases", r, p, want, r+1)
 		}
@@ -165,26 +168,29 @@ func (s *tagShare) Share(v *strategy.View) []strategy.Outgoing {
 	return []strategy.Outgoing{{To: strategy.Broadcast, Tag: s.tag, Vector: v.Model.Params()}}
 }
 
-func dpNode(t *testing.T, st strategy.Strategy, random seed.Source) (*Node, *DPLayer) {
+func dpNode(t *testing.T, st strategy.Strategy, random seed.Source) (*node.Node, *Layer) {
 	t.Helper()
 	ids, dir := wire.SimIdentities(3, 4)
-	var l *DPLayer
-	n := newTestNode(t, 0, ids, dir, st, func(c *Config) {
+	var l *Layer
+	n := nodetest.NewNode(t, 0, ids, dir, st, func(c *node.Config) {
 		var err error
 		if random != nil {
 			c.Random = random
 		} else {
 			random = seed.Seeded(c.Seed)
 		}
-		if l, err = NewDPLayer(0, c.Model, random, 1, 1, 1e-3); err != nil {
+		if l, err = New(0, c.Model, random, 1, 1, 1e-3); err != nil {
 			t.Fatal(err)
 		}
-		c.Layers = []Layer{l}
+		c.Layers = []node.Layer{l}
 		params := c.Model.NumParams()
 		c.NewOptimizer = func() (nn.Optimizer, error) { return nn.NewOptimizer(nn.OptimizerSpec{LR: 0.1}, params) }
-		if st.Name() == "dmtt" {
-			tc := trust.DefaultConfig()
-			c.Trust = &tc
+		if st.Name() == "dmtt" { // DMTT needs the trust layer, which goes first
+			tl, err := trustlayer.New(c.Identity, c.Directory, trust.DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Layers = []node.Layer{tl, l}
 		}
 	})
 	return n, l
@@ -195,12 +201,12 @@ func dpNode(t *testing.T, st strategy.Strategy, random seed.Source) (*Node, *DPL
 // round; what goes out is the noisy model (the one the node keeps) and
 // the noisy update.
 func TestDPLayerOneReleasePerRound(t *testing.T) {
-	n, _ := dpNode(t, &multiShare{}, nil)
-	hood := Neighborhood{In: []int{1, 2, 3}, InDegree: []int{3, 3, 3}, Degree: 3}
+	n, l := dpNode(t, &multiShare{}, nil)
+	hood := node.Neighborhood{In: []int{1, 2, 3}, InDegree: []int{3, 3, 3}, Degree: 3}
 	for r := range 3 {
-		begin(t, r, hood, n)
-		start := append([]float32(nil), n.start...)
-		out := outbox(t, n)
+		nodetest.Begin(t, r, hood, n)
+		start := append([]float32(nil), l.start...) // the model at Begin
+		out := nodetest.Outbox(t, n)
 		if len(out) != 4 {
 			t.Fatalf("round %d: %d messages, want 4", r, len(out))
 		}
@@ -222,9 +228,9 @@ func TestDPLayerOneReleasePerRound(t *testing.T) {
 		if !noise {
 			t.Fatal("no noise")
 		}
-		rd := end(t, n, EndOptions{Keep: true})
-		if privacyOf(rd) == nil || privacyOf(rd).Releases != r+1 {
-			t.Fatalf("round %d: report %+v, want %d releases", r, privacyOf(rd), r+1)
+		rd := nodetest.End(t, n, node.EndOptions{Keep: true})
+		if nodetest.Privacy(rd) == nil || nodetest.Privacy(rd).Releases != r+1 {
+			t.Fatalf("round %d: report %+v, want %d releases", r, nodetest.Privacy(rd), r+1)
 		}
 	}
 }
@@ -234,13 +240,13 @@ func TestDPLayerOneReleasePerRound(t *testing.T) {
 func TestDPLayerRefusesWhatItCannotCover(t *testing.T) {
 	for _, tag := range []string{strategy.TagTracker, "custom"} {
 		n, _ := dpNode(t, &tagShare{tag: tag}, nil)
-		begin(t, 0, Neighborhood{In: []int{1}}, n)
+		nodetest.Begin(t, 0, node.Neighborhood{In: []int{1}}, n)
 		if _, _, err := n.Outbox(); err == nil || !strings.Contains(err.Error(), tag) {
 			t.Errorf("tag %q: error %v, want a refusal naming it", tag, err)
 		}
 	}
 	n, _ := dpNode(t, &fakeModel{}, nil)
-	begin(t, 0, Neighborhood{In: []int{1}}, n)
+	nodetest.Begin(t, 0, node.Neighborhood{In: []int{1}}, n)
 	if _, _, err := n.Outbox(); err == nil || !strings.Contains(err.Error(), "noisy model") {
 		t.Errorf("a model other than the node's: error %v", err)
 	}
@@ -257,21 +263,21 @@ func (*fakeModel) Share(v *strategy.View) []strategy.Outgoing {
 // and differs between rounds; crypto noise (seed.Mixed with seed.Noise)
 // is reported unseeded and differs between identical runs.
 func TestDPLayerNoiseSource(t *testing.T) {
-	draw := func(random seed.Source, r int) ([]float32, *PrivacyReport) {
+	draw := func(random seed.Source, r int) ([]float32, *node.PrivacyReport) {
 		n, _ := dpNode(t, &tagShare{tag: strategy.TagModel}, random)
-		hood := Neighborhood{In: []int{1}}
+		hood := node.Neighborhood{In: []int{1}}
 		for k := 0; k <= r; k++ {
 			if err := n.Begin(k, hood); err != nil {
 				t.Fatal(err)
 			}
-			outbox(t, n)
+			nodetest.Outbox(t, n)
 			if k < r {
-				end(t, n, EndOptions{Keep: true})
+				nodetest.End(t, n, node.EndOptions{Keep: true})
 			}
 		}
 		w := append([]float32(nil), n.Model().Params()...)
-		rd := end(t, n, EndOptions{Keep: true})
-		return w, privacyOf(rd)
+		rd := nodetest.End(t, n, node.EndOptions{Keep: true})
+		return w, nodetest.Privacy(rd)
 	}
 	a, pa := draw(nil, 1)
 	b, _ := draw(nil, 1)
@@ -300,26 +306,26 @@ func TestSampleDPLayerCharges(t *testing.T) {
 		{nn.DPConfig{Clip: 1, Multiplier: 1.1}, privacy.Unamplified()},
 	} {
 		ids, dir := wire.SimIdentities(3, 2)
-		var l *SampleDPLayer
-		n := newTestNode(t, 0, ids, dir, strategy.Local{}, func(cf *Config) {
+		var l *Sample
+		n := nodetest.NewNode(t, 0, ids, dir, strategy.Local{}, func(cf *node.Config) {
 			var err error
-			if l, err = NewSampleDPLayer(0, cf.Model, seed.Seeded(1), c.cfg, 1e-3); err != nil {
+			if l, err = NewSample(0, cf.Model, seed.Seeded(1), c.cfg, 1e-3); err != nil {
 				t.Fatal(err)
 			}
-			cf.Layers, cf.Trainer = []Layer{l}, l
+			cf.Layers, cf.Trainer = []node.Layer{l}, l
 			cf.Train = nn.TrainConfig{Steps: 3}
 		})
-		var rd Ready
+		var rd node.Ready
 		for r := range 2 {
-			begin(t, r, Neighborhood{In: []int{1}}, n)
-			outbox(t, n)
-			rd = end(t, n, EndOptions{})
+			nodetest.Begin(t, r, node.Neighborhood{In: []int{1}}, n)
+			nodetest.Outbox(t, n)
+			rd = nodetest.End(t, n, node.EndOptions{})
 		}
 		want, _, err := privacy.EpsilonAfter(privacy.GaussianEvent{Multiplier: 1.1, Sampling: c.samp}, 6, 1e-3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := privacyOf(rd); p == nil || p.Epsilon != want || p.Releases != 6 || p.Mode != "sample" || p.Sampling != c.samp.String() {
+		if p := nodetest.Privacy(rd); p == nil || p.Epsilon != want || p.Releases != 6 || p.Mode != "sample" || p.Sampling != c.samp.String() {
 			t.Errorf("%v: report %+v, want ε %v after 6 steps", c.samp, p, want)
 		}
 	}
@@ -346,11 +352,11 @@ func TestDPLayerWithEveryStrategy(t *testing.T) {
 		n, _ := dpNode(t, st, nil)
 		var out []*wire.Message
 		for r := range 2 { // Ditto shares from its second round on
-			begin(t, r, Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}, n)
+			nodetest.Begin(t, r, node.Neighborhood{In: []int{1, 2}, InDegree: []int{2, 2}, Degree: 2}, n)
 			if out, _, err = n.Outbox(); err != nil {
 				break
 			}
-			if _, err = n.End(EndOptions{}); err != nil {
+			if _, err = n.End(node.EndOptions{}); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}

@@ -1,19 +1,38 @@
-package node
+package trustlayer
 
 import (
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/internal/nodetest"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
 )
 
-func newTrustNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory) *Node {
+// withTrust is a node option: a trust layer with cfg, first among the
+// node's layers, kept in *l when l is not nil.
+func withTrust(t testing.TB, cfg trust.Config, l **Layer) func(*node.Config) {
+	return func(c *node.Config) {
+		tl, err := New(c.Identity, c.Directory, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l != nil {
+			*l = tl
+		}
+		c.Layers = append([]node.Layer{tl}, c.Layers...)
+	}
+}
+
+// newTrustNode is node id with the trust layer (default parameters) and
+// no strategy of its own.
+func newTrustNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Directory) (*node.Node, *Layer) {
 	t.Helper()
-	tc := trust.DefaultConfig()
-	return newTestNode(t, id, ids, dir, strategy.Local{}, func(c *Config) { c.Trust = &tc })
+	var l *Layer
+	return nodetest.NewNode(t, id, ids, dir, strategy.Local{}, withTrust(t, trust.DefaultConfig(), &l)), l
 }
 
 // TestClaimsFlowThroughTheNode: a node with a trust layer sends its signed
@@ -21,26 +40,24 @@ func newTrustNode(t *testing.T, id int, ids []*wire.Identity, dir *wire.Director
 // sender counts as heard.
 func TestClaimsFlowThroughTheNode(t *testing.T) {
 	ids, dir := wire.SimIdentities(3, 3)
-	a, b := newTrustNode(t, 0, ids, dir), newTrustNode(t, 1, ids, dir)
-	hood := Neighborhood{In: []int{0, 1, 2}}
-	begin(t, 0, hood, a, b)
-	if _, ok := a.layers[0].(*TrustLayer); !ok || len(a.layers) != 1 {
-		t.Fatalf("layers %v: want the trust layer alone", a.layers)
-	}
-	out := outbox(t, b)
+	a, la := newTrustNode(t, 0, ids, dir)
+	b, _ := newTrustNode(t, 1, ids, dir)
+	hood := node.Neighborhood{In: []int{0, 1, 2}}
+	nodetest.Begin(t, 0, hood, a, b)
+	out := nodetest.Outbox(t, b)
 	if len(out) != 1 || out[0].Kind != wire.KindClaim || out[0].Claim.Source != 1 || len(out[0].Claim.Neighbors) != 2 {
 		t.Fatalf("outbox %+v, want b's claim of {0, 2}", out)
 	}
 	if err := a.Step(out[0]); err != nil {
 		t.Fatal(err)
 	}
-	outbox(t, a)
-	rd := end(t, a, EndOptions{})
-	tr := trustOf(rd)
+	nodetest.Outbox(t, a)
+	rd := nodetest.End(t, a, node.EndOptions{})
+	tr := nodetest.Trust(rd)
 	if tr == nil || tr.ClaimsAccepted != 1 {
 		t.Fatalf("trust report %+v: want one claim accepted", tr)
 	}
-	ts := a.layers[0].(*TrustLayer).ts
+	ts := la.ts
 	if ev := ts.Peer(1).Evidence; ev.D != 1 {
 		t.Errorf("b's claim lists a and b delivered: evidence %+v, want d = 1", ev)
 	}
@@ -62,11 +79,11 @@ func TestClaimsFlowThroughTheNode(t *testing.T) {
 // the claim checks): none may panic, and the node keeps working.
 func TestMalformedClaimsNeverPanic(t *testing.T) {
 	ids, dir := wire.SimIdentities(5, 4)
-	n := newTrustNode(t, 0, ids, dir)
+	n, l := newTrustNode(t, 0, ids, dir)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 3 {
-		begin(t, round, Neighborhood{In: []int{1, 2, 3}}, n)
-		outbox(t, n)
+		nodetest.Begin(t, round, node.Neighborhood{In: []int{1, 2, 3}}, n)
+		nodetest.Outbox(t, n)
 		for k := range 300 {
 			from := 1 + rng.IntN(3)
 			c := wire.Claim{Source: uint32(rng.IntN(6)), Round: uint64(rng.IntN(5)), Version: uint64(rng.IntN(4)),
@@ -87,9 +104,9 @@ func TestMalformedClaimsNeverPanic(t *testing.T) {
 		if err := n.Step(nil); err == nil {
 			t.Error("nil message accepted")
 		}
-		end(t, n, EndOptions{})
+		nodetest.End(t, n, node.EndOptions{})
 	}
-	if st := n.layers[0].(*TrustLayer).ts.Stats(); st.Rejected[trust.Forged] == 0 || st.Rejected[trust.Malformed] == 0 {
+	if st := l.ts.Stats(); st.Rejected[trust.Forged] == 0 || st.Rejected[trust.Malformed] == 0 {
 		t.Errorf("stats %+v: want forged and malformed claims refused", st)
 	}
 }
@@ -104,18 +121,23 @@ func TestEventsFlowThroughTheNode(t *testing.T) {
 	ids, dir := wire.SimIdentities(3, 3)
 	tc := trust.DefaultConfig()
 	tc.Claims = trust.ClaimsEvents
-	nodes := make([]*Node, 3)
+	nodes := make([]*node.Node, 3)
+	var l0 *Layer
 	for i := range nodes {
-		nodes[i] = newTestNode(t, i, ids, dir, strategy.Local{}, func(c *Config) { c.Trust = &tc })
+		l := &l0
+		if i > 0 {
+			l = nil
+		}
+		nodes[i] = nodetest.NewNode(t, i, ids, dir, strategy.Local{}, withTrust(t, tc, l))
 	}
-	hoods := [][]Neighborhood{
+	hoods := [][]node.Neighborhood{
 		{{In: []int{0, 1}}, {In: []int{0, 1}}, {In: []int{2}}},
 		{{In: []int{0, 1, 2}}, {In: []int{0, 1, 2}}, {In: []int{0, 1, 2}}},
 	}
-	var rds []Ready
+	var rds []node.Ready
 	for r, hs := range hoods {
 		for i, n := range nodes {
-			begin(t, r, hs[i], n)
+			nodetest.Begin(t, r, hs[i], n)
 		}
 		for phase := 0; ; phase++ {
 			more := false
@@ -149,10 +171,10 @@ func TestEventsFlowThroughTheNode(t *testing.T) {
 		}
 		rds = rds[:0]
 		for _, n := range nodes {
-			rds = append(rds, end(t, n, EndOptions{}))
+			rds = append(rds, nodetest.End(t, n, node.EndOptions{}))
 		}
 	}
-	ts := nodes[0].layers[0].(*TrustLayer).ts
+	ts := l0.ts
 	st, ok := ts.EdgeStatus(1, 2)
 	if !ok || !st.Accepted || st.Pools.Supporters != 2 || st.Pools.Opposers != 0 {
 		t.Fatalf("node 0's evaluation of 1–2: %+v (%v)", st, ok)
@@ -161,8 +183,8 @@ func TestEventsFlowThroughTheNode(t *testing.T) {
 		t.Errorf("node 0 took %d events, want 3 (1's and 2's additions of 1–2, 2's of 0–2)", got)
 	}
 	for i, rd := range rds {
-		if trustOf(rd) == nil || len(trustOf(rd).ClaimsRejected) != 0 {
-			t.Errorf("node %d: trust report %+v, want no evidence refusals", i, trustOf(rd))
+		if nodetest.Trust(rd) == nil || len(nodetest.Trust(rd).ClaimsRejected) != 0 {
+			t.Errorf("node %d: trust report %+v, want no evidence refusals", i, nodetest.Trust(rd))
 		}
 	}
 }

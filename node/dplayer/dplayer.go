@@ -1,4 +1,4 @@
-package node
+package dplayer
 
 import (
 	"fmt"
@@ -7,35 +7,11 @@ import (
 
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
-
-// PrivacyReport is a DP layer's account at the end of a round.
-type PrivacyReport struct {
-	// Mode is "node" (node-level DP, DPLayer) or "sample" (DP-SGD,
-	// SampleDPLayer).
-	Mode string
-	// Epsilon is the node's ε so far at Delta (privacy.Accountant over
-	// every event charged since the first round).
-	Epsilon, Delta float64
-	// Multiplier is the noise multiplier z (noise standard deviation z·Clip
-	// on the clipped update, or on the clipped per-sample gradient sum).
-	Multiplier, Clip float64
-	// Releases counts the events charged so far: the node's noisy releases
-	// (node level) or DP-SGD steps (sample level).
-	Releases int
-	// Sampling is how the charged steps were sampled (privacy.Sampling).
-	Sampling string
-	// Seeded says the noise came from the experiment seed (simulation): a
-	// seeded run is not private, whatever ε says.
-	Seeded bool
-	// Norm is the L2 norm of the round's update before clipping and
-	// Clipped whether it was clipped (node level; zero otherwise).
-	Norm    float64
-	Clipped bool
-}
 
 // noiseStream is the privacy.Stream of a node's round: seeded from the
 // experiment seed, per node and round (so a resumed run draws the same
@@ -48,11 +24,10 @@ func noiseStream(random seed.Source, id, r int) *privacy.Stream {
 	return privacy.NewSeededSource(rng.Uint64(), rng.Uint64())
 }
 
-// DPLayer is node-level differential privacy (spec/privacy.md, "Levels"):
-// the round's update — the change of the model since the round began — is
-// clipped to L2 norm Clip and noised with N(0, (z·Clip)² I) once per
-// round, and the model itself becomes start + noisy update before the
-// strategy shares anything. Every vector the node then sends (the model,
+// Layer is node-level differential privacy: the round's update — the
+// change of the model since the round began — is clipped to L2 norm Clip
+// and noised with N(0, (z·Clip)² I) once per round, and the model itself
+// becomes start + noisy update before the strategy shares anything. Every vector the node then sends (the model,
 // the update, R-DPFL's direction, to one neighbour or to all) is
 // post-processing of that one noisy release, so the round is charged one
 // Gaussian release however many vectors, tags and recipients it has; and
@@ -66,7 +41,7 @@ func noiseStream(random seed.Source, id, r int) *privacy.Stream {
 // a strategy whose Combine consults the node's data (BatchLoss, Validate:
 // UBAR's loss screen) makes the next start depend on the data beyond the
 // releases.
-type DPLayer struct {
+type Layer struct {
 	id     int
 	model  *nn.Model
 	random seed.Source
@@ -83,11 +58,11 @@ type DPLayer struct {
 	steps    int
 }
 
-// NewDPLayer returns node id's node-level DP layer over model (the node's
+// New returns node id's node-level DP layer over model (the node's
 // own, whose parameters it noises in place), with clip C > 0, noise
 // multiplier z > 0 and δ in (0, 1); random is the node's seed.Source
 // (purpose seed.Noise).
-func NewDPLayer(id int, model *nn.Model, random seed.Source, clip, multiplier, delta float64) (*DPLayer, error) {
+func New(id int, model *nn.Model, random seed.Source, clip, multiplier, delta float64) (*Layer, error) {
 	if model == nil || random == nil {
 		return nil, fmt.Errorf("dp layer: a model and a seed source are required")
 	}
@@ -97,39 +72,39 @@ func NewDPLayer(id int, model *nn.Model, random seed.Source, clip, multiplier, d
 		return nil, err
 	}
 	n := model.NumParams()
-	return &DPLayer{id: id, model: model, random: random, dp: dp, src: src,
+	return &Layer{id: id, model: model, random: random, dp: dp, src: src,
 		seeded: random.Seeded(seed.Noise), start: make([]float32, n), update: make([]float32, n)}, nil
 }
 
-// Name implements Layer.
-func (*DPLayer) Name() string { return "dp" }
+// Name implements node.Layer.
+func (*Layer) Name() string { return "dp" }
 
-// Phases implements Layer.
-func (*DPLayer) Phases() int { return 1 }
+// Phases implements node.Layer.
+func (*Layer) Phases() int { return 1 }
 
-// Owns implements Layer: no message kinds of its own.
-func (*DPLayer) Owns(wire.Kind) bool { return false }
+// Owns implements node.Layer: no message kinds of its own.
+func (*Layer) Owns(wire.Kind) bool { return false }
 
-// Expects implements Layer: nothing of its own.
-func (*DPLayer) Expects(int) []Expect { return nil }
+// Expects implements node.Layer: nothing of its own.
+func (*Layer) Expects(int) []node.Expect { return nil }
 
-// ReleasesVectors implements Releaser: noised, they go out.
-func (*DPLayer) ReleasesVectors() bool { return true }
+// ReleasesVectors implements node.Releaser: noised, they go out.
+func (*Layer) ReleasesVectors() bool { return true }
 
-// Observe implements Layer.
-func (*DPLayer) Observe(*wire.Message, error) error { return nil }
+// Observe implements node.Layer.
+func (*Layer) Observe(*wire.Message, error) error { return nil }
 
-// Handle implements Layer (never called: the layer owns no kind).
-func (*DPLayer) Handle(m *wire.Message) error {
+// Handle implements node.Layer (never called: the layer owns no kind).
+func (*Layer) Handle(m *wire.Message) error {
 	return fmt.Errorf("dp layer: owns no %s messages", m.Kind)
 }
 
-// ReleasePhase implements Releaser.
-func (*DPLayer) ReleasePhase() int { return 0 }
+// ReleasePhase implements node.Releaser.
+func (*Layer) ReleasePhase() int { return 0 }
 
-// Begin implements Layer: it keeps the round's start model and reseeds the
+// Begin implements node.Layer: it keeps the round's start model and reseeds the
 // round's noise.
-func (l *DPLayer) Begin(r int, _ Neighborhood) error {
+func (l *Layer) Begin(r int, _ node.Neighborhood) error {
 	copy(l.start, l.model.Params())
 	if l.seeded {
 		*l.src = *noiseStream(l.random, l.id, r)
@@ -138,10 +113,10 @@ func (l *DPLayer) Begin(r int, _ Neighborhood) error {
 	return nil
 }
 
-// Outbox implements Layer. At the round's first exchange phase — after
+// Outbox implements node.Layer. At the round's first exchange phase — after
 // training, before the strategy's Share at any release phase — the model
 // becomes start + noisy(clipped(update)) and the release is charged.
-func (l *DPLayer) Outbox(int) ([]*wire.Message, error) {
+func (l *Layer) Outbox(int) ([]*wire.Message, error) {
 	if l.released {
 		return nil, nil
 	}
@@ -160,15 +135,15 @@ func (l *DPLayer) Outbox(int) ([]*wire.Message, error) {
 	return nil, nil
 }
 
-// See implements Layer: it notes the step size and step count the
+// See implements node.Layer: it notes the step size and step count the
 // strategy is shown (for the check of direction vectors).
-func (l *DPLayer) See(v *strategy.View) {
+func (l *Layer) See(v *strategy.View) {
 	l.lr, l.steps = v.LR, v.Steps
 }
 
-// Release implements Releaser: every outgoing vector must be derived from
-// the noisy model alone (see DPLayer); the vectors go out unchanged.
-func (l *DPLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
+// Release implements node.Releaser: every outgoing vector must be derived from
+// the noisy model alone (see Layer); the vectors go out unchanged.
+func (l *Layer) Release(out []*wire.Message) ([]*wire.Message, error) {
 	if !l.released {
 		return nil, fmt.Errorf("dp layer: vectors to release before the round's noise was drawn")
 	}
@@ -192,7 +167,7 @@ func (l *DPLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
 
 // derived checks that a vector of the given tag is a function of the noisy
 // model, the round's start and public values only.
-func (l *DPLayer) derived(tag string, d, w []float32) error {
+func (l *Layer) derived(tag string, d, w []float32) error {
 	if len(d) != len(w) {
 		return fmt.Errorf("dp layer: a %q vector of %d values, the model has %d", tag, len(d), len(w))
 	}
@@ -236,12 +211,9 @@ func (l *DPLayer) derived(tag string, d, w []float32) error {
 	return fmt.Errorf("dp layer: a %q vector is not derived from the round's noisy update alone; node-level DP cannot cover it", tag)
 }
 
-// ReportKind implements Report.
-func (*PrivacyReport) ReportKind() string { return "privacy" }
-
-// End implements Layer: the node's ε so far goes into Ready.Reports.
-func (l *DPLayer) End(rd *Ready) error {
-	rd.Reports = append(rd.Reports, &PrivacyReport{
+// End implements node.Layer: the node's ε so far goes into Ready.Reports.
+func (l *Layer) End(rd *node.Ready) error {
+	rd.Reports = append(rd.Reports, &node.PrivacyReport{
 		Mode: "node", Epsilon: l.dp.Epsilon(), Delta: l.dp.Delta(),
 		Multiplier: l.dp.Multiplier(), Clip: l.dp.Clip(), Releases: l.dp.Releases(),
 		Sampling: privacy.Unamplified().String(), Seeded: l.seeded,
@@ -250,21 +222,15 @@ func (l *DPLayer) End(rd *Ready) error {
 	return nil
 }
 
-// Trainer trains the node's model in place of nn.Model.Train (Config.Trainer):
-// sample-level DP's DP-SGD.
-type Trainer interface {
-	Train(src nn.Batches, opt nn.Optimizer, cfg nn.TrainConfig, rng *rand.Rand) (nn.TrainResult, error)
-}
-
-// SampleDPLayer is sample-level differential privacy (DP-SGD,
-// spec/privacy.md "Levels"): it is the node's Trainer — nn.DPSGD, per-sample
-// clipping and noise every step — and a Layer that charges the round's
-// steps to the node's accountant when the round ends: as Poisson-subsampled
+// Sample is sample-level differential privacy (DP-SGD): it is the node's
+// Trainer — nn.DPSGD, per-sample clipping and noise every step — and a
+// node.Layer that charges the round's steps to the node's accountant when
+// the round ends: as Poisson-subsampled
 // Gaussian steps with q = rate for nn.PoissonBatches, unamplified (q = 1)
 // for shuffled fixed-size batches, which are not a random sample.
 // Everything the node sends is post-processing of the noisy steps, so the
 // layer does not touch the release.
-type SampleDPLayer struct {
+type Sample struct {
 	id     int
 	random seed.Source
 	sgd    *nn.DPSGD
@@ -276,11 +242,11 @@ type SampleDPLayer struct {
 	clip   float64
 }
 
-// NewSampleDPLayer returns node id's DP-SGD trainer and accounting layer
+// NewSample returns node id's DP-SGD trainer and accounting layer
 // for model, with per-sample clip C > 0, noise multiplier z > 0, δ in
 // (0, 1) and DP-SGD's sampling (cfg.Rate the Poisson rate for
 // nn.PoissonBatches).
-func NewSampleDPLayer(id int, model *nn.Model, random seed.Source, cfg nn.DPConfig, delta float64) (*SampleDPLayer, error) {
+func NewSample(id int, model *nn.Model, random seed.Source, cfg nn.DPConfig, delta float64) (*Sample, error) {
 	if model == nil || random == nil {
 		return nil, fmt.Errorf("sample dp layer: a model and a seed source are required")
 	}
@@ -303,14 +269,14 @@ func NewSampleDPLayer(id int, model *nn.Model, random seed.Source, cfg nn.DPConf
 	if cfg.Sampling == nn.PoissonBatches {
 		s = privacy.Poisson(cfg.Rate)
 	}
-	return &SampleDPLayer{id: id, random: random, sgd: sgd, src: src, seeded: random.Seeded(seed.Noise),
+	return &Sample{id: id, random: random, sgd: sgd, src: src, seeded: random.Seeded(seed.Noise),
 		acct: acct, event: privacy.GaussianEvent{Multiplier: cfg.Multiplier, Sampling: s}, delta: delta, clip: cfg.Clip}, nil
 }
 
 // UseOrders makes the layer's accountant compute ε over orders (e.g.
 // privacy.DenseOrders) instead of the spec's grid; only before the first
 // step is accounted.
-func (l *SampleDPLayer) UseOrders(orders []float64) error {
+func (l *Sample) UseOrders(orders []float64) error {
 	if l.acct.Steps() > 0 {
 		return fmt.Errorf("sample dp layer: the order grid changed after %d steps", l.acct.Steps())
 	}
@@ -323,51 +289,51 @@ func (l *SampleDPLayer) UseOrders(orders []float64) error {
 }
 
 // UseOrders is NodeDP.UseOrders for the layer's accountant.
-func (l *DPLayer) UseOrders(orders []float64) error { return l.dp.UseOrders(orders) }
+func (l *Layer) UseOrders(orders []float64) error { return l.dp.UseOrders(orders) }
 
-// Train implements Trainer: DP-SGD.
-func (l *SampleDPLayer) Train(src nn.Batches, opt nn.Optimizer, cfg nn.TrainConfig, rng *rand.Rand) (nn.TrainResult, error) {
+// Train implements node.Trainer: DP-SGD.
+func (l *Sample) Train(src nn.Batches, opt nn.Optimizer, cfg nn.TrainConfig, rng *rand.Rand) (nn.TrainResult, error) {
 	return l.sgd.Train(src, opt, cfg, rng)
 }
 
-// Name implements Layer.
-func (*SampleDPLayer) Name() string { return "dp-sgd" }
+// Name implements node.Layer.
+func (*Sample) Name() string { return "dp-sgd" }
 
-// Phases implements Layer.
-func (*SampleDPLayer) Phases() int { return 1 }
+// Phases implements node.Layer.
+func (*Sample) Phases() int { return 1 }
 
-// Owns implements Layer.
-func (*SampleDPLayer) Owns(wire.Kind) bool { return false }
+// Owns implements node.Layer.
+func (*Sample) Owns(wire.Kind) bool { return false }
 
-// Expects implements Layer: nothing of its own.
-func (*SampleDPLayer) Expects(int) []Expect { return nil }
+// Expects implements node.Layer: nothing of its own.
+func (*Sample) Expects(int) []node.Expect { return nil }
 
-// Observe implements Layer.
-func (*SampleDPLayer) Observe(*wire.Message, error) error { return nil }
+// Observe implements node.Layer.
+func (*Sample) Observe(*wire.Message, error) error { return nil }
 
-// Handle implements Layer (never called).
-func (*SampleDPLayer) Handle(m *wire.Message) error {
+// Handle implements node.Layer (never called).
+func (*Sample) Handle(m *wire.Message) error {
 	return fmt.Errorf("sample dp layer: owns no %s messages", m.Kind)
 }
 
-// Outbox implements Layer: no messages.
-func (*SampleDPLayer) Outbox(int) ([]*wire.Message, error) { return nil, nil }
+// Outbox implements node.Layer: no messages.
+func (*Sample) Outbox(int) ([]*wire.Message, error) { return nil, nil }
 
-// See implements Layer: nothing to show.
-func (*SampleDPLayer) See(*strategy.View) {}
+// See implements node.Layer: nothing to show.
+func (*Sample) See(*strategy.View) {}
 
-// Begin implements Layer: the round's noise is reseeded.
-func (l *SampleDPLayer) Begin(r int, _ Neighborhood) error {
+// Begin implements node.Layer: the round's noise is reseeded.
+func (l *Sample) Begin(r int, _ node.Neighborhood) error {
 	if l.seeded {
 		*l.src = *noiseStream(l.random, l.id, r)
 	}
 	return nil
 }
 
-// End implements Layer: the round's DP-SGD steps are charged and the
+// End implements node.Layer: the round's DP-SGD steps are charged and the
 // node's ε goes into Ready.Reports. Steps taken outside Trainer (a
 // strategy's TrainCopy) are not DP-SGD and not covered.
-func (l *SampleDPLayer) End(rd *Ready) error {
+func (l *Sample) End(rd *node.Ready) error {
 	if rd.Trained && rd.Train.Steps > 0 {
 		if err := l.acct.Compose(l.event, rd.Train.Steps); err != nil {
 			return err
@@ -377,42 +343,42 @@ func (l *SampleDPLayer) End(rd *Ready) error {
 	if err != nil {
 		return err
 	}
-	rd.Reports = append(rd.Reports, &PrivacyReport{
+	rd.Reports = append(rd.Reports, &node.PrivacyReport{
 		Mode: "sample", Epsilon: eps, Delta: l.delta, Multiplier: l.event.Multiplier, Clip: l.clip,
 		Releases: l.acct.Steps(), Sampling: l.event.Sampling.String(), Seeded: l.seeded,
 	})
 	return nil
 }
 
-// Snapshot implements Layer: the accountant (the ε the node has spent
+// Snapshot implements node.Layer: the accountant (the ε the node has spent
 // must continue after a restart, never start again from 0). The round's
 // noise stream needs nothing: it is drawn per round, from the seed or from
 // crypto/rand.
 //
 //	version u8 (1), then privacy.Accountant.MarshalBinary
-func (l *DPLayer) Snapshot() ([]byte, error) { return accountantState(l.dp.Accountant()) }
+func (l *Layer) Snapshot() ([]byte, error) { return accountantState(l.dp.Accountant()) }
 
-// Restore implements Layer.
-func (l *DPLayer) Restore(b []byte) error { return restoreAccountant("dp", l.dp.Accountant(), b) }
+// Restore implements node.Layer.
+func (l *Layer) Restore(b []byte) error { return restoreAccountant("dp", l.dp.Accountant(), b) }
 
-// Snapshot implements Layer: the accountant of the DP-SGD steps (as
-// DPLayer's).
-func (l *SampleDPLayer) Snapshot() ([]byte, error) { return accountantState(l.acct) }
+// Snapshot implements node.Layer: the accountant of the DP-SGD steps (as
+// Layer's).
+func (l *Sample) Snapshot() ([]byte, error) { return accountantState(l.acct) }
 
-// Restore implements Layer.
-func (l *SampleDPLayer) Restore(b []byte) error { return restoreAccountant("dp-sgd", l.acct, b) }
+// Restore implements node.Layer.
+func (l *Sample) Restore(b []byte) error { return restoreAccountant("dp-sgd", l.acct, b) }
 
 func accountantState(a *privacy.Accountant) ([]byte, error) {
 	b, err := a.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte{layerStateVersion}, b...), nil
+	return append([]byte{stateVersion}, b...), nil
 }
 
 func restoreAccountant(layer string, a *privacy.Accountant, b []byte) error {
-	if len(b) < 1 || b[0] != layerStateVersion {
-		return fmt.Errorf("%s layer: not a %s state of format %d", layer, layer, layerStateVersion)
+	if len(b) < 1 || b[0] != stateVersion {
+		return fmt.Errorf("%s layer: not a %s state of format %d", layer, layer, stateVersion)
 	}
 	if err := a.UnmarshalBinary(b[1:]); err != nil {
 		return fmt.Errorf("%s layer: %w", layer, err)
@@ -420,9 +386,13 @@ func restoreAccountant(layer string, a *privacy.Accountant, b []byte) error {
 	return nil
 }
 
+// stateVersion is the format of the layers' states (Snapshot), their
+// first byte.
+const stateVersion = 1
+
 // Interface checks.
 var (
-	_ Releaser = (*DPLayer)(nil)
-	_ Layer    = (*SampleDPLayer)(nil)
-	_ Trainer  = (*SampleDPLayer)(nil)
+	_ node.Releaser = (*Layer)(nil)
+	_ node.Layer    = (*Sample)(nil)
+	_ node.Trainer  = (*Sample)(nil)
 )

@@ -1,4 +1,4 @@
-package node
+package secagg
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
@@ -27,15 +28,15 @@ type PaillierConfig struct {
 
 // Tags of the Paillier relay's messages.
 const (
-	tagPaillierKey    = "paillier/pk"
-	tagPaillierHolder = "paillier/holder"
-	tagPaillierInput  = "paillier/input"
-	tagPaillierAgg    = "paillier/agg"
-	tagPaillierSum    = "paillier/sum"
+	TagPaillierKey    = "paillier/pk"
+	TagPaillierHolder = "paillier/holder"
+	TagPaillierInput  = "paillier/input"
+	TagPaillierAgg    = "paillier/agg"
+	TagPaillierSum    = "paillier/sum"
 )
 
-// PaillierLayer aggregates each node's neighbourhood through an untrusted
-// relay (spec/privacy.md, "Homomorphic encryption"): node a's group is its
+// Paillier aggregates each node's neighbourhood through an untrusted
+// relay with additively homomorphic encryption: node a's group is its
 // in-neighbours; its key holder k is the group's smallest id. In five
 // exchange phases every node broadcasts its Paillier public key (0); a
 // relays k's signed key to the members (1); each member encrypts its
@@ -48,7 +49,7 @@ const (
 // other would give k that other's). A failed group (too few members, the
 // key holder silent) keeps the node's own model, in Ready.Reports. The
 // strategy's vectors never leave the node (strategy fedavg).
-type PaillierLayer struct {
+type Paillier struct {
 	id     uint32
 	model  *nn.Model
 	dir    *wire.Directory
@@ -58,7 +59,7 @@ type PaillierLayer struct {
 	pack   privacy.PaillierPacking
 
 	r      int
-	hood   Neighborhood
+	hood   node.Neighborhood
 	pks    map[uint32]*wire.Message // neighbours' key messages this round
 	holder map[uint32]*privacy.PaillierPublicKey
 	// as aggregator
@@ -70,13 +71,13 @@ type PaillierLayer struct {
 	counts    map[uint32]int
 	sum       []*big.Int
 	sumCount  int
-	rep       SecAggReport
+	rep       node.SecAggReport
 	done      bool
 }
 
-// NewPaillierLayer draws node id's key (from seed.Mask) and returns its
+// NewPaillier draws node id's key (from seed.Mask) and returns its
 // layer.
-func NewPaillierLayer(id int, model *nn.Model, dir *wire.Directory, random seed.Source, cfg PaillierConfig) (*PaillierLayer, error) {
+func NewPaillier(id int, model *nn.Model, dir *wire.Directory, random seed.Source, cfg PaillierConfig) (*Paillier, error) {
 	if model == nil || dir == nil || random == nil {
 		return nil, fmt.Errorf("paillier layer: a model, a directory and a seed source are required")
 	}
@@ -89,25 +90,25 @@ func NewPaillierLayer(id int, model *nn.Model, dir *wire.Directory, random seed.
 	if err != nil {
 		return nil, err
 	}
-	return &PaillierLayer{id: uint32(id), model: model, dir: dir, random: random, cfg: cfg, key: key, pack: pack}, nil
+	return &Paillier{id: uint32(id), model: model, dir: dir, random: random, cfg: cfg, key: key, pack: pack}, nil
 }
 
-// Name implements Layer.
-func (*PaillierLayer) Name() string { return "paillier" }
+// Name implements node.Layer.
+func (*Paillier) Name() string { return "paillier" }
 
-// Phases implements Layer.
-func (*PaillierLayer) Phases() int { return 5 }
+// Phases implements node.Layer.
+func (*Paillier) Phases() int { return 5 }
 
-// ReleasePhase implements Releaser.
-func (*PaillierLayer) ReleasePhase() int { return 4 }
+// ReleasePhase implements node.Releaser.
+func (*Paillier) ReleasePhase() int { return 4 }
 
-// Expects implements Layer: keys (0), the key holder's relayed key (1),
+// Expects implements node.Layer: keys (0), the key holder's relayed key (1),
 // encrypted inputs (2), the aggregate (3), the decrypted sum (4), each of
 // the exact size the key and the model give.
-func (l *PaillierLayer) Expects(p int) []Expect {
+func (l *Paillier) Expects(p int) []node.Expect {
 	nb := l.nBytes()
 	cts := l.pack.Plaintexts(l.model.NumParams())
-	exact := func(k wire.Kind, n int) []Expect { return []Expect{blobExpect(k, n, n)} }
+	exact := func(k wire.Kind, n int) []node.Expect { return []node.Expect{node.ExpectBlob(k, n, n)} }
 	switch p {
 	case 0:
 		return exact(wire.KindKey, nb)
@@ -121,25 +122,25 @@ func (l *PaillierLayer) Expects(p int) []Expect {
 	return nil
 }
 
-// ReleasesVectors implements Releaser: the strategy's vectors stay in.
-func (*PaillierLayer) ReleasesVectors() bool { return false }
+// ReleasesVectors implements node.Releaser: the strategy's vectors stay in.
+func (*Paillier) ReleasesVectors() bool { return false }
 
-// Owns implements Layer.
-func (*PaillierLayer) Owns(k wire.Kind) bool { return k == wire.KindKey || k == wire.KindCipher }
+// Owns implements node.Layer.
+func (*Paillier) Owns(k wire.Kind) bool { return k == wire.KindKey || k == wire.KindCipher }
 
-// Observe implements Layer.
-func (*PaillierLayer) Observe(*wire.Message, error) error { return nil }
+// Observe implements node.Layer.
+func (*Paillier) Observe(*wire.Message, error) error { return nil }
 
-// See implements Layer.
-func (*PaillierLayer) See(*strategy.View) {}
+// See implements node.Layer.
+func (*Paillier) See(*strategy.View) {}
 
-// Begin implements Layer.
-func (l *PaillierLayer) Begin(r int, hood Neighborhood) error {
+// Begin implements node.Layer.
+func (l *Paillier) Begin(r int, hood node.Neighborhood) error {
 	l.r, l.hood = r, hood
 	l.pks, l.holder = map[uint32]*wire.Message{}, map[uint32]*privacy.PaillierPublicKey{}
 	l.members, l.inputs = nil, map[uint32][]*big.Int{}
 	l.toDecrypt, l.counts = map[uint32][]*big.Int{}, map[uint32]int{}
-	l.sum, l.sumCount, l.done, l.rep = nil, 0, false, SecAggReport{}
+	l.sum, l.sumCount, l.done, l.rep = nil, 0, false, node.SecAggReport{}
 	for _, j := range hood.In {
 		if j >= 0 && uint32(j) != l.id {
 			l.members = append(l.members, uint32(j))
@@ -152,10 +153,10 @@ func (l *PaillierLayer) Begin(r int, hood Neighborhood) error {
 	return nil
 }
 
-func (l *PaillierLayer) nBytes() int { return (l.key.N.BitLen() + 7) / 8 }
+func (l *Paillier) nBytes() int { return (l.key.N.BitLen() + 7) / 8 }
 
 // ctBytes is a ciphertext's size (mod n²).
-func (l *PaillierLayer) ctBytes() int { return 2 * l.nBytes() }
+func (l *Paillier) ctBytes() int { return 2 * l.nBytes() }
 
 func putInts(xs []*big.Int, size int) []byte {
 	b := make([]byte, 32, 32+size*len(xs))
@@ -178,15 +179,15 @@ func getInts(b []byte, size int) (int, []*big.Int, error) {
 	return count, out, nil
 }
 
-// Outbox implements Layer.
-func (l *PaillierLayer) Outbox(p int) ([]*wire.Message, error) {
+// Outbox implements node.Layer.
+func (l *Paillier) Outbox(p int) ([]*wire.Message, error) {
 	var out []*wire.Message
 	blob := func(k wire.Kind, to uint32, tag string, b []byte) {
 		out = append(out, &wire.Message{Header: wire.Header{Kind: k, To: to}, Blob: wire.Blob{Tag: tag, Data: b}})
 	}
 	switch p {
 	case 0:
-		blob(wire.KindKey, wire.Broadcast, tagPaillierKey, l.key.N.FillBytes(make([]byte, l.nBytes())))
+		blob(wire.KindKey, wire.Broadcast, TagPaillierKey, l.key.N.FillBytes(make([]byte, l.nBytes())))
 	case 1:
 		l.rep.Members = len(l.members)
 		km := l.pks[l.kh]
@@ -200,7 +201,7 @@ func (l *PaillierLayer) Outbox(p int) ([]*wire.Message, error) {
 		binary.LittleEndian.PutUint64(b[8:], km.Seq)
 		b = append(append(b, km.Sig[:]...), km.Blob.Data...)
 		for _, j := range l.members {
-			blob(wire.KindKey, j, tagPaillierHolder, b)
+			blob(wire.KindKey, j, TagPaillierHolder, b)
 		}
 	case 2:
 		ms, err := l.pack.Encode(l.model.Params())
@@ -226,7 +227,7 @@ func (l *PaillierLayer) Outbox(p int) ([]*wire.Message, error) {
 				}
 			}
 			l.rep.Contributed++
-			blob(wire.KindCipher, a, tagPaillierInput, putInts(cts, 2*((pk.N.BitLen()+7)/8)))
+			blob(wire.KindCipher, a, TagPaillierInput, putInts(cts, 2*((pk.N.BitLen()+7)/8)))
 		}
 	case 3:
 		if l.done {
@@ -259,7 +260,7 @@ func (l *PaillierLayer) Outbox(p int) ([]*wire.Message, error) {
 		}
 		b := putInts(agg, 2*((pk.N.BitLen()+7)/8))
 		binary.LittleEndian.PutUint32(b[4:], uint32(n))
-		blob(wire.KindCipher, l.kh, tagPaillierAgg, b)
+		blob(wire.KindCipher, l.kh, TagPaillierAgg, b)
 	case 4:
 		for _, a := range slices.Sorted(mapKeys(l.toDecrypt)) {
 			sums := make([]*big.Int, len(l.toDecrypt[a]))
@@ -276,14 +277,14 @@ func (l *PaillierLayer) Outbox(p int) ([]*wire.Message, error) {
 			b := putInts(sums, l.nBytes())
 			binary.LittleEndian.PutUint32(b[4:], uint32(l.counts[a]))
 			l.rep.Unmasked++
-			blob(wire.KindCipher, a, tagPaillierSum, b)
+			blob(wire.KindCipher, a, TagPaillierSum, b)
 		}
 	}
 	return out, nil
 }
 
 // holder0 is the node's own group's key holder's public key.
-func (l *PaillierLayer) holder0() *privacy.PaillierPublicKey {
+func (l *Paillier) holder0() *privacy.PaillierPublicKey {
 	km := l.pks[l.kh]
 	if km == nil {
 		return nil
@@ -302,42 +303,42 @@ func mapKeys[V any](m map[uint32]V) func(func(uint32) bool) {
 	}
 }
 
-func (l *PaillierLayer) fail(reason string) {
+func (l *Paillier) fail(reason string) {
 	if !l.done {
 		l.done, l.rep.Fallback, l.rep.Reason = true, true, reason
 	}
 }
 
-// Handle implements Layer.
-func (l *PaillierLayer) Handle(m *wire.Message) error {
+// Handle implements node.Layer.
+func (l *Paillier) Handle(m *wire.Message) error {
 	return hiddenRefusal("paillier", m.From, l.handle(m))
 }
 
 // paillierKinds is the kind each tag travels in: a tag in another kind's
 // message is refused before its bytes are read.
-var paillierKinds = map[string]wire.Kind{tagPaillierKey: wire.KindKey, tagPaillierHolder: wire.KindKey,
-	tagPaillierInput: wire.KindCipher, tagPaillierAgg: wire.KindCipher, tagPaillierSum: wire.KindCipher}
+var paillierKinds = map[string]wire.Kind{TagPaillierKey: wire.KindKey, TagPaillierHolder: wire.KindKey,
+	TagPaillierInput: wire.KindCipher, TagPaillierAgg: wire.KindCipher, TagPaillierSum: wire.KindCipher}
 
-func (l *PaillierLayer) handle(m *wire.Message) error {
+func (l *Paillier) handle(m *wire.Message) error {
 	d := m.Blob.Data
 	if k, ok := paillierKinds[m.Blob.Tag]; ok && k != m.Kind {
 		return fmt.Errorf("%w: a %s message tagged %q", privacy.ErrProtocol, m.Kind, m.Blob.Tag)
 	}
 	switch m.Blob.Tag {
-	case tagPaillierKey:
+	case TagPaillierKey:
 		if l.pks[m.From] != nil || len(d) != l.nBytes() || d[0]&0x80 == 0 {
 			return fmt.Errorf("%w: a key of %d bytes, or a second one", privacy.ErrProtocol, len(d))
 		}
 		c := *m
 		l.pks[m.From] = &c
-	case tagPaillierHolder:
+	case TagPaillierHolder:
 		if l.holder[m.From] != nil || len(d) < 32+wire.SignatureSize+1 {
 			return fmt.Errorf("%w: a key holder's key of %d bytes, or a second one", privacy.ErrProtocol, len(d))
 		}
 		k := binary.LittleEndian.Uint32(d)
 		pub, ok := l.dir.Key(k)
 		km := &wire.Message{Header: wire.Header{Kind: wire.KindKey, From: k, To: wire.Broadcast, Round: uint64(l.r), Seq: binary.LittleEndian.Uint64(d[8:])},
-			Blob: wire.Blob{Tag: tagPaillierKey, Data: d[32+wire.SignatureSize:]}}
+			Blob: wire.Blob{Tag: TagPaillierKey, Data: d[32+wire.SignatureSize:]}}
 		copy(km.Sig[:], d[32:32+wire.SignatureSize])
 		if !ok || k == m.From || !wire.Verify(km, pub) {
 			return fmt.Errorf("%w: the key holder's key is not signed by node %d for round %d", privacy.ErrForged, k, l.r)
@@ -350,7 +351,7 @@ func (l *PaillierLayer) handle(m *wire.Message) error {
 		}
 		n := new(big.Int).SetBytes(km.Blob.Data)
 		l.holder[m.From] = &privacy.PaillierPublicKey{N: n, N2: new(big.Int).Mul(n, n)}
-	case tagPaillierInput:
+	case TagPaillierInput:
 		pk := l.holder0()
 		if !slices.Contains(l.members, m.From) || l.inputs[m.From] != nil || pk == nil || l.done {
 			return fmt.Errorf("%w: an input from %d, not expected", privacy.ErrProtocol, m.From)
@@ -368,7 +369,7 @@ func (l *PaillierLayer) handle(m *wire.Message) error {
 			}
 		}
 		l.inputs[m.From] = cts
-	case tagPaillierAgg:
+	case TagPaillierAgg:
 		if l.toDecrypt[m.From] != nil {
 			return fmt.Errorf("%w: a second aggregate from %d", privacy.ErrProtocol, m.From)
 		}
@@ -384,7 +385,7 @@ func (l *PaillierLayer) handle(m *wire.Message) error {
 			return fmt.Errorf("%w: an aggregate of %d inputs from %d", privacy.ErrProtocol, count, m.From)
 		}
 		l.toDecrypt[m.From], l.counts[m.From] = cts, count
-	case tagPaillierSum:
+	case TagPaillierSum:
 		pk := l.holder0()
 		if m.From != l.kh || l.sum != nil || l.done || pk == nil {
 			return fmt.Errorf("%w: a sum from %d, not this group's key holder, or before its key", privacy.ErrProtocol, m.From)
@@ -404,14 +405,14 @@ func (l *PaillierLayer) handle(m *wire.Message) error {
 	return nil
 }
 
-// Release implements Releaser: the strategy's vectors stay in the node.
-func (l *PaillierLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
+// Release implements node.Releaser: the strategy's vectors stay in the node.
+func (l *Paillier) Release(out []*wire.Message) ([]*wire.Message, error) {
 	return dropVectors(out), nil
 }
 
-// End implements Layer: the group mean becomes the model, or the node
+// End implements node.Layer: the group mean becomes the model, or the node
 // keeps its own.
-func (l *PaillierLayer) End(rd *Ready) error {
+func (l *Paillier) End(rd *node.Ready) error {
 	if !l.done && l.sum == nil {
 		l.fail("no sum from the key holder")
 	}
@@ -435,23 +436,23 @@ func (l *PaillierLayer) End(rd *Ready) error {
 	return nil
 }
 
-// Snapshot implements Layer: the node's private key, which lives across
+// Snapshot implements node.Layer: the node's private key, which lives across
 // rounds (every other field is the round's).
 //
 //	version u8 (1), then privacy.PaillierPrivateKey.MarshalBinary
-func (l *PaillierLayer) Snapshot() ([]byte, error) {
+func (l *Paillier) Snapshot() ([]byte, error) {
 	k, err := l.key.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte{layerStateVersion}, k...), nil
+	return append([]byte{stateVersion}, k...), nil
 }
 
-// Restore implements Layer: the saved key replaces the one drawn at
+// Restore implements node.Layer: the saved key replaces the one drawn at
 // construction (a deployed node draws it from crypto/rand).
-func (l *PaillierLayer) Restore(b []byte) error {
-	if len(b) < 1 || b[0] != layerStateVersion {
-		return fmt.Errorf("paillier layer: not a paillier state of format %d", layerStateVersion)
+func (l *Paillier) Restore(b []byte) error {
+	if len(b) < 1 || b[0] != stateVersion {
+		return fmt.Errorf("paillier layer: not a paillier state of format %d", stateVersion)
 	}
 	key, err := privacy.UnmarshalPaillier(b[1:])
 	if err != nil {
@@ -468,4 +469,4 @@ func (l *PaillierLayer) Restore(b []byte) error {
 	return nil
 }
 
-var _ Releaser = (*PaillierLayer)(nil)
+var _ node.Releaser = (*Paillier)(nil)

@@ -1,4 +1,4 @@
-package node
+package secagg
 
 import (
 	"bytes"
@@ -10,17 +10,18 @@ import (
 
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// SecAggConfig sets up secure aggregation (privacy.SecAggMember,
-// privacy.SecAggAggregator; spec/privacy.md "Secure aggregation").
-type SecAggConfig struct {
+// Config sets up secure aggregation with pairwise masks
+// (privacy.SecAggMember, privacy.SecAggAggregator).
+type Config struct {
 	// Threshold is t: a group of n members needs n ≥ t and 2t > n.
 	Threshold int
-	// ScaleBits are the fixed-point fraction bits (0: 16, the spec's).
+	// ScaleBits are the fixed-point fraction bits (0: 16).
 	ScaleBits int
 	// Screened makes the node's group its topology-screened neighbours
 	// (View.Trust.Screened of the previous round: DMTT's screened
@@ -29,43 +30,20 @@ type SecAggConfig struct {
 	// Across releases the group mean through the strategy in one more
 	// exchange phase, so that the strategy's rule (robust or not) combines
 	// the neighbours' group means: secure aggregation inside groups,
-	// robust rules across groups (spec/privacy.md, "Privacy together with
-	// robustness"). Without it the node's new model is its group mean and
+	// robust rules across groups. Without it the node's new model is its group mean and
 	// the strategy's vectors never leave the node.
 	Across bool
 }
 
-// SecAggReport is the secure-aggregation layer's account of a round.
-type SecAggReport struct {
-	// Members is the size of the node's own group (its roster, without
-	// the node), Survivors how many members' inputs are in its sum and
-	// Answered how many answered the unmasking.
-	Members, Survivors, Answered int
-	// Fallback says the group sum failed and the node kept its own model;
-	// Reason says why.
-	Fallback bool
-	Reason   string
-	// Joined counts the neighbours' groups whose roster listed the node,
-	// Contributed those it sent its masked input to, Unmasked those it
-	// answered.
-	Joined, Contributed, Unmasked int
-	// Weights are the weights of the group mean (1/(Survivors+1) for each
-	// survivor), nil with Across or Fallback: the influence each sender had
-	// on the node's model.
-	Weights map[int]float64
-}
-
-// ReportKind implements Report.
-func (*SecAggReport) ReportKind() string { return "secagg" }
-
-// Reasons of the layer's refusals.
+// Reasons of the layers' refusals (every mode's), as Ready.Rejections
+// counts them.
 const (
-	ReasonSecAggForged   = "secagg_forged"
-	ReasonSecAggProtocol = "secagg_protocol"
+	ReasonForged   = "secagg_forged"
+	ReasonProtocol = "secagg_protocol"
 )
 
-// SecAggLayer is secure aggregation inside the node's group (spec/privacy.md;
-// the protocol of privacy.SecAggAggregator): every round the node is the
+// Layer is secure aggregation inside the node's group with pairwise masks
+// (the protocol of privacy.SecAggAggregator): every round the node is the
 // aggregator of its own group — its in-neighbours, or its screened peers —
 // and a member of each neighbour's group. Its input is its model after
 // training (after the DP layer's noise, if there is one). Five exchange
@@ -83,22 +61,22 @@ const (
 // neighbours of each other, but every link must work both ways: the
 // node's in-neighbours must also be its out-neighbours (undirected
 // graphs).
-type SecAggLayer struct {
+type Layer struct {
 	id     uint32
 	model  *nn.Model
 	dir    *wire.Directory
 	random seed.Source
-	cfg    SecAggConfig
+	cfg    Config
 
 	r       int
-	hood    Neighborhood
+	hood    node.Neighborhood
 	trust   strategy.TopologyTrust
 	members map[uint32]*privacy.SecAggMember // by aggregator
 	order   []uint32                         // aggregators, sorted
 	agg     *privacy.SecAggAggregator
 	own     []float32 // the node's input (its model at phase 2)
 	done    bool      // the group result is applied
-	rep     SecAggReport
+	rep     node.SecAggReport
 	fail    error
 }
 
@@ -106,9 +84,9 @@ const (
 	secAggPhases = 5
 )
 
-// NewSecAggLayer returns node id's secure-aggregation layer over its model
+// New returns node id's secure-aggregation layer over its model
 // (its input, and where the group mean is written).
-func NewSecAggLayer(id int, model *nn.Model, dir *wire.Directory, random seed.Source, cfg SecAggConfig) (*SecAggLayer, error) {
+func New(id int, model *nn.Model, dir *wire.Directory, random seed.Source, cfg Config) (*Layer, error) {
 	if model == nil || dir == nil || random == nil {
 		return nil, fmt.Errorf("secagg layer: a model, a directory and a seed source are required")
 	}
@@ -121,75 +99,75 @@ func NewSecAggLayer(id int, model *nn.Model, dir *wire.Directory, random seed.So
 	if _, err := privacy.NewFixedPoint(cfg.ScaleBits, 1); err != nil {
 		return nil, fmt.Errorf("secagg layer: %w", err)
 	}
-	return &SecAggLayer{id: uint32(id), model: model, dir: dir, random: random, cfg: cfg}, nil
+	return &Layer{id: uint32(id), model: model, dir: dir, random: random, cfg: cfg}, nil
 }
 
-// Name implements Layer.
-func (*SecAggLayer) Name() string { return "secagg" }
+// Name implements node.Layer.
+func (*Layer) Name() string { return "secagg" }
 
-// Phases implements Layer.
-func (l *SecAggLayer) Phases() int {
+// Phases implements node.Layer.
+func (l *Layer) Phases() int {
 	if l.cfg.Across {
 		return secAggPhases + 1
 	}
 	return secAggPhases
 }
 
-// ReleasePhase implements Releaser: the last phase (the strategy's vectors
+// ReleasePhase implements node.Releaser: the last phase (the strategy's vectors
 // are dropped there, or are the group mean with Across).
-func (l *SecAggLayer) ReleasePhase() int { return l.Phases() - 1 }
+func (l *Layer) ReleasePhase() int { return l.Phases() - 1 }
 
-// Expects implements Layer: advertisements (0), rosters (1), shares and
+// Expects implements node.Layer: advertisements (0), rosters (1), shares and
 // masked inputs (2), forwarded shares (3), unmasking answers (4), their
 // sizes bounded by a group as large as the directory.
-func (l *SecAggLayer) Expects(p int) []Expect {
+func (l *Layer) Expects(p int) []node.Expect {
 	sz := privacy.SecAggMaxSizes(l.dir.Len())
 	switch p {
 	case 0:
-		return []Expect{blobExpect(wire.KindKey, sz.Advertisement, sz.Advertisement)}
+		return []node.Expect{node.ExpectBlob(wire.KindKey, sz.Advertisement, sz.Advertisement)}
 	case 1:
-		return []Expect{blobExpect(wire.KindKey, 1, sz.Roster)}
+		return []node.Expect{node.ExpectBlob(wire.KindKey, 1, sz.Roster)}
 	case 2:
-		return []Expect{blobExpect(wire.KindShare, 1, sz.Shares),
-			{wire.KindMasked, wire.MaskedContent(l.model.NumParams())}}
+		return []node.Expect{node.ExpectBlob(wire.KindShare, 1, sz.Shares),
+			{Kind: wire.KindMasked, Content: wire.MaskedContent(l.model.NumParams())}}
 	case 3:
-		return []Expect{blobExpect(wire.KindShare, 1, sz.Forward)}
+		return []node.Expect{node.ExpectBlob(wire.KindShare, 1, sz.Forward)}
 	case 4:
-		return []Expect{blobExpect(wire.KindShare, 1, sz.Unmask)}
+		return []node.Expect{node.ExpectBlob(wire.KindShare, 1, sz.Unmask)}
 	}
 	return nil
 }
 
-// ReleasesVectors implements Releaser: only the group mean, with Across.
-func (l *SecAggLayer) ReleasesVectors() bool { return l.cfg.Across }
+// ReleasesVectors implements node.Releaser: only the group mean, with Across.
+func (l *Layer) ReleasesVectors() bool { return l.cfg.Across }
 
-// Owns implements Layer: keys, shares and masked inputs.
-func (*SecAggLayer) Owns(k wire.Kind) bool {
+// Owns implements node.Layer: keys, shares and masked inputs.
+func (*Layer) Owns(k wire.Kind) bool {
 	return k == wire.KindKey || k == wire.KindShare || k == wire.KindMasked
 }
 
-// Observe implements Layer.
-func (*SecAggLayer) Observe(*wire.Message, error) error { return nil }
+// Observe implements node.Layer.
+func (*Layer) Observe(*wire.Message, error) error { return nil }
 
-// See implements Layer: the topology trust, for a screened group.
-func (l *SecAggLayer) See(v *strategy.View) {
+// See implements node.Layer: the topology trust, for a screened group.
+func (l *Layer) See(v *strategy.View) {
 	if v.Trust != nil {
 		l.trust = v.Trust
 	}
 }
 
-func (l *SecAggLayer) params(agg uint32) privacy.SecAggParams {
+func (l *Layer) params(agg uint32) privacy.SecAggParams {
 	return privacy.SecAggParams{Round: uint64(l.r), Aggregator: agg, Dim: l.model.NumParams(),
 		Threshold: l.cfg.Threshold, ScaleBits: l.cfg.ScaleBits, Directory: l.dir}
 }
 
-// Begin implements Layer: the round's instances — a member of every
+// Begin implements node.Layer: the round's instances — a member of every
 // in-neighbour's group (keys drawn now, from seed.Mask), the aggregator of
 // its own.
-func (l *SecAggLayer) Begin(r int, hood Neighborhood) error {
+func (l *Layer) Begin(r int, hood node.Neighborhood) error {
 	l.r, l.hood = r, hood
 	l.members, l.order, l.own, l.done, l.fail = map[uint32]*privacy.SecAggMember{}, nil, nil, false, nil
-	l.rep = SecAggReport{}
+	l.rep = node.SecAggReport{}
 	for _, a := range hood.In {
 		if a < 0 || uint32(a) == l.id {
 			continue
@@ -222,12 +200,12 @@ func intersect(a, b []int) []int {
 	return out
 }
 
-func (l *SecAggLayer) msg(k wire.Kind, to uint32, tag string, blob []byte) *wire.Message {
+func (l *Layer) msg(k wire.Kind, to uint32, tag string, blob []byte) *wire.Message {
 	return &wire.Message{Header: wire.Header{Kind: k, To: to}, Blob: wire.Blob{Tag: tag, Data: blob}}
 }
 
-// Outbox implements Layer: the protocol's messages of phase p.
-func (l *SecAggLayer) Outbox(p int) ([]*wire.Message, error) {
+// Outbox implements node.Layer: the protocol's messages of phase p.
+func (l *Layer) Outbox(p int) ([]*wire.Message, error) {
 	var out []*wire.Message
 	switch p {
 	case 0:
@@ -299,7 +277,7 @@ func (l *SecAggLayer) Outbox(p int) ([]*wire.Message, error) {
 	return out, nil
 }
 
-func (l *SecAggLayer) failed(err error) {
+func (l *Layer) failed(err error) {
 	if l.fail == nil {
 		l.fail = err
 	}
@@ -307,7 +285,7 @@ func (l *SecAggLayer) failed(err error) {
 
 // finish sums the group and writes its mean into the model, or keeps the
 // model when the sum failed.
-func (l *SecAggLayer) finish() {
+func (l *Layer) finish() {
 	if l.done {
 		return
 	}
@@ -335,8 +313,8 @@ func (l *SecAggLayer) finish() {
 	l.rep.Reason = l.fail.Error()
 }
 
-// Handle implements Layer: each message to the instance it belongs to.
-func (l *SecAggLayer) Handle(m *wire.Message) error {
+// Handle implements node.Layer: each message to the instance it belongs to.
+func (l *Layer) Handle(m *wire.Message) error {
 	var err error
 	switch {
 	case m.Kind == wire.KindMasked && m.Masked.Tag == privacy.TagSecAggInput:
@@ -380,11 +358,11 @@ func hiddenRefusal(layer string, from uint32, err error) error {
 	if err == nil {
 		return nil
 	}
-	reason := ReasonSecAggProtocol
+	reason := ReasonProtocol
 	if errors.Is(err, privacy.ErrForged) {
-		reason = ReasonSecAggForged
+		reason = ReasonForged
 	}
-	return &Refusal{Reason: reason, Err: fmt.Errorf("%s: from node %d: %w", layer, from, err)}
+	return &node.Refusal{Reason: reason, Err: fmt.Errorf("%s: from node %d: %w", layer, from, err)}
 }
 
 // dropVectors keeps the non-vector messages of out: the layers whose
@@ -406,11 +384,11 @@ func tagOf(m *wire.Message) string {
 	return m.Blob.Tag
 }
 
-// Release implements Releaser: without Across the strategy's vectors are
+// Release implements node.Releaser: without Across the strategy's vectors are
 // dropped (the group mean is the node's combination); with Across only
 // the group mean goes out, and nothing when the group sum failed (the
 // node's own model would go out in the clear).
-func (l *SecAggLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
+func (l *Layer) Release(out []*wire.Message) ([]*wire.Message, error) {
 	keep := out[:0]
 	w := l.model.Params()
 	for _, m := range out {
@@ -434,34 +412,34 @@ func (l *SecAggLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
 	return keep, nil
 }
 
-// End implements Layer: the group's mean becomes the model (without
+// End implements node.Layer: the group's mean becomes the model (without
 // Across) and the round's account goes into Ready.Reports.
-func (l *SecAggLayer) End(rd *Ready) error {
+func (l *Layer) End(rd *node.Ready) error {
 	l.finish()
 	rep := l.rep
 	rd.Reports = append(rd.Reports, &rep)
 	return nil
 }
 
-// Snapshot implements Layer. Everything of the protocol is per round: the
+// Snapshot implements node.Layer. Everything of the protocol is per round: the
 // keys of every group are drawn at Begin (from seed.Mask, or crypto/rand),
 // and a round's instances end with it. The state is the layer's
 // configuration, so that a restart with another threshold, encoding or
 // grouping is refused rather than mixed with the saved run:
 //
 //	version u8 (1), threshold u32, scale bits u8, screened u8, across u8
-func (l *SecAggLayer) Snapshot() ([]byte, error) { return l.configState(), nil }
+func (l *Layer) Snapshot() ([]byte, error) { return l.configState(), nil }
 
-func (l *SecAggLayer) configState() []byte {
-	b := binary.LittleEndian.AppendUint32([]byte{layerStateVersion}, uint32(l.cfg.Threshold))
+func (l *Layer) configState() []byte {
+	b := binary.LittleEndian.AppendUint32([]byte{stateVersion}, uint32(l.cfg.Threshold))
 	return append(b, uint8(l.cfg.ScaleBits), boolByte(l.cfg.Screened), boolByte(l.cfg.Across))
 }
 
-// Restore implements Layer.
-func (l *SecAggLayer) Restore(b []byte) error {
+// Restore implements node.Layer.
+func (l *Layer) Restore(b []byte) error {
 	if want := l.configState(); !bytes.Equal(b, want) {
-		if len(b) != len(want) || b[0] != layerStateVersion {
-			return fmt.Errorf("secagg layer: not a secagg state of format %d", layerStateVersion)
+		if len(b) != len(want) || b[0] != stateVersion {
+			return fmt.Errorf("secagg layer: not a secagg state of format %d", stateVersion)
 		}
 		return fmt.Errorf("secagg layer: the state is of another configuration (threshold %d, scale bits %d, screened %v, across %v; this layer's threshold %d, scale bits %d, screened %v, across %v)",
 			binary.LittleEndian.Uint32(b[1:]), b[5], b[6] == 1, b[7] == 1, l.cfg.Threshold, l.cfg.ScaleBits, l.cfg.Screened, l.cfg.Across)
@@ -476,5 +454,20 @@ func boolByte(x bool) byte {
 	return 0
 }
 
+// stateVersion is the format of the layers' states (Snapshot), their
+// first byte. A layer with nothing to carry between rounds saves it alone
+// (versionOnly), so that a later format can refuse an old state by name.
+const stateVersion = 1
+
+// versionOnly is the state of a layer with nothing to save, and its check.
+func versionOnly() []byte { return []byte{stateVersion} }
+
+func checkVersionOnly(layer string, b []byte) error {
+	if len(b) != 1 || b[0] != stateVersion {
+		return fmt.Errorf("%s layer: not a %s state of format %d (%d bytes)", layer, layer, stateVersion, len(b))
+	}
+	return nil
+}
+
 // Interface check.
-var _ Releaser = (*SecAggLayer)(nil)
+var _ node.Releaser = (*Layer)(nil)

@@ -1,21 +1,22 @@
-package node
+package trustlayer
 
 import (
 	"errors"
 
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/trust"
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// TrustLayer is DMTT's topology-trust layer (spec/dmtt.md, Algorithms 1–3)
-// as a Layer: every round the node broadcasts its signed claim (its
-// in-neighbours of the round) and forwards the claims the layer selected
-// at the end of the previous round; every authenticated message is a sign
-// of life of its sender; claims go to the trust state, and a claim message
-// the validator refused for content its sender signed is evidence against
-// it. The layer closes its round before the strategy combines and shows
-// the strategy the result (View.Trust).
+// Layer is DMTT's topology-trust layer as a node.Layer: every round the
+// node broadcasts its signed claim (its in-neighbours of the round) and
+// forwards the claims the layer selected at the end of the previous round;
+// every authenticated message is a sign of life of its sender; claims go
+// to the trust state, and a claim message the validator refused for
+// content its sender signed is evidence against it. The layer closes its
+// round before the strategy combines and shows the strategy the result
+// (View.Trust).
 //
 // In the events claim form (trust.Config.Claims = "events"; package trust,
 // "Signed edge events") a round has three exchange phases, the co-signing
@@ -24,7 +25,7 @@ import (
 // countersignatures of the proposals this node agrees with, back to their
 // sources; (2) the node's events, attested or one-sided, and the events to
 // forward, to every neighbour.
-type TrustLayer struct {
+type Layer struct {
 	id  *wire.Identity
 	dir *wire.Directory
 	cfg trust.Config
@@ -32,7 +33,7 @@ type TrustLayer struct {
 	// claims it chose to forward at the end of the previous round.
 	ts     *trust.State
 	fwd    []wire.Claim
-	hood   Neighborhood
+	hood   node.Neighborhood
 	before trust.Stats
 	// The events form: events chosen for forwarding, and the proposals
 	// received this round, to countersign in phase 1.
@@ -49,50 +50,56 @@ type proposal struct {
 // MaxNeighbors, 4096 by default, bounds what a validator accepts).
 const maxEventBatch = 1024
 
-// NewTrustLayer checks cfg and returns the layer of the node id.
-func NewTrustLayer(id *wire.Identity, dir *wire.Directory, cfg trust.Config) (*TrustLayer, error) {
+// New checks cfg and returns the layer of the node whose identity is id.
+// A node takes it first among its layers (node.Config.Layers), so that a
+// later layer sees this round's trust.
+func New(id *wire.Identity, dir *wire.Directory, cfg trust.Config) (*Layer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &TrustLayer{id: id, dir: dir, cfg: cfg}, nil
+	return &Layer{id: id, dir: dir, cfg: cfg}, nil
 }
 
-// Name implements Layer.
-func (*TrustLayer) Name() string { return "trust" }
+// UseMemos implements node.MemoUser: claims' and events' signatures are
+// verified through the simulator's shared cache (Memos.Verify).
+func (t *Layer) UseMemos(m node.Memos) { t.cfg.Cache = m.Verify }
 
-// Phases implements Layer: claims go out with the strategy's vectors; the
+// Name implements node.Layer.
+func (*Layer) Name() string { return "trust" }
+
+// Phases implements node.Layer: claims go out with the strategy's vectors; the
 // events form adds the two phases of the co-signing round trip.
-func (t *TrustLayer) Phases() int {
+func (t *Layer) Phases() int {
 	if t.events() {
 		return 3
 	}
 	return 1
 }
 
-func (t *TrustLayer) events() bool { return t.cfg.Claims == trust.ClaimsEvents }
+func (t *Layer) events() bool { return t.cfg.Claims == trust.ClaimsEvents }
 
-// Owns implements Layer: claims, and edge events in the events form.
-func (t *TrustLayer) Owns(k wire.Kind) bool {
+// Owns implements node.Layer: claims, and edge events in the events form.
+func (t *Layer) Owns(k wire.Kind) bool {
 	return k == wire.KindClaim || (k == wire.KindEvent && t.events())
 }
 
-// Expects implements Layer: claims (phase 0), listing at most every other
+// Expects implements node.Layer: claims (phase 0), listing at most every other
 // node of the directory; in the events form also batches of edge events
 // in each of the three phases (a proposal, a countersignature, attested
 // events forwarded), at most maxEventBatch to a message.
-func (t *TrustLayer) Expects(p int) []Expect {
-	var out []Expect
+func (t *Layer) Expects(p int) []node.Expect {
+	var out []node.Expect
 	if p == 0 {
-		out = append(out, Expect{wire.KindClaim, wire.ClaimContent(t.dir.Len() - 1)})
+		out = append(out, node.Expect{Kind: wire.KindClaim, Content: wire.ClaimContent(t.dir.Len() - 1)})
 	}
 	if t.events() && p < 3 {
-		out = append(out, Expect{wire.KindEvent, wire.EventContent(maxEventBatch)})
+		out = append(out, node.Expect{Kind: wire.KindEvent, Content: wire.EventContent(maxEventBatch)})
 	}
 	return out
 }
 
-// Begin implements Layer.
-func (t *TrustLayer) Begin(r int, hood Neighborhood) error {
+// Begin implements node.Layer.
+func (t *Layer) Begin(r int, hood node.Neighborhood) error {
 	if t.ts == nil {
 		self := t.id.ID()
 		var first []uint32 // N_dir^0: the first round's neighbours, without the node
@@ -130,9 +137,9 @@ func ids32(xs []int) []uint32 {
 	return out
 }
 
-// Outbox implements Layer: the node's signed claim of this round's
+// Outbox implements node.Layer: the node's signed claim of this round's
 // neighbourhood, then the claims chosen for forwarding (Algorithms 1, 3).
-func (t *TrustLayer) Outbox(p int) ([]*wire.Message, error) {
+func (t *Layer) Outbox(p int) ([]*wire.Message, error) {
 	if t.events() {
 		return t.eventOutbox(p)
 	}
@@ -148,7 +155,7 @@ func (t *TrustLayer) Outbox(p int) ([]*wire.Message, error) {
 
 // claimMessages returns own claims, then the claims chosen for forwarding,
 // one broadcast message each.
-func (t *TrustLayer) claimMessages(own []wire.Claim) []*wire.Message {
+func (t *Layer) claimMessages(own []wire.Claim) []*wire.Message {
 	out := make([]*wire.Message, 0, len(own)+len(t.fwd))
 	for _, c := range append(own, t.fwd...) {
 		out = append(out, &wire.Message{Header: wire.Header{Kind: wire.KindClaim, To: wire.Broadcast}, Claim: c})
@@ -158,7 +165,7 @@ func (t *TrustLayer) claimMessages(own []wire.Claim) []*wire.Message {
 }
 
 // eventOutbox is Outbox in the events form (the type's doc: three phases).
-func (t *TrustLayer) eventOutbox(p int) ([]*wire.Message, error) {
+func (t *Layer) eventOutbox(p int) ([]*wire.Message, error) {
 	switch p {
 	case 0:
 		var own []wire.Claim
@@ -217,9 +224,9 @@ func (t *TrustLayer) eventOutbox(p int) ([]*wire.Message, error) {
 	return nil, nil
 }
 
-// Observe implements Layer: an authenticated message marks its sender
+// Observe implements node.Layer: an authenticated message marks its sender
 // heard; a claim the validator refused for signed content is evidence.
-func (t *TrustLayer) Observe(m *wire.Message, verr error) error {
+func (t *Layer) Observe(m *wire.Message, verr error) error {
 	if verr != nil {
 		var we *wire.Error
 		if (m.Kind == wire.KindClaim || m.Kind == wire.KindEvent) && errors.As(verr, &we) {
@@ -230,10 +237,10 @@ func (t *TrustLayer) Observe(m *wire.Message, verr error) error {
 	return t.ts.Heard(m.From)
 }
 
-// Handle implements Layer: the claim goes to the trust state; a claim it
+// Handle implements node.Layer: the claim goes to the trust state; a claim it
 // refuses as evidence of wrongdoing is refused here too (duplicates and
 // other harmless refusals are not).
-func (t *TrustLayer) Handle(m *wire.Message) error {
+func (t *Layer) Handle(m *wire.Message) error {
 	if m.Kind == wire.KindEvent {
 		return t.handleEvents(m)
 	}
@@ -248,7 +255,7 @@ func refusal(err error) error {
 		if !rej.Reason.Evidence() {
 			return nil
 		}
-		return &Refusal{Reason: "claim_" + rej.Reason.String(), Err: err}
+		return &node.Refusal{Reason: "claim_" + rej.Reason.String(), Err: err}
 	}
 	return err
 }
@@ -258,10 +265,10 @@ func refusal(err error) error {
 // phase 1, a countersignature returned to it attests its own event, the
 // rest are ingested. The first refusal that is evidence refuses the
 // message; every event is processed.
-func (t *TrustLayer) handleEvents(m *wire.Message) error {
+func (t *Layer) handleEvents(m *wire.Message) error {
 	evs, err := wire.DecodeEvents(nil, m.Blob.Data, maxEventBatch*4)
 	if err != nil {
-		return &Refusal{Reason: "claim_malformed", Err: err}
+		return &node.Refusal{Reason: "claim_malformed", Err: err}
 	}
 	self := t.id.ID()
 	var first error
@@ -285,9 +292,9 @@ func (t *TrustLayer) handleEvents(m *wire.Message) error {
 	return first
 }
 
-// End implements Layer: the trust round closes, the claims to forward next
+// End implements node.Layer: the trust round closes, the claims to forward next
 // round are kept, and the state goes into the round's Ready.
-func (t *TrustLayer) End(rd *Ready) error {
+func (t *Layer) End(rd *node.Ready) error {
 	if _, err := t.ts.EndRound(); err != nil {
 		return err
 	}
@@ -297,9 +304,9 @@ func (t *TrustLayer) End(rd *Ready) error {
 	return nil
 }
 
-func (t *TrustLayer) report() *TrustReport {
+func (t *Layer) report() *node.TrustReport {
 	ids := t.dir.IDs()
-	rep := &TrustReport{}
+	rep := &node.TrustReport{}
 	if len(ids) > 0 {
 		rep.Trust = make([]float64, int(ids[len(ids)-1])+1)
 	}
@@ -328,9 +335,9 @@ func (t *TrustLayer) report() *TrustReport {
 	return rep
 }
 
-// See implements Layer: View.Trust (nil before the first round). In Share
+// See implements node.Layer: View.Trust (nil before the first round). In Share
 // it describes the previous round's end, in Combine this round's.
-func (t *TrustLayer) See(v *strategy.View) {
+func (t *Layer) See(v *strategy.View) {
 	if t.ts != nil {
 		v.Trust = trustView{t.ts}
 	}
@@ -361,10 +368,10 @@ func (t trustView) Screened() []int {
 	return out
 }
 
-// Snapshot implements Layer: 0 before the first round, else 1 and the
+// Snapshot implements node.Layer: 0 before the first round, else 1 and the
 // trust state's snapshot (the claims to forward next round are the state's
 // Forwards).
-func (t *TrustLayer) Snapshot() ([]byte, error) {
+func (t *Layer) Snapshot() ([]byte, error) {
 	if t.ts == nil {
 		return []byte{0}, nil
 	}
@@ -375,8 +382,8 @@ func (t *TrustLayer) Snapshot() ([]byte, error) {
 	return append([]byte{1}, snap...), nil
 }
 
-// Restore implements Layer.
-func (t *TrustLayer) Restore(b []byte) error {
+// Restore implements node.Layer.
+func (t *Layer) Restore(b []byte) error {
 	switch {
 	case len(b) == 1 && b[0] == 0:
 		t.ts, t.fwd = nil, nil
@@ -391,3 +398,9 @@ func (t *TrustLayer) Restore(b []byte) error {
 	t.ts, t.fwd = ts, ts.Forwards()
 	return nil
 }
+
+// Interface checks.
+var (
+	_ node.Layer    = (*Layer)(nil)
+	_ node.MemoUser = (*Layer)(nil)
+)

@@ -1,4 +1,4 @@
-package node
+package secagg
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/wire"
@@ -13,15 +14,15 @@ import (
 
 // Tags of the CKKS layer's messages (wire kind cipher).
 const (
-	tagCKKSKeyShare = "ckks/pkshare"
-	tagCKKSKey      = "ckks/pk"
-	tagCKKSInput    = "ckks/input"
-	tagCKKSSum      = "ckks/sum"
-	tagCKKSDecShare = "ckks/dshare"
+	TagCKKSKeyShare = "ckks/pkshare"
+	TagCKKSKey      = "ckks/pk"
+	TagCKKSInput    = "ckks/input"
+	TagCKKSSum      = "ckks/sum"
+	TagCKKSDecShare = "ckks/dshare"
 )
 
-// CKKSLayer aggregates each node's neighbourhood under threshold CKKS
-// (privacy.CKKSGroup; spec/privacy.md "Homomorphic encryption"): node a and
+// CKKS aggregates each node's neighbourhood under threshold CKKS
+// (privacy.CKKSGroup), a homomorphic encryption of real vectors: node a and
 // its in-neighbours make a collective public key for the round (phase 0:
 // members send their shares to a; 1: a sends the key back), the members
 // encrypt their models under it (2), a adds the ciphertexts, which it
@@ -37,12 +38,12 @@ const (
 // cost n² shares). lattigo draws its keys and noise from crypto/rand, so
 // runs with this layer are not bit-reproducible: the decoded means differ
 // between runs at the 10^-6 level.
-type CKKSLayer struct {
+type CKKS struct {
 	id    uint32
 	model *nn.Model
 	crs   []byte
 	r     int
-	hood  Neighborhood
+	hood  node.Neighborhood
 
 	// as member of each neighbour's group
 	groups  map[uint32]*privacy.CKKSGroup
@@ -60,7 +61,7 @@ type CKKSLayer struct {
 	sum     [][]byte
 	count   int
 	dshares map[uint32][][]byte
-	rep     SecAggReport
+	rep     node.SecAggReport
 	done    bool
 	maxCts  int
 	// The exact sizes of the group objects, and the model's ciphertexts.
@@ -68,10 +69,10 @@ type CKKSLayer struct {
 	cts   int
 }
 
-// NewCKKSLayer returns node id's CKKS layer; crs is the experiment's
+// NewCKKS returns node id's CKKS layer; crs is the experiment's
 // common reference string (public), maxCiphertexts the most ciphertexts a
 // model may need (a larger model is refused).
-func NewCKKSLayer(id int, model *nn.Model, crs []byte, maxCiphertexts int) (*CKKSLayer, error) {
+func NewCKKS(id int, model *nn.Model, crs []byte, maxCiphertexts int) (*CKKS, error) {
 	if model == nil {
 		return nil, fmt.Errorf("ckks layer: a model is required")
 	}
@@ -86,23 +87,23 @@ func NewCKKSLayer(id int, model *nn.Model, crs []byte, maxCiphertexts int) (*CKK
 	if err != nil {
 		return nil, err
 	}
-	return &CKKSLayer{id: uint32(id), model: model, crs: crs, maxCts: maxCiphertexts,
+	return &CKKS{id: uint32(id), model: model, crs: crs, maxCts: maxCiphertexts,
 		sizes: sizes, cts: g.Ciphertexts(model.NumParams())}, nil
 }
 
-// Name implements Layer.
-func (*CKKSLayer) Name() string { return "ckks" }
+// Name implements node.Layer.
+func (*CKKS) Name() string { return "ckks" }
 
-// Phases implements Layer.
-func (*CKKSLayer) Phases() int { return 5 }
+// Phases implements node.Layer.
+func (*CKKS) Phases() int { return 5 }
 
-// ReleasePhase implements Releaser.
-func (*CKKSLayer) ReleasePhase() int { return 4 }
+// ReleasePhase implements node.Releaser.
+func (*CKKS) ReleasePhase() int { return 4 }
 
-// Expects implements Layer: key shares (0), the collective key (1),
+// Expects implements node.Layer: key shares (0), the collective key (1),
 // encrypted inputs (2), the encrypted sum (3), decryption shares (4), each
 // of the exact size the scheme's parameters and the model give.
-func (l *CKKSLayer) Expects(p int) []Expect {
+func (l *CKKS) Expects(p int) []node.Expect {
 	size := 0
 	switch p {
 	case 0:
@@ -116,37 +117,37 @@ func (l *CKKSLayer) Expects(p int) []Expect {
 	default:
 		return nil
 	}
-	return []Expect{blobExpect(wire.KindCipher, size, size)}
+	return []node.Expect{node.ExpectBlob(wire.KindCipher, size, size)}
 }
 
 // frameSize is the length of a frame of n parts of size bytes each.
 func frameSize(n, size int) int { return 4 + 4*n + n*size }
 
-// ReleasesVectors implements Releaser: the strategy's vectors stay in.
-func (*CKKSLayer) ReleasesVectors() bool { return false }
+// ReleasesVectors implements node.Releaser: the strategy's vectors stay in.
+func (*CKKS) ReleasesVectors() bool { return false }
 
-// Owns implements Layer.
-func (*CKKSLayer) Owns(k wire.Kind) bool { return k == wire.KindCipher }
+// Owns implements node.Layer.
+func (*CKKS) Owns(k wire.Kind) bool { return k == wire.KindCipher }
 
-// Observe implements Layer.
-func (*CKKSLayer) Observe(*wire.Message, error) error { return nil }
+// Observe implements node.Layer.
+func (*CKKS) Observe(*wire.Message, error) error { return nil }
 
-// See implements Layer.
-func (*CKKSLayer) See(*strategy.View) {}
+// See implements node.Layer.
+func (*CKKS) See(*strategy.View) {}
 
 // groupCRS is the common reference string of group a in round r.
-func (l *CKKSLayer) groupCRS(a uint32) []byte {
+func (l *CKKS) groupCRS(a uint32) []byte {
 	b := append([]byte(nil), l.crs...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(l.r))
 	return binary.LittleEndian.AppendUint32(b, a)
 }
 
-// Begin implements Layer: the round's groups, each with a fresh key share.
-func (l *CKKSLayer) Begin(r int, hood Neighborhood) error {
+// Begin implements node.Layer: the round's groups, each with a fresh key share.
+func (l *CKKS) Begin(r int, hood node.Neighborhood) error {
 	l.r, l.hood = r, hood
 	l.groups, l.parties, l.keyed, l.sums = map[uint32]*privacy.CKKSGroup{}, map[uint32]*privacy.CKKSParty{}, map[uint32]bool{}, map[uint32][][]byte{}
 	l.members, l.shares, l.roster, l.inputs, l.sum, l.count, l.dshares = nil, map[uint32][]byte{}, nil, map[uint32][][]byte{}, nil, 0, map[uint32][][]byte{}
-	l.rep, l.done = SecAggReport{}, false
+	l.rep, l.done = node.SecAggReport{}, false
 	for _, a := range hood.In {
 		if a < 0 || uint32(a) == l.id {
 			continue
@@ -202,18 +203,18 @@ func unframe(b []byte, max int) ([][]byte, error) {
 	return out, nil
 }
 
-func (l *CKKSLayer) blob(to uint32, tag string, b []byte) *wire.Message {
+func (l *CKKS) blob(to uint32, tag string, b []byte) *wire.Message {
 	return &wire.Message{Header: wire.Header{Kind: wire.KindCipher, To: to}, Blob: wire.Blob{Tag: tag, Data: b}}
 }
 
-func (l *CKKSLayer) fail(reason string) {
+func (l *CKKS) fail(reason string) {
 	if !l.done {
 		l.done, l.rep.Fallback, l.rep.Reason = true, true, reason
 	}
 }
 
-// Outbox implements Layer.
-func (l *CKKSLayer) Outbox(p int) ([]*wire.Message, error) {
+// Outbox implements node.Layer.
+func (l *CKKS) Outbox(p int) ([]*wire.Message, error) {
 	var out []*wire.Message
 	switch p {
 	case 0:
@@ -222,7 +223,7 @@ func (l *CKKSLayer) Outbox(p int) ([]*wire.Message, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, l.blob(a, tagCKKSKeyShare, b))
+			out = append(out, l.blob(a, TagCKKSKeyShare, b))
 		}
 	case 1:
 		own, err := l.self.PublicKeyShareBytes()
@@ -250,7 +251,7 @@ func (l *CKKSLayer) Outbox(p int) ([]*wire.Message, error) {
 			return nil, err
 		}
 		for _, j := range l.roster {
-			out = append(out, l.blob(j, tagCKKSKey, pk))
+			out = append(out, l.blob(j, TagCKKSKey, pk))
 		}
 	case 2:
 		x := make([]float64, l.model.NumParams())
@@ -267,7 +268,7 @@ func (l *CKKSLayer) Outbox(p int) ([]*wire.Message, error) {
 				return nil, err
 			}
 			l.rep.Contributed++
-			out = append(out, l.blob(a, tagCKKSInput, frame(cts)))
+			out = append(out, l.blob(a, TagCKKSInput, frame(cts)))
 		}
 	case 3:
 		if l.done {
@@ -292,7 +293,7 @@ func (l *CKKSLayer) Outbox(p int) ([]*wire.Message, error) {
 		l.sum = sum
 		b := frame(sum)
 		for _, j := range l.roster {
-			out = append(out, l.blob(j, tagCKKSSum, b))
+			out = append(out, l.blob(j, TagCKKSSum, b))
 		}
 	case 4:
 		for _, a := range l.members {
@@ -312,28 +313,28 @@ func (l *CKKSLayer) Outbox(p int) ([]*wire.Message, error) {
 				continue
 			}
 			l.rep.Unmasked++
-			out = append(out, l.blob(a, tagCKKSDecShare, frame(parts)))
+			out = append(out, l.blob(a, TagCKKSDecShare, frame(parts)))
 		}
 	}
 	return out, nil
 }
 
-// Handle implements Layer.
-func (l *CKKSLayer) Handle(m *wire.Message) error {
+// Handle implements node.Layer.
+func (l *CKKS) Handle(m *wire.Message) error {
 	return hiddenRefusal("ckks", m.From, l.handle(m))
 }
 
-func (l *CKKSLayer) handle(m *wire.Message) error {
+func (l *CKKS) handle(m *wire.Message) error {
 	d := m.Blob.Data
 	member := slices.Contains(l.members, m.From)
 	inRoster := slices.Contains(l.roster, m.From)
 	switch m.Blob.Tag {
-	case tagCKKSKeyShare:
+	case TagCKKSKeyShare:
 		if !member || l.shares[m.From] != nil || l.roster != nil {
 			return fmt.Errorf("%w: a key share from %d, not expected", privacy.ErrProtocol, m.From)
 		}
 		l.shares[m.From] = d
-	case tagCKKSKey:
+	case TagCKKSKey:
 		g := l.groups[m.From]
 		if g == nil || l.keyed[m.From] {
 			return fmt.Errorf("%w: a key from %d, not expected", privacy.ErrProtocol, m.From)
@@ -342,7 +343,7 @@ func (l *CKKSLayer) handle(m *wire.Message) error {
 			return err
 		}
 		l.keyed[m.From] = true
-	case tagCKKSInput:
+	case TagCKKSInput:
 		if !inRoster || l.inputs[m.From] != nil || l.sum != nil {
 			return fmt.Errorf("%w: an input from %d, not expected", privacy.ErrProtocol, m.From)
 		}
@@ -354,7 +355,7 @@ func (l *CKKSLayer) handle(m *wire.Message) error {
 			return fmt.Errorf("%w: %d ciphertexts, want %d", privacy.ErrProtocol, len(cts), l.own.Ciphertexts(l.model.NumParams()))
 		}
 		l.inputs[m.From] = cts
-	case tagCKKSSum:
+	case TagCKKSSum:
 		g := l.groups[m.From]
 		if g == nil || !l.keyed[m.From] || l.sums[m.From] != nil {
 			return fmt.Errorf("%w: a sum from %d, not expected", privacy.ErrProtocol, m.From)
@@ -367,7 +368,7 @@ func (l *CKKSLayer) handle(m *wire.Message) error {
 			return fmt.Errorf("%w: a sum of %d ciphertexts", privacy.ErrProtocol, len(cts))
 		}
 		l.sums[m.From] = cts
-	case tagCKKSDecShare:
+	case TagCKKSDecShare:
 		if !inRoster || l.dshares[m.From] != nil || l.sum == nil {
 			return fmt.Errorf("%w: a decryption share from %d, not expected", privacy.ErrProtocol, m.From)
 		}
@@ -385,14 +386,14 @@ func (l *CKKSLayer) handle(m *wire.Message) error {
 	return nil
 }
 
-// Release implements Releaser: the strategy's vectors stay in the node.
-func (l *CKKSLayer) Release(out []*wire.Message) ([]*wire.Message, error) {
+// Release implements node.Releaser: the strategy's vectors stay in the node.
+func (l *CKKS) Release(out []*wire.Message) ([]*wire.Message, error) {
 	return dropVectors(out), nil
 }
 
-// End implements Layer: with every member's decryption share the sum is
+// End implements node.Layer: with every member's decryption share the sum is
 // decrypted and the group mean becomes the model.
-func (l *CKKSLayer) End(rd *Ready) error {
+func (l *CKKS) End(rd *node.Ready) error {
 	if !l.done {
 		for _, j := range l.roster {
 			if l.dshares[j] == nil {
@@ -438,12 +439,12 @@ func (l *CKKSLayer) End(rd *Ready) error {
 	return nil
 }
 
-// Snapshot implements Layer: nothing lives across rounds (every group's
+// Snapshot implements node.Layer: nothing lives across rounds (every group's
 // key shares are drawn at Begin from the round's common reference
 // string), so the state is only its format's version.
-func (l *CKKSLayer) Snapshot() ([]byte, error) { return versionOnly(), nil }
+func (l *CKKS) Snapshot() ([]byte, error) { return versionOnly(), nil }
 
-// Restore implements Layer.
-func (l *CKKSLayer) Restore(b []byte) error { return checkVersionOnly("ckks", b) }
+// Restore implements node.Layer.
+func (l *CKKS) Restore(b []byte) error { return checkVersionOnly("ckks", b) }
 
-var _ Releaser = (*CKKSLayer)(nil)
+var _ node.Releaser = (*CKKS)(nil)
