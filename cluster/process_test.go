@@ -173,9 +173,9 @@ mode = %[1]q
 `, mode)
 }
 
-// simulateAndLaunch runs the config text in the simulator and with
-// `trellis launch` (extra flags appended), each into its own directory.
-func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c experiment.Config, simDir, cluDir string) {
+// simulate writes the config text into a fresh directory and runs it in
+// the simulator into its subdirectory "sim".
+func simulate(t *testing.T, text string) (c experiment.Config, cfgPath, simDir string) {
 	t.Helper()
 	dir, cfgPath := writeConfig(t, text)
 	c, err := experiment.LoadConfig(cfgPath)
@@ -186,7 +186,15 @@ func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c exper
 	if _, err := experiment.RunToDir(context.Background(), c, simDir, nil); err != nil {
 		t.Fatal(err)
 	}
-	cluDir = filepath.Join(dir, "cluster")
+	return c, cfgPath, simDir
+}
+
+// simulateAndLaunch runs the config text in the simulator and with
+// `trellis launch` (extra flags appended), each into its own directory.
+func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c experiment.Config, simDir, cluDir string) {
+	t.Helper()
+	c, cfgPath, simDir := simulate(t, text)
+	cluDir = filepath.Join(filepath.Dir(cfgPath), "cluster")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a measurement
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"launch", cfgPath, "-o", cluDir, "-q"}, flags...)...)
@@ -212,17 +220,8 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, simDir, cluDir := simulateAndLaunch(t, bin, tc.text, tc.flags...)
 			for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile, rundir.EdgesFile} {
-				want, err := os.ReadFile(filepath.Join(simDir, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := os.ReadFile(filepath.Join(cluDir, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(want) == 0 || !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the simulator's (%d bytes, simulator %d)\ncluster:   %.300s\nsimulator: %.300s", f, len(got), len(want), got, want)
-				}
+				want, got := readBoth(t, simDir, cluDir, f)
+				sameBytes(t, f, want, got)
 			}
 			if _, err := os.Stat(filepath.Join(cluDir, rundir.SummaryFile)); err != nil {
 				t.Errorf("no summary: %v", err)
@@ -242,6 +241,30 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 	}
 }
 
+// readBoth reads run-directory file f of the simulator's run (simDir) and
+// of the cluster's (cluDir).
+func readBoth(t *testing.T, simDir, cluDir, f string) (want, got []byte) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(simDir, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = os.ReadFile(filepath.Join(cluDir, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want, got
+}
+
+// sameBytes fails the test unless file f of the cluster's run (got) is
+// the simulator's (want), byte for byte, and not empty.
+func sameBytes(t *testing.T, f string, want, got []byte) {
+	t.Helper()
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the simulator's (%d bytes, simulator %d)\ncluster:   %.300s\nsimulator: %.300s", f, len(got), len(want), got, want)
+	}
+}
+
 // TestLaunchCKKSMatchesSimulator: threshold CKKS in node processes gives
 // the simulator's records up to CKKS's own error. Lattigo draws its
 // encryption noise from crypto/rand, so the two runs cannot be
@@ -251,14 +274,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 func TestLaunchCKKSMatchesSimulator(t *testing.T) {
 	_, simDir, cluDir := simulateAndLaunch(t, trellisBinary(t), secureConfig("ckks"))
 	for _, f := range []string{rundir.MetricsFile, rundir.RoundsFile} {
-		want, err := os.ReadFile(filepath.Join(simDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(cluDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, got := readBoth(t, simDir, cluDir, f)
 		wl, gl := bytes.Split(bytes.TrimSpace(want), []byte("\n")), bytes.Split(bytes.TrimSpace(got), []byte("\n"))
 		if len(wl) == 0 || len(wl) != len(gl) {
 			t.Fatalf("%s: %d records, simulator %d", f, len(gl), len(wl))
@@ -333,88 +349,20 @@ func TestLaunchRefusesOmniscientAttack(t *testing.T) {
 // peers reconnect to it) and finishes the run, checkpointing every round,
 // and the monitor writes every round, marking the records that never came.
 func TestWallclockSurvivesKilledNode(t *testing.T) {
-	bin := trellisBinary(t)
 	const rounds = 8
-	dir, cfgPath := writeConfig(t, logregFedAvg("wallclock", 4, rounds, 3, 800))
-	sock, err := os.MkdirTemp("", "wc-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sock)
-	peers := cluster.IPCEndpoints(sock, 4)
-	peersPath := filepath.Join(dir, cluster.PeersFile)
-	if err := peers.Write(peersPath); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "run")
-	epoch := time.Now().Add(8 * time.Second).Format(time.RFC3339Nano)
-	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", "wallclock", "-q"}
-	start := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(bin, args...)
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if cmd.ProcessState == nil {
-				_ = cmd.Process.Kill()
-				_, _ = cmd.Process.Wait()
-			}
-			if t.Failed() {
-				t.Logf("%v:\n%s", args[:3], buf.String())
-			}
-		})
-		return cmd
-	}
-	mon := start(append([]string{"monitor", "-o", out, "--gap", "4s"}, common...)...)
-	var nodes []*exec.Cmd
-	state := func(i int) string { return filepath.Join(dir, fmt.Sprintf("node-%d.state", i)) }
-	nodeArgs := func(i int) []string {
-		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", "2s", "--checkpoint", state(i)}, common...)
-	}
-	checkpointRound := func(i int) int {
-		r, err := cluster.LoadCheckpoint(state(i), roundOnly{})
-		if err != nil {
-			return -1
-		}
-		return r
-	}
-	for i := range 4 {
-		nodes = append(nodes, start(nodeArgs(i)...))
-	}
-	waitRounds := func(n int) {
-		deadline := time.Now().Add(3 * time.Minute) // a hang guard
-		for time.Now().Before(deadline) {
-			b, _ := os.ReadFile(filepath.Join(out, rundir.RoundsFile))
-			if bytes.Count(b, []byte("\n")) >= n {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("fewer than %d rounds written", n)
-	}
-	waitRounds(1)
-	for deadline := time.Now().Add(time.Minute); checkpointRound(3) < 0; time.Sleep(20 * time.Millisecond) {
+	wc := startWallclock(t, logregFedAvg("wallclock", 4, rounds, 3, 800), 4, 8*time.Second, 2*time.Second)
+	out := wc.out
+	wc.waitRounds(1)
+	for deadline := time.Now().Add(time.Minute); wc.checkpointRound(3) < 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("node 3 wrote no checkpoint")
 		}
 	}
-	_ = nodes[3].Process.Signal(syscall.SIGKILL)
-	_ = nodes[3].Wait()
-	killedAt := checkpointRound(3)
-	waitRounds(killedAt + 3)
-	nodes[3] = start(append(nodeArgs(3), "--resume")...)
-	_ = nodes[2].Process.Signal(syscall.SIGTERM)
-	for i, n := range nodes {
-		if err := n.Wait(); err != nil {
-			t.Errorf("node %d: %v", i, err)
-		}
-	}
-	if err := mon.Wait(); err != nil {
-		t.Fatalf("monitor: %v", err)
-	}
+	killedAt := wc.kill(3)
+	wc.waitRounds(killedAt + 3)
+	wc.resume(3)
+	_ = wc.nodes[2].Process.Signal(syscall.SIGTERM)
+	wc.wait()
 	b, err := os.ReadFile(filepath.Join(out, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -458,11 +406,131 @@ func TestWallclockSurvivesKilledNode(t *testing.T) {
 	if !bytes.Contains(d, []byte(`"node":3,`)) || !bytes.Contains(d, []byte(fmt.Sprintf(`"resumed_after":%d}`, killedAt))) {
 		t.Errorf("%s has no record of node 3 resumed after round %d", cluster.DriverFile, killedAt)
 	}
-	if r := checkpointRound(3); r != rounds-1 {
+	if r := wc.checkpointRound(3); r != rounds-1 {
 		t.Errorf("the resumed node's checkpoint is of round %d, want %d", r, rounds-1)
 	}
 	if _, err := os.Stat(filepath.Join(out, rundir.SummaryFile)); err != nil {
 		t.Errorf("no summary: %v", err)
+	}
+}
+
+// startProcess starts the trellis binary with args. Its output is logged
+// if the test fails; it is killed when the test ends if it still runs,
+// and when the test process dies.
+func startProcess(t *testing.T, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_, _ = cmd.Process.Wait()
+		}
+		if t.Failed() {
+			t.Logf("%v:\n%s", args[:min(3, len(args))], buf.String())
+		}
+	})
+	return cmd
+}
+
+// wallclockRun is a deployed run started by hand in wall-clock mode: a
+// monitor (writing a round 4 s after its first record at the latest) and
+// one `trellis node` process per node over IPC, each writing its
+// checkpoint after every round.
+type wallclockRun struct {
+	t        *testing.T
+	bin, dir string
+	out      string // the run directory
+	node     func(i int) []string
+	monitor  *exec.Cmd
+	nodes    []*exec.Cmd
+}
+
+// startWallclock starts the config text's run on nodes processes, round 0
+// beginning after startIn (time for the processes to start), each round
+// lasting delta.
+func startWallclock(t *testing.T, text string, nodes int, startIn, delta time.Duration) *wallclockRun {
+	t.Helper()
+	wc := &wallclockRun{t: t, bin: trellisBinary(t)}
+	dir, cfgPath := writeConfig(t, text)
+	wc.dir, wc.out = dir, filepath.Join(dir, "run")
+	sock, err := os.MkdirTemp("", "wc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sock) })
+	peersPath := filepath.Join(dir, cluster.PeersFile)
+	if err := cluster.IPCEndpoints(sock, nodes).Write(peersPath); err != nil {
+		t.Fatal(err)
+	}
+	epoch := time.Now().Add(startIn).Format(time.RFC3339Nano)
+	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", "wallclock", "-q"}
+	wc.node = func(i int) []string {
+		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", delta.String(), "--checkpoint", wc.state(i)}, common...)
+	}
+	wc.monitor = startProcess(t, wc.bin, append([]string{"monitor", "-o", wc.out, "--gap", "4s"}, common...)...)
+	for i := range nodes {
+		wc.nodes = append(wc.nodes, startProcess(t, wc.bin, wc.node(i)...))
+	}
+	return wc
+}
+
+// state is node i's checkpoint directory.
+func (wc *wallclockRun) state(i int) string {
+	return filepath.Join(wc.dir, fmt.Sprintf("node-%d.state", i))
+}
+
+// checkpointRound is the round of node i's checkpoint on disk (-1: none).
+func (wc *wallclockRun) checkpointRound(i int) int {
+	r, err := cluster.LoadCheckpoint(wc.state(i), roundOnly{})
+	if err != nil {
+		return -1
+	}
+	return r
+}
+
+// kill kills node i with SIGKILL and returns the round of its checkpoint.
+func (wc *wallclockRun) kill(i int) int {
+	_ = wc.nodes[i].Process.Signal(syscall.SIGKILL)
+	_ = wc.nodes[i].Wait()
+	return wc.checkpointRound(i)
+}
+
+// resume restarts node i from its checkpoint (--resume).
+func (wc *wallclockRun) resume(i int) {
+	wc.nodes[i] = startProcess(wc.t, wc.bin, append(wc.node(i), "--resume")...)
+}
+
+// waitRounds waits until the monitor wrote n rounds.
+func (wc *wallclockRun) waitRounds(n int) {
+	wc.t.Helper()
+	deadline := time.Now().Add(3 * time.Minute) // a hang guard
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(wc.out, rundir.RoundsFile))
+		if bytes.Count(b, []byte("\n")) >= n {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wc.t.Fatalf("fewer than %d rounds written", n)
+}
+
+// wait waits for every node process (each must exit cleanly), then the
+// monitor.
+func (wc *wallclockRun) wait() {
+	wc.t.Helper()
+	for i, n := range wc.nodes {
+		if err := n.Wait(); err != nil {
+			wc.t.Errorf("node %d: %v", i, err)
+		}
+	}
+	if err := wc.monitor.Wait(); err != nil {
+		wc.t.Fatalf("monitor: %v", err)
 	}
 }
 

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,88 +30,21 @@ type killedRecord struct {
 // records and the round of the checkpoint it resumed from.
 func killAndResume(t *testing.T, text string, nodes, rounds, victim int, delta time.Duration) (recs []killedRecord, killedAt int) {
 	t.Helper()
-	bin := trellisBinary(t)
-	dir, cfgPath := writeConfig(t, text)
-	sock, err := os.MkdirTemp("", "kr-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sock)
-	peersPath := filepath.Join(dir, cluster.PeersFile)
-	if err := cluster.IPCEndpoints(sock, nodes).Write(peersPath); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "run")
 	// 15 s: the processes start on a busy machine.
-	epoch := time.Now().Add(15 * time.Second).Format(time.RFC3339Nano)
-	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", "wallclock", "-q"}
-	start := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(bin, args...)
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if cmd.ProcessState == nil {
-				_ = cmd.Process.Kill()
-				_, _ = cmd.Process.Wait()
-			}
-			if t.Failed() {
-				t.Logf("%v:\n%s", args[:3], buf.String())
-			}
-		})
-		return cmd
-	}
-	mon := start(append([]string{"monitor", "-o", out, "--gap", "4s"}, common...)...)
-	state := func(i int) string { return filepath.Join(dir, fmt.Sprintf("node-%d.state", i)) }
-	nodeArgs := func(i int) []string {
-		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", delta.String(), "--checkpoint", state(i)}, common...)
-	}
-	checkpointRound := func(i int) int {
-		r, err := cluster.LoadCheckpoint(state(i), roundOnly{})
-		if err != nil {
-			return -1
-		}
-		return r
-	}
-	var procs []*exec.Cmd
-	for i := range nodes {
-		procs = append(procs, start(nodeArgs(i)...))
-	}
-	waitRounds := func(n int) {
-		deadline := time.Now().Add(3 * time.Minute) // a hang guard
-		for time.Now().Before(deadline) {
-			b, _ := os.ReadFile(filepath.Join(out, rundir.RoundsFile))
-			if bytes.Count(b, []byte("\n")) >= n {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("fewer than %d rounds written", n)
-	}
-	for deadline := time.Now().Add(3 * time.Minute); checkpointRound(victim) < 1; time.Sleep(20 * time.Millisecond) {
+	wc := startWallclock(t, text, nodes, 15*time.Second, delta)
+	out := wc.out
+	for deadline := time.Now().Add(3 * time.Minute); wc.checkpointRound(victim) < 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("node %d wrote no checkpoint after round 1", victim)
 		}
 	}
-	_ = procs[victim].Process.Signal(syscall.SIGKILL)
-	_ = procs[victim].Wait()
-	killedAt = checkpointRound(victim)
+	killedAt = wc.kill(victim)
 	if killedAt > rounds-4 {
 		t.Fatalf("node %d was killed after round %d of %d: too late to resume", victim, killedAt, rounds)
 	}
-	waitRounds(killedAt + 3)
-	procs[victim] = start(append(nodeArgs(victim), "--resume")...)
-	for i, p := range procs {
-		if err := p.Wait(); err != nil {
-			t.Errorf("node %d: %v", i, err)
-		}
-	}
-	if err := mon.Wait(); err != nil {
-		t.Fatalf("monitor: %v", err)
-	}
+	wc.waitRounds(killedAt + 3)
+	wc.resume(victim)
+	wc.wait()
 	b, err := os.ReadFile(filepath.Join(out, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
