@@ -154,7 +154,12 @@
 // counted by reason in the round's Record. A message of a round already
 // closed is kept as its header only, for the node to count. Then the node
 // checks it as in simulation (its in-neighbours, duplicates, kind and size
-// by phase, then wire.Validator).
+// by phase, then wire.Validator). So a relay, a process that forwards
+// another node's correctly signed message to a node that is not its
+// out-neighbour, gets past the driver but not the node: the node refuses
+// it (not_in_neighbor), gives its sender no weight, and counts it in its
+// Ready (the "rejected" of its line in metrics.jsonl), as
+// TestRelayedMessageRefusedInCluster checks on a five-node ring.
 //
 // Keys: a node holds its private key file and the peers file (endpoints
 // and every node's public key, `trellis keys`), and verifies only the keys
