@@ -21,7 +21,10 @@ type NodeRound struct {
 	// ByzWeight is the total weight the node's strategy gave Byzantine
 	// senders this round.
 	ByzWeight float64 `json:"byz_weight"`
-	// Rejected counts messages the node's validator refused this round.
+	// Rejected counts the messages the node refused this round: its input
+	// checks (a sender outside the round's in-neighbours, a duplicate, a kind
+	// or size no phase takes, a full store) and its validator (signature,
+	// replay, a stale round, ...), per reason in node.Ready.Rejections.
 	Rejected int `json:"rejected"`
 	// Missing marks a node whose record of the round never reached the
 	// driver (the cluster's monitor: a node process that died); its other
