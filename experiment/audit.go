@@ -281,7 +281,7 @@ func (s Setup) trainShadow(ctx context.Context, i int, shadowSeed uint64, sub []
 	sh.ByzantineFraction, sh.ByzantineIDs, sh.Attack, sh.Drop = 0, nil, nil, 0
 	sh.SameForAll, sh.ByzantineIdle, sh.Claims = false, false, adversary.ClaimAttack{}
 	sh.Trust, sh.GlobalTest, sh.EvalEvery = nil, 0, 0
-	sh.WireRoundTrip, sh.Timings, sh.Random, sh.Workers, sh.NoVerifyCache = false, nil, nil, 1, true
+	sh.WireRoundTrip, sh.Timings, sh.Random, sh.Workers = false, nil, nil, 1
 	sh.Seed = shadowSeed
 	if s.Privacy != nil {
 		nd, err := s.nodeDP(train)

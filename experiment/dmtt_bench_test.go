@@ -26,7 +26,6 @@ func BenchmarkClaimsRound100(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			s := dmttSetup(b, 100, 4, 0.1, adversary.ClaimAttack{Liar: adversary.LiarOmission}, func() strategy.Strategy { return strategy.Local{} })
 			s.Pool, s.Model.Kind, s.Model.Hidden = 100*20, "logreg", nil
-			s.NoVerifyCache = c.noCache
 			tc := trust.DefaultConfig()
 			s.Trust = &tc
 			built, err := s.Build()
@@ -34,6 +33,7 @@ func BenchmarkClaimsRound100(b *testing.B) {
 				b.Fatal(err)
 			}
 			cfg := built.Config
+			cfg.NoMemos = c.noCache
 			cfg.Rounds = 3 + b.N
 			round := 0
 			b.ResetTimer()

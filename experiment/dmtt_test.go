@@ -102,41 +102,32 @@ func TestDMTTBitIdenticalAcrossWorkers(t *testing.T) {
 	}
 }
 
-// TestDigestMemoChangesNoRecord: the simulator's digest memo changes no
-// metric. FedAvg broadcasts its model (the memo's case), DMTT sends one
-// vector per peer; Byzantine nodes' vectors are crafted per recipient and
-// re-signed, and their claims flood. The records with the memo are those
-// without it (the nodes still hold it, but the simulator never opens it),
-// and the memo was used.
-func TestDigestMemoChangesNoRecord(t *testing.T) {
+// TestMemosChangeNoRecord: the simulator's shared memos (verification
+// cache, digest memo) change no metric. FedAvg broadcasts its model (the
+// digest memo's case), DMTT sends one vector per peer; Byzantine nodes'
+// vectors are crafted per recipient and re-signed, and their claims flood.
+// The records with the memos are those without them (that the memos are
+// used is sim's TestMemosAreUsed).
+func TestMemosChangeNoRecord(t *testing.T) {
 	for name, mk := range map[string]func() strategy.Strategy{"fedavg": fedavg, "dmtt": dmtt} {
 		var want string
-		for _, on := range []bool{true, false} {
+		for _, off := range []bool{false, true} {
 			s := dmttSetup(t, 10, 3, 0.2, adversary.ClaimAttack{Liar: adversary.LiarOmission, Flood: true}, mk)
 			s.Workers = 3
 			b, err := s.Build()
 			if err != nil {
 				t.Fatal(err)
 			}
-			memo := b.Config.DigestMemo
-			if memo == nil {
-				t.Fatal("Build gave the simulator no digest memo")
-			}
-			if !on {
-				b.Config.DigestMemo = nil
-			}
+			b.Config.NoMemos = off
 			var rs []*metrics.Round
 			if err := sim.Run(t.Context(), b.Config, b.Nodes, metrics.SinkFunc(func(r *metrics.Round) error { rs = append(rs, r); return nil })); err != nil {
 				t.Fatal(err)
-			}
-			if hits, _ := memo.Stats(); (hits > 0) != on {
-				t.Fatalf("%s, memo on %v: %d digests reused", name, on, hits)
 			}
 			got := metricsJSON(t, rs)
 			if want == "" {
 				want = got
 			} else if got != want {
-				t.Fatalf("%s: metrics differ with and without the digest memo", name)
+				t.Fatalf("%s: metrics differ with and without the memos", name)
 			}
 		}
 	}

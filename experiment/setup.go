@@ -86,11 +86,6 @@ type Setup struct {
 	// ByzantineIdle is sim.Config's; Claims is adversary.Config's.
 	ByzantineIdle bool
 	Claims        adversary.ClaimAttack
-	// NoVerifyCache gives the nodes no shared verification cache and no
-	// digest memo (every node hashes every message and verifies every
-	// signature itself, as over a network); results are the same, only
-	// slower. For measurements.
-	NoVerifyCache bool
 	// Random is the nodes' randomness (node.Config.Random); nil: every
 	// stream from the seed.
 	Random seed.Source
@@ -146,20 +141,9 @@ func (s Setup) Build() (*Built, error) {
 		return nil, err
 	}
 	keys := wire.NewSeedKeys(p.s.Seed, p.s.Nodes)
-	if !p.s.NoVerifyCache {
-		p.cache = wire.NewVerifyCache(0)
-		p.memo = wire.NewDigestMemo()
-	}
-	if p.globalIdx != nil {
-		p.evalMemo = node.NewEvalMemo(p.s.Nodes)
-	}
 	nodes := make([]*node.Node, p.s.Nodes)
 	for i := range nodes {
 		if nodes[i], err = p.node(i, keys); err != nil {
-			return nil, err
-		}
-		// The simulator's memos: shared work, the same results.
-		if err := nodes[i].ShareMemos(node.Memos{Verify: p.cache, Digests: p.memo, Global: p.evalMemo}); err != nil {
 			return nil, err
 		}
 	}
@@ -172,7 +156,7 @@ func (s Setup) Build() (*Built, error) {
 		Graph: p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
 		Identities: keys.All(), WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
-		ByzantineIdle: p.s.ByzantineIdle, DigestMemo: p.memo,
+		ByzantineIdle: p.s.ByzantineIdle,
 	}
 	return &Built{Config: cfg, Nodes: nodes, Splits: p.splits}, nil
 }
@@ -201,9 +185,6 @@ type plan struct {
 	globalIdx []int32
 	byz       []int
 	flip      attack.DataAttack
-	cache     *wire.VerifyCache
-	memo      *wire.DigestMemo // the simulator's only: Build sets it, BuildNode does not
-	evalMemo  *node.EvalMemo   // the simulator's only, as memo
 }
 
 func (s Setup) plan() (*plan, error) {

@@ -29,19 +29,23 @@
 //   - A round has as many exchange phases as the nodes' layers need; the
 //     adversary rewrites each phase's Byzantine messages, and a phase
 //     closes when every message routed in it was delivered.
-//   - Nodes' validators may share a wire.DigestMemo (Config.DigestMemo): the
-//     driver opens it for each delivery phase, once the adversary has made
-//     its messages, and closes it when every node has taken the phase, so a
-//     broadcast is hashed once instead of once per receiver. It relies on
-//     what sending one pointer to many receivers already requires: nothing
-//     writes a message while it is delivered (a Byzantine message is a new
-//     Message, made and signed before the phase opens). Not with
-//     WireRoundTrip, whose links decode their own copies as a network would.
-//   - Nodes built for the simulator (experiment.Setup.Build) share a
-//     node.EvalMemo for the global test set: a model bit-identical to one
-//     already evaluated that round (every node after FedAvg on a complete
-//     graph) takes its result instead of evaluating again. The records are
-//     the same bits (a deployment has no memo; TestLockstepMatchesSimulator).
+//   - The simulator shares memos among its nodes (node.Memos, given to
+//     each node before its first round; Config.NoMemos turns them off):
+//     a signature-verification cache, so a message many nodes receive is
+//     verified once; a wire.DigestMemo, which the driver opens for each
+//     delivery phase, once the adversary has made its messages, and closes
+//     when every node has taken the phase, so a broadcast is hashed once
+//     instead of once per receiver; and, with Config.Global, a
+//     node.EvalMemo for the global test set, so a model bit-identical to
+//     one already evaluated that round (every node after FedAvg on a
+//     complete graph) takes its result instead of evaluating again. The
+//     digest memo relies on what sending one pointer to many receivers
+//     already requires: nothing writes a message while it is delivered (a
+//     Byzantine message is a new Message, made and signed before the phase
+//     opens); it is not consulted with WireRoundTrip, whose links decode
+//     their own copies as a network would. The records are the same bits
+//     with and without the memos (a deployment has none;
+//     TestLockstepMatchesSimulator).
 //   - Traffic (bytes_sent) counts the encoded size of every message a node
 //     puts on a link, dropped or not.
 //   - delta_max is max over honest nodes of the weight they gave Byzantine

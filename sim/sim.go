@@ -44,17 +44,13 @@ type Config struct {
 	// "Attack": "Byzantine nodes do not train"); what they send is their
 	// initial model as the attack crafts it, plus their claims.
 	ByzantineIdle bool
-	// DigestMemo, if set, is the memo the nodes' validators share
-	// (node.Memos.Digests, given to the nodes with Node.ShareMemos): the
-	// driver opens it for each delivery phase,
-	// after the adversary has replaced its messages, and closes it once
-	// every node has taken the phase's messages, so a broadcast is hashed
-	// once rather than once per receiver. Not with WireRoundTrip, where
-	// every link decodes its own copy, as a network would. Senders note
-	// the digests they sign in it (wire.SignNoted); the driver closes it
-	// after every phase, with WireRoundTrip too, to drop those notes.
-	// Results are the same without it.
-	DigestMemo *wire.DigestMemo
+	// NoMemos runs the nodes without the simulator's shared memos
+	// (node.Memos: a signature-verification cache, a digest memo, a memo
+	// of global-test evaluations), so every node hashes every message,
+	// verifies every signature and evaluates its global test itself, as
+	// over a network. Results are the same, only slower: for measurements
+	// and for the tests that show it.
+	NoMemos bool
 }
 
 // Run drives the nodes (indexed by id) for cfg.Rounds rounds, sending each
@@ -67,8 +63,12 @@ func Run(ctx context.Context, cfg Config, nodes []*node.Node, sink metrics.Sink)
 	if err != nil {
 		return err
 	}
+	return r.run(ctx, sink)
+}
+
+func (r *runner) run(ctx context.Context, sink metrics.Sink) error {
 	r.ctx = context.WithoutCancel(ctx) // a round, once begun, finishes
-	for round := 0; round < cfg.Rounds; round++ {
+	for round := 0; round < r.cfg.Rounds; round++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -90,6 +90,8 @@ type runner struct {
 	byz     []bool
 	workers int
 	adv     *adversary.Adversary
+	// memos are shared by every node (Config.NoMemos: none).
+	memos node.Memos
 	// trainCost is each node's expected training time, for scheduling
 	// only: its training samples before the first round, then the time
 	// its last round's training took.
@@ -110,20 +112,34 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 	case len(cfg.Identities) != n:
 		return nil, fmt.Errorf("sim: %d identities for %d nodes", len(cfg.Identities), n)
 	}
+	for i, nd := range nodes {
+		if nd.ID() != i {
+			return nil, fmt.Errorf("sim: node at index %d has id %d", i, nd.ID())
+		}
+	}
+	// The memos: work done for one node is not redone for the next, with
+	// the same results.
+	var memos node.Memos
+	if !cfg.NoMemos {
+		memos = node.Memos{Verify: wire.NewVerifyCache(0), Digests: wire.NewDigestMemo()}
+		if cfg.Global {
+			memos.Global = node.NewEvalMemo(n)
+		}
+		for _, nd := range nodes {
+			if err := nd.ShareMemos(memos); err != nil {
+				return nil, fmt.Errorf("sim: %w", err)
+			}
+		}
+	}
 	ac := cfg.Adversary
 	ac.Nodes, ac.Seed = n, cfg.Seed
-	adv, err := adversary.New(ac, cfg.Identities, cfg.DigestMemo)
+	adv, err := adversary.New(ac, cfg.Identities, memos.Digests)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	byz := make([]bool, n)
 	for _, b := range ac.Byzantine {
 		byz[b] = true
-	}
-	for i, nd := range nodes {
-		if nd.ID() != i {
-			return nil, fmt.Errorf("sim: node at index %d has id %d", i, nd.ID())
-		}
 	}
 	w := cfg.Workers
 	if w <= 0 {
@@ -135,7 +151,7 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 			cost[i] = float64(d.Len())
 		}
 	}
-	return &runner{cfg: cfg, nodes: nodes, byz: byz, adv: adv, workers: w, trainCost: cost}, nil
+	return &runner{cfg: cfg, nodes: nodes, byz: byz, adv: adv, memos: memos, workers: w, trainCost: cost}, nil
 }
 
 func (r *runner) evaluated(round int) bool {
@@ -196,7 +212,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		}
 		// All nodes run the same layers, so they agree on the phases.
 		last := !slices.Contains(more, true)
-		memo := r.cfg.DigestMemo
+		memo := r.memos.Digests
 		// With WireRoundTrip every link gets a new copy: nothing to share,
 		// and an open memo would keep every copy alive until the phase ends.
 		if memo != nil && !r.cfg.WireRoundTrip {
