@@ -3,14 +3,13 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"unsafe"
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/data"
-	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
@@ -132,402 +131,16 @@ func (c Config) Estimate() (Estimate, error) {
 	return c.EstimateWith(d)
 }
 
-// Sizes saturate at satMax (mul, add): those of absurd configs (10^12
-// parameters × 10^5 nodes) stay positive and comparable.
-const satMax = math.MaxInt64 / 4
+// The estimate's byte arithmetic (internal/memsize): saturating, each
+// allocation rounded as the Go allocator does.
+const satMax = memsize.Max
 
-func mul(xs ...int64) int64 {
-	p := int64(1)
-	for _, x := range xs {
-		if x <= 0 {
-			return 0
-		}
-		if p > satMax/x {
-			return satMax
-		}
-		p *= x
-	}
-	return p
-}
-
-func add(xs ...int64) int64 {
-	s := int64(0)
-	for _, x := range xs {
-		s += x
-		if s > satMax {
-			return satMax
-		}
-	}
-	return s
-}
-
-// goSizeClasses are the Go allocator's small-object sizes
-// (internal/runtime/gc/sizeclasses.go); larger objects take whole 8 KiB
-// pages.
-var goSizeClasses = []int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288,
-	320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688,
-	3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728, 10240, 10880, 12288, 13568, 14336,
-	16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
-
-// alloc is what the heap spends on one allocation of b bytes.
-func alloc(b int64) int64 {
-	switch {
-	case b <= 0:
-		return 0
-	case b <= 32768:
-		i, _ := slices.BinarySearch(goSizeClasses, b)
-		return goSizeClasses[i]
-	case b >= satMax:
-		return satMax
-	}
-	return (b + 8191) / 8192 * 8192
-}
-
-// floats is one []float32 of n values on the heap.
-func floats(n int64) int64 { return alloc(mul(4, n)) }
-
-// The kernel of the matrix engine decides its packing buffers' sizes;
-// inPlaceA: it can read A in place, so it swaps A·Bᵀ products
-// (internal/gemm, Engine.swaps).
-type gemmKernel struct {
-	mr, nr, mc, nc int64
-	inPlaceA       bool
-}
-
-func currentKernel() gemmKernel {
-	e := gemm.New(1)
-	defer e.Close()
-	switch e.Kernel() {
-	case "avx512":
-		return gemmKernel{8, 32, 96, 1024, true}
-	case "avx2":
-		return gemmKernel{6, 16, 120, 1024, true}
-	}
-	if runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
-		return gemmKernel{2, 4, 128, 1024, false}
-	}
-	return gemmKernel{4, 4, 128, 1024, false}
-}
-
-// gemmCall is one matrix product C(m×n) = op(A)(m×k) op(B)(k×n) a layer
-// runs (A never transposed here but for the input gradients, which are not
-// A·Bᵀ); readsC: beta ≠ 0.
-type gemmCall struct {
-	m, n, k, ldb int64
-	transB       bool
-	readsC       bool
-	// packedA: A is packed once per pass into a buffer of its own
-	// (gemm.PackedA, a convolution's weights), not in the workspace.
-	packedA bool
-	// gathered: B's rows are gathered (gemm.SgemmNTGathered, a stride-1
-	// convolution's weight gradient), which kernels that read them in
-	// place always swap.
-	gathered bool
-	// gatheredA: A's rows are gathered (gemm.SgemmGatheredNT, the same
-	// weight gradient summed transposed); kernels that read them in place
-	// pack no A.
-	gatheredA bool
-}
-
-func roundUp(x, to int64) int64 { return (x + to - 1) / to * to }
-
-// workspace is the matrix engine's packing buffers after the calls (they
-// only grow: the largest of each), in bytes (internal/gemm/block.go).
-func (g gemmKernel) workspace(calls []gemmCall) int64 {
-	var ap, bp, ct, packed int64
-	for _, c := range calls {
-		if c.packedA {
-			packed += floats(roundUp(c.m, g.mr)*c.k + 16)
-		}
-		moves := int64(1)
-		if c.readsC {
-			moves = 2
-		}
-		if g.inPlaceA && c.transB && (c.gathered || c.m%g.nr == 0 && c.k > moves*c.m) {
-			// Swapped: Cᵀ (n×m) in the engine's scratch, op(A)ᵀ packed as
-			// B (transposed, so never in place), A's buffer as for n rows.
-			ct = max(ct, c.n*c.m)
-			c = gemmCall{m: c.n, n: c.m, k: c.k, transB: true}
-		}
-		blocks := (c.k + 255) / 256
-		kc := (c.k + blocks - 1) / blocks
-		mcb := min(g.mc, roundUp(c.m, g.mr))
-		ncb := min(g.nc, roundUp(c.n, g.nr))
-		if !c.packedA && !(c.gatheredA && g.inPlaceA) {
-			ap = max(ap, mcb*kc)
-		}
-		if !c.transB && c.m <= 8*g.mr && c.ldb%1024 != 0 {
-			bp = max(bp, kc*g.nr)
-		} else {
-			bp = max(bp, kc*ncb)
-		}
-	}
-	if len(calls) == 0 {
-		return 0
-	}
-	ws := floats(ap+16) + floats(bp+16) + floats(g.mr*g.nr+16) + packed
-	if ct > 0 {
-		ws += floats(ct + 16)
-	}
-	return ws
-}
-
-// modelFoot is a model's memory as nn.Build lays it out for batches of
-// up to batch samples, counted without building it.
-type modelFoot struct {
-	params, state int64
-	// buffers are the activation buffers' allocations in bytes (each
-	// layer's outputs and input gradients, the logits' gradient, one
-	// input batch), bufferFloats their float32 count (nn's
-	// Model.MemoryBytes counts floats).
-	buffers      int64
-	bufferFloats int64
-	inSize       int64
-	feature      int64 // the last linear layer's input width
-	classes      int64
-	calls        []gemmCall
-	layers       []string
-	// wideOut is the per-sample output floats of the convolutions whose
-	// output a max-pool reads at the wide pitch: DP-SGD keeps a plain
-	// copy of their output gradients (nn's dpConv.dense).
-	wideOut int64
-}
-
-// footprint mirrors nn.Spec's layer stack (nn/spec.go) and each layer's
-// alloc; TestEstimateModelMatchesNN checks it against nn.Build.
-func footprint(s nn.Spec, batch int) (modelFoot, error) {
-	var f modelFoot
-	if s.Classes < 2 {
-		return f, fmt.Errorf("model %s: classes = %d, need at least 2", s.Kind, s.Classes)
-	}
-	if batch < 1 {
-		return f, fmt.Errorf("model batch size %d: need ≥ 1", batch)
-	}
-	shape := slices.Clone(s.Input)
-	size := func(sh []int) int64 {
-		p := int64(1)
-		for _, d := range sh {
-			p = mul(p, int64(d))
-		}
-		return p
-	}
-	if len(shape) == 0 || size(shape) < 1 {
-		return f, fmt.Errorf("model %s: input shape %v is empty", s.Kind, s.Input)
-	}
-	B := int64(batch)
-	f.inSize, f.classes = size(shape), int64(s.Classes)
-	index := 0 // layers so far: the first one computes no input gradient
-	buf := func(n int64) {
-		f.buffers = add(f.buffers, floats(n))
-		f.bufferFloats = add(f.bufferFloats, n)
-	}
-	needDx := func() bool { return index > 0 }
-	next := func(kind string) { f.layers = append(f.layers, kind); index++ }
-	flatten := func() {
-		if len(shape) > 1 {
-			shape = []int{int(size(shape))}
-			next("flatten")
-		}
-	}
-	linear := func(out int64) {
-		in := int64(shape[0])
-		f.params = add(f.params, mul(in, out), out)
-		buf(mul(B, out))
-		f.calls = append(f.calls, gemmCall{m: B, n: out, k: in, ldb: in, transB: true},
-			gemmCall{m: out, n: in, k: B, ldb: in})
-		if needDx() {
-			buf(mul(B, in))
-			f.calls = append(f.calls, gemmCall{m: B, n: in, k: out, ldb: in})
-		}
-		f.feature = in
-		shape = []int{int(min(out, math.MaxInt32))}
-		next(fmt.Sprintf("linear %d→%d", in, out))
-	}
-	elementwise := func(kind string, perSample int) { // relu (1 buffer), dropout (mask and output)
-		n := mul(B, size(shape))
-		for range perSample {
-			buf(n)
-		}
-		if needDx() {
-			buf(n)
-		}
-		next(kind)
-	}
-	batchNorm := func() {
-		c := int64(shape[0])
-		f.params = add(f.params, 2*c)
-		f.state = add(f.state, 2*c)
-		n := mul(B, size(shape))
-		buf(n)
-		buf(n)
-		buf(c)
-		if needDx() {
-			buf(n)
-		}
-		next("batchnorm")
-	}
-	// pitch is the row pitch of the last convolution's output: its wide
-	// rows when the 2×2 max-pool after it reads them in place (nn's
-	// conv2d.outPitch), its width otherwise. (A pool here always follows
-	// a convolution.)
-	var pitch int64
-	// Whether the matrix kernel reads gathered rows in place, which decides
-	// how a stride-1 convolution's weight gradient is summed.
-	gathersRows := currentKernel().inPlaceA
-	conv := func(cout, k, stride, pad int64, toPool bool) {
-		cin, h, w := int64(shape[0]), int64(shape[1]), int64(shape[2])
-		ho, wo := (h+2*pad-k)/stride+1, (w+2*pad-k)/stride+1
-		hw, kr := ho*wo, cin*k*k
-		f.params = add(f.params, cout*kr+cout)
-		wino := nn.ConvUsesWinograd(int(cin), int(cout), int(k), int(stride))
-		outWide := toPool && stride == 1 && !wino
-		pitch = wo
-		if outWide {
-			pitch = max(w+pad, wo)
-			f.wideOut = add(f.wideOut, cout*ho*wo)
-		}
-		buf(B * cout * ho * pitch)
-		if wino {
-			// Winograd F(4×4, 5×5) (nn/convwino.go): its transforms and
-			// group buffers, the column buffers DP-SGD uses, and the
-			// products of each of the 36 positions.
-			hw = ho * max(w+pad, wo)
-			buf(int64(nn.WinogradBuffers(int(cin), int(cout), int(h), int(w), int(pad), needDx())))
-			buf(kr * hw)
-			cols := int64(nn.WinogradColumns(int(h), int(w), int(pad)))
-			for range nn.WinogradPositions {
-				f.calls = append(f.calls, gemmCall{m: cout, n: cols, k: cin, ldb: cols, packedA: true},
-					gemmCall{m: cout, n: cin, k: cols, ldb: cols, transB: true, readsC: true})
-			}
-			if needDx() {
-				buf(B * cin * h * w)
-				buf(kr * hw)
-				for range nn.WinogradPositions {
-					f.calls = append(f.calls, gemmCall{m: cin, n: cols, k: cout, ldb: cols, packedA: true})
-				}
-			}
-			shape = []int{int(cout), int(ho), int(wo)}
-			next(fmt.Sprintf("conv2d %d→%d k%d", cin, cout, k))
-			return
-		}
-		buf(cout*kr + cout) // one chunk's partial gradients
-		// Stride 1 takes nn's wide layout: column rows at the padded
-		// width, a padded input plane (+ k−1 floats of slack), a wide
-		// output and output gradient (nn/convwide.go).
-		wide := stride == 1
-		wp := max(w+pad, wo)
-		plane := cin*((h+2*pad)*wp+pad) + k - 1
-		if wide {
-			hw = ho * wp
-			buf(plane)
-			if !outWide { // else the output and its gradient are wide already
-				buf(cout * hw)
-				buf(cout * hw)
-			}
-		}
-		buf(kr * hw)
-		dW := gemmCall{m: cout, n: kr, k: hw, ldb: hw, transB: true, readsC: true, gathered: wide}
-		if wide && gathersRows && cout <= hw {
-			// Summed transposed in the column buffer (nn's transposedGrad).
-			dW = gemmCall{m: kr, n: cout, k: hw, ldb: hw, transB: true, readsC: true, gatheredA: true}
-		}
-		f.calls = append(f.calls, gemmCall{m: cout, n: hw, k: kr, ldb: hw, packedA: true}, dW)
-		if needDx() {
-			buf(B * cin * h * w)
-			buf(kr * hw)
-			if wide {
-				buf(plane)
-			}
-			f.calls = append(f.calls, gemmCall{m: kr, n: hw, k: cout, ldb: hw, packedA: true})
-		}
-		shape = []int{int(cout), int(ho), int(wo)}
-		next(fmt.Sprintf("conv2d %d→%d k%d", cin, cout, k))
-	}
-	maxPool := func(k int64) {
-		c, h, w := int64(shape[0]), int64(shape[1]), int64(shape[2])
-		ho, wo := (h-k)/k+1, (w-k)/k+1
-		buf(B * c * ho * wo)                           // output
-		f.buffers = add(f.buffers, alloc(4*B*c*ho*wo)) // the winners' offsets, int32
-		f.bufferFloats += B * c * ho * wo
-		if needDx() {
-			buf(B * c * h * pitch) // at the convolution's row pitch
-		}
-		shape = []int{int(c), int(ho), int(wo)}
-		next(fmt.Sprintf("maxpool2d k%d", k))
-	}
-	// A max-pool right after a ReLU runs before it and applies it (nn's
-	// stackBuilder.maxPool): the ReLU layer keeps no buffers.
-	maxPoolReLU := func(k int64) {
-		maxPool(k)
-		next("relu")
-	}
-	same := func(want ...int) bool { return slices.Equal(s.Input, want) }
-	switch s.Kind {
-	case "logreg":
-		flatten()
-		linear(int64(s.Classes))
-	case "mlp":
-		flatten()
-		for _, h := range s.Hidden {
-			if h < 1 {
-				return f, fmt.Errorf("model mlp: hidden width %d, need ≥ 1", h)
-			}
-			linear(int64(h))
-			if s.BatchNorm {
-				batchNorm()
-			}
-			elementwise("relu", 1)
-			if s.Dropout > 0 {
-				elementwise("dropout", 2)
-			}
-		}
-		linear(int64(s.Classes))
-	case "femnist_cnn":
-		if !same(1, 28, 28) {
-			return f, fmt.Errorf("model femnist_cnn needs input 1×28×28, got %v", s.Input)
-		}
-		conv(32, 5, 1, 2, true)
-		maxPoolReLU(2)
-		conv(64, 5, 1, 2, true)
-		maxPoolReLU(2)
-		flatten()
-		linear(512)
-		elementwise("relu", 1)
-		elementwise("dropout", 2)
-		linear(int64(s.Classes))
-	case "lenet5":
-		pad := int64(0)
-		switch {
-		case same(1, 28, 28):
-			pad = 2
-		case same(3, 32, 32):
-		default:
-			return f, fmt.Errorf("model lenet5 needs input 1×28×28 or 3×32×32, got %v", s.Input)
-		}
-		conv(6, 5, 1, pad, true)
-		maxPoolReLU(2)
-		conv(16, 5, 1, 0, true)
-		maxPoolReLU(2)
-		flatten()
-		linear(120)
-		elementwise("relu", 1)
-		linear(84)
-		elementwise("relu", 1)
-		linear(int64(s.Classes))
-	default:
-		return f, fmt.Errorf("unknown model kind %q (want one of %s)", s.Kind, strings.Join(nn.Kinds, ", "))
-	}
-	// The logits' gradient and one input batch (labels as int).
-	buf(mul(B, f.classes))
-	buf(mul(B, f.inSize))
-	f.buffers = add(f.buffers, alloc(8*B))
-	return f, nil
-}
-
-// memoryBytes is what nn's Model.MemoryBytes reports for the model.
-func (f modelFoot) memoryBytes(batch int) int64 {
-	return add(mul(4, add(2*f.params, f.state, f.bufferFloats)), 8*int64(batch))
-}
+var (
+	mul    = memsize.Mul
+	add    = memsize.Add
+	alloc  = memsize.Alloc
+	floats = memsize.Floats
+)
 
 // degrees are the configured topology's mean and largest in-degree for n
 // nodes, worked out without building the graph (a complete graph of 20,000
@@ -674,13 +287,13 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	spec := c.modelSpec(nil)
 	spec.Input, spec.Classes = d.Shape, d.Classes
 	batch := max(1, c.Training.Batch)
-	mf, err := footprint(spec, batch)
+	mf, err := spec.Footprint(batch)
 	if err != nil {
 		return e, err
 	}
-	P := mf.params
+	P := mf.Params
 	e.Params = P
-	e.Model = modelDescription(spec, mf)
+	e.Model = modelDescription(spec)
 	V := floats(P)
 	n := int64(c.Nodes)
 	holders := c.Nodes // nodes this process holds
@@ -711,10 +324,10 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	// The model: parameters and gradients (one flat vector each), the
 	// node-local state (batch-norm statistics), activation buffers for a
 	// full batch, and the matrix engine's packing buffers.
-	per("model parameters and gradients", 2*V+floats(mf.state),
+	per("model parameters and gradients", 2*V+floats(mf.State),
 		fmt.Sprintf("%s parameters × 2 (weights, gradients) × 4 B", group(P)))
-	per("activation buffers", mf.buffers, fmt.Sprintf("batch %d through %d layers, input batch, logit gradients", batch, len(mf.layers)))
-	per("matrix-engine workspace", currentKernel().workspace(mf.calls), "packing buffers of the largest products")
+	per("activation buffers", mf.Buffers, fmt.Sprintf("batch %d through %d layers, input batch, logit gradients", batch, len(mf.Layers)))
+	per("matrix-engine workspace", mf.Workspace, "packing buffers of the largest products")
 
 	// Optimizer state.
 	optState, optHow := int64(0), ""
@@ -752,8 +365,8 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	evalOut := func(nval int64, outputs int64) int64 {
 		// agreement.Outputs: probabilities, features, vacuity, for nval
 		// samples; the node's validation batch and labels; a saved copy.
-		o := floats(nval*mf.classes) + floats(nval*mf.feature) + floats(nval)
-		return mul(outputs, o) + floats(int64(batch)*mf.inSize) + alloc(8*nval) + V
+		o := floats(nval*mf.Classes) + floats(nval*mf.Feature) + floats(nval)
+		return mul(outputs, o) + floats(int64(batch)*mf.InputSize) + alloc(8*nval) + V
 	}
 	k := int64(math.Ceil(deg)) + 1 // inputs of an aggregation: the in-neighbours and itself
 	switch st {
@@ -784,12 +397,12 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 		// plus a scratch matrix (the score variants, agreement/variants.go).
 		nval := int64(strategy.LightyearNVal)
 		gram := alloc(8 * nval * nval)
-		stratB = evalOut(nval, 2) + 8*gram + mul(2*(mf.classes+1), gram)
-		stratHow = fmt.Sprintf("outputs of %d validation samples for the own and a peer's model, their kernels (spec, logits, %d class blocks), a saved copy", nval, mf.classes)
+		stratB = evalOut(nval, 2) + 8*gram + mul(2*(mf.Classes+1), gram)
+		stratHow = fmt.Sprintf("outputs of %d validation samples for the own and a peer's model, their kernels (spec, logits, %d class blocks), a saved copy", nval, mf.Classes)
 	case "dmtt", "murmura":
 		stratB, stratHow = evalOut(strategy.DMTTNEval, 1), fmt.Sprintf("outputs of %d validation samples, a saved copy", strategy.DMTTNEval)
 	case "ubar":
-		stratB, stratHow = floats(int64(batch)*mf.inSize)+alloc(8*int64(batch))+V, "a probe batch and a saved copy"
+		stratB, stratHow = floats(int64(batch)*mf.InputSize)+alloc(8*int64(batch))+V, "a probe batch and a saved copy"
 	case "cfl", "asmr":
 		stratB, stratHow = 2*alloc(8*k*k), "a Gram matrix and distances over the inputs"
 	}
@@ -800,12 +413,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	case "node":
 		per("privacy layer (node-level DP)", 2*V, "the round's start and clipped update")
 	case "sample":
-		dp := alloc(mul(8, int64(batch)))*2 + mul(int64(len(mf.layers)), floats(int64(batch)*max(mf.feature, mf.classes)))
-		if spec.Kind == "femnist_cnn" || spec.Kind == "lenet5" {
-			dp = add(dp, floats(mul(int64(batch), P))) // per-sample gradients of conv layers, at most
-			dp = add(dp, floats(mul(int64(batch), mf.wideOut)))
-		}
-		per("privacy layer (DP-SGD)", dp, "per-sample norms and gradients")
+		per("privacy layer (DP-SGD)", mf.PerSample, "per-sample norms and scales, the convolutions' per-sample gradients")
 	}
 
 	// Trust layer (DMTT): a peer record per known node (its claim with
@@ -997,7 +605,7 @@ func (e *Estimate) finish() {
 	e.Peak = add(e.Peak, e.Live)
 }
 
-func modelDescription(s nn.Spec, f modelFoot) string {
+func modelDescription(s nn.Spec) string {
 	in := make([]string, len(s.Input))
 	for i, d := range s.Input {
 		in[i] = fmt.Sprint(d)

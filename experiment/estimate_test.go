@@ -9,49 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/sim"
 )
-
-// The estimate's model arithmetic mirrors nn's layer stack: parameters,
-// feature width and Model.MemoryBytes agree with a built model's for every
-// kind and option.
-func TestEstimateModelMatchesNN(t *testing.T) {
-	specs := []nn.Spec{
-		{Kind: "logreg", Input: []int{1, 28, 28}, Classes: 10},
-		{Kind: "logreg", Input: []int{561}, Classes: 6},
-		{Kind: "mlp", Input: []int{1, 28, 28}, Classes: 10, Hidden: []int{256, 128}},
-		{Kind: "mlp", Input: []int{20}, Classes: 3, Hidden: []int{7}, Dropout: 0.3},
-		{Kind: "mlp", Input: []int{3, 8, 8}, Classes: 4, Hidden: []int{16, 8, 5}, BatchNorm: true, Dropout: 0.1, Head: "evidential"},
-		{Kind: "mlp", Input: []int{5}, Classes: 2},
-		{Kind: "femnist_cnn", Input: []int{1, 28, 28}, Classes: 62},
-		{Kind: "lenet5", Input: []int{1, 28, 28}, Classes: 10},
-		{Kind: "lenet5", Input: []int{3, 32, 32}, Classes: 10},
-	}
-	for _, s := range specs {
-		for _, batch := range []int{1, 7, 32} {
-			m, err := nn.Build(s, 1, nn.Options{Batch: batch})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := footprint(s, batch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.params != int64(m.NumParams()) || f.feature != int64(m.FeatureSize()) || f.memoryBytes(batch) != int64(m.MemoryBytes()) {
-				t.Errorf("%s %v batch %d: estimate %d params, feature %d, %d bytes; nn %d, %d, %d", s.Kind, s.Hidden, batch,
-					f.params, f.feature, f.memoryBytes(batch), m.NumParams(), m.FeatureSize(), m.MemoryBytes())
-			}
-			m.Close()
-		}
-	}
-	for _, s := range []nn.Spec{{Kind: "lenet5", Input: []int{1, 32, 32}, Classes: 10}, {Kind: "nosuch", Input: []int{4}, Classes: 2},
-		{Kind: "mlp", Input: []int{4}, Classes: 1}, {Kind: "mlp", Input: []int{4}, Classes: 2, Hidden: []int{0}}} {
-		if _, err := footprint(s, 4); err == nil {
-			t.Errorf("%+v: no error", s)
-		}
-	}
-}
 
 // handConfig is a 3-node MLP 4 → 3 → 2 at batch 2 on a dataset of 100
 // training and 10 test samples of 4 features.

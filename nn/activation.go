@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -43,6 +44,16 @@ func (r *relu) alloc(n int, needDx bool) {
 	r.needDx = needDx
 	if needDx {
 		r.dx = grow(r.dx, n*size(r.shape))
+	}
+}
+
+func (r *relu) footprint(n int, needDx bool, fp *footprinter) {
+	if r.inPool {
+		return
+	}
+	fp.buffer(memsize.Mul(int64(n), int64(size(r.shape))))
+	if needDx {
+		fp.buffer(memsize.Mul(int64(n), int64(size(r.shape))))
 	}
 }
 
@@ -118,6 +129,15 @@ func (d *dropout) alloc(n int, needDx bool) {
 	}
 }
 
+func (d *dropout) footprint(n int, needDx bool, fp *footprinter) {
+	all := memsize.Mul(int64(n), int64(size(d.shape)))
+	fp.buffer(all) // mask
+	fp.buffer(all) // output
+	if needDx {
+		fp.buffer(all)
+	}
+}
+
 func (d *dropout) forward(p *pass, x []float32, n int) []float32 {
 	d.active = p.train && d.p > 0
 	if !d.active {
@@ -167,6 +187,7 @@ func (f *flatten) stateCount() int                                 { return 0 }
 func (f *flatten) bind(_, _, _ []float32)                          {}
 func (f *flatten) initParams(*rand.Rand)                           {}
 func (f *flatten) alloc(int, bool)                                 {}
+func (f *flatten) footprint(int, bool, *footprinter)               {}
 func (f *flatten) bufferFloats() int                               { return 0 }
 func (f *flatten) forward(_ *pass, x []float32, n int) []float32   { return x[:n*size(f.in)] }
 func (f *flatten) backward(_ *pass, dy []float32, n int) []float32 { return dy[:n*size(f.in)] }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"math"
 	"math/rand/v2"
 )
@@ -73,6 +74,16 @@ func (b *batchNorm) alloc(n int, needDx bool) {
 	b.needDx = needDx
 	if needDx {
 		b.dx = grow(b.dx, n*b.c*b.hw)
+	}
+}
+
+func (b *batchNorm) footprint(n int, needDx bool, fp *footprinter) {
+	all := memsize.Mul(int64(n), int64(b.c), int64(b.hw))
+	fp.buffer(all) // xhat
+	fp.buffer(all) // y
+	fp.buffer(int64(b.c))
+	if needDx {
+		fp.buffer(all)
 	}
 }
 

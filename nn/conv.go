@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -181,6 +182,46 @@ func (c *conv2d) alloc(n int, needDx bool) {
 				}
 			}
 		}
+	}
+}
+
+func (c *conv2d) footprint(n int, needDx bool, fp *footprinter) {
+	B := int64(n)
+	cin, h, w, cout := int64(c.cin), int64(c.h), int64(c.w), int64(c.cout)
+	kr, hw := int64(c.colRows()), int64(c.colWidth())
+	fp.buffer(memsize.Mul(B, int64(c.outFloats()))) // y
+	fp.buffer(kr * hw)                              // col
+	if needDx {
+		fp.buffer(memsize.Mul(B, cin, h, w)) // dx
+		fp.buffer(kr * hw)                   // dcol
+	}
+	c.dpFootprint(n, fp)
+	if c.useWinograd() {
+		c.winoFootprint(needDx, fp)
+		return
+	}
+	fp.buffer(cout*kr + cout) // one gradient chunk (partial)
+	if c.wide() {             // one worker's wide buffers (newScratch)
+		plane := cin*int64(c.plane()) + int64(c.k) - 1
+		fp.buffer(plane)
+		if !c.outWide() {
+			fp.buffer(cout * int64(c.ho*c.pitch()))
+			fp.buffer(cout * int64(c.ho*c.pitch()))
+		}
+		if needDx {
+			fp.buffer(plane)
+		}
+	}
+	// Forward y = W·col; the weight gradient dy·colᵀ, summed transposed
+	// in the column buffer where the kernel gathers rows (transposedGrad);
+	// the input gradient's columns Wᵀ·dy.
+	dW := gemm.Product{M: cout, N: kr, K: hw, LDB: hw, TransB: true, ReadsC: true, Gathered: c.wide()}
+	if c.wide() && gemm.KernelGathersRows() && cout <= hw {
+		dW = gemm.Product{M: kr, N: cout, K: hw, LDB: hw, TransB: true, ReadsC: true, GatheredA: true}
+	}
+	fp.product(gemm.Product{M: cout, N: hw, K: kr, LDB: hw, PackedA: true}, dW)
+	if needDx {
+		fp.product(gemm.Product{M: kr, N: hw, K: cout, LDB: hw, PackedA: true})
 	}
 }
 

@@ -92,47 +92,15 @@ const winoBlock = 8
 
 // useWinograd reports whether the layer computes with F(4×4, 5×5).
 func (c *conv2d) useWinograd() bool {
-	return !c.forceIm2col && !c.forceDirect && ConvUsesWinograd(c.cin, c.cout, c.k, c.s)
+	return !c.forceIm2col && !c.forceDirect && convUsesWinograd(c.cin, c.cout, c.k, c.s)
 }
 
-// ConvUsesWinograd reports whether a convolution with these channels,
+// convUsesWinograd reports whether a convolution with these channels,
 // kernel size and stride computes with Winograd's F(4×4, 5×5) (stride 1,
-// 5×5, at least winoMinChannels channels each way), for the memory
-// estimate, which lays out its buffers.
-func ConvUsesWinograd(cin, cout, k, stride int) bool {
+// 5×5, at least winoMinChannels channels each way).
+func convUsesWinograd(cin, cout, k, stride int) bool {
 	return stride == 1 && k == winoR && cin >= winoMinChannels && cout >= winoMinChannels
 }
-
-// WinogradBuffers is the float32 a Winograd convolution allocates besides
-// its output, input gradient and column buffers (see alloc), with one
-// matrix thread: the transformed filters and their gradient sum, one
-// gradient chunk, and one worker's group buffers.
-func WinogradBuffers(cin, cout, h, w, pad int, needDx bool) int {
-	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
-	ty, tx := (ho+winoM-1)/winoM, (wo+winoM-1)/winoM
-	hp, wp := winoM*ty+winoR-1, winoM*tx+winoR-1
-	cols := min(winoBlock, ty*tx) * winoLanes
-	n := 3*winoXi*winoUPlane(cout, cin) + cout
-	in, v := cin*hp*wp*winoLanes, winoXi*winoPlane(cin, cols)
-	n += in + v + winoXi*winoPlane(cout, cols) + cout*winoM*winoM*ty*tx*winoLanes + winoLanes*max(h*w, ho*wo)
-	if needDx {
-		n += in + v
-	}
-	return n
-}
-
-// WinogradColumns is the columns of a Winograd layer's products, each run
-// WinogradPositions times per group of samples: forward M = U·V (Cout ×
-// cols, inner Cin), the weight gradient dU = dM·Vᵀ (Cout × Cin, inner cols,
-// read back: beta 1) and the input gradient dV = Uᵀ·dM (Cin × cols, inner
-// Cout). U and Uᵀ are packed once per pass, WinogradPositions of each.
-func WinogradColumns(h, w, pad int) int {
-	ho, wo := h+2*pad-winoR+1, w+2*pad-winoR+1
-	return min(winoBlock, (ho+winoM-1)/winoM*((wo+winoM-1)/winoM)) * winoLanes
-}
-
-// WinogradPositions is the number of products of each kind per group.
-const WinogradPositions = winoXi
 
 // winograd holds the layer's Winograd state: the transformed filters
 // (U[ξ] is Cout × Cin at u[ξ·Cout·Cin:]), packed for both products, the
@@ -179,6 +147,42 @@ func (c *conv2d) allocWinograd() {
 	}
 	wn.work = wn.work[:0]
 	c.ensureWinoWorkers(1)
+}
+
+// winoFootprint counts what allocWinograd allocates (one matrix thread)
+// and the products of a training step: per group of samples, for each of
+// the winoXi positions, forward M = U·V (Cout × cols, inner Cin), the
+// weight gradient dU = dM·Vᵀ (read back: beta 1) and the input gradient
+// dV = Uᵀ·dM, U and Uᵀ packed once per pass.
+func (c *conv2d) winoFootprint(needDx bool, fp *footprinter) {
+	ty, tx := (c.ho+winoM-1)/winoM, (c.wo+winoM-1)/winoM
+	hp, wp := winoM*ty+winoR-1, winoM*tx+winoR-1
+	cols := min(winoBlock, ty*tx) * winoLanes
+	u := int64(winoXi * c.uPlane())
+	fp.buffer(u)                 // u
+	fp.buffer(u)                 // du
+	fp.buffer(u + int64(c.cout)) // one gradient chunk
+	xpad := int64(c.cin * hp * wp * winoLanes)
+	v := int64(winoXi * winoPlane(c.cin, cols))
+	fp.buffer(xpad)
+	fp.buffer(v)
+	fp.buffer(int64(winoXi * winoPlane(c.cout, cols)))             // m
+	fp.buffer(int64(c.cout * winoM * winoM * ty * tx * winoLanes)) // lanes
+	fp.buffer(int64(winoLanes * max(c.h*c.w, c.ho*c.wo)))          // plane
+	if needDx {
+		fp.buffer(xpad)
+		fp.buffer(v)
+	}
+	cin, cout, n := int64(c.cin), int64(c.cout), int64(cols)
+	for range winoXi {
+		fp.product(gemm.Product{M: cout, N: n, K: cin, LDB: n, PackedA: true},
+			gemm.Product{M: cout, N: cin, K: n, LDB: n, TransB: true, ReadsC: true})
+	}
+	if needDx {
+		for range winoXi {
+			fp.product(gemm.Product{M: cin, N: n, K: cout, LDB: n, PackedA: true})
+		}
+	}
 }
 
 // winoPlane is the distance between consecutive positions ξ of V, dV or

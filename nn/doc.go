@@ -136,4 +136,11 @@
 //
 // The first layer keeps no input gradient. Optimizer state is the
 // optimizer's: SGD with momentum P, Adam and AdamW 2P.
+//
+// Spec.Footprint counts all of this without building the model (each
+// layer's footprint method, next to its alloc), in heap bytes rounded per
+// allocation as the Go allocator does, with the matrix engine's packing
+// buffers for a training step (gemm.Workspace) and what DP-SGD adds; the
+// memory estimate of a run asks it (TestFootprintMatchesTheHeap holds it
+// to what the runtime really allocates).
 package nn

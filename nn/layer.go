@@ -46,6 +46,9 @@ type layer interface {
 	// alloc sizes the activation buffers for batches of up to n samples;
 	// needDx is false for the first layer, whose input gradient nobody uses.
 	alloc(n int, needDx bool)
+	// footprint counts what alloc(n, needDx) allocates and the matrix
+	// products a training step runs, without allocating (Spec.Footprint).
+	footprint(n int, needDx bool, fp *footprinter)
 	// bufferFloats is the number of float32 (and int32) the activation
 	// buffers hold, for the memory account.
 	bufferFloats() int

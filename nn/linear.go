@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -65,6 +66,17 @@ func (l *linear) alloc(n int, needDx bool) {
 	l.needDx = needDx
 	if needDx {
 		l.dx = grow(l.dx, n*l.in)
+	}
+}
+
+func (l *linear) footprint(n int, needDx bool, fp *footprinter) {
+	B, in, out := int64(n), int64(l.in), int64(l.out)
+	fp.buffer(memsize.Mul(B, out))
+	// forward y = x·Wᵀ, backward dW = dyᵀ·x, and dx = dy·W.
+	fp.product(gemm.Product{M: B, N: out, K: in, LDB: in, TransB: true}, gemm.Product{M: out, N: in, K: B, LDB: in})
+	if needDx {
+		fp.buffer(memsize.Mul(B, in))
+		fp.product(gemm.Product{M: B, N: in, K: out, LDB: in})
 	}
 }
 

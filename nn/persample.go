@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
+	"unsafe"
 )
 
 // This file is sample-level differential privacy for training: DP-SGD
@@ -178,6 +180,23 @@ func (d *DPSGD) sizeConvs() {
 			dc.gd, dc.gu = nil, nil
 		}
 	}
+}
+
+// dpFootprint counts what sizeConvs allocates for c with batches of up to
+// n samples (Footprint.PerSample).
+func (c *conv2d) dpFootprint(n int, fp *footprinter) {
+	B, hw, kr, cout := int64(n), int64(c.ho*c.wo), int64(c.colRows()), int64(c.cout)
+	if c.outWide() {
+		fp.perSample(memsize.Mul(4, B, cout, hw))
+	}
+	if hw*(cout+kr) < cout*kr { // ghost norms
+		fp.perSample(memsize.Mul(4, hw, hw))
+		fp.perSample(memsize.Mul(4, hw, hw))
+	} else {
+		fp.perSample(memsize.Mul(4, B, cout, kr))
+		fp.perSample(memsize.Mul(4, B, cout))
+	}
+	fp.perSample(int64(unsafe.Sizeof(dpConv{})))
 }
 
 // Config is the setting d was built with.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -69,6 +70,15 @@ func (m *maxPool2d) alloc(n int, needDx bool) {
 	m.needDx = needDx
 	if needDx {
 		m.dx = grow(m.dx, n*m.inFloats())
+	}
+}
+
+func (m *maxPool2d) footprint(n int, needDx bool, fp *footprinter) {
+	out := memsize.Mul(int64(n), int64(m.c), int64(m.ho), int64(m.wo))
+	fp.buffer(out) // y
+	fp.buffer(out) // arg, int32
+	if needDx {
+		fp.buffer(memsize.Mul(int64(n), int64(m.inFloats())))
 	}
 }
 
