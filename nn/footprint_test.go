@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -102,21 +103,31 @@ func TestFootprintMatchesTheHeap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m *Model
-		built := heapGrowth(func() { m, err = Build(s, 1, Options{Batch: batch}) })
-		if err != nil {
-			t.Fatal(err)
+		// The least of three tries: another goroutine of the process (the
+		// collector's, the test runner's) may allocate during one.
+		built, step, dp := int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64)
+		for range 3 {
+			var m *Model
+			built = min(built, heapGrowth(func() { m, err = Build(s, 1, Options{Batch: batch}) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float32, batch*size(s.Input))
+			y := make([]int, batch)
+			rng := rand.New(rand.NewPCG(1, 2))
+			step = min(step, liveGrowth(func() { _, err = m.Gradient(x, y, batch, rng) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dp = min(dp, heapGrowth(func() { _, err = NewDPSGD(m, DPConfig{Clip: 1}, nil) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Close()
 		}
 		want := 2*memsize.Floats(f.Params) + memsize.Floats(f.State) + f.Buffers
 		if built < want || built > want+slack {
 			t.Errorf("%s %v: Build allocated %d bytes, footprint %d (+ at most %d)", s.Kind, s.Hidden, built, want, slack)
-		}
-		x := make([]float32, batch*size(s.Input))
-		y := make([]int, batch)
-		rng := rand.New(rand.NewPCG(1, 2))
-		step := liveGrowth(func() { _, err = m.Gradient(x, y, batch, rng) })
-		if err != nil {
-			t.Fatal(err)
 		}
 		// The workspace is a lower bound within 35 %: the FEMNIST CNN's
 		// step keeps 2.24 MB of packing buffers against 1.74 MB counted (its
@@ -124,15 +135,10 @@ func TestFootprintMatchesTheHeap(t *testing.T) {
 		if step < f.Workspace || step > f.Workspace*135/100+slack {
 			t.Errorf("%s %v: a first step left %d bytes allocated, workspace %d (+ at most 35 %% and %d)", s.Kind, s.Hidden, step, f.Workspace, slack)
 		}
-		dp := heapGrowth(func() { _, err = NewDPSGD(m, DPConfig{Clip: 1}, nil) })
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Besides PerSample, NewDPSGD allocates its own structure (under
 		// 1 KiB).
 		if dp < f.PerSample || dp > f.PerSample+1024 {
 			t.Errorf("%s %v: NewDPSGD allocated %d bytes, footprint %d (+ at most 1 KiB)", s.Kind, s.Hidden, dp, f.PerSample)
 		}
-		m.Close()
 	}
 }

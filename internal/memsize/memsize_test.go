@@ -1,6 +1,7 @@
 package memsize
 
 import (
+	"math"
 	"runtime"
 	"testing"
 )
@@ -12,14 +13,19 @@ func TestAllocMatchesTheRuntime(t *testing.T) {
 	// From 16 bytes: smaller pointer-free objects share the runtime's
 	// 16-byte tiny blocks, which no footprint counts on.
 	sizes := []int64{16, 17, 33, 1000, 4097, 32768, 32769, 100000, 1 << 20}
-	sink := make([][]byte, 0, len(sizes))
+	sink := make([][]byte, 0, 5*len(sizes))
 	for _, b := range sizes {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		sink = append(sink, make([]byte, b))
-		runtime.ReadMemStats(&after)
-		got := int64(after.TotalAlloc - before.TotalAlloc)
+		// The least of five tries: another goroutine of the process (the
+		// collector's, the test runner's) may allocate during one.
+		got := int64(math.MaxInt64)
+		for range 5 {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			sink = append(sink, make([]byte, b))
+			runtime.ReadMemStats(&after)
+			got = min(got, int64(after.TotalAlloc-before.TotalAlloc))
+		}
 		if want := Alloc(b); got != want {
 			t.Errorf("make([]byte, %d): the heap grew by %d bytes, Alloc says %d", b, got, want)
 		}
