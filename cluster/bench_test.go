@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/wire"
@@ -84,15 +85,15 @@ func BenchmarkTransfer1M(b *testing.B) {
 // bench/cluster/dmtt-10.toml (the evidential MLP 784-256-128-10, SGD, the
 // trust layer), after one trained round.
 func BenchmarkCheckpoint(b *testing.B) {
-	c, err := experiment.LoadConfig(filepath.Join("..", "bench", "cluster", "dmtt-10.toml"))
+	c, err := config.Load(filepath.Join("..", "bench", "cluster", "dmtt-10.toml"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	tt, err := c.LoadData()
+	tt, err := experiment.LoadData(c)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := c.Setup(tt)
+	s, err := experiment.SetupOf(c, tt)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -30,17 +31,17 @@ global_test = 0
 `
 
 // testSetup parses a config and builds its Setup with its data.
-func testSetup(t *testing.T, text string) (experiment.Config, experiment.Setup) {
+func testSetup(t *testing.T, text string) (config.Config, experiment.Setup) {
 	t.Helper()
-	c, err := experiment.ParseConfig([]byte(text), "test config")
+	c, err := config.Parse([]byte(text), "test config")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, err := c.LoadData()
+	tt, err := experiment.LoadData(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Setup(tt)
+	s, err := experiment.SetupOf(c, tt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
@@ -175,11 +176,11 @@ func TestParsePrometheusRefuses(t *testing.T) {
 // written with every node missing once the next round is complete,
 // instead of holding back every later round.
 func TestMonitorWritesARoundNobodyReported(t *testing.T) {
-	c, err := experiment.ParseConfig([]byte(twoNodes), "test config")
+	c, err := config.Parse([]byte(twoNodes), "test config")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Setup(data.TrainTest{}) // the monitor needs no data
+	s, err := experiment.SetupOf(c, data.TrainTest{}) // the monitor needs no data
 	if err != nil {
 		t.Fatal(err)
 	}

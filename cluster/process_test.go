@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/rundir"
@@ -175,10 +176,10 @@ mode = %[1]q
 
 // simulate writes the config text into a fresh directory and runs it in
 // the simulator into its subdirectory "sim".
-func simulate(t *testing.T, text string) (c experiment.Config, cfgPath, simDir string) {
+func simulate(t *testing.T, text string) (c config.Config, cfgPath, simDir string) {
 	t.Helper()
 	dir, cfgPath := writeConfig(t, text)
-	c, err := experiment.LoadConfig(cfgPath)
+	c, err := config.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func simulate(t *testing.T, text string) (c experiment.Config, cfgPath, simDir s
 
 // simulateAndLaunch runs the config text in the simulator and with
 // `trellis launch` (extra flags appended), each into its own directory.
-func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c experiment.Config, simDir, cluDir string) {
+func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c config.Config, simDir, cluDir string) {
 	t.Helper()
 	c, cfgPath, simDir := simulate(t, text)
 	cluDir = filepath.Join(filepath.Dir(cfgPath), "cluster")
@@ -598,13 +599,13 @@ func TestLaunchStopsOnInterrupt(t *testing.T) {
 }
 
 // modelValues is how many parameter and state values a config's model has.
-func modelValues(t *testing.T, c experiment.Config) int {
+func modelValues(t *testing.T, c config.Config) int {
 	t.Helper()
-	tt, err := c.LoadData()
+	tt, err := experiment.LoadData(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Setup(tt)
+	s, err := experiment.SetupOf(c, tt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package configs_test
 import (
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/configs"
-	"github.com/trellis-fl/trellis/experiment"
 )
 
 func TestEveryPresetIsValid(t *testing.T) {
@@ -14,7 +14,7 @@ func TestEveryPresetIsValid(t *testing.T) {
 	}
 	for _, n := range names {
 		b, _ := configs.Read(n)
-		c, err := experiment.ParseConfig(b, n)
+		c, err := config.Parse(b, n)
 		if err != nil {
 			t.Errorf("preset %s: %v", n, err)
 			continue

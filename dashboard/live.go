@@ -3,6 +3,7 @@ package dashboard
 import (
 	"path/filepath"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
@@ -12,7 +13,7 @@ import (
 type Sweep struct {
 	s     *Server
 	out   string
-	runs  []experiment.SweepRun
+	runs  []config.SweepRun
 	first int // the page's number of the sweep's first run
 	force bool
 }
@@ -20,9 +21,9 @@ type Sweep struct {
 // Plan adds the runs of a sweep that is about to run into out to the
 // page, as pending (or as on file, for runs already there), and returns
 // the Sweep whose Live goes into experiment.SweepOptions.Live.
-func (s *Server) Plan(out string, runs []experiment.SweepRun, force bool) *Sweep {
+func (s *Server) Plan(out string, runs []config.SweepRun, force bool) *Sweep {
 	w := &Sweep{s: s, out: out, runs: runs, force: force}
-	cs := make([]experiment.Config, len(runs))
+	cs := make([]config.Config, len(runs))
 	for i, r := range runs {
 		cs[i] = r.Config
 	}
@@ -48,7 +49,7 @@ func (s *Server) Plan(out string, runs []experiment.SweepRun, force bool) *Sweep
 // get their status from their directories; a run finished on file (kept
 // by the sweep) is shown from its files, and a run to compute gets a live
 // sink.
-func (w *Sweep) Live(i int, r experiment.SweepRun) metrics.Sink {
+func (w *Sweep) Live(i int, r config.SweepRun) metrics.Sink {
 	for j := range i {
 		w.settle(j, nil)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/wire"
@@ -30,7 +31,7 @@ func TestMonitorServesLiveRecords(t *testing.T) {
 	}
 	c := tinyConfig(t, 3)
 	c.Nodes = 4
-	tt, err := c.LoadData()
+	tt, err := experiment.LoadData(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestMonitorServesLiveRecords(t *testing.T) {
 	out := t.TempDir()
 
 	srv := New("monitor")
-	sink := srv.Plan(out, []experiment.SweepRun{{Config: c}}, true).Live(0, experiment.SweepRun{Config: c})
+	sink := srv.Plan(out, []config.SweepRun{{Config: c}}, true).Live(0, config.SweepRun{Config: c})
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	defer srv.Close()
@@ -76,7 +77,7 @@ func TestMonitorServesLiveRecords(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
 	defer cancel()
-	s, err := c.Setup(tt)
+	s, err := experiment.SetupOf(c, tt)
 	if err != nil {
 		t.Fatal(err)
 	}

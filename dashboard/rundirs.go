@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/report"
 	"github.com/trellis-fl/trellis/rundir"
@@ -19,7 +19,7 @@ import (
 type runDir struct {
 	path string // as found
 	rel  string // relative to the root ("" for the root itself)
-	c    experiment.Config
+	c    config.Config
 }
 
 // findRuns lists the run directories under root (those holding a
@@ -55,26 +55,26 @@ func findRuns(root string) ([]runDir, error) {
 
 // accuracyOf is the accuracy a run's curve in the sweep's comparison
 // shows, as the report's plots choose it (report.AccuracyCurve).
-func accuracyOf(c experiment.Config) string {
+func accuracyOf(c config.Config) string {
 	return report.AccuracyCurve(c.Strategy.Name, c.Evaluation.GlobalTest != 0)
 }
 
 // loadConfig reads the config of the run in dir.
-func loadConfig(dir string) (experiment.Config, error) {
+func loadConfig(dir string) (config.Config, error) {
 	text, err := rundir.ReadConfig(dir)
 	if err != nil {
-		return experiment.Config{}, err
+		return config.Config{}, err
 	}
-	return experiment.ParseConfig(text, filepath.Join(dir, rundir.ConfigFile))
+	return config.Parse(text, filepath.Join(dir, rundir.ConfigFile))
 }
 
 // sweptParams returns, per run, the config keys whose values differ
 // between the runs (the seed, the name, the label and the run section
 // left out).
-func sweptParams(cs []experiment.Config) []map[string]string {
+func sweptParams(cs []config.Config) []map[string]string {
 	flat := make([]map[string]string, len(cs))
 	for i, c := range cs {
-		flat[i] = experiment.Flatten(c)
+		flat[i] = config.Flatten(c)
 	}
 	out := make([]map[string]string, len(cs))
 	for i := range out {
@@ -113,7 +113,7 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		cs := make([]experiment.Config, len(rds))
+		cs := make([]config.Config, len(rds))
 		for i, rd := range rds {
 			cs[i] = rd.c
 		}
@@ -137,7 +137,7 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 
 // describe is a run's RunInfo from its config and what its directory
 // holds (status, final metrics, config and manifest text).
-func describe(c experiment.Config, path string) RunInfo {
+func describe(c config.Config, path string) RunInfo {
 	info := RunInfo{Label: c.Label(), Seed: c.Seed, Nodes: c.Nodes, Rounds: c.Rounds, Strategy: c.Strategy.Name, Accuracy: accuracyOf(c), Global: c.Evaluation.GlobalTest != 0, Status: Pending}
 	if b, err := rundir.ReadConfig(path); err == nil {
 		info.Config = string(b)

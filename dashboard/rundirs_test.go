@@ -9,15 +9,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
 )
 
 // tinyConfig is a run of a few seconds: 6 nodes, 2 of them Gaussian
 // liars, on a 2-regular graph, logistic regression on 600 samples.
-func tinyConfig(t *testing.T, rounds int) experiment.Config {
+func tinyConfig(t *testing.T, rounds int) config.Config {
 	t.Helper()
-	c := experiment.DefaultConfig()
+	c := config.Default()
 	c.Name = "tiny"
 	for k, v := range map[string]string{"nodes": "6", "rounds": "3", "data.samples": "600", "model.kind": "logreg",
 		"topology.kind": "kregular", "topology.k": "2", "adversary.fraction": "0.34", "adversary.attack": "gaussian",
@@ -54,8 +55,8 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 		t.Errorf("run.edges = false wrote %s", rundir.EdgesFile)
 	}
 	s := New("live")
-	sw := s.Plan(watched, []experiment.SweepRun{{Config: c}}, false)
-	if _, err := experiment.RunToDirWith(t.Context(), c, watched, experiment.RunOptions{Live: sw.Live(0, experiment.SweepRun{Config: c})}); err != nil {
+	sw := s.Plan(watched, []config.SweepRun{{Config: c}}, false)
+	if _, err := experiment.RunToDirWith(t.Context(), c, watched, experiment.RunOptions{Live: sw.Live(0, config.SweepRun{Config: c})}); err != nil {
 		t.Fatal(err)
 	}
 	sw.Done(nil)
@@ -96,8 +97,8 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 	// A sweep called again keeps the finished run: the page shows it
 	// from its files, with no live sink.
 	again := New("again")
-	sw = again.Plan(watched, []experiment.SweepRun{{Config: c}}, false)
-	if sink := sw.Live(0, experiment.SweepRun{Config: c}); sink != nil {
+	sw = again.Plan(watched, []config.SweepRun{{Config: c}}, false)
+	if sink := sw.Live(0, config.SweepRun{Config: c}); sink != nil {
 		t.Fatal("a live sink for a run kept as it is")
 	}
 	if info, _ := again.Run(0); info.Status != Finished {
@@ -181,7 +182,7 @@ func TestLiveRunAndServeRunDir(t *testing.T) {
 	}
 }
 
-func runTiny(t *testing.T, c experiment.Config, dir string) (rundir.Final, error) {
+func runTiny(t *testing.T, c config.Config, dir string) (rundir.Final, error) {
 	t.Helper()
 	return experiment.RunToDir(t.Context(), c, dir, nil)
 }

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/trellis-fl/trellis/adversary"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
@@ -27,23 +27,19 @@ import (
 
 // auditOptions are the run's [privacy.audit] settings, or the loss
 // threshold on every sample when it has none.
-func auditOptions(c Config) audit.Options {
+func auditOptions(c config.Config) audit.Options {
 	if c.Privacy.Audit == nil {
 		return audit.Options{Attack: "threshold"}
 	}
-	a := c.Privacy.Audit.withDefaults()
+	a := c.Privacy.Audit.WithDefaults()
 	return audit.Options{Attack: a.Attack, Shadows: a.Shadows, Samples: a.Samples}
 }
 
 // checkAuditOptions checks o as the keys of [privacy.audit].
 func checkAuditOptions(o audit.Options) error {
-	a := AuditConfig{Attack: o.Attack, Shadows: o.Shadows, Samples: o.Samples}
-	var errs []string
-	a.validate(func(key string, val any, allowed string) {
-		errs = append(errs, fmt.Sprintf("%s = %v: %s", key, val, allowed))
-	})
-	if len(errs) > 0 {
-		return fmt.Errorf("audit: %s", strings.Join(errs, "; "))
+	a := config.Audit{Attack: o.Attack, Shadows: o.Shadows, Samples: o.Samples}
+	if err := a.Validate(); err != nil {
+		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
 }
@@ -70,7 +66,7 @@ func AuditWith(ctx context.Context, dir string, o *audit.Options) (*audit.Report
 	if err != nil {
 		return nil, err
 	}
-	c, err := ParseConfig(text, filepath.Join(dir, rundir.ConfigFile))
+	c, err := config.Parse(text, filepath.Join(dir, rundir.ConfigFile))
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +74,7 @@ func AuditWith(ctx context.Context, dir string, o *audit.Options) (*audit.Report
 	if o != nil {
 		opts = *o
 		if opts.Attack == "lira" && opts.Shadows == 0 {
-			opts.Shadows = DefaultShadows
+			opts.Shadows = config.DefaultShadows
 		}
 	}
 	if err := checkAuditOptions(opts); err != nil {
@@ -88,11 +84,11 @@ func AuditWith(ctx context.Context, dir string, o *audit.Options) (*audit.Report
 	if err != nil {
 		return nil, err
 	}
-	tt, err := c.LoadData()
+	tt, err := LoadData(c)
 	if err != nil {
 		return nil, err
 	}
-	s, err := c.Setup(tt)
+	s, err := SetupOf(c, tt)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +224,7 @@ func saveModels(dir string, b *Built, round int) error {
 // auditAtEnd is [privacy.audit] at the end of a run into dir: the final
 // models saved if asked, the audit of b (just run; last its last round)
 // written to audit.json, and its summary for summary.csv.
-func auditAtEnd(ctx context.Context, c Config, dir string, s Setup, b *Built, last *metrics.Round) (*rundir.AuditSummary, error) {
+func auditAtEnd(ctx context.Context, c config.Config, dir string, s Setup, b *Built, last *metrics.Round) (*rundir.AuditSummary, error) {
 	a := c.Privacy.Audit
 	if a == nil || last == nil {
 		return nil, nil

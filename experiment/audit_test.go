@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/privacy/audit"
 	"github.com/trellis-fl/trellis/rundir"
 )
@@ -23,25 +24,25 @@ func TestAuditKeysAreChecked(t *testing.T) {
 		{"attack = \"threshold\"\nshadows = 8", `privacy.audit.shadows = 8: only attack = "lira" trains shadow models`},
 		{"attack = \"threshold\"\nsamples = -1", "privacy.audit.samples = -1: need ≥ 0"},
 	} {
-		_, err := ParseConfig([]byte("[privacy.audit]\n"+c.toml+"\n"), "p.toml")
+		_, err := config.Parse([]byte("[privacy.audit]\n"+c.toml+"\n"), "p.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.toml, err, c.want)
 		}
 	}
-	_, err := ParseConfig([]byte("[privacy.audit]\nattack = \"lira\"\nshadow = 8\n"), "p.toml")
+	_, err := config.Parse([]byte("[privacy.audit]\nattack = \"lira\"\nshadow = 8\n"), "p.toml")
 	if err == nil || !strings.Contains(err.Error(), `unknown key "privacy.audit.shadow"`) {
 		t.Errorf("misspelt key: %v", err)
 	}
-	c, err := ParseConfig([]byte("[privacy]\nmode = \"sample\"\ntarget_epsilon = 1.0\n[privacy.audit]\nattack = \"lira\"\n"), "p.toml")
+	c, err := config.Parse([]byte("[privacy]\nmode = \"sample\"\ntarget_epsilon = 1.0\n[privacy.audit]\nattack = \"lira\"\n"), "p.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := auditOptions(c); o.Attack != "lira" || o.Shadows != DefaultShadows {
+	if o := auditOptions(c); o.Attack != "lira" || o.Shadows != config.DefaultShadows {
 		t.Errorf("options %+v", o)
 	}
 	// A config without the section keeps its hash (the section is
 	// omitted from the resolved TOML, not written empty).
-	plain, _ := ParseConfig(nil, "p.toml")
+	plain, _ := config.Parse(nil, "p.toml")
 	h1, _ := ConfigHash(plain)
 	plain.Privacy.Audit = nil
 	h2, _ := ConfigHash(plain)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -11,7 +12,7 @@ import (
 // BuildNode(i) builds the same node i as the whole simulation: same data,
 // same initial model, same training.
 func TestBuildNodeIsTheSimulationsNode(t *testing.T) {
-	c := DefaultConfig()
+	c := config.Default()
 	c.Nodes, c.Rounds, c.FinalRounds, c.Data.Samples = 6, 2, 1, 600
 	c.Model.Hidden = []int{16}
 	c.Topology.Kind, c.Topology.K = "kregular", 3
@@ -20,11 +21,11 @@ func TestBuildNodeIsTheSimulationsNode(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	tt, err := c.LoadData()
+	tt, err := LoadData(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Setup(tt)
+	s, err := SetupOf(c, tt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestBuildNodeIsTheSimulationsNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, err := c.BuildNode(4, wire.NewSeedKeys(c.Seed, c.Nodes), nil)
+	one, err := BuildNode(c, 4, wire.NewSeedKeys(c.Seed, c.Nodes), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestBuildNodeIsTheSimulationsNode(t *testing.T) {
 	if !slices.Equal(all.Nodes[4].Model().Params(), one.Model().Params()) {
 		t.Fatal("BuildNode's node 4 trains differently from the simulation's")
 	}
-	if _, err := c.BuildNode(6, wire.NewSeedKeys(c.Seed, c.Nodes), nil); err == nil {
+	if _, err := BuildNode(c, 6, wire.NewSeedKeys(c.Seed, c.Nodes), nil); err == nil {
 		t.Fatal("node 6 of 6 built")
 	}
 }

@@ -1,158 +1,30 @@
 package experiment
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/BurntSushi/toml"
-
-	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/aggregate"
+	"github.com/trellis-fl/trellis/config"
 )
-
-// groupedDatasets are the datasets whose samples carry a writer or
-// subject, which partition.method = "natural" splits by.
-var groupedDatasets = []string{"femnist", "har", "pamap2"}
-
-// embeddedTrainSize is the training-set size of the datasets whose size is
-// known without loading them.
-var embeddedTrainSize = map[string]int{"mnist": 60000, "fashion_mnist": 60000}
-
-// validateMore holds the checks of Validate that the first version lacked
-// (each a silent misbehaviour before): settings that name paths, leave no
-// honest node, or are ignored by the strategy, rule or dataset they sit
-// next to.
-func (c Config) validateMore(bad func(key string, val any, allowed string)) {
-	if c.Name == "" || c.Name == "." || c.Name == ".." || safeName(c.Name) != c.Name {
-		bad("name", fmt.Sprintf("%q", c.Name), "a run's name is its directory under the output directory: use only letters, digits and . = - _ (not \".\" or \"..\")")
-	}
-	if c.Nodes >= 1 && c.Adversary.Fraction >= 0 && c.Adversary.Fraction < 1 {
-		if k := c.byzantineCount(); k >= c.Nodes {
-			key, val := "adversary.fraction", any(c.Adversary.Fraction)
-			if len(c.Adversary.IDs) > 0 {
-				key, val = "adversary.ids", c.Adversary.IDs
-			}
-			bad(key, val, fmt.Sprintf("with nodes = %d this makes all %d nodes Byzantine (k = max(1, round(nodes·fraction))): no honest node is left to learn or to measure; lower it or add nodes", c.Nodes, k))
-		}
-	}
-	st := c.Strategy
-	if sp := c.Partition.Split; st.Name == "lightyear" && len(sp) == 3 && sp[1] == 0 {
-		bad("partition.split", sp, "strategy lightyear scores peers on the validation split: its fraction (the second value) must be > 0")
-	}
-	if c.Partition.Method == "natural" && slices.Contains(datasets, c.Data.Dataset) && !slices.Contains(groupedDatasets, c.Data.Dataset) {
-		bad("partition.method", `"natural"`, fmt.Sprintf("splits by writer or subject, which data.dataset = %s does not record (natural works with %s); use iid, dirichlet or shards", c.Data.Dataset, strings.Join(groupedDatasets, ", ")))
-	}
-	if c.Topology.Kind == "kregular" && c.Topology.K >= 1 && c.Topology.K < c.Nodes && c.Nodes*c.Topology.K%2 == 1 {
-		bad("topology.k", c.Topology.K, fmt.Sprintf("with nodes = %d: a k-regular graph needs nodes·k even; change k or nodes", c.Nodes))
-	}
-	if c.Data.Samples > 0 && c.Data.Samples < c.Nodes {
-		bad("data.samples", c.Data.Samples, fmt.Sprintf("with nodes = %d every node needs at least one sample: use 0 (all) or at least %d", c.Nodes, c.Nodes))
-	}
-	if size, ok := embeddedTrainSize[c.Data.Dataset]; ok && c.Data.Samples > size {
-		bad("data.samples", c.Data.Samples, fmt.Sprintf("%s has %d training samples: allowed range 0 (all) to %d", c.Data.Dataset, size, size))
-	}
-}
-
-// optionsText is an options table as TOML-like text ({lambda = 1, tau = 0.5}),
-// not Go's map syntax.
-func optionsText(o map[string]float64) string {
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s = %g", k, o[k])
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-// byzantineCount is how many nodes the adversary holds.
-func (c Config) byzantineCount() int { return len(c.byzantineIDs()) }
-
-// adversaryKeys are the attack parameters of [adversary].
-var adversaryKeys = []string{"attack", "sigma", "replace", "scale", "percent", "z", "minus", "epsilon",
-	"perturbation", "gamma_init", "b", "same_for_all", "idle", "liar", "claim_forgery", "claim_replay", "claim_flood"}
-
-// validateFile checks what only the file can tell: keys set that the run
-// ignores. A key a sweep varies is judged per run instead.
-func (c Config) validateFile(md toml.MetaData) error {
-	return c.validateSet(func(section, key string) bool { return md.IsDefined(section, key) })
-}
-
-// CheckSet applies the checks of keys a file sets but the run ignores to
-// keys set another way (`--set`), given as dotted keys.
-func (c Config) CheckSet(keys []string) error {
-	return c.validateSet(func(section, key string) bool { return slices.Contains(keys, section+"."+key) })
-}
-
-func (c Config) validateSet(defined func(section, key string) bool) error {
-	var errs []error
-	swept := func(key string) bool {
-		if _, ok := c.Sweep.Grid[key]; ok {
-			return true
-		}
-		if _, ok := c.Sweep.Grid[strings.Split(key, ".")[0]]; ok {
-			return true // a grid over whole tables
-		}
-		for _, set := range c.Sweep.Variants {
-			if _, ok := set[key]; ok {
-				return true
-			}
-		}
-		return false
-	}
-	// A key counts as set when the file sets it to something other than
-	// its default (a copy of `trellis config defaults` sets every key).
-	flat, defaults := flatten(c), flatten(DefaultConfig())
-	set := func(section, key string) bool {
-		k := section + "." + key
-		return defined(section, key) && flat[k] != defaults[k]
-	}
-	st := c.Strategy
-	if set("strategy", "rule") && st.Name != "robust" && st.Name != "rdpfl" && !swept("strategy.name") {
-		errs = append(errs, fmt.Errorf("strategy.rule = %q: only strategy.name = \"robust\" and \"rdpfl\" take a rule, and this run is %q; remove strategy.rule or set strategy.name = \"robust\"", st.Rule, st.Name))
-	}
-	// A sweep over rules with one f gives it to the rules that take one.
-	if sp, ok := c.robustSpec(); ok && !sp.TakesF() && !swept("strategy.rule") {
-		if f, ok := c.explicitF(); ok {
-			errs = append(errs, fmt.Errorf("strategy.f = %d: rule %q takes no f (rules and pre-aggregators with one: %s); remove strategy.f", f, st.Rule, strings.Join(aggregate.FRules(), ", ")))
-		}
-	}
-	if c.Adversary.Fraction == 0 && len(c.Adversary.IDs) == 0 && !swept("adversary.fraction") && !swept("adversary.ids") {
-		var keys []string
-		for _, k := range adversaryKeys {
-			if set("adversary", k) {
-				keys = append(keys, "adversary."+k)
-			}
-		}
-		if len(keys) > 0 {
-			errs = append(errs, fmt.Errorf("%s set, but adversary.fraction = 0 and no adversary.ids: nobody attacks, so they would be ignored; set adversary.fraction (or ids), or remove them", strings.Join(keys, ", ")))
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // Warnings lists what is allowed but probably not meant: an explicit f =
 // 0 against a declared adversary, and f = "auto" capped below the declared
 // fraction by what the rule tolerates at a node's in-degree.
-func (c Config) Warnings() []string {
+func Warnings(c config.Config) []string {
 	var out []string
 	st := c.Strategy
-	beta := c.declaredFraction()
-	if f, ok := c.explicitF(); ok && f == 0 && beta > 0 && (st.Name != "robust" || c.robustTakesF()) {
+	beta := c.DeclaredFraction()
+	if f, ok := c.ExplicitF(); ok && f == 0 && beta > 0 && (st.Name != "robust" || c.RobustTakesF()) {
 		out = append(out, fmt.Sprintf("strategy.f = 0 with %.0f %% of the nodes declared Byzantine: the rule tolerates no faulty input (it is then the plain rule); remove strategy.f for f = \"auto\"", 100*beta))
 	}
-	if !c.robustTakesF() || beta == 0 {
+	if !c.RobustTakesF() || beta == 0 {
 		return out
 	}
-	if _, explicit := c.explicitF(); explicit {
+	if _, explicit := c.ExplicitF(); explicit {
 		return out
 	}
-	rec, err := c.FRecord()
+	rec, err := FRecordOf(c)
 	if err != nil || rec == nil {
 		return out
 	}
@@ -201,22 +73,22 @@ type FNodeInfo struct {
 	Byzantine           bool `json:"byzantine,omitempty"`
 }
 
-// FRecord resolves strategy.f for every node (nil when the run has no
+// FRecordOf resolves strategy.f for every node (nil when the run has no
 // robust rule with an f).
-func (c Config) FRecord() (*FRecord, error) {
+func FRecordOf(c config.Config) (*FRecord, error) {
 	st := c.Strategy
-	sp, ok := c.robustSpec()
+	sp, ok := c.RobustSpec()
 	if !ok || !sp.TakesF() {
 		return nil, nil
 	}
-	d, err := c.graph(c.Nodes, c.Seed)
+	d, err := c.Graph()
 	if err != nil {
 		return nil, err
 	}
 	g := d.At(0)
-	byz := c.byzantineIDs()
-	rec := &FRecord{Setting: "auto", Rule: st.Rule, DeclaredFraction: c.declaredFraction(), Dynamic: !isStatic(c.Topology.Kind)}
-	explicit, isExplicit := c.explicitF()
+	byz := c.ByzantineIDs()
+	rec := &FRecord{Setting: "auto", Rule: st.Rule, DeclaredFraction: c.DeclaredFraction(), Dynamic: !isStatic(c.Topology.Kind)}
+	explicit, isExplicit := c.ExplicitF()
 	if isExplicit {
 		rec.Setting = fmt.Sprint(explicit)
 	}
@@ -226,7 +98,7 @@ func (c Config) FRecord() (*FRecord, error) {
 		n := len(in) + 1
 		fm, ok := fmax[n]
 		if !ok {
-			fm = sp.MaxF(c.ruleParams(sp), n)
+			fm = sp.MaxF(c.RuleParams(sp), n)
 			fmax[n] = fm
 		}
 		info := FNodeInfo{Node: i, InDegree: len(in), Byzantine: slices.Contains(byz, i)}
@@ -252,27 +124,27 @@ func isStatic(kind string) bool { return kind != "mobility" && kind != "trace" }
 // and an explicit strategy.f is within what the rule tolerates at every
 // node's in-degree (every round of a dynamic topology). A sweep checks
 // every run with it before the first starts.
-func (c Config) Check() error {
+func Check(c config.Config) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if _, err := c.graph(c.Nodes, c.Seed); err != nil {
+	if _, err := c.Graph(); err != nil {
 		return err
 	}
-	f, explicit := c.explicitF()
-	sp, ok := c.robustSpec()
+	f, explicit := c.ExplicitF()
+	sp, ok := c.RobustSpec()
 	if !ok || !sp.TakesF() {
 		return nil
 	}
 	if !explicit {
 		f = 0 // auto: at least the rule must run
 	}
-	d, err := c.graph(c.Nodes, c.Seed)
+	d, err := c.Graph()
 	if err != nil {
 		return err
 	}
 	byz := map[int]bool{}
-	for _, n := range c.byzantineIDs() {
+	for _, n := range c.ByzantineIDs() {
 		byz[n] = true
 	}
 	rounds := 1 // a static graph is the same every round
@@ -289,7 +161,7 @@ func (c Config) Check() error {
 			in := len(g.In(i))
 			fm, ok := fmax[in+1]
 			if !ok {
-				fm = sp.MaxF(c.ruleParams(sp), in+1)
+				fm = sp.MaxF(c.RuleParams(sp), in+1)
 				fmax[in+1] = fm
 			}
 			if f > fm {
@@ -307,11 +179,4 @@ func (c Config) Check() error {
 		}
 	}
 	return nil
-}
-
-// byzantineIDs are the adversary's nodes, as every driver picks them
-// (none when the adversary settings are invalid: Validate says why).
-func (c Config) byzantineIDs() []int {
-	ids, _ := adversary.Choose(c.Nodes, c.Adversary.IDs, c.Adversary.Fraction, c.Seed)
-	return ids
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -72,7 +73,7 @@ func TestCheckpointResumesEveryStrategy(t *testing.T) {
 	}
 	for _, name := range []string{"fedavg", "dmtt", "murmura", "rdpfl", "ditto", "afa", "gradient_tracking", "admm"} {
 		t.Run(name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := config.Default()
 			c.Nodes, c.Rounds, c.Data.Samples = 4, 5, 400
 			c.Model.Hidden = []int{8}
 			c.Training.Momentum = 0.9
@@ -89,11 +90,11 @@ func TestCheckpointResumesEveryStrategy(t *testing.T) {
 				t.Fatal(err)
 			}
 			keys := wire.NewSeedKeys(c.Seed, c.Nodes)
-			tt, err := c.LoadData()
+			tt, err := LoadData(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := c.Setup(tt)
+			s, err := SetupOf(c, tt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/wire"
@@ -17,13 +18,13 @@ import (
 // is saved, loaded and restored into a fresh node of the same config, which
 // then trains the next round exactly as the original does.
 func TestCheckpointRoundTrip(t *testing.T) {
-	c := DefaultConfig()
+	c := config.Default()
 	c.Nodes, c.Rounds, c.Data.Samples = 4, 3, 400
 	c.Model.Hidden = []int{8}
 	c.Training.Momentum = 0.9
 	keys := wire.NewSeedKeys(c.Seed, c.Nodes)
 	build := func() *node.Node {
-		n, err := c.BuildNode(2, keys, nil)
+		n, err := BuildNode(c, 2, keys, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

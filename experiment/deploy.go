@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/trellis-fl/trellis/adversary"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
@@ -120,7 +121,7 @@ func (c NodeCheckpoints) Load(dir string) (int, error) {
 // Fingerprint is the SHA-256 of c as TOML (the config a launch writes and
 // every node reads): a checkpoint names it, and a resume refuses a
 // checkpoint of another config.
-func (c Config) Fingerprint() (string, error) {
+func Fingerprint(c config.Config) (string, error) {
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(c); err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/adversary"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/metrics"
 )
@@ -19,21 +20,21 @@ func TestDMTTConfigErrors(t *testing.T) {
 		{"[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[strategy.options]\nb = 2.5", "b = 2.5"},
 		{"[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[strategy.options]\ntau_trust = 1.5", "tau_trust = 1.5"},
 	} {
-		_, err := ParseConfig([]byte(c.text), "t")
+		_, err := config.Parse([]byte(c.text), "t")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one mentioning %q", c.text, err, c.want)
 		}
 	}
 	ok := "[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[strategy.options]\ntau_trust = 0.5\n[trust]\nlambda = 0.7\n[adversary]\nfraction = 0.2\nliar = \"inflation\"\nclaim_flood = true"
-	c, err := ParseConfig([]byte(ok), "t")
+	c, err := config.Parse([]byte(ok), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := c.trustConfig()
+	tc, err := c.TrustLayer()
 	if err != nil || tc == nil || tc.TauTrust != 0.5 || tc.Lambda != 0.7 {
 		t.Errorf("trust config %+v, %v: want τ_trust 0.5 from the dmtt option and λ 0.7", tc, err)
 	}
-	if a := c.claimAttack(); a.Liar != adversary.LiarInflation || !a.Flood || a.Forge {
+	if a := c.ClaimAttack(); a.Liar != adversary.LiarInflation || !a.Flood || a.Forge {
 		t.Errorf("claim attack %+v", a)
 	}
 }
@@ -48,7 +49,7 @@ func TestDMTTQuickPresetRunsShort(t *testing.T) {
 	if !ok {
 		t.Fatal("preset dmtt/main-quick missing")
 	}
-	c, err := ParseConfig(b, "dmtt/main-quick")
+	c, err := config.Parse(b, "dmtt/main-quick")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestDMTTQuickPresetRunsShort(t *testing.T) {
 		}
 		rc.Nodes, rc.Rounds, rc.Data.Samples = 10, 2, 1000
 		rc.Model.Hidden = []int{16}
-		s, err := rc.Setup(loadMNIST(t))
+		s, err := SetupOf(rc, loadMNIST(t))
 		if err != nil {
 			t.Fatalf("%s: %v", rc.Label(), err)
 		}

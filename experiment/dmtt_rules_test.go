@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/trust"
 )
 
@@ -23,17 +24,17 @@ func TestTrustRulesKeys(t *testing.T) {
 		{"rules = \"screen\"\ndisjoint_paths = 1", trust.Rules{IndependentPaths: true, Conflict: true, Quorum: true, DisjointPaths: 1}, 1},
 		{"rules = \"screen_unhopped\"", trust.Rules{IndependentPaths: true, Conflict: true, Quorum: true, Unhopped: true}, 1},
 	} {
-		cfg, err := ParseConfig([]byte(base+c.keys), "t")
+		cfg, err := config.Parse([]byte(base+c.keys), "t")
 		if err != nil {
 			t.Fatalf("%q: %v", c.keys, err)
 		}
-		tc, err := cfg.trustConfig()
+		tc, err := cfg.TrustLayer()
 		if err != nil || tc.Rules != c.want || tc.Wd != c.wd {
 			t.Errorf("%q: rules %+v, w_d %v (%v); want %+v, %v", c.keys, tc.Rules, tc.Wd, err, c.want, c.wd)
 		}
 	}
 	for _, bad := range []string{"rules = \"lenient\"", "disjoint_paths = -1", "wd = -1"} {
-		if _, err := ParseConfig([]byte(base+bad), "t"); err == nil || !strings.Contains(err.Error(), "trust") {
+		if _, err := config.Parse([]byte(base+bad), "t"); err == nil || !strings.Contains(err.Error(), "trust") {
 			t.Errorf("%q: error %v, want one naming the trust setting", bad, err)
 		}
 	}
@@ -56,16 +57,16 @@ func TestTrustClaimsKeys(t *testing.T) {
 		{"claims = \"events\"", trust.ClaimsEvents, 5},
 		{"claims = \"events\"\ndigest_every = 3", trust.ClaimsEvents, 3},
 	} {
-		cfg, err := ParseConfig([]byte(base+c.keys), "t")
+		cfg, err := config.Parse([]byte(base+c.keys), "t")
 		if err != nil {
 			t.Fatalf("%q: %v", c.keys, err)
 		}
-		tc, err := cfg.trustConfig()
+		tc, err := cfg.TrustLayer()
 		if err != nil || tc.Claims != c.claims || tc.DigestEvery != c.digest {
 			t.Errorf("%q: claims %q, digest %d (%v); want %q, %d", c.keys, tc.Claims, tc.DigestEvery, err, c.claims, c.digest)
 		}
 	}
-	plain, err := ParseConfig([]byte(base), "t")
+	plain, err := config.Parse([]byte(base), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestTrustClaimsKeys(t *testing.T) {
 		{"claim = \"events\"", "claim"},
 		{"claims = \"events\"\n[adversary]\nclaim_flood = true\nfraction = 0.1", "claim_flood"},
 	} {
-		if _, err := ParseConfig([]byte(base+bad.keys), "t"); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := config.Parse([]byte(base+bad.keys), "t"); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: error %v, want one naming %s", bad.keys, err, bad.want)
 		}
 	}
@@ -93,7 +94,7 @@ func TestTrustClaimsKeys(t *testing.T) {
 // (sim.eventsOf acts for it).
 func TestTrustEventsWithLiar(t *testing.T) {
 	text := "[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[trust]\nclaims = \"events\"\n[adversary]\nliar = \"omission\"\nfraction = 0.1\n"
-	if _, err := ParseConfig([]byte(text), "t"); err != nil {
+	if _, err := config.Parse([]byte(text), "t"); err != nil {
 		t.Fatalf("liar in the events form refused: %v", err)
 	}
 }

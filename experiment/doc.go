@@ -1,7 +1,10 @@
-// Package experiment turns a description of an experiment (data, partition,
-// model, training, topology, adversary, strategy, rounds, seed) into
-// running nodes and a simulator configuration. This is its Go API; TOML
-// configs, sweeps and run directories build on it.
+// Package experiment turns an experiment's config (package config: the
+// schema, its defaults, decoding and validation) into running nodes and a
+// simulator configuration: one node of a deployment (BuildNode), or a
+// whole simulation (SetupOf, then Setup.Build; Setup is also the Go API
+// without a config). On top of that: runs into run directories, sweeps
+// and shards, the memory estimate, and the checks that need the topology
+// built (Check, Warnings, FRecordOf).
 //
 // Choices recorded here (spec/experiments.md):
 //   - All nodes start from the same initial parameters, drawn from the

@@ -258,7 +258,7 @@ func TestEveryStrategyRunsEndToEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s, err := c.Setup(loadMNIST(t))
+		s, err := SetupOf(c, loadMNIST(t))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/trellis-fl/trellis/aggregate"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/metrics"
@@ -110,25 +111,25 @@ func ShapeOf(tt data.TrainTest) DataShape {
 // without loading it: the embedded MNIST (data.dir unset). Other datasets
 // come from files whose size only loading them tells (LoadData, then
 // ShapeOf).
-func (c Config) KnownShape() (DataShape, bool) {
+func KnownShape(c config.Config) (DataShape, bool) {
 	if c.Data.Dataset == "mnist" && c.Data.Dir == "" {
 		return DataShape{Name: "MNIST", Train: 60000, Test: 10000, Shape: []int{1, 28, 28}, Classes: 10}, true
 	}
 	return DataShape{}, false
 }
 
-// Estimate estimates a simulated run of c: with KnownShape's dataset
+// EstimateOf estimates a simulated run of c: with KnownShape's dataset
 // shape, or loading the dataset to learn it (EstimateWith takes the shape).
-func (c Config) Estimate() (Estimate, error) {
-	d, ok := c.KnownShape()
+func EstimateOf(c config.Config) (Estimate, error) {
+	d, ok := KnownShape(c)
 	if !ok {
-		tt, err := c.LoadData()
+		tt, err := LoadData(c)
 		if err != nil {
 			return Estimate{}, err
 		}
 		d = ShapeOf(tt)
 	}
-	return c.EstimateWith(d)
+	return EstimateWith(c, d)
 }
 
 // The estimate's byte arithmetic (internal/memsize): saturating, each
@@ -145,7 +146,7 @@ var (
 // degrees are the configured topology's mean and largest in-degree for n
 // nodes, worked out without building the graph (a complete graph of 20,000
 // nodes is 6 GB); a graph from a file is read (its size is the file's).
-func (c Config) degrees(n int) (mean, most float64, err error) {
+func degrees(c config.Config, n int) (mean, most float64, err error) {
 	t := c.Topology
 	nn1 := float64(n - 1)
 	switch t.Kind {
@@ -171,7 +172,7 @@ func (c Config) degrees(n int) (mean, most float64, err error) {
 		m := share * nn1
 		return m, min(nn1, m+3*math.Sqrt(m*(1-share))+1), nil
 	case "edge_list", "trace":
-		g, err := c.graph(n, c.Seed) // bounded by the file
+		g, err := c.Graph() // bounded by the file
 		if err != nil {
 			return 0, 0, err
 		}
@@ -183,7 +184,7 @@ func (c Config) degrees(n int) (mean, most float64, err error) {
 		}
 		return float64(sum) / float64(n), float64(top), nil
 	}
-	return 0, 0, fmt.Errorf("topology.kind = %q: want one of %v", t.Kind, topologies)
+	return 0, 0, fmt.Errorf("topology.kind = %q: want one of %v", t.Kind, config.Topologies)
 }
 
 // Sizes of the structures the estimate counts by their Go types.
@@ -248,24 +249,24 @@ func ruleScratch(rule string, k, p int64) (int64, string) {
 
 // EstimateWith estimates a simulated run of c (every node in this
 // process) on a dataset of shape d.
-func (c Config) EstimateWith(d DataShape) (Estimate, error) {
-	return c.estimate("run", d)
+func EstimateWith(c config.Config, d DataShape) (Estimate, error) {
+	return estimate(c, "run", d)
 }
 
 // EstimateNodeProcess estimates one node process of a deployed run
 // (`trellis node`, each `trellis launch` process, each Kubernetes or Slurm
 // task): it loads the whole dataset and builds one node, and holds what
 // its in-neighbours send it as decoded messages.
-func (c Config) EstimateNodeProcess(d DataShape) (Estimate, error) {
-	return c.estimate("node process", d)
+func EstimateNodeProcess(c config.Config, d DataShape) (Estimate, error) {
+	return estimate(c, "node process", d)
 }
 
 // EstimateMonitor estimates a deployed run's monitor: no dataset, no
 // model, the nodes' records of the rounds in flight.
-func (c Config) EstimateMonitor() Estimate {
+func EstimateMonitor(c config.Config) Estimate {
 	n := int64(c.Nodes)
 	e := Estimate{Kind: "monitor", Name: c.Name, Nodes: c.Nodes}
-	mean, _, _ := c.degrees(c.Nodes)
+	mean, _, _ := degrees(c, c.Nodes)
 	graph := alloc(mul(8, int64(float64(n)*mean+0.5))) + alloc(8*(n+1))
 	e.Parts = []EstimatePart{
 		{Name: "graph", Each: graph, Count: 1, How: fmt.Sprintf("%s adjacency, %.4g links a node", c.Topology.Kind, mean)},
@@ -276,7 +277,7 @@ func (c Config) EstimateMonitor() Estimate {
 	return e
 }
 
-func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
+func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	e := Estimate{Kind: kind, Name: c.Name, Nodes: c.Nodes}
 	if c.Nodes < 1 {
 		return e, fmt.Errorf("nodes = %d, need ≥ 1", c.Nodes)
@@ -284,7 +285,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	if d.Classes < 2 || len(d.Shape) == 0 {
 		return e, fmt.Errorf("dataset %s: no shape to estimate from", c.Data.Dataset)
 	}
-	spec := c.modelSpec(nil)
+	spec := c.ModelSpec(nil)
 	spec.Input, spec.Classes = d.Shape, d.Classes
 	batch := max(1, c.Training.Batch)
 	mf, err := spec.Footprint(batch)
@@ -300,7 +301,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	if kind == "node process" {
 		holders = 1
 	}
-	mean, most, err := c.degrees(c.Nodes)
+	mean, most, err := degrees(c, c.Nodes)
 	if err != nil {
 		return e, err
 	}
@@ -418,7 +419,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 
 	// Trust layer (DMTT): a peer record per known node (its claim with
 	// its neighbour list) and the edges it reasons about.
-	if c.trustOn() {
+	if c.TrustOn() {
 		// Claims travel HopLimit hops: at most mean^H nodes are known.
 		known := n - 1
 		if reach := math.Pow(max(mean, 1), float64(max(1, c.Trust.HopLimit))); reach < float64(known) {
@@ -432,7 +433,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	// Messages: the validator's state per sender, the inbox, the node's
 	// digester, its key.
 	msgs := int64(1)
-	if c.trustOn() {
+	if c.TrustOn() {
 		msgs += 1 + int64(c.Trust.Budget) // its claim and forwarded ones
 	}
 	inbox := mul(degI, sizeIncoming) + mul(degI, alloc(sizeCounts+32)+48) + digesterBytes + 512
@@ -470,7 +471,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 	shared("partition and splits", add(mul(3, 4, pool), mul(n, 4, 48)), "index lists of every client")
 	var batchers int64
 	for i := range 3 {
-		batchers += alloc(4*int64(float64(perNodeSamples)*c.splitFraction(i)+0.5)) + alloc(80)
+		batchers += alloc(4*int64(float64(perNodeSamples)*splitFraction(c, i)+0.5)) + alloc(80)
 	}
 	per("data batchers", batchers, fmt.Sprintf("%s samples a node: each split's order", group(perNodeSamples)))
 	var global int64
@@ -484,7 +485,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 		shared("global test indices", alloc(4*global), "")
 		per("evaluation: global test order", alloc(4*global), fmt.Sprintf("%s indices, copied by each node's batcher", group(global)))
 	}
-	e.EvalSamples = mul(int64(c.Nodes), global+int64(float64(perNodeSamples)*c.splitFraction(2)+0.5))
+	e.EvalSamples = mul(int64(c.Nodes), global+int64(float64(perNodeSamples)*splitFraction(c, 2)+0.5))
 
 	// The graph (compressed rows; undirected graphs store each link
 	// twice), the keys and, in a simulation, the shared signature cache.
@@ -506,7 +507,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 
 	// The adversary's crafted vectors: one per out-link and vector
 	// message (one for all with same_for_all), alive through the round.
-	if byz := int64(len(c.byzantineIDs())); byz > 0 && c.Adversary.Attack != "none" && c.Adversary.Attack != "" && kind == "run" {
+	if byz := int64(len(c.ByzantineIDs())); byz > 0 && c.Adversary.Attack != "none" && c.Adversary.Attack != "" && kind == "run" {
 		fan := degI
 		if c.Adversary.SameForAll {
 			fan = 1
@@ -517,7 +518,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 
 	// Training work of a round.
 	steps := int64(c.Training.Steps)
-	trainPer := int64(float64(perNodeSamples)*c.splitFraction(0) + 0.5)
+	trainPer := int64(float64(perNodeSamples)*splitFraction(c, 0) + 0.5)
 	if steps == 0 {
 		e.TrainSamples = mul(int64(c.Nodes), int64(max(1, c.Training.Epochs)), trainPer)
 	} else {
@@ -546,7 +547,7 @@ func (c Config) estimate(kind string, d DataShape) (Estimate, error) {
 
 // splitFraction is the clients' train (0), validation (1) or test (2)
 // fraction.
-func (c Config) splitFraction(i int) float64 {
+func splitFraction(c config.Config, i int) float64 {
 	if len(c.Partition.Split) == 3 {
 		return c.Partition.Split[i]
 	}

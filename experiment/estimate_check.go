@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/trellis-fl/trellis/config"
 )
 
 // Memory is what this machine (or container) has available for a run.
@@ -222,18 +224,18 @@ func cmpInt64(a, b int64) int {
 // CheckMemory refuses a run whose live memory exceeds m.Available, with
 // the estimate's largest parts and the changes that would make it fit. A
 // zero m.Available (unknown) passes.
-func (c Config) CheckMemory(e Estimate, d DataShape, m Memory) error {
+func CheckMemory(c config.Config, e Estimate, d DataShape, m Memory) error {
 	if m.Available <= 0 || e.Live <= m.Available {
 		return nil
 	}
-	return &MemoryError{Estimate: e, Memory: m, Fits: c.fits(e.Kind, d, m.Available)}
+	return &MemoryError{Estimate: e, Memory: m, Fits: fits(c, e.Kind, d, m.Available)}
 }
 
 // fits lists changes of c whose estimate fits in avail: fewer nodes,
 // narrower hidden layers, a smaller batch, a sparser graph.
-func (c Config) fits(kind string, d DataShape, avail int64) []string {
-	live := func(x Config) int64 {
-		e, err := x.estimate(kind, d)
+func fits(c config.Config, kind string, d DataShape, avail int64) []string {
+	live := func(x config.Config) int64 {
+		e, err := estimate(x, kind, d)
 		if err != nil {
 			return math.MaxInt64
 		}
@@ -242,7 +244,7 @@ func (c Config) fits(kind string, d DataShape, avail int64) []string {
 	var out []string
 	// The most nodes that fit (a node process does not depend on it much).
 	if kind == "run" && c.Nodes > 1 {
-		if most := c.mostNodes(func(x Config) bool { return live(x) <= avail }); most >= 1 {
+		if most := mostNodes(c, func(x config.Config) bool { return live(x) <= avail }); most >= 1 {
 			out = append(out, fmt.Sprintf("nodes = %d", most))
 		}
 	}
@@ -298,7 +300,7 @@ func (c Config) fits(kind string, d DataShape, avail int64) []string {
 // mostNodes is the largest node count below c.Nodes for which fits
 // holds of c with that many nodes (0: none), found by a binary search: what
 // fits is assumed to hold of every count below one that fits.
-func (c Config) mostNodes(fits func(Config) bool) int {
+func mostNodes(c config.Config, fits func(config.Config) bool) int {
 	lo, hi := 0, c.Nodes // lo fits (0: none), hi does not
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2

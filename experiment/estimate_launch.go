@@ -1,6 +1,10 @@
 package experiment
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/trellis-fl/trellis/config"
+)
 
 // LaunchEstimate is a deployed run on one machine (`trellis launch`): a
 // monitor and one OS process per node, each node process loading the
@@ -15,12 +19,12 @@ type LaunchEstimate struct {
 
 // EstimateLaunch estimates c launched on one machine, on a dataset of
 // shape d.
-func (c Config) EstimateLaunch(d DataShape) (LaunchEstimate, error) {
-	node, err := c.EstimateNodeProcess(d)
+func EstimateLaunch(c config.Config, d DataShape) (LaunchEstimate, error) {
+	node, err := EstimateNodeProcess(c, d)
 	if err != nil {
 		return LaunchEstimate{}, err
 	}
-	mon := c.EstimateMonitor()
+	mon := EstimateMonitor(c)
 	total := Estimate{Kind: "launch", Name: c.Name, Nodes: c.Nodes, Params: node.Params, Model: node.Model,
 		Parts: []EstimatePart{
 			{Name: "node processes", Each: node.Peak, Count: c.Nodes, PerNode: true, How: "each its expected peak: its own dataset, splits and node"},
@@ -34,22 +38,23 @@ func (c Config) EstimateLaunch(d DataShape) (LaunchEstimate, error) {
 // m.Available, saying what would fit: the most nodes whose launch fits,
 // one process instead of one per node, more machines. A zero m.Available
 // (unknown) passes.
-func (c Config) CheckLaunchMemory(l LaunchEstimate, d DataShape, m Memory) error {
+func CheckLaunchMemory(c config.Config, l LaunchEstimate, d DataShape, m Memory) error {
 	if m.Available <= 0 || l.Total.Live <= m.Available {
 		return nil
 	}
-	return &MemoryError{Estimate: l.Total, Memory: m, Fits: c.launchFits(d, m.Available)}
+	return &MemoryError{Estimate: l.Total, Memory: m, Fits: launchFits(c, d, m.Available)}
 }
 
 // launchFits is the changes that make a launch fit in avail bytes: the
 // largest node count whose processes, monitor and launcher fit (a binary
 // search; each node process's peak depends on the node count through its
 // neighbourhood), running the nodes in one process, or more machines.
-func (c Config) launchFits(d DataShape, avail int64) []string {
-	most := c.mostNodes(func(x Config) bool {
-		node, err := x.EstimateNodeProcess(d)
-		return err == nil && int64(x.Nodes)*node.Peak+x.EstimateMonitor().Peak+EstimateRuntimeBytes <= avail
+func launchFits(c config.Config, d DataShape, avail int64) []string {
+	most := mostNodes(c, func(x config.Config) bool {
+		node, err := EstimateNodeProcess(x, d)
+		return err == nil && int64(x.Nodes)*node.Peak+EstimateMonitor(x).Peak+EstimateRuntimeBytes <= avail
 	})
+
 	var fits []string
 	if most >= 1 {
 		fits = append(fits, fmt.Sprintf("nodes = %d", most))
@@ -61,7 +66,7 @@ func (c Config) launchFits(d DataShape, avail int64) []string {
 // live memory exceeds m.Available, before anything is loaded: an edge
 // device too small for its node says so with the numbers instead of being
 // killed mid-run. A zero m.Available (unknown) passes.
-func (c Config) CheckNodeProcessMemory(node Estimate, m Memory) error {
+func CheckNodeProcessMemory(c config.Config, node Estimate, m Memory) error {
 	if m.Available <= 0 || node.Live <= m.Available {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/config"
 )
 
 // A launch is its node processes at their expected peak, the monitor at
@@ -12,15 +14,15 @@ import (
 func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 	c, d := handConfig()
 	c.Nodes = 7
-	l, err := c.EstimateLaunch(d)
+	l, err := EstimateLaunch(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := c.EstimateNodeProcess(d)
+	node, err := EstimateNodeProcess(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mon := c.EstimateMonitor()
+	mon := EstimateMonitor(c)
 	if l.Node.Peak != node.Peak || l.Monitor.Peak != mon.Peak {
 		t.Fatalf("node %d, monitor %d; want %d, %d", l.Node.Peak, l.Monitor.Peak, node.Peak, mon.Peak)
 	}
@@ -30,7 +32,7 @@ func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 			want, node.Peak, mon.Peak, EstimateRuntimeBytes)
 	}
 	c.Nodes = 0
-	if _, err := c.EstimateLaunch(d); err == nil {
+	if _, err := EstimateLaunch(c, d); err == nil {
 		t.Error("a launch of 0 nodes estimated")
 	}
 }
@@ -40,20 +42,20 @@ func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 func TestCheckLaunchMemoryNamesTheNodesThatFit(t *testing.T) {
 	c, d := handConfig()
 	c.Nodes = 40
-	l, err := c.EstimateLaunch(d)
+	l, err := EstimateLaunch(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CheckLaunchMemory(l, d, Memory{Available: l.Total.Live}); err != nil {
+	if err := CheckLaunchMemory(c, l, d, Memory{Available: l.Total.Live}); err != nil {
 		t.Errorf("a launch that just fits: %v", err)
 	}
-	if err := c.CheckLaunchMemory(l, d, Memory{}); err != nil {
+	if err := CheckLaunchMemory(c, l, d, Memory{}); err != nil {
 		t.Errorf("unknown memory: %v", err)
 	}
 	liveOf := func(n int) int64 {
 		x := c
 		x.Nodes = n
-		e, err := x.EstimateLaunch(d)
+		e, err := EstimateLaunch(x, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +63,7 @@ func TestCheckLaunchMemoryNamesTheNodesThatFit(t *testing.T) {
 	}
 	for _, wantNodes := range []int{1, 13, 39} {
 		avail := liveOf(wantNodes) + 1 // wantNodes fit, one more does not (a node process is far larger than a byte)
-		err := c.CheckLaunchMemory(l, d, Memory{Available: avail, Source: "test"})
+		err := CheckLaunchMemory(c, l, d, Memory{Available: avail, Source: "test"})
 		var me *MemoryError
 		if !errors.As(err, &me) {
 			t.Fatalf("%d bytes for a launch of %d: %v, want a MemoryError", avail, l.Total.Live, err)
@@ -80,7 +82,7 @@ func TestCheckLaunchMemoryNamesTheNodesThatFit(t *testing.T) {
 		}
 	}
 	// Not even one node: only the other ways out.
-	err = c.CheckLaunchMemory(l, d, Memory{Available: 1, Source: "test"})
+	err = CheckLaunchMemory(c, l, d, Memory{Available: 1, Source: "test"})
 	var me *MemoryError
 	if !errors.As(err, &me) || len(me.Fits) != 2 || strings.HasPrefix(me.Fits[0], "nodes") {
 		t.Errorf("1 byte: %v", err)
@@ -89,17 +91,17 @@ func TestCheckLaunchMemoryNamesTheNodesThatFit(t *testing.T) {
 
 func TestCheckNodeProcessMemory(t *testing.T) {
 	c, d := handConfig()
-	node, err := c.EstimateNodeProcess(d)
+	node, err := EstimateNodeProcess(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CheckNodeProcessMemory(node, Memory{Available: node.Live}); err != nil {
+	if err := CheckNodeProcessMemory(c, node, Memory{Available: node.Live}); err != nil {
 		t.Errorf("a node that just fits: %v", err)
 	}
-	if err := c.CheckNodeProcessMemory(node, Memory{}); err != nil {
+	if err := CheckNodeProcessMemory(c, node, Memory{}); err != nil {
 		t.Errorf("unknown memory: %v", err)
 	}
-	err = c.CheckNodeProcessMemory(node, Memory{Available: node.Live - 1, Source: "test"})
+	err = CheckNodeProcessMemory(c, node, Memory{Available: node.Live - 1, Source: "test"})
 	if err == nil || !strings.Contains(err.Error(), `node process "tiny" needs about`) ||
 		!strings.Contains(err.Error(), "a machine with more memory") {
 		t.Errorf("one byte short: %v", err)
@@ -110,11 +112,11 @@ func TestCheckNodeProcessMemory(t *testing.T) {
 // remembered. A dataset read from files is loaded once and remembered.
 func TestShapesLoadsOnce(t *testing.T) {
 	s := Shapes{}
-	d, err := s.Of(DefaultConfig())
+	d, err := s.Of(config.Default())
 	if err != nil || d.Train != 60000 || d.Classes != 10 || len(s) != 0 {
 		t.Errorf("MNIST: %+v, %v; %d remembered", d, err, len(s))
 	}
-	c := DefaultConfig()
+	c := config.Default()
 	c.Data.Dataset, c.Data.Dir = "mnist", t.TempDir() // no files there
 	if _, err := s.Of(c); err == nil {
 		t.Error("a dataset without files loaded")
@@ -143,7 +145,7 @@ func TestLargestIsTheFirstOfTheMost(t *testing.T) {
 // the largest in full; a single run is its estimate alone.
 func TestSweepEstimateText(t *testing.T) {
 	c, d := handConfig()
-	e, err := c.EstimateWith(d)
+	e, err := EstimateWith(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}

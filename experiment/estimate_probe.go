@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/sim"
 )
@@ -32,16 +33,16 @@ type ProbeResult struct {
 // Probe builds c's run and runs its first round, writing nothing: the
 // measured round time of a dry run. It allocates what the run does, so
 // check the estimate first (CheckMemory).
-func (c Config) Probe(ctx context.Context) (ProbeResult, error) {
+func Probe(ctx context.Context, c config.Config) (ProbeResult, error) {
 	res := ProbeResult{Rounds: c.Rounds}
 	t0 := time.Now()
-	tt, err := c.LoadData()
+	tt, err := LoadData(c)
 	if err != nil {
 		return res, err
 	}
 	res.LoadSeconds = time.Since(t0).Seconds()
 	t1 := time.Now()
-	s, err := c.Setup(tt)
+	s, err := SetupOf(c, tt)
 	if err != nil {
 		return res, err
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/trellis-fl/trellis/config"
 )
 
 // Shapes remembers the dataset shapes an estimate loaded, so a sweep loads
@@ -15,15 +17,15 @@ import (
 type Shapes map[string]DataShape
 
 // Of is the shape of c's dataset.
-func (s Shapes) Of(c Config) (DataShape, error) {
-	if d, ok := c.KnownShape(); ok {
+func (s Shapes) Of(c config.Config) (DataShape, error) {
+	if d, ok := KnownShape(c); ok {
 		return d, nil
 	}
 	key := c.Data.Dataset + "\x00" + c.Data.Dir
 	if d, ok := s[key]; ok {
 		return d, nil
 	}
-	tt, err := c.LoadData()
+	tt, err := LoadData(c)
 	if err != nil {
 		return DataShape{}, err
 	}
@@ -36,15 +38,15 @@ func (s Shapes) Of(c Config) (DataShape, error) {
 // config it was made from (for CheckMemory and Probe; not in its JSON).
 type RunEstimate struct {
 	// Dir is the run's directory in the sweep ("" for a single run).
-	Dir      string    `json:"dir,omitempty"`
-	Estimate Estimate  `json:"estimate"`
-	Shape    DataShape `json:"-"`
-	Config   Config    `json:"-"`
+	Dir      string        `json:"dir,omitempty"`
+	Estimate Estimate      `json:"estimate"`
+	Shape    DataShape     `json:"-"`
+	Config   config.Config `json:"-"`
 }
 
 // EstimateSweep estimates the runs of c's sweep that shard owns, in
 // Expand's order.
-func EstimateSweep(c Config, shard Shard) ([]RunEstimate, error) {
+func EstimateSweep(c config.Config, shard Shard) ([]RunEstimate, error) {
 	runs, _, err := c.Expand()
 	if err != nil {
 		return nil, err
@@ -59,7 +61,7 @@ func EstimateSweep(c Config, shard Shard) ([]RunEstimate, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := r.Config.EstimateWith(d)
+		e, err := EstimateWith(r.Config, d)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", r.Dir, err)
 		}

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/sim"
 )
 
 // handConfig is a 3-node MLP 4 → 3 → 2 at batch 2 on a dataset of 100
 // training and 10 test samples of 4 features.
-func handConfig() (Config, DataShape) {
-	c := DefaultConfig()
+func handConfig() (config.Config, DataShape) {
+	c := config.Default()
 	c.Name, c.Nodes, c.Rounds = "tiny", 3, 1
 	c.Model.Hidden = []int{3}
 	c.Training.Batch, c.Training.Momentum = 2, 0.5
@@ -36,7 +37,7 @@ func part(t *testing.T, e Estimate, name string) EstimatePart {
 // The arithmetic of a tiny model, counted by hand.
 func TestEstimateHandCount(t *testing.T) {
 	c, d := handConfig()
-	e, err := c.EstimateWith(d)
+	e, err := EstimateWith(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,18 +85,18 @@ func TestEstimateHandCount(t *testing.T) {
 
 	// Adam holds two moments; ditto a second optimizer.
 	c.Training.Optimizer = "adam"
-	if e, _ := c.EstimateWith(d); part(t, e, "optimizer state").Each != 2*96 {
+	if e, _ := EstimateWith(c, d); part(t, e, "optimizer state").Each != 2*96 {
 		t.Errorf("adam: %+v", part(t, e, "optimizer state"))
 	}
 	c.Strategy.Name = "ditto"
-	if e, _ := c.EstimateWith(d); part(t, e, "optimizer state").Each != 4*96 || part(t, e, "strategy state").Each != 2*96 {
+	if e, _ := EstimateWith(c, d); part(t, e, "optimizer state").Each != 4*96 || part(t, e, "strategy state").Each != 2*96 {
 		t.Errorf("ditto: %+v %+v", part(t, e, "optimizer state"), part(t, e, "strategy state"))
 	}
 
 	// Per-node parts scale with the nodes, shared ones do not.
 	c, d = handConfig()
 	c.Nodes = 6
-	e6, _ := c.EstimateWith(d)
+	e6, _ := EstimateWith(c, d)
 	if p := part(t, e6, "model parameters and gradients"); p.Bytes != 6*192 {
 		t.Errorf("6 nodes: %+v", p)
 	}
@@ -121,21 +122,21 @@ func TestAlloc(t *testing.T) {
 func TestImpossibleConfigRefused(t *testing.T) {
 	mem := Memory{Available: 16 << 30, Source: "test"}
 	for _, set := range [][2]string{{"model.hidden", "[1000000, 1000000]"}, {"nodes", "20000"}} {
-		c := DefaultConfig()
+		c := config.Default()
 		if err := c.Set(set[0], set[1]); err != nil {
 			t.Fatal(err)
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		d, ok := c.KnownShape()
+		d, ok := KnownShape(c)
 		if !ok {
 			t.Fatal("MNIST's shape is known")
 		}
-		e, err := c.EstimateWith(d)
+		e, err := EstimateWith(c, d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.CheckMemory(e, d, mem)
+		err = CheckMemory(c, e, d, mem)
 		runtime.ReadMemStats(&after)
 		var me *MemoryError
 		if !errors.As(err, &me) {
@@ -166,22 +167,22 @@ func TestImpossibleConfigRefused(t *testing.T) {
 			if err := x.Set(k, v); err != nil {
 				t.Fatalf("%s: %v", fit, err)
 			}
-			if e, _ := x.EstimateWith(d); e.Live > mem.Available {
+			if e, _ := EstimateWith(x, d); e.Live > mem.Available {
 				t.Errorf("proposed %s does not fit: %s", fit, bytesText(e.Live))
 			}
 		}
 	}
 	// A config that fits passes, and an unknown amount of memory checks
 	// nothing.
-	c := DefaultConfig()
-	d, _ := c.KnownShape()
-	e, _ := c.EstimateWith(d)
-	if err := c.CheckMemory(e, d, mem); err != nil {
+	c := config.Default()
+	d, _ := KnownShape(c)
+	e, _ := EstimateWith(c, d)
+	if err := CheckMemory(c, e, d, mem); err != nil {
 		t.Error(err)
 	}
 	c.Nodes = 20000
-	e, _ = c.EstimateWith(d)
-	if err := c.CheckMemory(e, d, Memory{}); err != nil {
+	e, _ = EstimateWith(c, d)
+	if err := CheckMemory(c, e, d, Memory{}); err != nil {
 		t.Errorf("unknown memory: %v", err)
 	}
 }
@@ -259,11 +260,11 @@ func TestParseBytes(t *testing.T) {
 // A node process holds the whole dataset and one node, with its
 // in-neighbours' vectors decoded; the monitor neither.
 func TestEstimateNodeProcess(t *testing.T) {
-	c := DefaultConfig()
+	c := config.Default()
 	c.Nodes, c.Topology.Kind, c.Topology.K = 20, "kregular", 4
-	d, _ := c.KnownShape()
-	run, _ := c.EstimateWith(d)
-	proc, err := c.EstimateNodeProcess(d)
+	d, _ := KnownShape(c)
+	run, _ := EstimateWith(c, d)
+	proc, err := EstimateNodeProcess(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestEstimateNodeProcess(t *testing.T) {
 	if in, sim := part(t, proc, "validator and inbox").Each, part(t, run, "validator and inbox").Each; in < sim+6*vec {
 		t.Errorf("node process inbox %d, simulated %d, vector %d", in, sim, vec)
 	}
-	if mon := c.EstimateMonitor(); mon.Live > proc.Live/2 || mon.Live < EstimateRuntimeBytes {
+	if mon := EstimateMonitor(c); mon.Live > proc.Live/2 || mon.Live < EstimateRuntimeBytes {
 		t.Errorf("monitor %d, node process %d", mon.Live, proc.Live)
 	}
 }
@@ -291,26 +292,26 @@ func TestEstimateMatchesHeap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 8 nodes of a 2 MiB model and runs a round")
 	}
-	c := DefaultConfig()
+	c := config.Default()
 	c.Name, c.Nodes, c.Rounds, c.Data.Samples = "heap", 8, 1, 4000
 	c.Model.Hidden = []int{512, 256}
 	c.Training.Steps, c.Training.Momentum = 2, 0.9
 	c.Evaluation.GlobalTest = 500
 	c.Strategy.Name, c.Strategy.Rule = "robust", "median"
 	c.Adversary.Fraction, c.Adversary.Attack = 0.25, "sign_flip"
-	tt, err := c.LoadData()
+	tt, err := LoadData(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := ShapeOf(tt)
-	e, err := c.EstimateWith(d)
+	e, err := EstimateWith(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	s, err := c.Setup(tt)
+	s, err := SetupOf(c, tt)
 	if err != nil {
 		t.Fatal(err)
 	}

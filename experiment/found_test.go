@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/strategy"
@@ -19,7 +20,7 @@ import (
 
 func parseErr(t *testing.T, text string) string {
 	t.Helper()
-	_, err := ParseConfig([]byte(text), "t.toml")
+	_, err := config.Parse([]byte(text), "t.toml")
 	if err == nil {
 		return ""
 	}
@@ -43,7 +44,7 @@ func wantErr(t *testing.T, name, text string, want ...string) {
 // Found 1: f is "auto" by default, derived from the declared fraction and
 // each node's in-degree; an explicit f = 0 against liars warns.
 func TestFound1FIsNeverSilentlyZero(t *testing.T) {
-	c, err := ParseConfig([]byte(`
+	c, err := config.Parse([]byte(`
 nodes = 8
 [adversary]
 fraction = 0.25
@@ -58,7 +59,7 @@ rule = "trimmed_mean"
 	if c.Strategy.F == nil || !c.Strategy.F.Auto {
 		t.Fatalf("default f = %v, want auto", c.Strategy.F)
 	}
-	rec, err := c.FRecord()
+	rec, err := FRecordOf(c)
 	if err != nil || rec == nil {
 		t.Fatal(rec, err)
 	}
@@ -70,13 +71,13 @@ rule = "trimmed_mean"
 		}
 	}
 	// An explicit f = 0 with liars declared warns.
-	c.Strategy.F = FCount(0)
-	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "strategy.f = 0") {
+	c.Strategy.F = config.FCount(0)
+	if w := strings.Join(Warnings(c), "\n"); !strings.Contains(w, "strategy.f = 0") {
 		t.Errorf("no warning for f = 0 against 25 %% liars: %q", w)
 	}
 	// f = "auto" decodes, and an explicit f is kept apart from the declared
 	// fraction (a defender may underestimate it).
-	c2, err := ParseConfig([]byte("[adversary]\nfraction = 0.4\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"trimmed_mean\"\nf = 1\n"), "t")
+	c2, err := config.Parse([]byte("[adversary]\nfraction = 0.4\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"trimmed_mean\"\nf = 1\n"), "t")
 	if err != nil || c2.Strategy.F.Auto || c2.Strategy.F.Count != 1 {
 		t.Errorf("explicit f: %+v %v", c2.Strategy.F, err)
 	}
@@ -105,7 +106,7 @@ name = "robust"
 	var fins []rundir.Final
 	rules := []string{"mean", "trimmed_mean", "multi_krum", "bulyan", "centered_clipping", "nnm+mean"}
 	for _, rule := range rules {
-		c, err := ParseConfig([]byte(base+"rule = \""+rule+"\"\n"), rule)
+		c, err := config.Parse([]byte(base+"rule = \""+rule+"\"\n"), rule)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ global_test = 100
 // (or, forced, redone), never mixed with the old results.
 func TestFound2ChangedConfigIsNotReused(t *testing.T) {
 	out := t.TempDir()
-	c, err := ParseConfig([]byte(tinyRun+"[sweep]\nseeds = [1]\n"), "t")
+	c, err := config.Parse([]byte(tinyRun+"[sweep]\nseeds = [1]\n"), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestFound3NoHonestNodeIsRefused(t *testing.T) {
 // errors; the run finishes.
 func TestFound4DivergenceIsRecordedNotAnError(t *testing.T) {
 	for _, atk := range []string{"attack = \"scaling\"\nscale = 1e30", "attack = \"ipm\"\nepsilon = 1e10"} {
-		c, err := ParseConfig([]byte(tinyRun+"[adversary]\nfraction = 0.25\n"+atk+"\n"), "t")
+		c, err := config.Parse([]byte(tinyRun+"[adversary]\nfraction = 0.25\n"+atk+"\n"), "t")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,32 +233,32 @@ func TestFound6ChecksBeforeAnyWork(t *testing.T) {
 	wantErr(t, "odd n·k", "nodes = 7\n[topology]\nkind = \"kregular\"\nk = 3", "topology.k = 3", "nodes·k even")
 	wantErr(t, "lightyear without validation", "[strategy]\nname = \"lightyear\"\n[partition]\nsplit = [0.8, 0.0, 0.2]", "partition.split", "validation split")
 	wantErr(t, "natural on mnist", "[partition]\nmethod = \"natural\"", `partition.method = "natural"`, "femnist")
-	c, err := ParseConfig([]byte("nodes = 6\n[topology]\nkind = \"ring\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\nf = 2"), "t")
+	c, err := config.Parse([]byte("nodes = 6\n[topology]\nkind = \"ring\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\nf = 2"), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Check(); err == nil || !strings.Contains(err.Error(), "strategy.f = 2") || !strings.Contains(err.Error(), "3 inputs") {
+	if err := Check(c); err == nil || !strings.Contains(err.Error(), "strategy.f = 2") || !strings.Contains(err.Error(), "3 inputs") {
 		t.Errorf("krum f = 2 on a ring: %v", err)
 	}
 	// A rule that cannot run at some node even with f = 0 (krum on a star's
 	// leaves: 2 inputs) is refused too.
-	st, err := ParseConfig([]byte("nodes = 5\n[topology]\nkind = \"star\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\""), "t")
+	st, err := config.Parse([]byte("nodes = 5\n[topology]\nkind = \"star\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\""), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Check(); err == nil || !strings.Contains(err.Error(), "even with f = 0") {
+	if err := Check(st); err == nil || !strings.Contains(err.Error(), "even with f = 0") {
 		t.Errorf("krum on a star: %v", err)
 	}
 	// On a dynamic graph every round's in-degrees count.
-	m, err := ParseConfig([]byte("nodes = 20\nrounds = 30\n[topology]\nkind = \"mobility\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\nf = 2"), "t")
+	m, err := config.Parse([]byte("nodes = 20\nrounds = 30\n[topology]\nkind = \"mobility\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\nf = 2"), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Check(); err == nil || !strings.Contains(err.Error(), "(round ") {
+	if err := Check(m); err == nil || !strings.Contains(err.Error(), "(round ") {
 		t.Errorf("krum f = 2 on mobility: %v", err)
 	}
 	// A sweep whose last run is bad starts none.
-	s, err := ParseConfig([]byte(tinyRun+"[topology]\nkind = \"ring\"\n[adversary]\nfraction = 0.25\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\n[sweep.grid]\n\"strategy.f\" = [0, 3]\n"), "t")
+	s, err := config.Parse([]byte(tinyRun+"[topology]\nkind = \"ring\"\n[adversary]\nfraction = 0.25\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\n[sweep.grid]\n\"strategy.f\" = [0, 3]\n"), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestFound6ChecksBeforeAnyWork(t *testing.T) {
 
 // Found 6, --keep-going: a failed run is recorded and the sweep goes on.
 func TestSweepKeepGoing(t *testing.T) {
-	s, err := ParseConfig([]byte(tinyRun+"[sweep.variants.a]\n\"data.dataset\" = \"fashion_mnist\"\n\"data.dir\" = \"/nonexistent\"\n[sweep.variants.b]\n\"data.dataset\" = \"mnist\"\n"), "t")
+	s, err := config.Parse([]byte(tinyRun+"[sweep.variants.a]\n\"data.dataset\" = \"fashion_mnist\"\n\"data.dir\" = \"/nonexistent\"\n[sweep.variants.b]\n\"data.dataset\" = \"mnist\"\n"), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestFound8Messages(t *testing.T) {
 	if msg == "" || strings.Contains(msg, "map[") {
 		t.Errorf("message %q", msg)
 	}
-	s, err := ParseConfig([]byte("[sweep.grid]\n\"training.lr\" = [0.1, -1]"), "t")
+	s, err := config.Parse([]byte("[sweep.grid]\n\"training.lr\" = [0.1, -1]"), "t")
 	if err == nil {
 		_, _, err = s.Expand()
 	}
@@ -304,19 +305,19 @@ func TestFound8Messages(t *testing.T) {
 		t.Errorf("sweep run error: %v", err)
 	}
 	// Every bad run of a sweep is reported, not only the first.
-	s2, err := ParseConfig([]byte("[sweep.grid]\n\"training.lr\" = [-2, 0.1, -1]"), "t")
+	s2, err := config.Parse([]byte("[sweep.grid]\n\"training.lr\" = [-2, 0.1, -1]"), "t")
 	if err == nil {
 		_, _, err = s2.Expand()
 	}
 	if err == nil || !strings.Contains(err.Error(), "training.lr=-1") || !strings.Contains(err.Error(), "training.lr=-2") {
 		t.Errorf("sweep with two bad runs: %v", err)
 	}
-	c := DefaultConfig()
+	c := config.Default()
 	c.Topology.Kind, c.Topology.File = "edge_list", "/nonexistent/edges.txt"
-	if _, err := c.graph(4, 1); err == nil || strings.Contains(err.Error(), "topology: topology:") {
+	if _, err := graphOf(c)(4, 1); err == nil || strings.Contains(err.Error(), "topology: topology:") {
 		t.Errorf("topology error: %v", err)
 	}
-	d := Defaults()
+	d := config.Defaults()
 	for _, k := range []string{"f = \"auto\"", "exchange", "prediction", "clipping", "[strategy.options]", "ids = []"} {
 		if !strings.Contains(d, k) {
 			t.Errorf("config defaults lack %q", k)
@@ -337,11 +338,11 @@ func TestFound8Messages(t *testing.T) {
 			}
 		}
 	}
-	cnn, err := ParseConfig([]byte("[model]\nkind = \"femnist_cnn\""), "t")
-	if err != nil || cnn.Evaluation.GlobalTest != ConvGlobalTest {
+	cnn, err := config.Parse([]byte("[model]\nkind = \"femnist_cnn\""), "t")
+	if err != nil || cnn.Evaluation.GlobalTest != config.ConvGlobalTest {
 		t.Errorf("femnist_cnn global_test = %d, %v", cnn.Evaluation.GlobalTest, err)
 	}
-	all, err := ParseConfig([]byte("[model]\nkind = \"femnist_cnn\"\n[evaluation]\nglobal_test = -1"), "t")
+	all, err := config.Parse([]byte("[model]\nkind = \"femnist_cnn\"\n[evaluation]\nglobal_test = -1"), "t")
 	if err != nil || all.Evaluation.GlobalTest != -1 {
 		t.Errorf("explicit global_test = -1 lost: %d %v", all.Evaluation.GlobalTest, err)
 	}
@@ -351,7 +352,7 @@ func TestFound8Messages(t *testing.T) {
 // round and ends with the files of an uninterrupted run (the SIGKILL test
 // of the built binary is in cmd/trellis).
 func TestInterruptedRunResumesBitIdentical(t *testing.T) {
-	c, err := ParseConfig([]byte(strings.Replace(tinyRun, "rounds = 3", "rounds = 6", 1)), "t")
+	c, err := config.Parse([]byte(strings.Replace(tinyRun, "rounds = 3", "rounds = 6", 1)), "t")
 	if err != nil {
 		t.Fatal(err)
 	}

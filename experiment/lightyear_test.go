@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/strategy"
 )
@@ -37,7 +38,7 @@ n_val = 16
 	for _, w := range []int{1, 3} {
 		runtime.GOMAXPROCS(w)
 		c.Run.Workers = w
-		s, err := c.Setup(loadMNIST(t))
+		s, err := SetupOf(c, loadMNIST(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ n_val = 16
 // each table holds, keeps the options of one run out of the next, and
 // names the run by its keys; a bad value fails at expansion.
 func TestSweepOverTables(t *testing.T) {
-	c, err := ParseConfig([]byte(`
+	c, err := config.Parse([]byte(`
 [sweep.grid]
 strategy = [{ name = "robust", rule = "krum" }, { name = "ditto", options = { lambda = 0.5 } }, { name = "fedavg" }]
 `), "grid.toml")
@@ -100,7 +101,7 @@ strategy = [{ name = "robust", rule = "krum" }, { name = "ditto", options = { la
 	if runs[1].Params["strategy"] != "name=ditto,options.lambda=0.5" {
 		t.Errorf("params %v", runs[1].Params)
 	}
-	bad, err := ParseConfig([]byte("[sweep.grid]\nstrategy = [{ name = \"fedavgg\" }]\n"), "bad.toml")
+	bad, err := config.Parse([]byte("[sweep.grid]\nstrategy = [{ name = \"fedavgg\" }]\n"), "bad.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

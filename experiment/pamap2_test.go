@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/config"
 )
 
 // TestLoadPAMAP2FromConfig: data.dataset = "pamap2" loads the protocol
@@ -27,18 +29,18 @@ func TestLoadPAMAP2FromConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "subject101.dat"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseConfig([]byte(fmt.Sprintf("[data]\ndataset = \"pamap2\"\ndir = %q\n", dir)), "t")
+	c, err := config.Parse([]byte(fmt.Sprintf("[data]\ndataset = \"pamap2\"\ndir = %q\n", dir)), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, err := c.LoadData()
+	tt, err := LoadData(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tt.Test != nil || tt.Train.Len() == 0 || tt.Train.NumClasses() != 12 {
 		t.Fatalf("train %d windows of %d classes, test %v; want windows of the 12 protocol activities and no test set", tt.Train.Len(), tt.Train.NumClasses(), tt.Test)
 	}
-	if _, err := ParseConfig([]byte("[data]\ndataset = \"pamap2\"\n"), "t"); err == nil || !strings.Contains(err.Error(), "data.dir") {
+	if _, err := config.Parse([]byte("[data]\ndataset = \"pamap2\"\n"), "t"); err == nil || !strings.Contains(err.Error(), "data.dir") {
 		t.Fatalf("pamap2 without data.dir: %v", err)
 	}
 }

@@ -6,13 +6,15 @@ import (
 	"github.com/trellis-fl/trellis/rundir"
 	"path/filepath"
 	"testing"
+
+	"github.com/trellis-fl/trellis/config"
 )
 
 // finalOfConfig runs a config text into a temporary directory and returns
 // its final metrics.
 func finalOfConfig(t *testing.T, text string) rundir.Final {
 	t.Helper()
-	c, err := ParseConfig([]byte(text), "t.toml")
+	c, err := config.Parse([]byte(text), "t.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/privacy/audit"
 	"github.com/trellis-fl/trellis/rundir"
@@ -24,16 +25,16 @@ func TestPrivacyKeysAreChecked(t *testing.T) {
 		{"mode = \"node\"\nnoise_multiplier = 1.0\ndelta = 1.0", "privacy.delta = 1: allowed range (0, 1)"},
 		{"mode = \"sample\"\nnoise_multiplier = 1.0\nsampling = \"random\"", `privacy.sampling = "random": want "poisson" or "shuffle"`},
 	} {
-		_, err := ParseConfig([]byte("[privacy]\n"+c.toml+"\n"), "p.toml")
+		_, err := config.Parse([]byte("[privacy]\n"+c.toml+"\n"), "p.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.toml, err, c.want)
 		}
 	}
-	_, err := ParseConfig([]byte("[privacy]\nmode = \"node\"\nnoise_multiplier = 1.0\nclipp = 1.0\n"), "p.toml")
+	_, err := config.Parse([]byte("[privacy]\nmode = \"node\"\nnoise_multiplier = 1.0\nclipp = 1.0\n"), "p.toml")
 	if err == nil || !strings.Contains(err.Error(), `unknown key "privacy.clipp" (did you mean "privacy.clip"?)`) {
 		t.Errorf("misspelt key: %v", err)
 	}
-	_, err = ParseConfig([]byte("[strategy]\nname = \"gradient_tracking\"\n[privacy]\nmode = \"node\"\nnoise_multiplier = 1.0\n"), "p.toml")
+	_, err = config.Parse([]byte("[strategy]\nname = \"gradient_tracking\"\n[privacy]\nmode = \"node\"\nnoise_multiplier = 1.0\n"), "p.toml")
 	if err == nil || !strings.Contains(err.Error(), "node-level DP cannot cover") {
 		t.Errorf("gradient tracking with node-level DP: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
@@ -28,7 +29,7 @@ type RunOptions struct {
 }
 
 // RunToDir is RunToDirWith without force.
-func RunToDir(ctx context.Context, c Config, dir string, progress rundir.Progress) (rundir.Final, error) {
+func RunToDir(ctx context.Context, c config.Config, dir string, progress rundir.Progress) (rundir.Final, error) {
 	return RunToDirWith(ctx, c, dir, RunOptions{Progress: progress})
 }
 
@@ -48,7 +49,7 @@ func RunToDir(ctx context.Context, c Config, dir string, progress rundir.Progres
 // final files are identical to those of an uninterrupted run. A directory
 // holding another config's run is refused (ErrOtherConfig) unless
 // o.Force.
-func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (rundir.Final, error) {
+func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions) (rundir.Final, error) {
 	hash, err := ConfigHash(c)
 	if err != nil {
 		return rundir.Final{}, err
@@ -63,15 +64,15 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (rund
 		}
 		done = 0
 	}
-	tt, err := c.LoadData()
+	tt, err := LoadData(c)
 	if err != nil {
 		return rundir.Final{}, err
 	}
-	s, err := c.Setup(tt)
+	s, err := SetupOf(c, tt)
 	if err != nil {
 		return rundir.Final{}, err
 	}
-	spec, err := runSpec(c, resolvedHeader, hash, seed.Describe(seed.Seeded(c.Seed))+" (simulation: not private)", o.Progress)
+	spec, err := runSpec(c, config.ResolvedHeader, hash, seed.Describe(seed.Seeded(c.Seed))+" (simulation: not private)", o.Progress)
 	if err != nil {
 		return rundir.Final{}, err
 	}
@@ -113,7 +114,7 @@ func RunToDirWith(ctx context.Context, c Config, dir string, o RunOptions) (rund
 
 // runSpec is what rundir.Create needs of a run of c: config.toml's text
 // (header, then c as TOML), the manifest and the run's shape.
-func runSpec(c Config, header, hash, randomness string, progress rundir.Progress) (rundir.Spec, error) {
+func runSpec(c config.Config, header, hash, randomness string, progress rundir.Progress) (rundir.Spec, error) {
 	var text bytes.Buffer
 	text.WriteString(header)
 	if err := toml.NewEncoder(&text).Encode(c); err != nil {
@@ -121,7 +122,7 @@ func runSpec(c Config, header, hash, randomness string, progress rundir.Progress
 	}
 	man := rundir.NewManifest(c.Name, c.Seed, randomness)
 	man.ConfigHash = hash
-	f, err := c.FRecord()
+	f, err := FRecordOf(c)
 	if err != nil {
 		return rundir.Spec{}, err
 	}
@@ -137,8 +138,8 @@ func runSpec(c Config, header, hash, randomness string, progress rundir.Progress
 // ConfigHash is the SHA-256 of c's resolved TOML, the sweep and the run
 // section (workers, wire round trip: they never change results) left out:
 // what a run directory records to know which config it holds.
-func ConfigHash(c Config) (string, error) {
-	c.Sweep, c.Run = SweepConfig{}, RunConfig{}
+func ConfigHash(c config.Config) (string, error) {
+	c.Sweep, c.Run = config.Sweep{}, config.Run{}
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(c); err != nil {
 		return "", err
@@ -151,7 +152,7 @@ func ConfigHash(c Config) (string, error) {
 // produces (the cluster's monitor): c and the manifest, its Randomness set
 // to randomness (how the nodes drew their private streams); the records
 // follow through Round and Timing, and Close finishes it.
-func CreateRunDir(c Config, dir, randomness string, progress rundir.Progress) (*rundir.Writer, error) {
+func CreateRunDir(c config.Config, dir, randomness string, progress rundir.Progress) (*rundir.Writer, error) {
 	hash, err := ConfigHash(c)
 	if err != nil {
 		return nil, err

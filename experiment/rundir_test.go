@@ -11,12 +11,13 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/rundir"
 )
 
-func tinyConfig(t *testing.T, extra string) Config {
+func tinyConfig(t *testing.T, extra string) config.Config {
 	t.Helper()
-	c, err := ParseConfig([]byte(`
+	c, err := config.Parse([]byte(`
 name = "tiny"
 nodes = 4
 rounds = 3
@@ -87,7 +88,7 @@ func TestRunDirectoryIsReproducibleAcrossProcs(t *testing.T) {
 		}
 		checkComplete(t, dir)
 		// The resolved config is itself a valid config.
-		if _, err := LoadConfig(filepath.Join(dir, rundir.ConfigFile)); err != nil {
+		if _, err := config.Load(filepath.Join(dir, rundir.ConfigFile)); err != nil {
 			t.Errorf("written config does not load: %v", err)
 		}
 	}
@@ -107,7 +108,7 @@ seeds = [1, 2]
 `)
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := RunSweep(ctx, c, out, func(run, runs int, r SweepRun, round, rounds int) {
+	_, err := RunSweep(ctx, c, out, func(run, runs int, r config.SweepRun, round, rounds int) {
 		if run == 2 && round == 1 {
 			cancel() // stop in the middle of the third run
 		}
@@ -131,7 +132,7 @@ seeds = [1, 2]
 		}
 	}
 	var started []int
-	res, err := RunSweep(context.Background(), c, out, func(run, runs int, r SweepRun, round, rounds int) {
+	res, err := RunSweep(context.Background(), c, out, func(run, runs int, r config.SweepRun, round, rounds int) {
 		if round == 1 {
 			started = append(started, run)
 		}

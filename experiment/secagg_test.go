@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/rundir"
 )
 
@@ -29,12 +30,12 @@ func TestSecAggKeysAreChecked(t *testing.T) {
 		{"[secagg]\nmode = \"ckks\"\nckks_ciphertexts = 0", "secagg.ckks_ciphertexts = 0: allowed range 1 to 4096"},
 		{"[strategy]\nname = \"robust\"\n[secagg]\nmode = \"ckks\"", `strategy.name = "robust": CKKS makes the neighbourhood's mean the model`},
 	} {
-		_, err := ParseConfig([]byte(c.toml+"\n"), "s.toml")
+		_, err := config.Parse([]byte(c.toml+"\n"), "s.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.toml, err, c.want)
 		}
 	}
-	_, err := ParseConfig([]byte("[secagg]\nthresold = 2\n"), "s.toml")
+	_, err := config.Parse([]byte("[secagg]\nthresold = 2\n"), "s.toml")
 	if err == nil || !strings.Contains(err.Error(), `(did you mean "secagg.threshold"?)`) {
 		t.Errorf("misspelt key: %v", err)
 	}
@@ -51,7 +52,7 @@ func TestSecAggImpossibleGroupsRefusedBeforeTheRun(t *testing.T) {
 		if strings.Contains(c.extra, "threshold = 2") {
 			c0.Nodes = 5
 		}
-		_, err := c0.Setup(loadMNIST(t))
+		_, err := SetupOf(c0, loadMNIST(t))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.extra, err, c.want)
 		}
@@ -72,7 +73,7 @@ func TestSecAggRun(t *testing.T) {
 	sec := tinyConfig(t, "[adversary]\nfraction = 0.25\n[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\n")
 	var acc [2]float64
 	var metricsOf [3][]byte
-	for k, c := range []Config{plain, sec, sec} {
+	for k, c := range []config.Config{plain, sec, sec} {
 		dir := t.TempDir()
 		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
 			t.Fatal(err)
@@ -139,7 +140,7 @@ func TestPaillierRun(t *testing.T) {
 // is refused before the run; a run's group means match FedAvg's accuracy.
 func TestCKKSRun(t *testing.T) {
 	c := tinyConfig(t, "[secagg]\nmode = \"ckks\"\nckks_ciphertexts = 2\n") // 784·16+16+16·10+10 = 12,730 parameters: 4 ciphertexts
-	s, err := c.Setup(loadMNIST(t))
+	s, err := SetupOf(c, loadMNIST(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +156,10 @@ func TestCKKSRun(t *testing.T) {
 // matchesFedAvg runs the tiny FedAvg config and c: every node's group
 // mean of c succeeds with all 3 neighbours' inputs, nothing is rejected,
 // and the global accuracy is FedAvg's within 0.01.
-func matchesFedAvg(t *testing.T, c Config, name string) {
+func matchesFedAvg(t *testing.T, c config.Config, name string) {
 	t.Helper()
 	var acc [2]float64
-	for k, c := range []Config{tinyConfig(t, ""), c} {
+	for k, c := range []config.Config{tinyConfig(t, ""), c} {
 		dir := t.TempDir()
 		if _, err := RunToDir(context.Background(), c, dir, nil); err != nil {
 			t.Fatal(err)

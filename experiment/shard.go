@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/rundir"
 )
 
@@ -164,7 +165,7 @@ func (e *MissingRunsError) Error() string {
 // writes out's summary.csv, byte for byte the one an unsharded sweep
 // writes; else it returns a *MissingRunsError naming the missing runs and
 // writes no summary.
-func MergeSweep(c Config, out string, from []string) (*SweepResult, error) {
+func MergeSweep(c config.Config, out string, from []string) (*SweepResult, error) {
 	runs, keys, err := c.Expand()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/rundir"
 )
 
@@ -128,7 +129,7 @@ name = "robust"
 	shared := t.TempDir()
 	for i := range n {
 		var ran []int
-		_, err := RunSweepWith(ctx, c, shared, SweepOptions{Shard: Shard{i, n}, Progress: func(run, _ int, _ SweepRun, round, _ int) {
+		_, err := RunSweepWith(ctx, c, shared, SweepOptions{Shard: Shard{i, n}, Progress: func(run, _ int, _ config.SweepRun, round, _ int) {
 			if round == 1 {
 				ran = append(ran, run)
 			}

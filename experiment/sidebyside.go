@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
 )
@@ -15,7 +16,7 @@ import (
 // own, so running them together changes no metric. Every run is redone
 // from round 0 (RunOptions.Force): the rows are the point. The first error
 // (in config order) is returned after all runs stop.
-func RunSideBySide(ctx context.Context, cfgs []Config, dirs []string, row func(round int, rs []*metrics.Round)) ([]rundir.Final, error) {
+func RunSideBySide(ctx context.Context, cfgs []config.Config, dirs []string, row func(round int, rs []*metrics.Round)) ([]rundir.Final, error) {
 	if len(cfgs) != len(dirs) || len(cfgs) == 0 {
 		return nil, fmt.Errorf("side by side: %d configs for %d directories", len(cfgs), len(dirs))
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
 )
@@ -27,7 +27,7 @@ type correctionStat struct {
 // mechanism is idle or useless). "" when no run recorded it.
 func correctionReport(dir string) (string, error) {
 	var stats []correctionStat
-	err := eachRun(dir, rundir.MetricsFile, func(p string, _ experiment.Config) error {
+	err := eachRun(dir, rundir.MetricsFile, func(p string, _ config.Config) error {
 		st, err := readCorrections(p)
 		if err != nil || st.n == 0 {
 			return err

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
@@ -21,7 +22,7 @@ import (
 // and hands the rounds and final metrics to Demo's writers.
 type Demo struct {
 	// Configs are the columns' runs, in demoMethods' order.
-	Configs []experiment.Config
+	Configs []config.Config
 }
 
 // demoMethod is one column of the demo: a strategy, the label it is shown
@@ -29,7 +30,7 @@ type Demo struct {
 // numbers and local-only's).
 type demoMethod struct {
 	label   string
-	s       experiment.StrategyConfig
+	s       config.Strategy
 	explain func(d demoFacts, f, local rundir.Final) string
 }
 
@@ -45,22 +46,22 @@ type demoFacts struct {
 // the trimmed mean the median), and two personalized peer-side defences
 // that judge neighbours against the node's own model.
 var demoMethods = []demoMethod{
-	{"local", experiment.StrategyConfig{Name: "local"}, func(d demoFacts, f, _ rundir.Final) string {
+	{"local", config.Strategy{Name: "local"}, func(d demoFacts, f, _ rundir.Final) string {
 		return "trains on its own data only: the baseline a defence must not fall below, and out of the liars' reach."
 	}},
-	{"fedavg", experiment.StrategyConfig{Name: "fedavg", Weighting: "uniform"}, func(d demoFacts, f, l rundir.Final) string {
+	{"fedavg", config.Strategy{Name: "fedavg", Weighting: "uniform"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("averages its own and its %d neighbours' models equally, so every liar's noise (σ = %g) enters with weight 1/%d: %s.",
 			d.k, d.sigma, d.k+1, versus(f, l))
 	}},
-	{"trimmed_mean(f=auto)", experiment.StrategyConfig{Name: "robust", Rule: "trimmed_mean"}, func(d demoFacts, f, l rundir.Final) string {
+	{"trimmed_mean(f=auto)", config.Strategy{Name: "robust", Rule: "trimmed_mean"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("drops the f = %d largest and smallest values of each coordinate (f = ⌈%g · %d⌉ from the declared fraction; with %d inputs that is the median); it holds at nodes with at most %d lying neighbours and breaks at the %d of %d honest nodes with more, and it also averages away a node's own label mix: %s.",
 			d.fAuto, d.liars, d.k, d.k+1, d.fAuto, d.outnumbered, d.honest, versus(f, l))
 	}},
-	{"balance", experiment.StrategyConfig{Name: "balance"}, func(d demoFacts, f, l rundir.Final) string {
+	{"balance", config.Strategy{Name: "balance"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("accepts a neighbour only if its model is within 0.3·e^(−t/T) of its own model's norm, which the noisy models never are (delta_max %.2f), and mixes the accepted ones half and half with its own: %s.",
 			f.DeltaMax, versus(f, l))
 	}},
-	{"ubar", experiment.StrategyConfig{Name: "ubar"}, func(d demoFacts, f, l rundir.Final) string {
+	{"ubar", config.Strategy{Name: "ubar"}, func(d demoFacts, f, l rundir.Final) string {
 		return fmt.Sprintf("keeps the nearest fraction ρ = 0.4 of its neighbours to its own model, then only those whose loss on one of its own batches is no worse than its own (delta_max %.2f): %s.",
 			f.DeltaMax, versus(f, l))
 	}},
@@ -92,8 +93,8 @@ func difference(a, b float64) string {
 // on a 5-regular graph, 10 rounds, 12,000 MNIST training images, an MLP
 // with one hidden layer of 128, 30 % of the nodes adding Gaussian noise
 // (σ = 10) to what they send. `trellis demo`'s flags change it.
-func DemoBase() experiment.Config {
-	base := experiment.DefaultConfig()
+func DemoBase() config.Config {
+	base := config.Default()
 	base.Name, base.Nodes, base.Rounds, base.FinalRounds = "demo", 20, 10, 3
 	base.Data.Samples = 12000
 	base.Model.Hidden = []int{128}
@@ -107,12 +108,12 @@ func DemoBase() experiment.Config {
 // strategy, robust rules with f = "auto", the graph's degree at most
 // nodes − 1, this machine's cores shared among the runs. Each config is
 // checked; base needs at least 2 nodes.
-func NewDemo(base experiment.Config) (*Demo, error) {
+func NewDemo(base config.Config) (*Demo, error) {
 	if base.Nodes < 2 {
 		return nil, fmt.Errorf("nodes = %d: need at least 2", base.Nodes)
 	}
 	base.Topology.K = min(5, base.Nodes-1)
-	cfgs := make([]experiment.Config, len(demoMethods))
+	cfgs := make([]config.Config, len(demoMethods))
 	for i, m := range demoMethods {
 		cfgs[i] = base
 		cfgs[i].Strategy = m.s
@@ -120,11 +121,11 @@ func NewDemo(base experiment.Config) (*Demo, error) {
 			cfgs[i].Strategy.Weighting = "uniform"
 		}
 		cfgs[i].Strategy.Rule = cmp.Or(m.s.Rule, base.Strategy.Rule)
-		cfgs[i].Strategy.F = experiment.AutoF()
+		cfgs[i].Strategy.F = config.AutoF()
 		cfgs[i].RunLabel = m.label
 		cfgs[i].Name = "demo-" + dirName(m.label)
 		cfgs[i].Run.Workers = max(1, runtime.GOMAXPROCS(0)/len(demoMethods))
-		if err := cfgs[i].Check(); err != nil {
+		if err := experiment.Check(cfgs[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -202,11 +203,11 @@ func (d *Demo) WriteSummary(w io.Writer, fins []rundir.Final, out string, second
 // demoFactsOf reads the numbers the explanations quote from the configs:
 // the degree, the declared fraction, f = auto's resolution and how many
 // honest nodes have more lying neighbours than it tolerates.
-func demoFactsOf(cfgs []experiment.Config) (demoFacts, error) {
+func demoFactsOf(cfgs []config.Config) (demoFacts, error) {
 	b := cfgs[0]
 	d := demoFacts{k: b.Topology.K, liars: b.Adversary.Fraction, sigma: b.Adversary.Sigma}
 	for _, c := range cfgs {
-		rec, err := c.FRecord()
+		rec, err := experiment.FRecordOf(c)
 		if err != nil {
 			return d, err
 		}

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/rundir"
 )
 
@@ -110,7 +110,7 @@ func ResultsCurve(dir, curve string) (string, error) {
 		plotted, metric := acc.runs(runs, "final_")
 		ch, err := Sweep(plotted, k, metric, Figure{Title: "Final honest accuracy vs " + shortKey(k), XLabel: k, YLabel: acc.axis(runs, true)})
 		if err == nil {
-			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".png"), filepath.Join(dir, "final-vs-"+experiment.SafeName(k)+".svg")); err != nil {
+			if err := ch.Save(0, 0, filepath.Join(dir, "final-vs-"+config.SafeName(k)+".png"), filepath.Join(dir, "final-vs-"+config.SafeName(k)+".svg")); err != nil {
 				return "", err
 			}
 		}
@@ -331,7 +331,7 @@ func plotTitle(title string, keys []string, combo map[string]string) string {
 // it redraws the plot under its new name.
 func oldPlotName(name string, keys []string, combo map[string]string) string {
 	for _, k := range keys {
-		name += "_" + experiment.SafeName(k+"="+combo[k])
+		name += "_" + config.SafeName(k+"="+combo[k])
 	}
 	return name
 }
@@ -371,7 +371,7 @@ func hasCurve(runs []RunResult, m string) bool {
 // eachRun calls fn with the directory and config of every finished run
 // under dir (a directory holding the config, the summary and file) in walk
 // order.
-func eachRun(dir, file string, fn func(p string, c experiment.Config) error) error {
+func eachRun(dir, file string, fn func(p string, c config.Config) error) error {
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() || !rundir.Has(p, rundir.ConfigFile, file, rundir.SummaryFile) {
 			return err
@@ -380,7 +380,7 @@ func eachRun(dir, file string, fn func(p string, c experiment.Config) error) err
 		if err != nil {
 			return err
 		}
-		c, err := experiment.ParseConfig(text, filepath.Join(p, rundir.ConfigFile))
+		c, err := config.Parse(text, filepath.Join(p, rundir.ConfigFile))
 		if err != nil {
 			return err
 		}
@@ -392,8 +392,8 @@ func eachRun(dir, file string, fn func(p string, c experiment.Config) error) err
 // than the strategy's) that tell them apart.
 func collectRuns(dir string) ([]RunResult, []string, error) {
 	var runs []RunResult
-	var cfgs []experiment.Config
-	err := eachRun(dir, rundir.RoundsFile, func(p string, c experiment.Config) error {
+	var cfgs []config.Config
+	err := eachRun(dir, rundir.RoundsFile, func(p string, c config.Config) error {
 		r, err := readRun(p, c)
 		if err != nil {
 			return err
@@ -408,11 +408,11 @@ func collectRuns(dir string) ([]RunResult, []string, error) {
 	// seed, the name and the strategy's.
 	values := make([]map[string]string, len(cfgs))
 	for i, c := range cfgs {
-		values[i] = experiment.Flatten(c)
+		values[i] = config.Flatten(c)
 	}
 	// With explicit labels (sweep variants), a key that is constant within
 	// each label is part of the method, not a sweep point.
-	labeled := slices.ContainsFunc(cfgs, func(c experiment.Config) bool { return c.RunLabel != "" })
+	labeled := slices.ContainsFunc(cfgs, func(c config.Config) bool { return c.RunLabel != "" })
 	if labeled && variantsSpanStrategies(cfgs) {
 		// The variants are sweep points (e.g. one attack each, their keys
 		// then swept keys) and the grid sweeps strategies: the strategy is
@@ -425,7 +425,7 @@ func collectRuns(dir string) ([]RunResult, []string, error) {
 	}
 	var keys []string
 	for k, v := range values[0] {
-		if k == "seed" || k == "name" || k == "label" || slices.Contains(experiment.LabelKeys(), k) || strings.HasPrefix(k, "run.") {
+		if k == "seed" || k == "name" || k == "label" || slices.Contains(config.LabelKeys(), k) || strings.HasPrefix(k, "run.") {
 			continue
 		}
 		// Without explicit labels a strategy's options are in its label.
@@ -459,7 +459,7 @@ func shortKey(k string) string {
 
 // variantsSpanStrategies reports whether some sweep variant holds runs of
 // different strategies (different labels once the variant's is removed).
-func variantsSpanStrategies(cfgs []experiment.Config) bool {
+func variantsSpanStrategies(cfgs []config.Config) bool {
 	seen := map[string]string{}
 	for _, c := range cfgs {
 		v := c.RunLabel
@@ -486,7 +486,7 @@ func fixedPerLabel(runs []RunResult, values []map[string]string, k string) bool 
 }
 
 // readRun loads one run's curves (evaluated rounds) and final metrics.
-func readRun(dir string, c experiment.Config) (RunResult, error) {
+func readRun(dir string, c config.Config) (RunResult, error) {
 	r := RunResult{Label: c.Label(), Strategy: c.Strategy.Name, Params: map[string]string{}, Seed: c.Seed,
 		Curves: map[string]Series{}, Final: map[string]float64{}}
 	recs, err := rundir.ReadRoundFields(dir)

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 )
 
-func sweepInto(t *testing.T, toml string, edit func(c *experiment.Config)) string {
+func sweepInto(t *testing.T, toml string, edit func(c *config.Config)) string {
 	t.Helper()
-	c, err := experiment.ParseConfig([]byte(`
+	c, err := config.Parse([]byte(`
 name = "tiny"
 nodes = 4
 rounds = 3
@@ -84,7 +85,7 @@ attack = "gaussian"
 [sweep.variants.local]
 "strategy.name" = "local"
 "adversary.liar" = ""
-`, func(c *experiment.Config) {
+`, func(c *config.Config) {
 		c.Nodes, c.Rounds = 8, 2
 		// The evidential head and DMTT go in after parsing (the base
 		// config is softmax).

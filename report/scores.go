@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/strategy"
@@ -21,7 +21,7 @@ type scoreSample struct{ benign, byz []float64 }
 // every round, grouped by the run's attack and then by score kind.
 func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
 	out := map[string]map[string]*scoreSample{}
-	err := eachRun(dir, rundir.MetricsFile, func(p string, c experiment.Config) error {
+	err := eachRun(dir, rundir.MetricsFile, func(p string, c config.Config) error {
 		return rundir.EachHonestNode(p, "scores", func(n *metrics.NodeRound) {
 			for _, s := range n.Scores {
 				g := out[c.Adversary.Attack]
@@ -111,7 +111,7 @@ func scoreReport(dir string) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			name := "scores_" + experiment.SafeName(atk) + "_" + kind
+			name := "scores_" + config.SafeName(atk) + "_" + kind
 			if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
 				return "", err
 			}
@@ -121,7 +121,7 @@ func scoreReport(dir string) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			name := "roc_" + experiment.SafeName(atk)
+			name := "roc_" + config.SafeName(atk)
 			if err := ch.Save(0, 0, filepath.Join(dir, name+".png"), filepath.Join(dir, name+".svg")); err != nil {
 				return "", err
 			}

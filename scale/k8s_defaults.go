@@ -3,6 +3,7 @@ package scale
 import (
 	"strings"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 )
 
@@ -31,7 +32,7 @@ func DNSName(s string) string {
 
 // SweepMemoryRequest is the memory request of a sweep's pods: a pod runs
 // its shard's runs one after another, so the largest run's expected peak.
-func SweepMemoryRequest(c experiment.Config) (string, error) {
+func SweepMemoryRequest(c config.Config) (string, error) {
 	es, err := experiment.EstimateSweep(c, experiment.Shard{})
 	if err != nil {
 		return "", err
@@ -45,12 +46,12 @@ func SweepMemoryRequest(c experiment.Config) (string, error) {
 // NodeMemoryRequest is the memory request of a deployed run's node pods:
 // one node process's expected peak (it loads its dataset to learn its
 // shape unless KnownShape knows it).
-func NodeMemoryRequest(c experiment.Config) (string, error) {
+func NodeMemoryRequest(c config.Config) (string, error) {
 	d, err := (experiment.Shapes{}).Of(c)
 	if err != nil {
 		return "", err
 	}
-	e, err := c.EstimateNodeProcess(d)
+	e, err := experiment.EstimateNodeProcess(c, d)
 	if err != nil {
 		return "", err
 	}
@@ -59,6 +60,6 @@ func NodeMemoryRequest(c experiment.Config) (string, error) {
 
 // MonitorMemoryRequest is the memory request of a deployed run's monitor
 // pod: its expected peak.
-func MonitorMemoryRequest(c experiment.Config) string {
-	return MemoryRequest(c.EstimateMonitor())
+func MonitorMemoryRequest(c config.Config) string {
+	return MemoryRequest(experiment.EstimateMonitor(c))
 }

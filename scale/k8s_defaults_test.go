@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 )
 
@@ -41,7 +42,7 @@ func TestDNSName(t *testing.T) {
 // rounded up: a sweep's largest run, a node process, the monitor.
 func TestMemoryRequestsFromTheEstimate(t *testing.T) {
 	mib := func(b int64) string { return fmt.Sprintf("%dMi", (b+(1<<20)-1)>>20) }
-	c := experiment.DefaultConfig()
+	c := config.Default()
 	c.Nodes, c.Rounds = 4, 1
 	c.Sweep.Grid = map[string][]any{"nodes": {4, 12, 8}}
 	got, err := SweepMemoryRequest(c)
@@ -51,9 +52,9 @@ func TestMemoryRequestsFromTheEstimate(t *testing.T) {
 	var peak, live int64
 	for _, n := range []int{4, 12, 8} {
 		x := c
-		x.Sweep = experiment.SweepConfig{}
+		x.Sweep = config.Sweep{}
 		x.Nodes = n
-		e, err := x.Estimate()
+		e, err := experiment.EstimateOf(x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,16 +66,16 @@ func TestMemoryRequestsFromTheEstimate(t *testing.T) {
 		t.Errorf("sweep request %s, want %s (the 12-node run's peak)", got, mib(peak))
 	}
 
-	c.Sweep = experiment.SweepConfig{}
-	node, err := c.EstimateNodeProcess(experiment.DataShape{Name: "MNIST", Train: 60000, Test: 10000, Shape: []int{1, 28, 28}, Classes: 10})
+	c.Sweep = config.Sweep{}
+	node, err := experiment.EstimateNodeProcess(c, experiment.DataShape{Name: "MNIST", Train: 60000, Test: 10000, Shape: []int{1, 28, 28}, Classes: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, err := NodeMemoryRequest(c); err != nil || got != mib(node.Peak) {
 		t.Errorf("node request %s (%v), want %s", got, err, mib(node.Peak))
 	}
-	if got := MonitorMemoryRequest(c); got != mib(c.EstimateMonitor().Peak) {
-		t.Errorf("monitor request %s, want %s", got, mib(c.EstimateMonitor().Peak))
+	if got := MonitorMemoryRequest(c); got != mib(experiment.EstimateMonitor(c).Peak) {
+		t.Errorf("monitor request %s, want %s", got, mib(experiment.EstimateMonitor(c).Peak))
 	}
 	c.Data.Dir = t.TempDir() // MNIST files that are not there: the shape is unknown
 	if _, err := NodeMemoryRequest(c); err == nil {

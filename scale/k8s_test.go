@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -175,16 +176,16 @@ func TestK8sSweep(t *testing.T) {
 func TestK8sLaunch(t *testing.T) {
 	const n, p = 10, 7400
 	cfgText := "name = \"ten\"\nnodes = 10\n[topology]\nkind = \"kregular\"\nk = 4\n"
-	cfg, err := experiment.ParseConfig([]byte(cfgText), "ten")
+	cfg, err := config.Parse([]byte(cfgText), "ten")
 	if err != nil {
 		t.Fatal(err)
 	}
-	shape, _ := cfg.KnownShape()
-	nodeEst, err := cfg.EstimateNodeProcess(shape)
+	shape, _ := experiment.KnownShape(cfg)
+	nodeEst, err := experiment.EstimateNodeProcess(cfg, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	monEst := cfg.EstimateMonitor()
+	monEst := experiment.EstimateMonitor(cfg)
 	k := K8s{Name: "ten", Image: "trellis:dev", Claim: "runs", Config: []byte(cfgText),
 		Memory: MemoryRequest(nodeEst), MonitorMemory: MemoryRequest(monEst)}
 	b, err := K8sLaunch(k, n, p, Timing{Mode: "lockstep"})
@@ -283,7 +284,7 @@ func TestK8sLaunch(t *testing.T) {
 			t.Errorf("peer %d: %+v, want %s", i, pe, want)
 		}
 	}
-	if got, err := experiment.ParseConfig([]byte(cm.Data["config.toml"]), "config map"); err != nil || got.Nodes != n {
+	if got, err := config.Parse([]byte(cm.Data["config.toml"]), "config map"); err != nil || got.Nodes != n {
 		t.Errorf("the config map's config: %v, %d nodes", err, got.Nodes)
 	}
 	// Every node's key, each matching its public key in the peers file.

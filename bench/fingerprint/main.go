@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
@@ -70,7 +71,7 @@ func fingerprint(name, tmp string, rounds, perNode int) error {
 	if !ok {
 		return fmt.Errorf("no such preset")
 	}
-	c, err := experiment.ParseConfig(text, name)
+	c, err := config.Parse(text, name)
 	if err != nil {
 		return err
 	}

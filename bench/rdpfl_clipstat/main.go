@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
@@ -28,7 +29,7 @@ func main() {
 
 func run() error {
 	b, _ := configs.Read("rdpfl/table2-attacks-quick")
-	c, err := experiment.ParseConfig(b, "rdpfl/table2-attacks-quick")
+	c, err := config.Parse(b, "rdpfl/table2-attacks-quick")
 	if err != nil {
 		return err
 	}
@@ -43,11 +44,11 @@ func run() error {
 		if len(os.Args) > 1 && r.Params["adversary.attack"] != os.Args[1] {
 			continue
 		}
-		tt, err := r.Config.LoadData()
+		tt, err := experiment.LoadData(r.Config)
 		if err != nil {
 			return err
 		}
-		s, err := r.Config.Setup(tt)
+		s, err := experiment.SetupOf(r.Config, tt)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/dashboard"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
@@ -21,7 +22,7 @@ func (d *dashFlag) register(c *cobra.Command) {
 // start starts the dashboard, when asked for, and returns the sweep to
 // give SweepOptions.Live (nil without a dashboard) and a function that
 // records the sweep's end and stops the server.
-func (d *dashFlag) start(o *options, cfg experiment.Config, out string, force bool) (func(int, experiment.SweepRun) metrics.Sink, func(*experiment.SweepResult), error) {
+func (d *dashFlag) start(o *options, cfg config.Config, out string, force bool) (func(int, config.SweepRun) metrics.Sink, func(*experiment.SweepResult), error) {
 	if d.addr == "" {
 		return nil, func(*experiment.SweepResult) {}, nil
 	}
@@ -47,12 +48,12 @@ func (d *dashFlag) start(o *options, cfg experiment.Config, out string, force bo
 // startRun is start for one run written by another driver (the
 // cluster's monitor): the sink to give it (nil without a dashboard) and a
 // function that records the run's end (its error) and stops the server.
-func (d *dashFlag) startRun(o *options, cfg experiment.Config, out string) (metrics.Sink, func(error), error) {
+func (d *dashFlag) startRun(o *options, cfg config.Config, out string) (metrics.Sink, func(error), error) {
 	live, done, err := d.start(o, cfg, out, true)
 	if err != nil || live == nil {
 		return nil, func(error) {}, err
 	}
-	return live(0, experiment.SweepRun{Config: cfg}), func(err error) {
+	return live(0, config.SweepRun{Config: cfg}), func(err error) {
 		done(&experiment.SweepResult{Errs: []error{err}})
 	}, nil
 }

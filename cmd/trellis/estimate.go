@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 )
 
@@ -39,7 +40,7 @@ func (m *memFlags) register(c *cobra.Command, probe bool) {
 // prints the estimates and reports done; otherwise it refuses a run that
 // would not fit (unless --no-memory-check) and bounds the heap's garbage
 // to the available memory (a soft limit, GOMEMLIMIT unless set).
-func (m *memFlags) gate(ctx context.Context, o *options, cfg experiment.Config, shard experiment.Shard) (done bool, err error) {
+func (m *memFlags) gate(ctx context.Context, o *options, cfg config.Config, shard experiment.Shard) (done bool, err error) {
 	dry := m.dryRun || m.probe
 	es, err := experiment.EstimateSweep(cfg, shard)
 	if err != nil {
@@ -54,7 +55,7 @@ func (m *memFlags) gate(ctx context.Context, o *options, cfg experiment.Config, 
 	}
 	mem, memErr := experiment.MachineMemory()
 	big := es[experiment.Largest(es)]
-	check := big.Config.CheckMemory(big.Estimate, big.Shape, mem)
+	check := experiment.CheckMemory(big.Config, big.Estimate, big.Shape, mem)
 	if !dry {
 		if check != nil {
 			if m.noCheck {
@@ -67,7 +68,7 @@ func (m *memFlags) gate(ctx context.Context, o *options, cfg experiment.Config, 
 	}
 	var probe *experiment.ProbeResult
 	if m.probe && (check == nil || m.noCheck) {
-		p, err := big.Config.Probe(ctx)
+		p, err := experiment.Probe(ctx, big.Config)
 		if err != nil {
 			return true, fmt.Errorf("probe: %w", err)
 		}
@@ -103,7 +104,7 @@ func printEstimates(o *options, es []experiment.RunEstimate, mem experiment.Memo
 // launchGate is --dry-run and the memory check of `trellis launch`: a
 // monitor and one node process per node on this machine, each loading the
 // dataset and building its node.
-func (m *memFlags) launchGate(o *options, cfg experiment.Config) (done bool, err error) {
+func (m *memFlags) launchGate(o *options, cfg config.Config) (done bool, err error) {
 	d, err := (experiment.Shapes{}).Of(cfg)
 	if err != nil {
 		if m.dryRun {
@@ -111,7 +112,7 @@ func (m *memFlags) launchGate(o *options, cfg experiment.Config) (done bool, err
 		}
 		return false, nil
 	}
-	l, err := cfg.EstimateLaunch(d)
+	l, err := experiment.EstimateLaunch(cfg, d)
 	if err != nil {
 		if m.dryRun {
 			return true, err
@@ -119,7 +120,7 @@ func (m *memFlags) launchGate(o *options, cfg experiment.Config) (done bool, err
 		return false, nil
 	}
 	mem, memErr := experiment.MachineMemory()
-	check := cfg.CheckLaunchMemory(l, d, mem)
+	check := experiment.CheckLaunchMemory(cfg, l, d, mem)
 	if m.dryRun {
 		if o.json {
 			type out struct {
@@ -158,7 +159,7 @@ func (m *memFlags) refuse(check error) (done bool, err error) {
 // process) against this machine's available memory, before anything is
 // loaded. An edge device too small for its node refuses to start with the
 // numbers instead of being killed by the OOM killer mid-run.
-func (m *memFlags) nodeGate(o *options, cfg experiment.Config) (done bool, err error) {
+func (m *memFlags) nodeGate(o *options, cfg config.Config) (done bool, err error) {
 	d, err := (experiment.Shapes{}).Of(cfg)
 	if err != nil {
 		if m.dryRun {
@@ -166,7 +167,7 @@ func (m *memFlags) nodeGate(o *options, cfg experiment.Config) (done bool, err e
 		}
 		return false, nil // the node reports its own error (a dataset it cannot load)
 	}
-	node, err := cfg.EstimateNodeProcess(d)
+	node, err := experiment.EstimateNodeProcess(cfg, d)
 	if err != nil {
 		if m.dryRun {
 			return true, err
@@ -174,7 +175,7 @@ func (m *memFlags) nodeGate(o *options, cfg experiment.Config) (done bool, err e
 		return false, nil
 	}
 	mem, memErr := experiment.MachineMemory()
-	check := cfg.CheckNodeProcessMemory(node, mem)
+	check := experiment.CheckNodeProcessMemory(cfg, node, mem)
 	if m.dryRun {
 		if o.json {
 			type out struct {

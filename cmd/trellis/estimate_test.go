@@ -157,10 +157,10 @@ func TestK8sMemoryFromEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := loadConfigOrPreset("quickstart", nil)
-	d, _ := cfg.KnownShape()
-	node, _ := cfg.EstimateNodeProcess(d)
+	d, _ := experiment.KnownShape(cfg)
+	node, _ := experiment.EstimateNodeProcess(cfg, d)
 	want := fmt.Sprintf(`"memory": "%dMi"`, (node.Peak+1<<20-1)>>20)
-	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), fmt.Sprintf(`"memory": "%dMi"`, (cfg.EstimateMonitor().Peak+1<<20-1)>>20)) {
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), fmt.Sprintf(`"memory": "%dMi"`, (experiment.EstimateMonitor(cfg).Peak+1<<20-1)>>20)) {
 		t.Errorf("no %s in the manifests", want)
 	}
 	out.Reset()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/dashboard"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
@@ -78,11 +79,11 @@ current round.` + memHelp,
 // reads, or why it cannot run as one process per node: a sweep is many
 // experiments, and an attack that reads every honest payload has no
 // process to run in (adversary.CheckLocal).
-func launchable(c experiment.Config) ([]byte, error) {
+func launchable(c config.Config) ([]byte, error) {
 	if len(c.Sweep.Seeds) > 0 || len(c.Sweep.Grid) > 0 || len(c.Sweep.Variants) > 0 {
 		return nil, errors.New("launch runs one experiment: this config has a [sweep]; run its runs' configs one at a time")
 	}
-	s, err := c.Setup(data.TrainTest{}) // the adversary, not the samples
+	s, err := experiment.SetupOf(c, data.TrainTest{}) // the adversary, not the samples
 	if err != nil {
 		return nil, err
 	}

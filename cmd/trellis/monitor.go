@@ -31,7 +31,7 @@ func monitorCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := c.Setup(data.TrainTest{}) // the monitor needs the graph and the adversary, not the samples
+			s, err := experiment.SetupOf(c, data.TrainTest{}) // the monitor needs the graph and the adversary, not the samples
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/wire"
@@ -33,8 +34,8 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 }
 
 // load reads the config and the peers file.
-func (f *clusterFlags) load() (experiment.Config, *cluster.Peers, error) {
-	c, err := experiment.LoadConfig(f.config)
+func (f *clusterFlags) load() (config.Config, *cluster.Peers, error) {
+	c, err := config.Load(f.config)
 	if err != nil {
 		return c, nil, err
 	}
@@ -43,7 +44,7 @@ func (f *clusterFlags) load() (experiment.Config, *cluster.Peers, error) {
 }
 
 // source is the nodes' randomness.
-func (f *clusterFlags) source(c experiment.Config) (seed.Source, error) {
+func (f *clusterFlags) source(c config.Config) (seed.Source, error) {
 	switch f.randomness {
 	case "private":
 		return seed.Mixed{Seed: c.Seed, Crypto: seed.Private}, nil
@@ -110,11 +111,11 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 			if err != nil {
 				return err
 			}
-			tt, err := c.LoadData()
+			tt, err := experiment.LoadData(c)
 			if err != nil {
 				return err
 			}
-			s, err := c.Setup(tt)
+			s, err := experiment.SetupOf(c, tt)
 			if err != nil {
 				return err
 			}
@@ -179,7 +180,7 @@ func clusterRun(d *experiment.Deployment) cluster.Run {
 // simulator builds it, with its keys, its adversary if it is Byzantine,
 // and its checkpoints (naming the config): a node process's configuration
 // but for the transport and timing.
-func nodeProcess(c experiment.Config, s experiment.Setup, id int, keys wire.KeySource) (cluster.NodeConfig, error) {
+func nodeProcess(c config.Config, s experiment.Setup, id int, keys wire.KeySource) (cluster.NodeConfig, error) {
 	d, err := s.Deploy()
 	if err != nil {
 		return cluster.NodeConfig{}, err
@@ -196,7 +197,7 @@ func nodeProcess(c experiment.Config, s experiment.Setup, id int, keys wire.KeyS
 	if err != nil {
 		return cluster.NodeConfig{}, err
 	}
-	fp, err := c.Fingerprint()
+	fp, err := experiment.Fingerprint(c)
 	if err != nil {
 		return cluster.NodeConfig{}, err
 	}

@@ -2,15 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/report"
@@ -65,7 +64,7 @@ another config it refuses, unless --force redoes the runs.` + shardHelp + memHel
 			bar := newProgress(o.stderr, o.quiet)
 			res, err := experiment.RunSweepWith(cmd.Context(), cfg, out, experiment.SweepOptions{
 				Force: force, KeepGoing: keepGoing, Shard: shard, Live: live,
-				Progress: func(run, runs int, r experiment.SweepRun, round, rounds int) {
+				Progress: func(run, runs int, r config.SweepRun, round, rounds int) {
 					bar.update(fmt.Sprintf("run %d/%d %s", run+1, runs, r.Dir), run*rounds+round, runs*rounds)
 				}})
 			bar.done()
@@ -98,16 +97,16 @@ another config it refuses, unless --force redoes the runs.` + shardHelp + memHel
 // noteDefaults says which defaults that change what is measured the config
 // took without a file asking for them: a convolutional model's global
 // accuracy on a subsample of the test set.
-func noteDefaults(o *options, c experiment.Config) {
+func noteDefaults(o *options, c config.Config) {
 	if c.Evaluation.ConvDefault && !o.quiet {
 		fmt.Fprintf(o.stderr, "trellis: note: global accuracy is measured on the first %d samples of the global test set, the default for a %s model (every node evaluates each; [evaluation] global_test = -1 takes them all)\n",
 			c.Evaluation.GlobalTest, c.Model.Kind)
 	}
 }
 
-// warn prints the config's warnings (Config.Warnings), once per distinct
+// warn prints the config's warnings (experiment.Warnings), once per distinct
 // message over the sweep's runs.
-func warn(o *options, c experiment.Config) {
+func warn(o *options, c config.Config) {
 	runs, _, err := c.Expand()
 	if err != nil {
 		return
@@ -115,7 +114,7 @@ func warn(o *options, c experiment.Config) {
 	const most = 5
 	seen := map[string]bool{}
 	for _, r := range runs {
-		for _, w := range r.Config.Warnings() {
+		for _, w := range experiment.Warnings(r.Config) {
 			if !seen[w] {
 				seen[w] = true
 				if len(seen) <= most {
@@ -194,35 +193,10 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 }
 
 // loadConfigOrPreset reads a config file, or a built-in preset by name,
-// and applies the --set overrides.
-func loadConfigOrPreset(arg string, sets []string) (experiment.Config, error) {
-	var cfg experiment.Config
-	var err error
-	if _, serr := os.Stat(arg); serr == nil {
-		cfg, err = experiment.LoadConfig(arg)
-	} else if b, ok := configs.Read(strings.TrimSuffix(arg, ".toml")); ok {
-		cfg, err = experiment.ParseConfig(b, "preset "+arg)
-	} else {
-		return cfg, fmt.Errorf("%q is neither a config file nor a preset (presets: %s)", arg, strings.Join(configs.Names(), ", "))
-	}
-	if err != nil || len(sets) == 0 {
-		return cfg, err
-	}
-	var keys []string
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return cfg, fmt.Errorf("--set %q: want KEY=VALUE", s)
-		}
-		if err := cfg.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
-			return cfg, err
-		}
-		keys = append(keys, strings.TrimSpace(k))
-	}
-	if err := errors.Join(cfg.Validate(), cfg.CheckSet(keys)); err != nil {
-		return cfg, fmt.Errorf("%s with --set: %w", arg, err)
-	}
-	return cfg, nil
+// and applies the --set overrides (config.Resolve).
+func loadConfigOrPreset(arg string, sets []string) (config.Config, error) {
+	cfg, _, err := config.Resolve(arg, sets)
+	return cfg, err
 }
 
 func printSweep(o *options, out string, res *experiment.SweepResult) error {
@@ -311,9 +285,9 @@ func configCmd(o *options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.json {
-				return jsonOut(o.stdout, experiment.DefaultsMap())
+				return jsonOut(o.stdout, config.DefaultsMap())
 			}
-			_, err := fmt.Fprint(o.stdout, experiment.Defaults())
+			_, err := fmt.Fprint(o.stdout, config.Defaults())
 			return err
 		},
 	})

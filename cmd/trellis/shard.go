@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/scale"
@@ -83,7 +84,7 @@ func (s *shardFlags) again() string {
 }
 
 // mergeSweep is `trellis sweep CFG --merge [DIR…]`.
-func mergeSweep(o *options, c experiment.Config, out string, from []string) error {
+func mergeSweep(o *options, c config.Config, out string, from []string) error {
 	res, err := experiment.MergeSweep(c, out, from)
 	if err != nil {
 		return err

@@ -11,8 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trellis-fl/trellis/configs"
-	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/scale"
 )
 
@@ -22,25 +21,15 @@ type configArg struct {
 	ref    string
 	preset bool
 	text   []byte
-	cfg    experiment.Config
+	cfg    config.Config
 }
 
 func loadConfigArg(arg string) (configArg, error) {
-	cfg, err := loadConfigOrPreset(arg, nil)
+	cfg, src, err := config.Resolve(arg, nil)
 	if err != nil {
 		return configArg{}, err
 	}
-	if _, err := os.Stat(arg); err == nil {
-		abs, err := filepath.Abs(arg)
-		if err != nil {
-			return configArg{}, err
-		}
-		b, err := os.ReadFile(abs)
-		return configArg{ref: abs, text: b, cfg: cfg}, err
-	}
-	name := strings.TrimSuffix(arg, ".toml")
-	b, _ := configs.Read(name)
-	return configArg{ref: name, preset: true, text: b, cfg: cfg}, nil
+	return configArg{ref: src.Ref, preset: src.Preset, text: src.Text, cfg: cfg}, nil
 }
 
 // shards is the number of shards of the config's sweep: n, or one per run
@@ -100,7 +89,7 @@ node sees.`,
 		if s.Out, err = filepath.Abs(s.Out); err != nil {
 			return ca, err
 		}
-		s.Name = experiment.SafeName(ca.cfg.Name)
+		s.Name = config.SafeName(ca.cfg.Name)
 		if s.Trellis == "" {
 			if s.Trellis, err = os.Executable(); err != nil {
 				return ca, err

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
 )
@@ -66,13 +67,13 @@ func slurmLogs(dir string) string {
 	return b.String()
 }
 
-func writeConfig(t *testing.T, text string) (string, experiment.Config) {
+func writeConfig(t *testing.T, text string) (string, config.Config) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "it's a config.toml") // a path that needs quoting
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := experiment.LoadConfig(path)
+	c, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/trellis-fl/trellis/experiment"
 )
 
 // validateCmd checks a config, every run of its sweep included, without
@@ -26,13 +28,13 @@ func validateCmd(o *options) *cobra.Command {
 				return err
 			}
 			for _, r := range runs {
-				if err := r.Config.Check(); err != nil {
+				if err := experiment.Check(r.Config); err != nil {
 					return fmt.Errorf("run %s: %w", r.Dir, err)
 				}
 			}
 			var warnings []string
 			for _, r := range runs {
-				for _, w := range r.Config.Warnings() {
+				for _, w := range experiment.Warnings(r.Config) {
 					warnings = append(warnings, r.Dir+": "+w)
 				}
 			}

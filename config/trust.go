@@ -1,4 +1,4 @@
-package experiment
+package config
 
 import (
 	"fmt"
@@ -8,19 +8,19 @@ import (
 )
 
 // defaultTrust is the trust section's defaults: spec/dmtt.md's values.
-func defaultTrust() TrustConfig {
+func defaultTrust() Trust {
 	d := trust.DefaultConfig()
-	return TrustConfig{Rho: d.Rho, Timeout: d.Timeout, Xi: d.Xi, TauAdd: d.TauAdd, TauFwd: d.TauFwd,
+	return Trust{Rho: d.Rho, Timeout: d.Timeout, Xi: d.Xi, TauAdd: d.TauAdd, TauFwd: d.TauFwd,
 		Budget: d.Budget, HopLimit: d.HopLimit, Lambda: d.Lambda, Eta: d.Eta, TauU: d.TauU,
 		Wd: d.Wd, Rules: "spec"}
 }
 
-// trustOn reports whether the nodes run the topology-trust layer.
-func (c Config) trustOn() bool { return c.Trust.Enabled || c.Strategy.Name == "dmtt" }
+// TrustOn reports whether the nodes run the topology-trust layer.
+func (c Config) TrustOn() bool { return c.Trust.Enabled || c.Strategy.Name == "dmtt" }
 
-// trustConfig is the trust layer's configuration (nil when it is off).
-func (c Config) trustConfig() (*trust.Config, error) {
-	if !c.trustOn() {
+// TrustLayer is the trust layer's configuration (nil when it is off).
+func (c Config) TrustLayer() (*trust.Config, error) {
+	if !c.TrustOn() {
 		return nil, nil
 	}
 	t := trust.DefaultConfig()
@@ -66,8 +66,8 @@ func (c Config) trustConfig() (*trust.Config, error) {
 	return &t, nil
 }
 
-// claimAttack is the simulator's claim attack.
-func (c Config) claimAttack() adversary.ClaimAttack {
+// ClaimAttack is the simulator's claim attack.
+func (c Config) ClaimAttack() adversary.ClaimAttack {
 	a := c.Adversary
 	return adversary.ClaimAttack{Liar: a.Liar, Forge: a.ClaimForgery, Replay: a.ClaimReplay, Flood: a.ClaimFlood}
 }
@@ -87,10 +87,10 @@ func (c Config) validateDMTT(bad func(key string, val any, allowed string), errs
 		bad("adversary.claim_forgery/claim_replay/claim_flood", fmt.Sprintf("%v/%v/%v", a.ClaimForgery, a.ClaimReplay, a.ClaimFlood),
 			"not implemented for trust.claims = \"events\" (adversary.liar is)")
 	}
-	if c.claimAttack().Active() && !c.trustOn() {
+	if c.ClaimAttack().Active() && !c.TrustOn() {
 		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), "topology-claim attacks (liar, claim_forgery, claim_replay, claim_flood) need the trust layer: strategy.name = \"dmtt\" or trust.enabled = true")
 	}
-	if _, err := c.trustConfig(); err != nil {
+	if _, err := c.TrustLayer(); err != nil {
 		*errs = append(*errs, err)
 	}
 	if n := c.Strategy.Name; n == "dmtt" || n == "murmura" {

@@ -1,4 +1,4 @@
-package experiment
+package config
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ func (c Config) Label() string {
 func (c Config) baseLabel() string {
 	switch c.Strategy.Name {
 	case "robust":
-		if f, ok := c.explicitF(); ok && f > 0 {
+		if f, ok := c.ExplicitF(); ok && f > 0 {
 			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, f)
 		}
 		return c.Strategy.Rule
@@ -45,7 +45,7 @@ func (c Config) baseLabel() string {
 			return c.Strategy.Name + "(mh)"
 		}
 	}
-	if f, ok := c.explicitF(); ok && (c.Strategy.Name == "scclip" || c.Strategy.Name == "clipped_gossip") {
+	if f, ok := c.ExplicitF(); ok && (c.Strategy.Name == "scclip" || c.Strategy.Name == "clipped_gossip") {
 		return fmt.Sprintf("%s(f=%d)", c.Strategy.Name, f)
 	}
 	return c.Strategy.Name

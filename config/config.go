@@ -1,4 +1,4 @@
-package experiment
+package config
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 )
 
 // Config is an experiment as a TOML file describes it. Every field has a
-// default (DefaultConfig, printed by `trellis config defaults`); a file
+// default (Default, printed by `trellis config defaults`); a file
 // only says what differs.
 type Config struct {
 	Name string `toml:"name"`
@@ -32,30 +32,30 @@ type Config struct {
 	// study that effect (spec/experiments.md, "Initialization").
 	Init string `toml:"init"`
 
-	Data       DataConfig       `toml:"data"`
-	Partition  PartitionConfig  `toml:"partition"`
-	Model      ModelConfig      `toml:"model"`
-	Training   TrainingConfig   `toml:"training"`
-	Topology   TopologyConfig   `toml:"topology"`
-	Adversary  AdversaryConfig  `toml:"adversary"`
-	Strategy   StrategyConfig   `toml:"strategy"`
-	Trust      TrustConfig      `toml:"trust"`
-	Privacy    PrivacyConfig    `toml:"privacy"`
-	SecAgg     SecAggConfig     `toml:"secagg"`
-	Evaluation EvaluationConfig `toml:"evaluation"`
-	Run        RunConfig        `toml:"run"`
-	Sweep      SweepConfig      `toml:"sweep"`
+	Data       Data       `toml:"data"`
+	Partition  Partition  `toml:"partition"`
+	Model      Model      `toml:"model"`
+	Training   Training   `toml:"training"`
+	Topology   Topology   `toml:"topology"`
+	Adversary  Adversary  `toml:"adversary"`
+	Strategy   Strategy   `toml:"strategy"`
+	Trust      Trust      `toml:"trust"`
+	Privacy    Privacy    `toml:"privacy"`
+	SecAgg     SecAgg     `toml:"secagg"`
+	Evaluation Evaluation `toml:"evaluation"`
+	Run        Run        `toml:"run"`
+	Sweep      Sweep      `toml:"sweep"`
 }
 
-// DataConfig names the dataset.
-type DataConfig struct {
+// Data names the dataset.
+type Data struct {
 	Dataset string `toml:"dataset"` // mnist (embedded) | fashion_mnist | cifar10 | har | femnist | pamap2 (no global test set)
 	Dir     string `toml:"dir"`     // where the files are; "" = the standard place
 	Samples int    `toml:"samples"` // use only the first N training samples (0 = all)
 }
 
-// PartitionConfig says how samples are split across nodes.
-type PartitionConfig struct {
+// Partition says how samples are split across nodes.
+type Partition struct {
 	Method           string  `toml:"method"` // iid | dirichlet | shards | natural (by writer / subject)
 	Alpha            float64 `toml:"alpha"`
 	ClassesPerClient int     `toml:"classes_per_client"`
@@ -70,8 +70,8 @@ type PartitionConfig struct {
 	Split []float64 `toml:"split"`
 }
 
-// ModelConfig declares the model (nn.Spec).
-type ModelConfig struct {
+// Model declares the model (nn.Spec).
+type Model struct {
 	Kind      string  `toml:"kind"` // logreg | mlp | femnist_cnn | lenet5
 	Hidden    []int   `toml:"hidden"`
 	Dropout   float64 `toml:"dropout"`
@@ -79,8 +79,8 @@ type ModelConfig struct {
 	Head      string  `toml:"head"` // softmax | evidential
 }
 
-// TrainingConfig is the local training of every round.
-type TrainingConfig struct {
+// Training is the local training of every round.
+type Training struct {
 	Optimizer   string  `toml:"optimizer"` // sgd | adam | adamw
 	LR          float64 `toml:"lr"`
 	Momentum    float64 `toml:"momentum"`
@@ -92,8 +92,8 @@ type TrainingConfig struct {
 	ClipNorm    float64 `toml:"clip_norm"`
 }
 
-// TopologyConfig is the communication graph.
-type TopologyConfig struct {
+// Topology is the communication graph.
+type Topology struct {
 	Kind    string  `toml:"kind"` // complete | ring | kregular | erdos_renyi | small_world | star | mobility | edge_list | trace
 	K       int     `toml:"k"`
 	P       float64 `toml:"p"`
@@ -103,8 +103,8 @@ type TopologyConfig struct {
 	Drop    float64 `toml:"drop"`    // per-link message drop probability
 }
 
-// AdversaryConfig is who lies and how.
-type AdversaryConfig struct {
+// Adversary is who lies and how.
+type Adversary struct {
 	Fraction float64 `toml:"fraction"`
 	IDs      []int   `toml:"ids"`
 	Attack   string  `toml:"attack"`
@@ -142,11 +142,11 @@ type AdversaryConfig struct {
 	ClaimFlood   bool `toml:"claim_flood"`
 }
 
-// TrustConfig is DMTT's topology-trust layer (package trust; spec/dmtt.md,
+// Trust is DMTT's topology-trust layer (package trust; spec/dmtt.md,
 // "Per-node state", "Topology claims"). It runs when strategy.name =
 // "dmtt" or enabled = true; τ_trust is dmtt's option tau_trust (0.25 for
 // other strategies). Every value has the spec's default.
-type TrustConfig struct {
+type Trust struct {
 	Enabled  bool    `toml:"enabled"`
 	Rho      float64 `toml:"rho"`       // link-reliability EMA rate ρ
 	Timeout  int     `toml:"timeout"`   // rounds of silence before a neighbor is dropped
@@ -178,8 +178,8 @@ type TrustConfig struct {
 	DigestEvery int `toml:"digest_every,omitzero"`
 }
 
-// StrategyConfig is how honest nodes collaborate.
-type StrategyConfig struct {
+// Strategy is how honest nodes collaborate.
+type Strategy struct {
 	// Name is one of strategy.Names(); each strategy's registry row
 	// (strategy.Registry) says which of the keys below it takes.
 	Name      string `toml:"name"`
@@ -220,19 +220,19 @@ type StrategyConfig struct {
 	Score string `toml:"score"`
 }
 
-// EvaluationConfig says what is measured.
-type EvaluationConfig struct {
+// Evaluation says what is measured.
+type Evaluation struct {
 	// GlobalTest is how many global test samples every node is evaluated on
 	// (-1: all, 0: none).
 	GlobalTest int `toml:"global_test"`
 	// ConvDefault records that GlobalTest is ConvGlobalTest because the
-	// file left it out for a convolutional model (ParseConfig), so that the
+	// file left it out for a convolutional model (Parse), so that the
 	// CLI can say so. Not a key: never encoded, never in a config hash.
 	ConvDefault bool `toml:"-" json:"-"`
 }
 
-// RunConfig is how the simulator runs (never changes results).
-type RunConfig struct {
+// Run is how the simulator runs (never changes results).
+type Run struct {
 	Workers       int  `toml:"workers"`        // 0 = GOMAXPROCS
 	WireRoundTrip bool `toml:"wire_roundtrip"` // encode and decode every message
 	// Edges writes edges.jsonl, the weight each receiver gave each sender
@@ -242,10 +242,10 @@ type RunConfig struct {
 	Edges bool `toml:"edges"`
 }
 
-// SweepConfig lists keys and the values to run each with (a grid), named
+// Sweep lists keys and the values to run each with (a grid), named
 // variants (methods that differ in several keys at once), and the seeds;
 // an empty sweep is a single run. Every variant runs at every grid point.
-type SweepConfig struct {
+type Sweep struct {
 	Seeds []uint64         `toml:"seeds"`
 	Grid  map[string][]any `toml:"grid"`
 	// Variants maps a variant's name to the dotted keys it sets; the name
@@ -253,34 +253,34 @@ type SweepConfig struct {
 	Variants map[string]map[string]any `toml:"variants"`
 }
 
-// DefaultConfig is the one place defaults live.
-func DefaultConfig() Config {
+// Default is the one place defaults live.
+func Default() Config {
 	return Config{
 		Name: "experiment", Seed: 1, Rounds: 20, EvalEvery: 1, FinalRounds: 10, Nodes: 10, Init: "same",
-		Data:       DataConfig{Dataset: "mnist"},
-		Partition:  PartitionConfig{Method: "dirichlet", Alpha: 0.5, ClassesPerClient: 2, Split: []float64{0.7, 0.1, 0.2}},
-		Model:      ModelConfig{Kind: "mlp", Hidden: []int{256, 128}, Head: "softmax"},
-		Training:   TrainingConfig{Optimizer: "sgd", LR: 0.01, Batch: 32, Epochs: 1},
-		Topology:   TopologyConfig{Kind: "complete", K: 5, P: 0.3, Beta: 0.1},
-		Adversary:  AdversaryConfig{Attack: "none", Sigma: 10, Scale: 10},
-		Strategy:   StrategyConfig{Name: "fedavg", Weighting: "uniform", Rule: "median", F: AutoF()},
+		Data:       Data{Dataset: "mnist"},
+		Partition:  Partition{Method: "dirichlet", Alpha: 0.5, ClassesPerClient: 2, Split: []float64{0.7, 0.1, 0.2}},
+		Model:      Model{Kind: "mlp", Hidden: []int{256, 128}, Head: "softmax"},
+		Training:   Training{Optimizer: "sgd", LR: 0.01, Batch: 32, Epochs: 1},
+		Topology:   Topology{Kind: "complete", K: 5, P: 0.3, Beta: 0.1},
+		Adversary:  Adversary{Attack: "none", Sigma: 10, Scale: 10},
+		Strategy:   Strategy{Name: "fedavg", Weighting: "uniform", Rule: "median", F: AutoF()},
 		Trust:      defaultTrust(),
 		Privacy:    defaultPrivacy(),
 		SecAgg:     defaultSecAgg(),
-		Evaluation: EvaluationConfig{GlobalTest: -1},
-		Run:        RunConfig{Edges: true},
+		Evaluation: Evaluation{GlobalTest: -1},
+		Run:        Run{Edges: true},
 	}
 }
 
-// ParseConfig decodes a TOML config over the defaults, strictly: an unknown
+// Parse decodes a TOML config over the defaults, strictly: an unknown
 // key is an error naming it and the nearest valid key, a value of the wrong
 // type names the key and the type wanted, and every value is range-checked
 // (Validate) before any work starts. name is used in messages.
-func ParseConfig(text []byte, name string) (Config, error) {
-	cfg := DefaultConfig()
+func Parse(text []byte, name string) (Config, error) {
+	cfg := Default()
 	md, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&cfg)
 	if err != nil {
-		return cfg, configDecodeError(name, err)
+		return cfg, decodeError(name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		var msgs []string
@@ -302,7 +302,7 @@ func ParseConfig(text []byte, name string) (Config, error) {
 		cfg.Evaluation.ConvDefault = true
 	}
 	fileErr := cfg.validateFile(md)
-	if bytes.HasPrefix(text, []byte(resolvedHeader)) {
+	if bytes.HasPrefix(text, []byte(ResolvedHeader)) {
 		fileErr = nil // a run's config.toml names every key, applicable or not
 	}
 	if err := errors.Join(cfg.Validate(), fileErr); err != nil {
@@ -318,21 +318,21 @@ var convModels = []string{"femnist_cnn", "lenet5"}
 
 const ConvGlobalTest = 1000
 
-// resolvedHeader starts the config.toml of a run directory: the config as
+// ResolvedHeader starts the config.toml of a run directory: the config as
 // resolved, with every key, so the checks of keys a file sets but the run
 // ignores do not apply to it.
-const resolvedHeader = "# trellis: the resolved config of this run (every key, defaults included)\n"
+const ResolvedHeader = "# trellis: the resolved config of this run (every key, defaults included)\n"
 
-// LoadConfig reads and parses a TOML config file.
-func LoadConfig(path string) (Config, error) {
+// Load reads and parses a TOML config file.
+func Load(path string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("reading config: %w", err)
 	}
-	return ParseConfig(b, path)
+	return Parse(b, path)
 }
 
-func configDecodeError(name string, err error) error {
+func decodeError(name string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		msg := pe.Message
@@ -361,8 +361,8 @@ func unknownKey(key string) string {
 // configKeys lists every valid dotted key, from the schema itself: the
 // keys of the flattened defaults, plus those the defaults leave empty.
 func configKeys() []string {
-	d := DefaultConfig()
-	d.Sweep = SweepConfig{Seeds: []uint64{1}}
+	d := Default()
+	d.Sweep = Sweep{Seeds: []uint64{1}}
 	flat := flatten(d)
 	optionKeys := strategy.AllOptionNames()
 	keys := make([]string, 0, len(flat)+len(optionKeys)+8)
@@ -424,11 +424,11 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Defaults renders DefaultConfig as commented TOML.
+// Defaults renders Default as commented TOML.
 func Defaults() string {
 	var buf bytes.Buffer
 	buf.WriteString("# trellis experiment defaults: a config file only needs what differs.\n")
-	_ = toml.NewEncoder(&buf).Encode(DefaultConfig())
+	_ = toml.NewEncoder(&buf).Encode(Default())
 	buf.WriteString(`
 # Keys without a value by default:
 # [adversary]
@@ -468,11 +468,11 @@ func strategyOptionsText() string {
 	return b.String()
 }
 
-// DefaultsMap is DefaultConfig as nested tables with the config's own
+// DefaultsMap is Default as nested tables with the config's own
 // (snake_case) key names, for JSON output.
 func DefaultsMap() map[string]any {
 	var buf bytes.Buffer
-	_ = toml.NewEncoder(&buf).Encode(DefaultConfig())
+	_ = toml.NewEncoder(&buf).Encode(Default())
 	var m map[string]any
 	_, _ = toml.Decode(buf.String(), &m)
 	return m
@@ -481,6 +481,6 @@ func DefaultsMap() map[string]any {
 // Flatten maps every dotted key of c but the sweep to its value as text
 // ("strategy.rule" → "median"): how reports tell runs apart.
 func Flatten(c Config) map[string]string {
-	c.Sweep = SweepConfig{}
+	c.Sweep = Sweep{}
 	return flatten(c)
 }

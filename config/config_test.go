@@ -1,4 +1,4 @@
-package experiment
+package config
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 )
 
 func TestDefaultsAreValidAndRoundTrip(t *testing.T) {
-	if err := DefaultConfig().Validate(); err != nil {
+	if err := Default().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
-	cfg, err := ParseConfig([]byte(Defaults()), "defaults")
+	cfg, err := Parse([]byte(Defaults()), "defaults")
 	if err != nil {
 		t.Fatalf("printed defaults do not parse: %v", err)
 	}
-	if cfg.Rounds != DefaultConfig().Rounds || cfg.Model.Kind != "mlp" {
+	if cfg.Rounds != Default().Rounds || cfg.Model.Kind != "mlp" {
 		t.Errorf("defaults changed in the round trip: %+v", cfg)
 	}
 }
@@ -47,7 +47,7 @@ func TestConfigMistakes(t *testing.T) {
 		{"lightyear tau out of range", "[strategy]\nname = \"lightyear\"\n[strategy.options]\ntau = 2", []string{"tau = 2", "[0, 1]"}},
 		{"k too large", "nodes = 5\n[topology]\nkind = \"kregular\"\nk = 5", []string{"topology.k = 5", "1 to nodes − 1 = 4"}},
 	} {
-		_, err := ParseConfig([]byte(c.text), "test.toml")
+		_, err := Parse([]byte(c.text), "test.toml")
 		if err == nil {
 			t.Errorf("%s: accepted", c.name)
 			continue
@@ -64,7 +64,7 @@ func TestConfigMistakes(t *testing.T) {
 }
 
 func TestConfigOverridesDefaults(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`
+	cfg, err := Parse([]byte(`
 name = "x"
 nodes = 20
 [model]
@@ -94,7 +94,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("rounds = 3\n[model]\nhidden = [1, 2]\n[sweep.grid]\n\"nodes\" = [2, 3]"))
 	f.Add([]byte("[[x]]\na = 1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cfg, err := ParseConfig(b, "fuzz")
+		cfg, err := Parse(b, "fuzz")
 		if err == nil {
 			if verr := cfg.Validate(); verr != nil {
 				t.Fatalf("accepted an invalid config: %v", verr)
@@ -114,7 +114,7 @@ func TestREADMEConfigExample(t *testing.T) {
 		t.Fatal("README has no toml example")
 	}
 	text, _, _ := strings.Cut(rest, "```")
-	c, err := ParseConfig([]byte(text), "README example")
+	c, err := Parse([]byte(text), "README example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,16 +130,16 @@ func TestEveryAttackIsReachableFromAConfig(t *testing.T) {
 		`attack = "ipm"` + "\nepsilon = 0.5", `attack = "min_max"` + "\nperturbation = \"std\"", `attack = "min_sum"` + "\ngamma_init = 5.0",
 		`attack = "fang_trim"` + "\nb = 3.0", `attack = "label_flip"`,
 	} {
-		cfg, err := ParseConfig([]byte("[adversary]\nfraction = 0.2\n"+c), "t")
+		cfg, err := Parse([]byte("[adversary]\nfraction = 0.2\n"+c), "t")
 		if err != nil {
 			t.Errorf("%s: %v", c, err)
 			continue
 		}
-		if a, err := cfg.attack(); err != nil || a == nil {
+		if a, err := cfg.Attack(); err != nil || a == nil {
 			t.Errorf("%s: attack %v, %v", c, a, err)
 		}
 	}
-	_, err := ParseConfig([]byte("[adversary]\nfraction = 0.2\nattack = \"min_max\"\nperturbation = \"diagonal\""), "t")
+	_, err := Parse([]byte("[adversary]\nfraction = 0.2\nattack = \"min_max\"\nperturbation = \"diagonal\""), "t")
 	if err == nil || !strings.Contains(err.Error(), "diagonal") {
 		t.Errorf("bad perturbation: %v", err)
 	}
@@ -154,12 +154,12 @@ func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
 		`name = "robust"` + "\nrule = \"multi_krum\"\nexchange = \"update\"",
 		`name = "rdpfl"` + "\nrule = \"trimmed_mean\"\nf = 2\nprediction = false\n[strategy.options]\nlambda = 0.5\ngd = inf",
 	} {
-		cfg, err := ParseConfig([]byte("[strategy]\n"+c), "t")
+		cfg, err := Parse([]byte("[strategy]\n"+c), "t")
 		if err != nil {
 			t.Errorf("%s: %v", c, err)
 			continue
 		}
-		if _, err := cfg.strategyParams(); err != nil {
+		if _, err := cfg.StrategyParams(); err != nil {
 			t.Errorf("%s: %v", c, err)
 		}
 	}
@@ -173,7 +173,7 @@ func TestEveryStrategyIsReachableFromAConfig(t *testing.T) {
 		"name = \"fedavg\"\nclipping = false",
 		"name = \"rdpfl\"\n[strategy.options]\nwarmup = 2.5",
 	} {
-		if _, err := ParseConfig([]byte("[strategy]\n"+bad), "t"); err == nil {
+		if _, err := Parse([]byte("[strategy]\n"+bad), "t"); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
@@ -185,43 +185,15 @@ func TestEveryRuleIsReachableFromAConfig(t *testing.T) {
 		`rule = "centered_clipping"` + "\ntau = 1.0", `rule = "bulyan"`, `rule = "msr"` + "\nf = 1",
 		`rule = "nnm+krum"` + "\nf = 1", `rule = "bucketing+median"` + "\nbucket = 2", `rule = "clip+mean"` + "\nclip = 5.0",
 	} {
-		if _, err := ParseConfig([]byte("[strategy]\nname = \"robust\"\n"+c), "t"); err != nil {
+		if _, err := Parse([]byte("[strategy]\nname = \"robust\"\n"+c), "t"); err != nil {
 			t.Errorf("%s: %v", c, err)
 		}
 	}
 	for _, bad := range []string{"name = \"robust\"\nrule = \"krumm\"", "name = \"fedavg\"\ntau = 1.0"} {
-		_, err := ParseConfig([]byte("[strategy]\n"+bad), "t")
+		_, err := Parse([]byte("[strategy]\n"+bad), "t")
 		if err == nil {
 			t.Errorf("%q accepted", bad)
 		}
-	}
-}
-
-func TestInitPerNode(t *testing.T) {
-	for _, c := range []struct {
-		init string
-		same bool
-	}{{"same", true}, {"per_node", false}} {
-		cfg, err := ParseConfig([]byte("init = \""+c.init+"\"\nnodes = 3\n[model]\nhidden = [4]"), "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := cfg.Setup(loadMNIST(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Pool = 300
-		b, err := s.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, z := b.Nodes[0].Model().Params(), b.Nodes[2].Model().Params()
-		if (a[0] == z[0] && a[1] == z[1]) != c.same {
-			t.Errorf("init = %s: nodes 0 and 2 start alike = %v", c.init, !c.same)
-		}
-	}
-	if _, err := ParseConfig([]byte(`init = "random"`), "t"); err == nil || !strings.Contains(err.Error(), "per_node") {
-		t.Errorf("bad init: %v", err)
 	}
 }
 
@@ -230,7 +202,7 @@ func TestInitPerNode(t *testing.T) {
 // own value (the TOML decoder writes into maps in place, so runs sharing
 // one Options map would all end with the last value).
 func TestSweepVariants(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`
+	cfg, err := Parse([]byte(`
 [strategy]
 name = "rdpfl"
 [strategy.options]
@@ -274,7 +246,7 @@ seeds = [1, 2]
 		"[sweep.grid]\n\"strategy.rule\" = [\"mean\"]\n[sweep.variants.x]\n\"strategy.rule\" = \"median\"",
 		"[sweep.variants.\"a b\"]\n\"strategy.rule\" = \"median\"",
 	} {
-		if _, err := ParseConfig([]byte(bad), "t"); err == nil {
+		if _, err := Parse([]byte(bad), "t"); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package experiment
+package config
 
 import (
 	"errors"
@@ -15,11 +15,11 @@ import (
 
 // Names a config may use, per key.
 var (
-	datasets   = []string{"mnist", "fashion_mnist", "cifar10", "har", "femnist", "pamap2"}
+	Datasets   = []string{"mnist", "fashion_mnist", "cifar10", "har", "femnist", "pamap2"}
 	partitions = []string{"iid", "dirichlet", "shards", "natural"}
 	heads      = []string{"softmax", "evidential"}
 	optimizers = []string{"sgd", "adam", "adamw"}
-	topologies = []string{"complete", "ring", "kregular", "erdos_renyi", "small_world", "star", "mobility", "edge_list", "trace"}
+	Topologies = []string{"complete", "ring", "kregular", "erdos_renyi", "small_world", "star", "mobility", "edge_list", "trace"}
 	weightings = []string{"uniform", "mh"}
 )
 
@@ -55,8 +55,8 @@ func (c Config) Validate() error {
 		bad("nodes", c.Nodes, "allowed range 1 to 100000")
 	}
 	oneOf("init", c.Init, []string{"same", "per_node"})
-	oneOf("data.dataset", c.Data.Dataset, datasets)
-	if c.Data.Dataset != "mnist" && c.Data.Dataset != "fashion_mnist" && c.Data.Dir == "" && slices.Contains(datasets, c.Data.Dataset) {
+	oneOf("data.dataset", c.Data.Dataset, Datasets)
+	if c.Data.Dataset != "mnist" && c.Data.Dataset != "fashion_mnist" && c.Data.Dir == "" && slices.Contains(Datasets, c.Data.Dataset) {
 		bad("data.dir", `""`, "data.dataset = "+c.Data.Dataset+" needs the directory of its files (it is not embedded)")
 	}
 	if c.Data.Samples < 0 {
@@ -110,7 +110,7 @@ func (c Config) Validate() error {
 	if !(c.Training.ClipNorm >= 0) || !finite(c.Training.ClipNorm) {
 		bad("training.clip_norm", c.Training.ClipNorm, "need a finite value ≥ 0 (0: off)")
 	}
-	oneOf("topology.kind", c.Topology.Kind, topologies)
+	oneOf("topology.kind", c.Topology.Kind, Topologies)
 	if c.Topology.Kind == "kregular" && (c.Topology.K < 1 || c.Topology.K >= c.Nodes) {
 		bad("topology.k", c.Topology.K, fmt.Sprintf("allowed range 1 to nodes − 1 = %d", c.Nodes-1))
 	}
@@ -150,16 +150,16 @@ func (c Config) Validate() error {
 			bad("adversary.start_round", sr, `schedules the attack, but adversary.attack = "none"`)
 		}
 	}
-	if _, err := c.attack(); err != nil && slices.Contains(attack.Names(), c.Adversary.Attack) {
+	if _, err := c.Attack(); err != nil && slices.Contains(attack.Names(), c.Adversary.Attack) {
 		errs = append(errs, fmt.Errorf("adversary: %w", err))
 	}
 	oneOf("strategy.name", c.Strategy.Name, strategy.Names())
 	oneOf("strategy.weighting", c.Strategy.Weighting, weightings)
-	if f, ok := c.explicitF(); ok && f < 0 {
+	if f, ok := c.ExplicitF(); ok && f < 0 {
 		bad("strategy.f", f, `need a whole number ≥ 0, or "auto"`)
 	}
 	if len(errs) == 0 {
-		if _, err := c.strategyParams(); err != nil {
+		if _, err := c.StrategyParams(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -183,7 +183,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for name, set := range c.Sweep.Variants {
-		if name == "" || safeName(name) != name {
+		if name == "" || SafeName(name) != name {
 			bad("sweep.variants", name, "a variant's name may use only letters, digits and . = - _")
 		}
 		if len(set) == 0 {
@@ -201,12 +201,12 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// attack builds the configured attack (nil for none).
-func (c Config) attack() (attack.Attack, error) {
+// Attack builds the configured attack (nil for none).
+func (c Config) Attack() (attack.Attack, error) {
 	if c.Adversary.Attack == "none" && c.Adversary.Fraction == 0 && len(c.Adversary.IDs) == 0 {
 		return nil, nil
 	}
-	spec := c.modelSpec(nil)
+	spec := c.ModelSpec(nil)
 	a := c.Adversary
 	atk, err := attack.New(a.Attack, attack.Params{
 		Sigma: a.Sigma, Replace: a.Replace, Scale: a.Scale, Model: &spec, Percent: a.Percent,

@@ -1,4 +1,4 @@
-package experiment
+package config
 
 import (
 	"fmt"
@@ -57,17 +57,17 @@ func (f FSetting) String() string {
 	return strconv.Itoa(f.Count)
 }
 
-// explicitF is strategy.f when it is a count.
-func (c Config) explicitF() (int, bool) {
+// ExplicitF is strategy.f when it is a count.
+func (c Config) ExplicitF() (int, bool) {
 	if c.Strategy.F == nil || c.Strategy.F.Auto {
 		return 0, false
 	}
 	return c.Strategy.F.Count, true
 }
 
-// robustSpec is robust's rule string parsed; ok is false when the run is
+// RobustSpec is robust's rule string parsed; ok is false when the run is
 // not robust or the rule string does not parse (Validate says why).
-func (c Config) robustSpec() (aggregate.Spec, bool) {
+func (c Config) RobustSpec() (aggregate.Spec, bool) {
 	if c.Strategy.Name != "robust" {
 		return aggregate.Spec{}, false
 	}
@@ -75,20 +75,20 @@ func (c Config) robustSpec() (aggregate.Spec, bool) {
 	return s, err == nil
 }
 
-// robustTakesF reports whether the run is robust with a rule that has an f.
-func (c Config) robustTakesF() bool {
-	s, ok := c.robustSpec()
+// RobustTakesF reports whether the run is robust with a rule that has an f.
+func (c Config) RobustTakesF() bool {
+	s, ok := c.RobustSpec()
 	return ok && s.TakesF()
 }
 
-// declaredFraction is the Byzantine fraction the defenders are told: the
+// DeclaredFraction is the Byzantine fraction the defenders are told: the
 // configured fraction, or the share of the nodes adversary.ids names
 // (adversary.Choose: each counted once). It is what f = "auto" derives from; the real number of Byzantine neighbours of a node
 // is whatever the placement gives (recorded in the manifest), so a
 // defender that underestimates f stays expressible with an explicit f.
-func (c Config) declaredFraction() float64 {
+func (c Config) DeclaredFraction() float64 {
 	if len(c.Adversary.IDs) > 0 && c.Nodes > 0 {
-		return float64(len(c.byzantineIDs())) / float64(c.Nodes)
+		return float64(len(c.ByzantineIDs())) / float64(c.Nodes)
 	}
 	return c.Adversary.Fraction
 }

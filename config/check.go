@@ -1,0 +1,129 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/trellis-fl/trellis/adversary"
+	"github.com/trellis-fl/trellis/aggregate"
+)
+
+// groupedDatasets are the datasets whose samples carry a writer or
+// subject, which partition.method = "natural" splits by.
+var groupedDatasets = []string{"femnist", "har", "pamap2"}
+
+// embeddedTrainSize is the training-set size of the datasets whose size is
+// known without loading them.
+var embeddedTrainSize = map[string]int{"mnist": 60000, "fashion_mnist": 60000}
+
+// validateMore holds the checks of Validate that the first version lacked
+// (each a silent misbehaviour before): settings that name paths, leave no
+// honest node, or are ignored by the strategy, rule or dataset they sit
+// next to.
+func (c Config) validateMore(bad func(key string, val any, allowed string)) {
+	if c.Name == "" || c.Name == "." || c.Name == ".." || SafeName(c.Name) != c.Name {
+		bad("name", fmt.Sprintf("%q", c.Name), "a run's name is its directory under the output directory: use only letters, digits and . = - _ (not \".\" or \"..\")")
+	}
+	if c.Nodes >= 1 && c.Adversary.Fraction >= 0 && c.Adversary.Fraction < 1 {
+		if k := c.byzantineCount(); k >= c.Nodes {
+			key, val := "adversary.fraction", any(c.Adversary.Fraction)
+			if len(c.Adversary.IDs) > 0 {
+				key, val = "adversary.ids", c.Adversary.IDs
+			}
+			bad(key, val, fmt.Sprintf("with nodes = %d this makes all %d nodes Byzantine (k = max(1, round(nodes·fraction))): no honest node is left to learn or to measure; lower it or add nodes", c.Nodes, k))
+		}
+	}
+	st := c.Strategy
+	if sp := c.Partition.Split; st.Name == "lightyear" && len(sp) == 3 && sp[1] == 0 {
+		bad("partition.split", sp, "strategy lightyear scores peers on the validation split: its fraction (the second value) must be > 0")
+	}
+	if c.Partition.Method == "natural" && slices.Contains(Datasets, c.Data.Dataset) && !slices.Contains(groupedDatasets, c.Data.Dataset) {
+		bad("partition.method", `"natural"`, fmt.Sprintf("splits by writer or subject, which data.dataset = %s does not record (natural works with %s); use iid, dirichlet or shards", c.Data.Dataset, strings.Join(groupedDatasets, ", ")))
+	}
+	if c.Topology.Kind == "kregular" && c.Topology.K >= 1 && c.Topology.K < c.Nodes && c.Nodes*c.Topology.K%2 == 1 {
+		bad("topology.k", c.Topology.K, fmt.Sprintf("with nodes = %d: a k-regular graph needs nodes·k even; change k or nodes", c.Nodes))
+	}
+	if c.Data.Samples > 0 && c.Data.Samples < c.Nodes {
+		bad("data.samples", c.Data.Samples, fmt.Sprintf("with nodes = %d every node needs at least one sample: use 0 (all) or at least %d", c.Nodes, c.Nodes))
+	}
+	if size, ok := embeddedTrainSize[c.Data.Dataset]; ok && c.Data.Samples > size {
+		bad("data.samples", c.Data.Samples, fmt.Sprintf("%s has %d training samples: allowed range 0 (all) to %d", c.Data.Dataset, size, size))
+	}
+}
+
+// byzantineCount is how many nodes the adversary holds.
+func (c Config) byzantineCount() int { return len(c.ByzantineIDs()) }
+
+// adversaryKeys are the attack parameters of [adversary].
+var adversaryKeys = []string{"attack", "sigma", "replace", "scale", "percent", "z", "minus", "epsilon",
+	"perturbation", "gamma_init", "b", "same_for_all", "idle", "liar", "claim_forgery", "claim_replay", "claim_flood"}
+
+// validateFile checks what only the file can tell: keys set that the run
+// ignores. A key a sweep varies is judged per run instead.
+func (c Config) validateFile(md toml.MetaData) error {
+	return c.validateSet(func(section, key string) bool { return md.IsDefined(section, key) })
+}
+
+// CheckSet applies the checks of keys a file sets but the run ignores to
+// keys set another way (`--set`), given as dotted keys.
+func (c Config) CheckSet(keys []string) error {
+	return c.validateSet(func(section, key string) bool { return slices.Contains(keys, section+"."+key) })
+}
+
+func (c Config) validateSet(defined func(section, key string) bool) error {
+	var errs []error
+	swept := func(key string) bool {
+		if _, ok := c.Sweep.Grid[key]; ok {
+			return true
+		}
+		if _, ok := c.Sweep.Grid[strings.Split(key, ".")[0]]; ok {
+			return true // a grid over whole tables
+		}
+		for _, set := range c.Sweep.Variants {
+			if _, ok := set[key]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	// A key counts as set when the file sets it to something other than
+	// its default (a copy of `trellis config defaults` sets every key).
+	flat, defaults := flatten(c), flatten(Default())
+	set := func(section, key string) bool {
+		k := section + "." + key
+		return defined(section, key) && flat[k] != defaults[k]
+	}
+	st := c.Strategy
+	if set("strategy", "rule") && st.Name != "robust" && st.Name != "rdpfl" && !swept("strategy.name") {
+		errs = append(errs, fmt.Errorf("strategy.rule = %q: only strategy.name = \"robust\" and \"rdpfl\" take a rule, and this run is %q; remove strategy.rule or set strategy.name = \"robust\"", st.Rule, st.Name))
+	}
+	// A sweep over rules with one f gives it to the rules that take one.
+	if sp, ok := c.RobustSpec(); ok && !sp.TakesF() && !swept("strategy.rule") {
+		if f, ok := c.ExplicitF(); ok {
+			errs = append(errs, fmt.Errorf("strategy.f = %d: rule %q takes no f (rules and pre-aggregators with one: %s); remove strategy.f", f, st.Rule, strings.Join(aggregate.FRules(), ", ")))
+		}
+	}
+	if c.Adversary.Fraction == 0 && len(c.Adversary.IDs) == 0 && !swept("adversary.fraction") && !swept("adversary.ids") {
+		var keys []string
+		for _, k := range adversaryKeys {
+			if set("adversary", k) {
+				keys = append(keys, "adversary."+k)
+			}
+		}
+		if len(keys) > 0 {
+			errs = append(errs, fmt.Errorf("%s set, but adversary.fraction = 0 and no adversary.ids: nobody attacks, so they would be ignored; set adversary.fraction (or ids), or remove them", strings.Join(keys, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ByzantineIDs are the adversary's nodes, as every driver picks them
+// (none when the adversary settings are invalid: Validate says why).
+func (c Config) ByzantineIDs() []int {
+	ids, _ := adversary.Choose(c.Nodes, c.Adversary.IDs, c.Adversary.Fraction, c.Seed)
+	return ids
+}

@@ -1,0 +1,20 @@
+// Package config is an experiment as a TOML file describes it: the schema
+// (Config and its sections), the defaults (Default, printed by `trellis
+// config defaults`), strict decoding (Parse, Load: an unknown key names
+// the nearest valid one, a value of the wrong type names the key and the
+// line), validation of the file (Validate: every key's range and the
+// combinations of keys, all problems at once; CheckSet for keys set with
+// `--set`), sweeps (Expand, Set) and run labels, and resolving a command
+// line's argument against the built-in presets (Resolve, package configs).
+//
+// It also derives what the config's keys mean to the packages below it
+// without building a node: the model's nn.Spec, the strategy's and the
+// rule's parameters (checked by strategy.New), the attack, the trust
+// layer's configuration, the topology (Graph) and the Byzantine set
+// (adversary.Choose, the one function every driver uses).
+//
+// What needs more than the file stays in package experiment, which builds
+// nodes and simulations from a Config: the checks that need the built
+// graph against the rule (experiment.Check, experiment.Warnings), the
+// data set's own sizes, the DP noise calibration, the memory estimate.
+package config

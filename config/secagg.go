@@ -1,0 +1,128 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+)
+
+// SecAgg is the [secagg] section: secure aggregation inside each
+// node's group (secagg.Layer; spec/privacy.md "Secure aggregation",
+// docs/methods/secure-aggregation.md).
+//
+//	mode = "none" | "neighbourhood" | "screened"
+//
+// "neighbourhood": a node's group is its in-neighbours of the round;
+// "screened": its topology-screened neighbours (needs the trust layer:
+// DMTT's screened collaborator candidates). threshold is t (≥ 2): a group
+// of n members needs n ≥ t and 2t > n, and a node whose group cannot meet
+// that in a static graph is refused before the run. scale_bits is the
+// fixed-point resolution (1…24, the spec's 16). across = true releases the
+// group means and lets the strategy (a robust rule, DMTT) combine the
+// neighbours' means; across = false makes the group mean the node's model,
+// which is FedAvg's uniform average (strategy "fedavg").
+//
+// mode = "paillier" aggregates each neighbourhood through an untrusted
+// relay instead (secagg.Paillier): members encrypt their packed models
+// under a key holder's Paillier key (paillier_bits, ≥ 512; 2048 for real
+// use), the node multiplies the ciphertexts it cannot read, the key holder
+// decrypts only their product. Values must stay within ±bound.
+//
+// mode = "ckks": each neighbourhood under threshold CKKS (secagg.CKKS):
+// a collective key per group and round, the sum computed on ciphertexts,
+// decrypted only with every member's share. Not bit-reproducible (lattigo
+// draws its noise from crypto/rand).
+type SecAgg struct {
+	Mode         string  `toml:"mode"`
+	Threshold    int     `toml:"threshold"`
+	ScaleBits    int     `toml:"scale_bits"`
+	Across       bool    `toml:"across"`
+	PaillierBits int     `toml:"paillier_bits"`
+	Bound        float64 `toml:"bound"`
+	// CKKSCiphertexts bounds the ciphertexts (4,096 values each) a model
+	// may need under mode = "ckks"; a larger model is refused before the run.
+	CKKSCiphertexts int `toml:"ckks_ciphertexts"`
+}
+
+func defaultSecAgg() SecAgg {
+	return SecAgg{Mode: "none", ScaleBits: 16, PaillierBits: 2048, Bound: 16, CKKSCiphertexts: 64}
+}
+
+func (c Config) SecAggOn() bool {
+	return c.SecAgg.Mode == "neighbourhood" || c.SecAgg.Mode == "screened"
+}
+
+// acrossStrategies send only their model (TagModel), which is what the
+// group mean replaces.
+var acrossStrategies = []string{"fedavg", "robust", "balance", "ubar", "scclip", "clipped_gossip", "afa", "murmura", "dmtt", "lightyear"}
+
+// validateSecAgg checks the [secagg] keys.
+func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
+	s := c.SecAgg
+	switch s.Mode {
+	case "none":
+		return
+	case "neighbourhood", "screened":
+	case "paillier":
+		if s.PaillierBits < 512 || s.PaillierBits > 8192 || s.PaillierBits%256 != 0 {
+			// A multiple of 256 bits: the key goes in a key advertisement,
+			// which holds whole 32-byte units (wire).
+			bad("secagg.paillier_bits", s.PaillierBits, "allowed 512 to 8192, a multiple of 256 (2048 for real use)")
+		}
+		if !(s.Bound > 0 && s.Bound <= 1<<20) {
+			bad("secagg.bound", s.Bound, "allowed range (0, 2^20]: the largest |parameter| the packing holds")
+		}
+		if s.ScaleBits < 1 || s.ScaleBits > 24 {
+			bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; the spec's 16)")
+		}
+		c.encryptedMean(bad, "the Paillier relay")
+		return
+	case "ckks":
+		if s.CKKSCiphertexts < 1 || s.CKKSCiphertexts > 4096 {
+			bad("secagg.ckks_ciphertexts", s.CKKSCiphertexts, "allowed range 1 to 4096 (ciphertexts of 4,096 values a model may need)")
+		}
+		c.encryptedMean(bad, "CKKS")
+		return
+	default:
+		bad("secagg.mode", fmt.Sprintf("%q", s.Mode), `want "none", "neighbourhood", "screened", "paillier" or "ckks"`)
+		return
+	}
+	if s.Threshold < 2 {
+		bad("secagg.threshold", s.Threshold, "need a whole number ≥ 2 (t of the (t, n) sharing; a group of n needs n ≥ t and 2t > n)")
+	}
+	if s.ScaleBits < 1 || s.ScaleBits > 24 {
+		bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; the spec's 16)")
+	}
+	if s.Mode == "screened" && !c.TrustOn() {
+		bad("secagg.mode", `"screened"`, "screened groups need the trust layer: strategy.name = \"dmtt\" or trust.enabled = true")
+	}
+	if s.Across {
+		if !slices.Contains(acrossStrategies, c.Strategy.Name) || (c.Strategy.Name == "robust" && c.Strategy.Exchange == "update") {
+			bad("secagg.across", true, "the strategy must send its model only (one of "+fmt.Sprint(acrossStrategies)+", robust with exchange = \"model\"): the group mean replaces it")
+		}
+		if c.Privacy.Mode == "node" {
+			bad("secagg.across", true, "node-level DP covers the noisy model, not the group mean sent across; use across = false or privacy.mode = \"sample\"")
+		}
+	} else if c.Strategy.Name != "fedavg" {
+		bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "secagg with across = false makes the group mean the model, which is fedavg's; set strategy.name = \"fedavg\", or across = true for a rule across the groups' means")
+	} else if c.Strategy.Weighting != "uniform" {
+		bad("strategy.weighting", fmt.Sprintf("%q", c.Strategy.Weighting), "secagg's group mean weighs members uniformly")
+	}
+}
+
+// encryptedMean checks what the encryption modes share: no threshold, no
+// across, and FedAvg's uniform mean.
+func (c Config) encryptedMean(bad func(key string, val any, allowed string), what string) {
+	if c.SecAgg.Across || c.SecAgg.Threshold != 0 {
+		bad("secagg.mode", fmt.Sprintf("%q", c.SecAgg.Mode), what+" takes no threshold and no across")
+	}
+	if c.Strategy.Name != "fedavg" || c.Strategy.Weighting != "uniform" {
+		bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), what+" makes the neighbourhood's mean the model, which is fedavg's (uniform); set strategy.name = \"fedavg\"")
+	}
+}
+
+// checkSecAggGroups refuses, before the run, groups that cannot work: a
+// directed graph (the aggregator relays both ways), and in a static
+// topology a node whose in-neighbours are fewer than t or, for
+// neighbourhood groups, at least 2t (every member of n ≥ 2t would fail the
+// threshold rule). In a dynamic topology a round's too small group falls
+// back at run time; only a t above every node's degree in every round is
