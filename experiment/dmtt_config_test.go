@@ -1,43 +1,12 @@
 package experiment
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/metrics"
 )
-
-func TestDMTTConfigErrors(t *testing.T) {
-	for _, c := range []struct{ text, want string }{
-		{"[strategy]\nname = \"dmtt\"", `model.head = "softmax"`},
-		{"[model]\nhead = \"evidential\"\n[strategy]\nname = \"murmura\"\n[partition]\nsplit = [0.8, 0.0, 0.2]", "validation split"},
-		{"[adversary]\nliar = \"omission\"", "need the trust layer"},
-		{"[adversary]\nliar = \"fibber\"\n[trust]\nenabled = true", `adversary.liar = "fibber"`},
-		{"[trust]\nenabled = true\nbudget = 0", "Budget"},
-		{"[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[strategy.options]\nb = 2.5", "b = 2.5"},
-		{"[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[strategy.options]\ntau_trust = 1.5", "tau_trust = 1.5"},
-	} {
-		_, err := config.Parse([]byte(c.text), "t")
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: error %v, want one mentioning %q", c.text, err, c.want)
-		}
-	}
-	ok := "[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[strategy.options]\ntau_trust = 0.5\n[trust]\nlambda = 0.7\n[adversary]\nfraction = 0.2\nliar = \"inflation\"\nclaim_flood = true"
-	c, err := config.Parse([]byte(ok), "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := c.TrustLayer()
-	if err != nil || tc == nil || tc.TauTrust != 0.5 || tc.Lambda != 0.7 {
-		t.Errorf("trust config %+v, %v: want τ_trust 0.5 from the dmtt option and λ 0.7", tc, err)
-	}
-	if a := c.ClaimAttack(); a.Liar != adversary.LiarInflation || !a.Flood || a.Forge {
-		t.Errorf("claim attack %+v", a)
-	}
-}
 
 // TestDMTTQuickPresetRunsShort runs every variant of the quick main
 // comparison for 2 rounds on 10 nodes: a smoke test of the committed preset.

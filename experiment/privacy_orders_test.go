@@ -41,5 +41,4 @@ noise_multiplier = 0.9
 			t.Errorf("%s: dense grid ε %v, spec grid ε %v: want dense a little below spec", mode, dense, spec)
 		}
 	}
-	wantErr(t, "unknown grid", "[privacy]\nmode = \"sample\"\nnoise_multiplier = 1\norders = \"fine\"", "privacy.orders", "dense")
 }

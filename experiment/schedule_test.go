@@ -41,14 +41,3 @@ func TestScheduledAttackIsHonestUntilItsRound(t *testing.T) {
 		t.Error("round 0: the scheduled run equals the always-attacked one; the test cannot tell them apart")
 	}
 }
-
-func TestStartRoundConfigErrors(t *testing.T) {
-	const head = "rounds = 5\nnodes = 8\n[adversary]\nfraction = 0.25\n"
-	wantErr(t, "start after the last round", head+"attack = \"sign_flip\"\nstart_round = 5", "adversary.start_round", "[0, rounds = 5)")
-	wantErr(t, "negative start", head+"attack = \"sign_flip\"\nstart_round = -1", "adversary.start_round")
-	wantErr(t, "no attack to schedule", head+"attack = \"none\"\nstart_round = 2", "adversary.start_round", "none")
-	wantErr(t, "data attack", head+"attack = \"label_flip\"\nstart_round = 2", "label_flip", "start_round")
-	if msg := parseErr(t, head+"attack = \"sign_flip\"\nstart_round = 2"); msg != "" {
-		t.Errorf("a valid schedule refused: %s", msg)
-	}
-}
