@@ -1,5 +1,10 @@
 package aggregate
 
+import (
+	"github.com/trellis-fl/trellis/internal/memsize"
+	"math"
+)
+
 // around is the engine of the iterative rules (geometric median, centered
 // clipping): it measures the inputs from a fixed base point z0, y_i = x_i −
 // z0, and holds the current point as z0 + u with u in float64. Each step
@@ -216,4 +221,13 @@ func dotDiff(x []float32, z, u []float64) float64 {
 		s0 += (float64(x[k]) - z[k]) * u[k]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// aroundScratch is an around's scratch for n inputs of dim floats (start,
+// one worker): the float64 point u, the inputs' norms and inner products,
+// the groups' partials and a block buffer.
+func aroundScratch(n, dim int64) int64 {
+	groups := int64(split(int(min(dim, math.MaxInt32)), minGroup, 0).count)
+	return memsize.Add(memsize.Alloc(memsize.Mul(8, dim)), 2*memsize.Alloc(8*n), memsize.Alloc(memsize.Mul(8, groups, n)),
+		memsize.Alloc(memsize.Mul(8, groups, 3)), memsize.Alloc(16*aroundBlock))
 }

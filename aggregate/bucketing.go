@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"math/rand/v2"
 )
 
@@ -94,4 +95,9 @@ func (b *Bucketing) Credit(w []float64) []float64 {
 		in[i] = w[bucket] / float64(size)
 	}
 	return in
+}
+
+// bucketingScratch is up to n bucket means.
+func bucketingScratch(n, dim int64) (int64, string) {
+	return memsize.Alloc(memsize.Mul(4, n, dim)), fmt.Sprintf("up to %d bucket means", n)
 }

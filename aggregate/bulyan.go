@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"slices"
 )
 
@@ -134,4 +135,12 @@ func (k *bulyanKernel) coord(c *coords, keys []uint64, _ int) float32 {
 		c.counts[keyInput(key)]++
 	}
 	return float32(sum / float64(hi-lo+1))
+}
+
+// bulyanScratch is the Gram matrix's (the selection) and the
+// coordinate-wise trimmed mean's over the selected inputs.
+func bulyanScratch(n, dim int64) (int64, string) {
+	g, _ := gramScratch(n, dim)
+	c, _ := columnsScratch(n, dim)
+	return memsize.Add(g, c, 3*memsize.Alloc(8*n)), ""
 }

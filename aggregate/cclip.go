@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -202,4 +203,14 @@ func checkOwn(rule string, own []float32, d int) error {
 		return fmt.Errorf("%s: %w: own vector has %v at coordinate %d", rule, ErrNonFinite, own[at], at)
 	}
 	return nil
+}
+
+// cclipScratch is the start vector, the coordinate-wise median that gives
+// it (its scratch and weights), the around's scratch (its float64 point)
+// and the clipping's order, distances and coefficients. (With
+// FromPrevious, a copy of the previous output too.)
+func cclipScratch(n, dim int64) (int64, string) {
+	med, _ := columnsScratch(n, dim)
+	return memsize.Add(memsize.Floats(dim), med, memsize.Alloc(8*n), aroundScratch(n, dim), 4*memsize.Alloc(8*n)),
+		"a start vector, a float64 point"
 }

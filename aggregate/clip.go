@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -156,4 +157,9 @@ func (c *clipper) credit(w []float64) []float64 {
 		return nil
 	}
 	return slices.Clone(w)
+}
+
+// clipScratch is up to n clipped copies (clip, arc).
+func clipScratch(n, dim int64) (int64, string) {
+	return memsize.Alloc(memsize.Mul(4, n, dim)), fmt.Sprintf("up to %d clipped copies", n)
 }

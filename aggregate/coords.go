@@ -1,5 +1,7 @@
 package aggregate
 
+import "github.com/trellis-fl/trellis/internal/memsize"
+
 // coords is one worker's scratch for a coordinate-wise rule: the keys of a
 // block of coordinates, gathered from all inputs at once so each input is
 // read sequentially, and per-input use counts for Weights.
@@ -145,4 +147,11 @@ func (c *columns) weightsInto(w []float64) []float64 {
 		}
 	}
 	return w
+}
+
+// columnsScratch is a coordinate-wise rule's scratch (median,
+// trimmed_mean): one block of keys, and per input its key halves, terms
+// and counts (coords.start).
+func columnsScratch(n, _ int64) (int64, string) {
+	return memsize.Alloc(8*4096) + 4*memsize.Alloc(8*n), ""
 }

@@ -72,4 +72,8 @@
 //     inputs by coordinate blocks across goroutines; the blocks are fixed by
 //     the vector length and partial sums are added in block order, so the
 //     output is bit-identical for every thread count.
+//   - Spec.Scratch is what a rule string's rules keep between aggregations
+//     for n inputs of a given length, each rule counting its own next to
+//     its allocations (TestScratchMatchesTheHeap holds them to the heap);
+//     the memory estimate of a run asks it.
 package aggregate

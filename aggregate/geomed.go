@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"math"
 )
 
@@ -124,3 +125,12 @@ func (gm *GeometricMedian) Weights() []float64 {
 
 // Dropped implements Dropper.
 func (gm *GeometricMedian) Dropped() int { return gm.s.Dropped() }
+
+// geomedScratch is the start vector, the coordinate-wise median that
+// gives it (its scratch and weights), the around's scratch (its float64
+// point) and the update's order, weights and coefficients.
+func geomedScratch(n, dim int64) (int64, string) {
+	med, _ := columnsScratch(n, dim)
+	return memsize.Add(memsize.Floats(dim), med, memsize.Alloc(8*n), aroundScratch(n, dim), 3*memsize.Alloc(8*n)),
+		"a start vector and a float64 point"
+}

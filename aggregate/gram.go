@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/trellis-fl/trellis/internal/gemm"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -422,4 +423,19 @@ func compareVec(x, y []float32) int {
 		}
 	}
 	return 0
+}
+
+// gramScratch is the Gram matrix's scratch for n inputs of dim floats
+// (gram.run, one worker): the squared distances, the groups' partial sums,
+// the worker's chunk of rows, its block of products, the rows' scales and
+// its matrix engine's workspace; then a ranking's parents and a selection's
+// order, scores and row (krum's kscores).
+func gramScratch(n, dim int64) (int64, string) {
+	limit := max(1, min(maxGroups, gramBudget/max(1, n*n)))
+	groups := int64(split(int(min(dim, math.MaxInt32)+gramChunk-1)/gramChunk, 1, int(limit)).count)
+	k := min(dim, gramChunk)
+	ws := gemm.Workspace([]gemm.Product{{M: n, N: n, K: k, LDB: k, TransB: true}})
+	b := memsize.Add(memsize.Alloc(memsize.Mul(8, n, n)), memsize.Alloc(memsize.Mul(8, groups, n, n)),
+		memsize.Floats(n*gramChunk), memsize.Floats(n*n), memsize.Alloc(8*n), ws, 4*memsize.Alloc(8*n))
+	return b, ""
 }

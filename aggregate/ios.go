@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"slices"
 )
 
@@ -145,3 +146,8 @@ func (o *IOS) Weights() []float64 {
 
 // Dropped implements Dropper.
 func (o *IOS) Dropped() int { return o.s.Dropped() }
+
+// iosScratch is the float64 mean.
+func iosScratch(_, dim int64) (int64, string) {
+	return memsize.Alloc(memsize.Mul(8, dim)), "a float64 mean"
+}

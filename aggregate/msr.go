@@ -1,6 +1,8 @@
 package aggregate
 
-import "fmt"
+import (
+	"fmt"
+)
 
 // MSR is the mean-subsequence-reduced update of LeBlanc et al. (W-MSR with
 // equal weights; "MSR / W-MSR" in spec/robust-rules.md), applied per
@@ -124,3 +126,6 @@ func (k *msrKernel) coord(c *coords, keys []uint64, j int) float32 {
 	s, m := keptRange(c, keys, lo, hi, 2)
 	return float32((s + r) / float64(m+1))
 }
+
+// msrScratch is the coordinate-wise scratch (its columns).
+func msrScratch(n, dim int64) (int64, string) { return columnsScratch(n, dim) }

@@ -1,6 +1,9 @@
 package aggregate
 
-import "fmt"
+import (
+	"fmt"
+	"github.com/trellis-fl/trellis/internal/memsize"
+)
 
 // NNM is nearest-neighbor mixing (Allouah et al., AISTATS 2023; "NNM (f)" in
 // spec/robust-rules.md): each input x_i is replaced by the mean of its
@@ -92,4 +95,10 @@ func (m *NNM) Credit(w []float64) []float64 {
 		}
 	}
 	return in
+}
+
+// nnmScratch is the Gram matrix's and the n mixed vectors.
+func nnmScratch(n, dim int64) (int64, string) {
+	g, _ := gramScratch(n, dim)
+	return g + memsize.Alloc(memsize.Mul(4, n, dim)), fmt.Sprintf("%d mixed vectors", n)
 }

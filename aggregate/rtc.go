@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/trellis-fl/trellis/internal/memsize"
 	"github.com/trellis-fl/trellis/vec"
 )
 
@@ -161,3 +162,9 @@ func (c *RTC) Weights() []float64 {
 
 // Dropped implements Dropper.
 func (c *RTC) Dropped() int { return c.s.Dropped() }
+
+// rtcScratch is, around the own vector (Spec.AroundOwn: no reference to
+// compute), the float64 sum and the inputs' order, distances and weights.
+func rtcScratch(n, dim int64) (int64, string) {
+	return memsize.Add(memsize.Alloc(memsize.Mul(8, dim)), 3*memsize.Alloc(8*n)), "a float64 sum"
+}

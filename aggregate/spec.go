@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/trellis-fl/trellis/internal/memsize"
 )
 
 // kind describes one rule or pre-aggregator name: whether it has an f (the
@@ -15,30 +17,33 @@ type kind struct {
 	name      string
 	takesF    bool
 	aroundOwn bool
+	// scratch is the heap bytes the rule keeps for n inputs of dim floats
+	// and what they are (Spec.Scratch); nil: none to speak of.
+	scratch func(n, dim int64) (int64, string)
 }
 
 // ruleKinds are the rules NewWith builds, in the order of the toolbox
 // table (docs/methods/toolbox.md).
 var ruleKinds = []kind{
 	{name: "mean"},
-	{name: "median"},
-	{name: "trimmed_mean", takesF: true},
-	{name: "krum", takesF: true},
-	{name: "multi_krum", takesF: true},
-	{name: "geometric_median"},
-	{name: "centered_clipping", takesF: true},
-	{name: "bulyan", takesF: true},
-	{name: "msr", takesF: true, aroundOwn: true},
-	{name: "ios", takesF: true, aroundOwn: true},
-	{name: "rtc", takesF: true, aroundOwn: true},
+	{name: "median", scratch: columnsScratch},
+	{name: "trimmed_mean", takesF: true, scratch: columnsScratch},
+	{name: "krum", takesF: true, scratch: gramScratch},
+	{name: "multi_krum", takesF: true, scratch: gramScratch},
+	{name: "geometric_median", scratch: geomedScratch},
+	{name: "centered_clipping", takesF: true, scratch: cclipScratch},
+	{name: "bulyan", takesF: true, scratch: bulyanScratch},
+	{name: "msr", takesF: true, aroundOwn: true, scratch: msrScratch},
+	{name: "ios", takesF: true, aroundOwn: true, scratch: iosScratch},
+	{name: "rtc", takesF: true, aroundOwn: true, scratch: rtcScratch},
 }
 
 // preKinds are the pre-aggregators NewWith accepts in front of a rule.
 var preKinds = []kind{
-	{name: "bucketing"},
-	{name: "nnm", takesF: true},
-	{name: "clip"},
-	{name: "arc", takesF: true},
+	{name: "bucketing", scratch: bucketingScratch},
+	{name: "nnm", takesF: true, scratch: nnmScratch},
+	{name: "clip", scratch: clipScratch},
+	{name: "arc", takesF: true, scratch: clipScratch},
 }
 
 func kindNames(ks []kind) []string {
@@ -151,6 +156,32 @@ func (s Spec) New(p Params) (Rule, error) {
 		return nil, err
 	}
 	return s.build(p), nil
+}
+
+// Scratch is the heap bytes the rules of s keep between aggregations
+// (each rounded as the Go allocator does) for n inputs of dim floats, and
+// what the larger ones are, for a memory estimate: every rule and
+// pre-aggregator counts its own (its kind's scratch, next to its
+// allocations).
+func (s Spec) Scratch(n, dim int) (int64, string) {
+	var total int64
+	var what []string
+	for i, name := range append(slices.Clone(s.Pre), s.Rule) {
+		ks := preKinds
+		if i == len(s.Pre) {
+			ks = ruleKinds
+		}
+		k, ok := findKind(ks, name)
+		if !ok || k.scratch == nil {
+			continue
+		}
+		b, w := k.scratch(int64(n), int64(dim))
+		total = memsize.Add(total, b)
+		if w != "" {
+			what = append(what, name+": "+w)
+		}
+	}
+	return total, strings.Join(what, "; ")
 }
 
 // MaxF is the largest f for which the rule (with parameters p, whose F is

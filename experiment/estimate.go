@@ -200,51 +200,11 @@ var (
 const digesterBytes = 8192 + 256
 
 // ruleScratch is one node's aggregation-rule scratch, in bytes, for rule
-// (with pre-aggregators, "nnm+krum") over k inputs of vectors of p floats.
+// (with pre-aggregators, "nnm+krum") over k inputs of vectors of p floats:
+// what the rules say of themselves (aggregate.Spec.Scratch).
 func ruleScratch(rule string, k, p int64) (int64, string) {
-	vec, dbl := floats(p), alloc(mul(8, p))
-	var total int64
-	var how []string
-	gram := func() int64 {
-		parts := min(64, max(1, (1<<22)/max(1, k*k)))
-		return alloc(mul(8, k, k)) + alloc(mul(8, parts, k, k)) + floats(k*256) + floats(k*k)
-	}
 	spec, _ := aggregate.ParseSpec(rule) // validated before any estimate
-	for _, r := range append(spec.Pre, spec.Rule) {
-		var b int64
-		switch r {
-		case "mean":
-		case "median", "trimmed_mean":
-			b = alloc(8*4096) + 4*alloc(8*k)
-		case "krum", "multi_krum", "bulyan":
-			b = gram()
-		case "geometric_median":
-			b = vec + dbl + alloc(8*4096)
-			how = append(how, r+": a start vector and a float64 point")
-		case "centered_clipping":
-			b = 2*vec + dbl
-			how = append(how, r+": start and previous vectors, a float64 point")
-		case "msr":
-			b = vec
-		case "ios":
-			b = dbl
-			how = append(how, r+": a float64 mean")
-		case "rtc":
-			b = vec + dbl
-			how = append(how, r+": a reference and a float64 sum")
-		case "nnm":
-			b = gram() + alloc(mul(4, k, p))
-			how = append(how, fmt.Sprintf("nnm: %d mixed vectors", k))
-		case "bucketing":
-			b = alloc(mul(4, k, p))
-			how = append(how, fmt.Sprintf("bucketing: up to %d bucket means", k))
-		case "clip", "arc":
-			b = alloc(mul(4, k, p))
-			how = append(how, fmt.Sprintf("%s: up to %d clipped copies", r, k))
-		}
-		total = add(total, b)
-	}
-	return total, strings.Join(how, "; ")
+	return spec.Scratch(int(k), int(min(p, math.MaxInt)))
 }
 
 // EstimateWith estimates a simulated run of c (every node in this
