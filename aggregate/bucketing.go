@@ -7,7 +7,7 @@ import (
 )
 
 // Bucketing is the bucketing pre-aggregator of Karimireddy, He and Jaggi
-// (ICLR 2022; "bucketing (s)" in spec/robust-rules.md): permute the inputs
+// (ICLR 2022; "bucketing (s)" in docs/methods/toolbox.md): permute the inputs
 // at random, average consecutive buckets of S, and hand the ceil(n/S) means
 // to the rule. Averaging mixes faulty inputs with honest ones, which
 // brings non-iid honest inputs closer together for the rule.

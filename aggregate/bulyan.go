@@ -7,7 +7,7 @@ import (
 )
 
 // Bulyan is the rule of El Mhamdi, Guerraoui and Rouault (ICML 2018),
-// "bulyan" in spec/robust-rules.md: select θ = n − 2f inputs by iterated
+// "bulyan" in docs/methods/toolbox.md: select θ = n − 2f inputs by iterated
 // Krum (each round picks the input with the lowest Krum score among those
 // not yet picked, scored against the not-yet-picked ones with
 // max(0, r − f − 2) neighbors for r of them, and removes it), then per

@@ -10,7 +10,7 @@ import (
 )
 
 // CenteredClipping is centered clipping (Karimireddy, He and Jaggi, ICML
-// 2021; "centered clipping" in spec/robust-rules.md): from a start v_0,
+// 2021; "centered clipping" in docs/methods/toolbox.md): from a start v_0,
 // Iterations times
 //
 //	v_m = v_{m−1} + (1/n) Σ_i (x_i − v_{m−1})·min(1, τ/||x_i − v_{m−1}||).

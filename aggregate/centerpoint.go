@@ -9,7 +9,7 @@ import (
 )
 
 // Centerpoint returns a point of Tukey depth at least ceil(n/(d+1)) for
-// d <= 2 ("centerpoint" in spec/robust-rules.md, optional there). The
+// d <= 2 ("centerpoint" in docs/methods/toolbox.md, optional there). The
 // Tukey depth of p is the least number of inputs in a closed half-plane
 // containing p; a centerpoint always exists in exact arithmetic.
 //

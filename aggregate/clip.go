@@ -9,7 +9,7 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// Clip is static clipping ("clipping (c)" in spec/robust-rules.md): every
+// Clip is static clipping ("clipping (c)" in docs/methods/toolbox.md): every
 // input of norm above C is scaled to norm C; the others pass unchanged.
 // Credit leaves weights with the input they belong to (a clipped input
 // still counts as that input).
@@ -42,7 +42,7 @@ func (c *Clip) Apply(xs [][]float32) ([][]float32, error) {
 func (c *Clip) Credit(w []float64) []float64 { return c.cl.credit(w) }
 
 // AdaptiveClip is ARC-style adaptive clipping (after Allouah et al., 2024;
-// "ARC-style adaptive clipping" in spec/robust-rules.md): the clipping
+// "ARC-style adaptive clipping" in docs/methods/toolbox.md): the clipping
 // radius is the (n − F)-th smallest input norm, so the F largest inputs
 // are clipped to it (fewer when norms tie). It needs n > F. Credit is as
 // for Clip.

@@ -1,6 +1,6 @@
 // Package aggregate holds robust aggregation rules and pre-aggregators:
 // pure functions that combine n vectors of one length into one, written for
-// spec/robust-rules.md ("Aggregation rules", "Pre-aggregators") and used by
+// (the survey, Table 7, "Pre-aggregators") and used by
 // strategies.
 //
 // # Rules and names

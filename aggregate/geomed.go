@@ -7,7 +7,7 @@ import (
 )
 
 // GeometricMedian approximates argmin_z Σ ||z − x_i|| by smoothed Weiszfeld
-// iterations ("geometric median" in spec/robust-rules.md): start at the
+// iterations ("geometric median" in docs/methods/toolbox.md): start at the
 // coordinate-wise median, β_i = max(||x_i − z||, ν), z ← Σ(x_i/β_i) /
 // Σ(1/β_i), until ||z_new − z|| <= Tol·||z|| or Iterations updates. It
 // needs no f: fewer than half of the inputs cannot carry it away (its

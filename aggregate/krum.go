@@ -6,7 +6,7 @@ import (
 )
 
 // Krum is the rule of Blanchard et al. (NeurIPS 2017), "krum" in
-// spec/robust-rules.md: each input's score is the sum of its squared
+// docs/methods/toolbox.md: each input's score is the sum of its squared
 // distances to its n − f − 2 nearest other inputs, and the output is the
 // input with the lowest score. It needs n > 2f + 2.
 //
@@ -59,7 +59,7 @@ func (k *Krum) Weights() []float64 {
 func (k *Krum) Dropped() int { return k.s.Dropped() }
 
 // MultiKrum averages the M inputs with the lowest Krum scores ("multi-krum"
-// in spec/robust-rules.md; M = n − f when M is 0). It needs n > 2f + 2 and
+// in docs/methods/toolbox.md; M = n − f when M is 0). It needs n > 2f + 2 and
 // 1 <= M <= n.
 //
 // Inputs are ranked as by Krum (score, then contents, then index) and the

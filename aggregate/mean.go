@@ -1,6 +1,6 @@
 package aggregate
 
-// Mean is the arithmetic mean Σ x_i / n (spec/robust-rules.md, "mean"). It
+// Mean is the arithmetic mean Σ x_i / n (docs/methods/toolbox.md, "mean"). It
 // tolerates no faulty input: one vector can move it anywhere.
 //
 // Each coordinate is summed in float64 in input order, which the driver

@@ -1,6 +1,6 @@
 package aggregate
 
-// Median is the coordinate-wise median, CWMed of spec/robust-rules.md: per
+// Median is the coordinate-wise median, CWMed of docs/methods/toolbox.md: per
 // coordinate the middle value, or the mean of the two middle values for an
 // even n. It needs no f; fewer than half of the inputs cannot move it
 // beyond the range of the others.

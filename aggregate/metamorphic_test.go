@@ -15,7 +15,7 @@ import (
 // are powers of two), so a broken relation is a defect, not rounding.
 // Choices of the distance-based rules are also cross-checked against
 // distances computed directly in float64 (oracle functions below, written
-// from the definitions in spec/robust-rules.md, not from the rules' code).
+// from the definitions in docs/methods/toolbox.md, not from the rules' code).
 
 // metaNames are ruleNames plus the chains the issue names.
 var metaNames = append(slices.Clone(ruleNames), "nnm+multi_krum", "nnm+bulyan", "arc+trimmed_mean", "bucketing+krum")

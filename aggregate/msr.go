@@ -5,7 +5,7 @@ import (
 )
 
 // MSR is the mean-subsequence-reduced update of LeBlanc et al. (W-MSR with
-// equal weights; "MSR / W-MSR" in spec/robust-rules.md), applied per
+// equal weights; "MSR / W-MSR" in docs/methods/toolbox.md), applied per
 // coordinate: around a reference value x_0, remove the F largest values
 // above x_0 (all of them if fewer than F are above) and the F smallest
 // below it (likewise), and average what remains together with x_0. Values

@@ -6,7 +6,7 @@ import (
 )
 
 // NNM is nearest-neighbor mixing (Allouah et al., AISTATS 2023; "NNM (f)" in
-// spec/robust-rules.md): each input x_i is replaced by the mean of its
+// docs/methods/toolbox.md): each input x_i is replaced by the mean of its
 // n − F nearest inputs, itself included. It needs n > F.
 //
 // Distances come from a Gram-matrix product (see gram). Each input's

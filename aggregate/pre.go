@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Pre is a pre-aggregator ("Pre-aggregators" in spec/robust-rules.md): it
+// Pre is a pre-aggregator ("Pre-aggregators" in docs/methods/toolbox.md): it
 // turns the inputs of a rule into other vectors the rule then combines
 // (bucket means, nearest-neighbor means, clipped inputs). Pre-aggregators
 // compose in front of any rule through Chain.

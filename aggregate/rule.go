@@ -13,7 +13,7 @@ type Rule interface {
 
 // Centered is a rule that needs the aggregating node's own vector x_0 as
 // well as its inputs (centered clipping, MSR, SCClip in
-// spec/robust-rules.md): CenteredClipping and MSR here, and a Chain whose
+// docs/methods/toolbox.md): CenteredClipping and MSR here, and a Chain whose
 // rule is one of them. own is not one of xs.
 type Centered interface {
 	Name() string
@@ -21,7 +21,7 @@ type Centered interface {
 }
 
 // Selector is implemented by rules that can say how much each input counted
-// in their last output, for the influence metric delta_max (spec/dmtt.md).
+// in their last output, for the influence metric delta_max (the DMTT paper).
 // Weights reports, for the last successful call, the weight each input
 // received, in input order, summing to 1: for the mean 1/n each; for
 // coordinate-wise rules the share of each coordinate an input's value

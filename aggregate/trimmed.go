@@ -8,7 +8,7 @@ import (
 )
 
 // TrimmedMean is the coordinate-wise trimmed mean, CWTM of
-// spec/robust-rules.md: per coordinate, sort the n values, drop the F
+// docs/methods/toolbox.md: per coordinate, sort the n values, drop the F
 // largest and the F smallest and average the remaining n − 2F. It needs
 // n > 2F; F = 0 is the mean (up to summation order).
 //

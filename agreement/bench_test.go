@@ -7,7 +7,7 @@ import (
 	"github.com/trellis-fl/trellis/nn"
 )
 
-// The cost of LIGHTYEAR's scoring (spec/lightyear.md: one forward pass per
+// The cost of LIGHTYEAR's scoring (the LIGHTYEAR paper: one forward pass per
 // model plus two n × n Gram matrices, no backward pass) against one local
 // epoch, for the quick presets' MLP and the paper's FEMNIST CNN, one matrix
 // thread (the simulator runs nodes in parallel): BenchmarkScorePeer scores

@@ -6,7 +6,7 @@ import "math"
 const Bins = 15
 
 // Calibration is a model's calibration summary on a set of samples
-// (spec/lightyear.md, "calibration").
+// (docs/methods/lightyear.md).
 type Calibration struct {
 	Accuracy  float64
 	ECE       float64

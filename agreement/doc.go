@@ -1,5 +1,5 @@
 // Package agreement scores how much two models agree, for LIGHTYEAR's peer
-// selection (spec/lightyear.md, "Agreement score A"): the final-layer NTK
+// selection (the LIGHTYEAR paper, §4.5): the final-layer NTK
 // compared by centered kernel alignment (function space), the calibration
 // score of the authors' public code, and the cosine of the parameter
 // vectors (parameter space). Every score lies in [0, 1].

@@ -3,7 +3,7 @@ package agreement
 import "math"
 
 // Jacobian writes M = ∂p/∂z (classes × classes, row j = ∂p_j) for one
-// sample into m (spec/lightyear.md, "ntk"). u is the sample's vacuity for an
+// sample into m (the LIGHTYEAR paper, §4.5). u is the sample's vacuity for an
 // evidential head; pass u ≤ 0 for softmax.
 func Jacobian(m []float64, p []float32, u float32) {
 	k := len(p)

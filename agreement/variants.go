@@ -5,7 +5,7 @@ import "math"
 // Variants of the NTK agreement score, for the study of which
 // normalisation of the final-layer NTK separates benign from
 // malfunctioning peers under site shift (the paper's formula did not
-// survive extraction, spec/lightyear.md; every variant here is a
+// survive extraction, the LIGHTYEAR paper; every variant here is a
 // reconstruction, named for what it changes against the spec's ntk):
 //
 //   - logits: the Jacobian of the logits z = Wφ + b instead of the

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 )
 
-// Adaptive is R-DPFL's defense-aware attack (spec/rdpfl.md, "Attacks used
-// by the paper"): the attackers predict the receiver's trend as the
+// Adaptive is R-DPFL's defense-aware attack (the R-DPFL paper,
+// its experiments): the attackers predict the receiver's trend as the
 // previous round's honest mean, pred = mean(G^{t−1}), and send
 //
 //	pred − e·||pred||·mean(G^t)/||mean(G^t)||,

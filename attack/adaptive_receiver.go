@@ -7,8 +7,8 @@ import (
 )
 
 // AdaptiveReceiver is the defense-aware attack aimed at each receiver's own
-// prediction, which is what R-DPFL's clip is designed against (spec/rdpfl.md
-// step 4: the receiver clips the deviation of its robust aggregate from
+// prediction, which is what R-DPFL's clip is designed against (the R-DPFL paper,
+// Algorithm 2: the receiver clips the deviation of its robust aggregate from
 // the direction it predicted from its own history). Receiver i aggregates
 // its own neighborhood, so the attackers estimate i's prediction as the
 // mean of the honest directions i received in the previous round, pred_i,

@@ -128,13 +128,13 @@ const (
 // disagree on length.
 var ErrLength = errors.New("length mismatch")
 
-// names lists the attacks New accepts, in the order of spec/robust-rules.md.
+// names lists the attacks New accepts, in the order of docs/methods/toolbox.md.
 var names = []string{
 	"none", "gaussian", "sign_flip", "scaling", "random", "ana_proportional",
 	"alie", "ipm", "min_max", "min_sum", "fang_trim", "label_flip",
-	// R-DPFL's defense-aware attack on directions (spec/rdpfl.md).
+	// R-DPFL's defense-aware attack on directions (the R-DPFL paper).
 	"adaptive", "adaptive_receiver",
-	// LIGHTYEAR's malfunctions (spec/lightyear.md): ana is gaussian (θ + ε,
+	// LIGHTYEAR's malfunctions (the LIGHTYEAR paper): ana is gaussian (θ + ε,
 	// ε ~ N(0, σ²I)), sfa is sign_flip (−aθ, a = 1), under the paper's
 	// names; dynamic picks one of ana, sfa, random per round.
 	"ana", "sfa", "dynamic",

@@ -1,6 +1,6 @@
 // Package attack holds what Byzantine nodes send: given a node's honest
 // payload and the adversary's view of the round, an Attack crafts the vector
-// the node sends instead (spec/robust-rules.md, "Attacks").
+// the node sends instead (docs/methods/toolbox.md).
 //
 // # Choices
 //

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 )
 
-// Dynamic is LIGHTYEAR's dynamic malfunction (spec/lightyear.md,
-// "Malfunctions"): every Craft picks one of ana, sfa and random with equal
+// Dynamic is LIGHTYEAR's dynamic malfunction (the LIGHTYEAR paper,
+// §4.2): every Craft picks one of ana, sfa and random with equal
 // probability (the first draw from rng, rng.IntN(3)) and crafts with it,
 // passing rng on. ana is the proportional variant when Params.Percent is
 // set and the additive one (gaussian, σ = Params.Sigma) otherwise. With a

@@ -3,7 +3,7 @@
 write them (torch.median(dim=0), sort-based trimmed mean, torch.cdist-based
 Krum, Weiszfeld with tensor ops), timed on n vectors of d float32. The
 PyTorch side of bench/rules_compare.sh; the Go side is BenchmarkRules in
-package aggregate, with the same definitions (spec/robust-rules.md) and
+package aggregate, with the same definitions (docs/methods/toolbox.md) and
 f = (n - 1) // 10.
 
     python3 bench/torch_rules.py --threads 2 [--n 100] [--d 1000000] [--reps 3] [--rules median,krum]

@@ -20,7 +20,7 @@ def mlp():
 
 
 def femnist_cnn():
-    # spec/lightyear.md: the FEMNIST CNN, 62 classes.
+    # the LIGHTYEAR paper: the FEMNIST CNN, 62 classes.
     return nn.Sequential(
         nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(32, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),

@@ -27,7 +27,7 @@
 // # Timing
 //
 // Lockstep: a phase closes when every in-neighbour's phase marker arrived,
-// or after a generous timeout (Timing.PhaseTimeout). Wallclock (spec/dmtt.md,
+// or after a generous timeout (Timing.PhaseTimeout). Wallclock (the DMTT paper,
 // Eq. 18): round k runs in [t0 + kΔ, t0 + (k+1)Δ); training stops between
 // batches at t0 + kΔ + TrainShare·Δ; a phase closes early when every marker
 // arrived, else at its sub-deadline (the last phase at the window's end

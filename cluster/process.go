@@ -28,7 +28,7 @@ const (
 	// arrived (or after Timing.PhaseTimeout): the simulator's rounds, so
 	// that simulation and deployment give the same metrics.
 	Lockstep Mode = "lockstep"
-	// Wallclock runs round k in [t0 + kΔ, t0 + (k+1)Δ) (spec/dmtt.md,
+	// Wallclock runs round k in [t0 + kΔ, t0 + (k+1)Δ) (the DMTT paper,
 	// Eq. 18): training until its share of the window, then the phases,
 	// each closing early when every marker arrived or at its sub-deadline;
 	// a node that misses a deadline ends the round with what it has.

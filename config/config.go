@@ -24,12 +24,12 @@ type Config struct {
 	Rounds    int    `toml:"rounds"`
 	EvalEvery int    `toml:"eval_every"`
 	// FinalRounds is k of the final_* metrics: the mean over the last k
-	// evaluated rounds (spec/experiments.md).
+	// evaluated rounds.
 	FinalRounds int `toml:"final_rounds"`
 	Nodes       int `toml:"nodes"`
 	// Init is "same" (every node starts from the same parameters, as every
 	// averaging method assumes) or "per_node" (each node its own draw), to
-	// study that effect (spec/experiments.md, "Initialization").
+	// study that effect.
 	Init string `toml:"init"`
 
 	Data       Data       `toml:"data"`
@@ -59,8 +59,7 @@ type Partition struct {
 	Method           string  `toml:"method"` // iid | dirichlet | shards | natural (by writer / subject)
 	Alpha            float64 `toml:"alpha"`
 	ClassesPerClient int     `toml:"classes_per_client"`
-	// Shift is a fixed per-client feature shift (spec/experiments.md,
-	// "Partitions"): "" none, "rotate" (client i rotates its images by
+	// Shift is a fixed per-client feature shift: "" none, "rotate" (client i rotates its images by
 	// i·shift_degrees/nodes degrees) or "permute" (a pixel permutation per
 	// client); it applies to the client's train, validation and test
 	// samples, not to the global test set.
@@ -127,8 +126,8 @@ type Adversary struct {
 	// payloads in rounds 0 … start_round−1 and attack from start_round on
 	// (attack.Scheduled). Topology lies (liar, claim_*) are not scheduled.
 	StartRound int `toml:"start_round,omitempty"`
-	// Idle: Byzantine nodes neither train nor aggregate (spec/dmtt.md,
-	// "Attack"); they send their initial model as the attack crafts it.
+	// Idle: Byzantine nodes neither train nor aggregate (the DMTT paper,
+	// §V-E); they send their initial model as the attack crafts it.
 	Idle bool `toml:"idle"`
 	// Liar is the topology liar (nodes with a trust layer): "" (none),
 	// "omission" (claims only the Byzantine coalition) or "inflation"
@@ -142,8 +141,8 @@ type Adversary struct {
 	ClaimFlood   bool `toml:"claim_flood"`
 }
 
-// Trust is DMTT's topology-trust layer (package trust; spec/dmtt.md,
-// "Per-node state", "Topology claims"). It runs when strategy.name =
+// Trust is DMTT's topology-trust layer (package trust; the DMTT paper,
+// §III-D and Algorithms 1–3). It runs when strategy.name =
 // "dmtt" or enabled = true; τ_trust is dmtt's option tau_trust (0.25 for
 // other strategies). Every value has the spec's default.
 type Trust struct {
@@ -159,9 +158,9 @@ type Trust struct {
 	Eta      float64 `toml:"eta"`       // uncertainty penalty η
 	TauU     float64 `toml:"tau_u"`     // uncertainty allowance τ_U
 	Wd       float64 `toml:"wd"`        // weight w_d of a direct confirmation
-	// Rules are the evidence rules: "spec" (the spec's protocol as
-	// written, the default), "screen" (trust.ScreenRules: no evidence
-	// for a coalition, issue 22) or "screen_unhopped" (the same, disputes
+	// Rules are the evidence rules: "spec" (the DMTT paper's protocol
+	// as written, the default), "screen" (trust.ScreenRules: no evidence
+	// for a coalition) or "screen_unhopped" (the same, disputes
 	// decided without the hop discount: trust.Rules.Unhopped).
 	Rules string `toml:"rules"`
 	// DisjointPaths k > 0 is the high-assurance mode: support through

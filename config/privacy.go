@@ -10,7 +10,7 @@ import (
 )
 
 // Privacy is the [privacy] section: differential privacy of what the
-// nodes release (spec/privacy.md, docs/methods/privacy.md).
+// nodes release (the survey, §3.1.1, docs/methods/privacy.md).
 //
 //	mode = "none" | "node" | "sample"
 //
@@ -33,9 +33,9 @@ type Privacy struct {
 	Clip            float64 `toml:"clip"`
 	Delta           float64 `toml:"delta"`
 	Sampling        string  `toml:"sampling"`
-	// Orders is the accountant's RDP order grid: "" or "spec" (the spec's
-	// grid, the default) or "dense" (privacy.DenseOrders: ε within 1e-4 of
-	// TF-Privacy's and Opacus's published values, where the spec's grid
+	// Orders is the accountant's RDP order grid: "" or "spec" (the
+	// default grid, privacy.DefaultOrders) or "dense" (privacy.DenseOrders: ε within 1e-4 of
+	// TF-Privacy's and Opacus's published values, where the default grid
 	// can be up to 4 % above them — still a valid bound).
 	Orders string `toml:"orders,omitempty"`
 	// Audit, when present, runs the membership-inference audit on the

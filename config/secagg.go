@@ -6,7 +6,7 @@ import (
 )
 
 // SecAgg is the [secagg] section: secure aggregation inside each
-// node's group (secagg.Layer; spec/privacy.md "Secure aggregation",
+// node's group (secagg.Layer; the survey, §3.1.3 and §3.4,
 // docs/methods/secure-aggregation.md).
 //
 //	mode = "none" | "neighbourhood" | "screened"

@@ -7,7 +7,7 @@ import (
 	"github.com/trellis-fl/trellis/trust"
 )
 
-// defaultTrust is the trust section's defaults: spec/dmtt.md's values.
+// defaultTrust is the trust section's defaults: the DMTT paper's values.
 func defaultTrust() Trust {
 	d := trust.DefaultConfig()
 	return Trust{Rho: d.Rho, Timeout: d.Timeout, Xi: d.Xi, TauAdd: d.TauAdd, TauFwd: d.TauFwd,

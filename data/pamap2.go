@@ -18,7 +18,7 @@ import (
 // acceleration ±16 g, 3D acceleration ±6 g, 3D gyroscope, 3D magnetometer,
 // 4 orientation values (documented as invalid). Missing values are "NaN".
 //
-// Preprocessing, as spec/experiments.md prescribes:
+// Preprocessing:
 //   - 40 channels: heart rate + 13 per IMU (all but orientation);
 //   - NaN -> the mean of that column over the subject's file (a column with
 //     no value at all in a subject's file gets the global mean, i.e. 0 after

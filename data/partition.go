@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// Method names a partitioner (spec/experiments.md, "Partitions").
+// Method names a partitioner.
 type Method string
 
 const (

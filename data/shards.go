@@ -2,8 +2,7 @@ package data
 
 import "fmt"
 
-// partitionShards gives each client k distinct classes (spec/experiments.md:
-// "shards (each client gets k classes)"). Over a random order of the K
+// partitionShards gives each client k distinct classes . Over a random order of the K
 // classes present in the pool and a random order of the clients, the i-th
 // client holds classes i·k, …, i·k+k-1 (mod K), so every class is held by
 // ⌊Ck/K⌋ or ⌈Ck/K⌉ clients; each class's shuffled samples are then split

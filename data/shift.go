@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 )
 
-// Feature shift (spec/experiments.md, "Partitions"): a fixed per-client
+// Feature shift: a fixed per-client
 // transform of the inputs, to emulate sites that see the same classes
 // differently (LIGHTYEAR's multi-site heterogeneity). The dataset copy is
 // shared, so a client's transform is applied to each row as a batch is filled

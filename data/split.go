@@ -7,7 +7,7 @@ import (
 )
 
 // Fractions of a client's samples for training, validation and test
-// (spec/experiments.md: defaults 0.7 / 0.1 / 0.2). The zero value means the
+// (defaults 0.7 / 0.1 / 0.2). The zero value means the
 // defaults.
 type Fractions struct {
 	Train, Val, Test float64

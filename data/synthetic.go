@@ -7,7 +7,7 @@ import (
 )
 
 // SyntheticConfig describes a Gaussian-mixture classification task split
-// across clients, for fast unit tests (spec/experiments.md, "synthetic"):
+// across clients, for fast unit tests:
 // class c has mean mu_c ~ N(0, Separation²·I); client i has its own class
 // proportions pi_i ~ Dir(LabelAlpha·1) (label shift) and its own offset
 // delta_i ~ N(0, FeatureShift²·I) (feature shift); a sample of client i is

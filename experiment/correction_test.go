@@ -7,7 +7,7 @@ import (
 )
 
 // An R-DPFL run records each honest node's correction every round: the
-// prediction follows spec/rdpfl.md step 4 (round 1 "self", then the
+// prediction follows the R-DPFL paper, Algorithm 2 (round 1 "self", then the
 // warm-up's "previous"), and the factors lie in (0, 1]. Other strategies
 // record none.
 func TestRDPFLRecordsItsCorrection(t *testing.T) {

@@ -6,7 +6,7 @@
 // and shards, the memory estimate, and the checks that need the topology
 // built (Check, Warnings, FRecordOf).
 //
-// Choices recorded here (spec/experiments.md):
+// Choices recorded here:
 //   - All nodes start from the same initial parameters, drawn from the
 //     experiment seed ("Initialization").
 //   - Each client splits its samples 0.7 / 0.1 / 0.2 into train, validation

@@ -163,7 +163,7 @@ func TestCancelKeepsFinishedRounds(t *testing.T) {
 }
 
 // TestDynamicGraphAndOtherBaselines runs FedAvg (Metropolis–Hastings) on the
-// torus mobility graph of spec/dmtt.md, and D-PSGD and gradient tracking on
+// torus mobility graph of the DMTT paper, and D-PSGD and gradient tracking on
 // a ring: each must learn (well above chance) and be reproducible. D-PSGD
 // and gradient tracking are gradient methods and run 2 local steps per
 // round; with a whole local epoch per round they oscillate (measured:

@@ -52,7 +52,7 @@ type NodeRound struct {
 }
 
 // Correction is one R-DPFL node-round's neighbourhood direction
-// (spec/rdpfl.md step 4): ClipFactor is the factor the adaptive
+// (the R-DPFL paper, Algorithm 2): ClipFactor is the factor the adaptive
 // deviation clip scaled Δ by (1: it did not act), GdFactor the one the
 // G_d bound scaled d~ by, Prediction "none" (ablation), "self",
 // "previous" or "bb", and Empty that no neighbour direction arrived.
@@ -80,8 +80,8 @@ type Score struct {
 	Value     float64 `json:"value"`
 }
 
-// Round is the record of one round: every node's, and the aggregates of
-// spec/experiments.md ("Metrics") over honest nodes.
+// Round is the record of one round: every node's, and the aggregates
+// over honest nodes.
 type Round struct {
 	Round     int         `json:"round"`
 	Evaluated bool        `json:"evaluated"`

@@ -1,7 +1,7 @@
 package metrics
 
-// TrustRound is the topology-trust diagnostics of a round (spec/dmtt.md,
-// "Learning step" item 7), over the honest nodes that run a trust layer,
+// TrustRound is the topology-trust diagnostics of a round (the DMTT paper,
+// §IV-E), over the honest nodes that run a trust layer,
 // after they closed the round. A mean over no pair is absent.
 type TrustRound struct {
 	// Mean T_topo honest nodes hold in honest and in Byzantine peers among

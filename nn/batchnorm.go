@@ -11,7 +11,7 @@ import (
 // over the spatial positions), then applies the trainable scale gamma and
 // shift beta. gamma and beta are ordinary parameters in the flat vector;
 // the running mean and variance are node-local state (Model.State), never
-// shared or aggregated (spec/dmtt.md, "Models"). Constants follow PyTorch:
+// shared or aggregated (docs/methods/murmura.md). Constants follow PyTorch:
 // eps = 1e-5, momentum = 0.1, the running variance uses the unbiased batch
 // variance, normalization uses the biased one.
 type batchNorm struct {

@@ -9,14 +9,13 @@
 // views into them, in layer order, weights before biases, each weight in
 // PyTorch's layout (linear [out, in], conv [out, in, k, k]). Strategies
 // aggregate Params directly. Batch-norm running statistics are node-local
-// State, outside the flat vector, never shared or aggregated (spec/dmtt.md).
+// State, outside the flat vector, never shared or aggregated (the DMTT paper).
 //
 // # Choices
 //
 //   - Initialization follows PyTorch's defaults (uniform ±1/sqrt(fan_in) for
 //     linear and conv weights and biases; batch norm gamma 1, beta 0), drawn
-//     from a seed, so every node of an experiment can start alike
-//     (spec/experiments.md, "Initialization").
+//     from a seed, so every node of an experiment can start alike.
 //   - Convolutions are im2col + GEMM one sample at a time: a sample's column
 //     buffer stays in cache; backward rebuilds it rather than storing the
 //     batch's columns (memory over a few percent of compute). Stride-1
@@ -94,7 +93,7 @@
 //   - Batch norm: eps 1e-5, momentum 0.1, unbiased running variance, as
 //     PyTorch. Dropout is inverted dropout with masks from the caller's RNG.
 //   - The evidential head implements the MSE form of Sensoy et al. with the
-//     variance term (switchable) and the annealed KL of spec/dmtt.md.
+//     variance term (switchable) and the annealed KL of the DMTT paper.
 //   - A non-finite loss or gradient stops training with an error naming the
 //     layer; nothing continues silently on NaN. A linear layer's gradients
 //     are proven finite from a bound on its input and output gradient

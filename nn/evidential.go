@@ -2,7 +2,7 @@ package nn
 
 import "math"
 
-// Evidential is the Dirichlet head of MURMURA (spec/dmtt.md, "Models"):
+// Evidential is the Dirichlet head of MURMURA (docs/methods/murmura.md):
 // evidence e = softplus(z), alpha = e + 1, S = Σ alpha, probabilities
 // p = alpha/S, vacuity u = K/S. The loss per sample with one-hot y is
 //
@@ -18,11 +18,11 @@ type Evidential struct {
 	NoVariance bool
 }
 
-// EvidentialLambdaMax is λ_max of the KL annealing (spec/dmtt.md).
+// EvidentialLambdaMax is λ_max of the KL annealing (the DMTT paper).
 const EvidentialLambdaMax = 0.1
 
 // AnnealedLambda is the spec's schedule λ_t = λ_max · min(1, t/T_anneal)
-// with t the 0-based round and T_anneal = rounds/2 (spec/dmtt.md).
+// with t the 0-based round and T_anneal = rounds/2 (the DMTT paper).
 func AnnealedLambda(round, rounds int, lambdaMax float64) float64 {
 	tAnneal := float64(rounds) / 2
 	if tAnneal <= 0 {

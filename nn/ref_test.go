@@ -155,7 +155,7 @@ func refLoss(h Head, z []float64, y []int, n, k int) float64 {
 	return total / float64(n)
 }
 
-// refEvidential is the per-sample loss of spec/dmtt.md written literally.
+// refEvidential is the per-sample loss of the DMTT paper written literally.
 func refEvidential(z []float64, y int, lambda float64, variance bool) float64 {
 	k := len(z)
 	alpha := make([]float64, k)

@@ -2,7 +2,7 @@ package nn
 
 // RoundScheduled is a part of a model whose training objective depends on
 // the round: the evidential head's KL weight anneals over the run
-// (spec/dmtt.md, "Models").
+// (docs/methods/murmura.md).
 type RoundScheduled interface {
 	SetRound(round, rounds int)
 }
@@ -15,8 +15,8 @@ func (m *Model) SetRound(round, rounds int) {
 	}
 }
 
-// SetRound sets Lambda to the annealed KL weight of the round (spec/dmtt.md,
-// "Models": λ_t = λ_max · min(1, t/T_anneal)).
+// SetRound sets Lambda to the annealed KL weight of the round (docs/methods/murmura.md:
+// λ_t = λ_max · min(1, t/T_anneal)).
 func (h *Evidential) SetRound(round, rounds int) {
 	h.Lambda = AnnealedLambda(round, rounds, EvidentialLambdaMax)
 }

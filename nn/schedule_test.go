@@ -7,7 +7,7 @@ import (
 )
 
 // The model passes the round to its evidential head, which anneals its KL
-// weight as λ_t = 0.1 · min(1, t/(R/2)) (spec/dmtt.md): 0, 0.025, 0.05,
+// weight as λ_t = 0.1 · min(1, t/(R/2)) (the DMTT paper): 0, 0.025, 0.05,
 // 0.075, then 0.1 for R = 8.
 func TestSetRoundAnnealsTheEvidentialHead(t *testing.T) {
 	m, err := Build(Spec{Kind: "logreg", Input: []int{2}, Classes: 3, Head: "evidential"}, 1, Options{Batch: 2})

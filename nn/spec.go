@@ -73,7 +73,7 @@ func (s Spec) stackWith(keepOrder bool) ([]layer, error) {
 		}
 		b.linear(s.Classes)
 	case "femnist_cnn":
-		// spec/lightyear.md: conv5x5-32 pad 2 → ReLU → maxpool 2 →
+		// the LIGHTYEAR paper: conv5x5-32 pad 2 → ReLU → maxpool 2 →
 		// conv5x5-64 pad 2 → ReLU → maxpool 2 → FC 3136-512 → ReLU →
 		// dropout 0.5 → FC classes. (Each pool is built before its ReLU:
 		// the same function, cheaper; see stackBuilder.maxPool.)

@@ -22,7 +22,7 @@ func Poisson(q float64) Sampling { return Sampling{q: q, poisson: true} }
 // Unamplified is every other way of choosing records — the full batch, a
 // fixed order, a shuffle whose batches are then visited in turn — which the
 // accountant charges as if each step saw the whole dataset (q = 1): no
-// amplification it cannot prove (spec/privacy.md, "Accounting").
+// amplification it cannot prove (docs/methods/privacy.md).
 func Unamplified() Sampling { return Sampling{} }
 
 // Rate is the sampling rate the accountant uses: q for Poisson, 1 otherwise.
@@ -85,7 +85,7 @@ func (e LaplaceEvent) validate() error {
 	return nil
 }
 
-// DefaultOrders is the order grid of spec/privacy.md:
+// DefaultOrders is the default order grid, named "spec" in configs:
 // α ∈ {1.25, 1.5, …, 10} ∪ {12, 14, …, 64} ∪ {128, 256}.
 func DefaultOrders() []float64 {
 	var o []float64

@@ -14,7 +14,7 @@ import (
 // ciphertexts) with threshold key generation and decryption, through
 // github.com/tuneinsight/lattigo/v6 (v6.1.1; its multiparty package is
 // Mouchet et al. 2021, "Multiparty Homomorphic Encryption from
-// Ring-Learning-with-Errors"): spec/privacy.md "Homomorphic encryption".
+// Ring-Learning-with-Errors"): the survey, §3.1.2.
 //
 // A group's parties each hold a secret-key share s_i; the collective
 // public key encrypts under s = Σ s_i, which no party holds. A weighted sum

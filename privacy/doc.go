@@ -9,7 +9,7 @@
 // Spelled out, a node layer owns one Mechanism (NewGaussian(clip, z)), one Source
 // (NewSeededSource from the experiment seed in simulation — such a run is
 // "not private" — or NewCryptoSource in deployment) and one Accountant
-// (NewAccountant(nil): the order grid of spec/privacy.md). Once per round,
+// (NewAccountant(nil): DefaultOrders, the default order grid). Once per round,
 // on the update the node is about to release — the same noisy vector goes
 // to every neighbour, one release per round however many receive it:
 //
@@ -42,7 +42,7 @@
 // dplayer.Sample (the node's Trainer) accounts the round's steps with
 // Compose(GaussianEvent{Multiplier: z, Sampling: Poisson(q)}, steps) for
 // nn.PoissonBatches, or Sampling: Unamplified() for shuffled fixed batches
-// (spec/privacy.md: amplification only when the sampling is really random).
+// (amplification only when the sampling is really random).
 //
 // # Accounting and calibration
 //

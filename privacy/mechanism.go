@@ -29,7 +29,7 @@ type Released struct {
 	Event Event
 }
 
-// Gaussian is the Gaussian mechanism of spec/privacy.md: clip to L2 norm C,
+// Gaussian is the Gaussian mechanism of the survey, §3.1.1: clip to L2 norm C,
 // add N(0, (zC)² I). Its L2 sensitivity is C under add/remove adjacency (a
 // contribution is present, with norm ≤ C, or absent), so one release is
 // (α, α/(2z²))-RDP (Mironov 2017, "Rényi Differential Privacy", Table II).
@@ -75,7 +75,7 @@ func (g *Gaussian) Release(v []float32, src Source) (Released, error) {
 	return Released{Norm: norm, Clipped: clipped, Scale: sd, Event: g.ev}, nil
 }
 
-// Laplace is the Laplace mechanism of spec/privacy.md: clip to L1 norm C1,
+// Laplace is the Laplace mechanism of the survey, §3.1.1: clip to L1 norm C1,
 // add i.i.d. Laplace(C1/ε) noise; one release is ε-DP under add/remove
 // adjacency (Dwork and Roth 2014, Thm. 3.6, L1 sensitivity C1).
 type Laplace struct {

@@ -10,7 +10,7 @@ import (
 
 // Paillier's additively homomorphic encryption (Paillier 1999, "Public-Key
 // Cryptosystems Based on Composite Degree Residuosity Classes", scheme 1
-// with g = n + 1; the survey's Example 3, spec/privacy.md "Homomorphic
+// with g = n + 1; the survey's Example 3 (§3.1.2, "Homomorphic
 // encryption"), on math/big:
 //
 //	Enc(m; r) = (1 + m·n) · r^n  mod n²          (g^m = 1 + m·n for g = n + 1)

@@ -16,7 +16,7 @@ import (
 )
 
 // Secure aggregation (Bonawitz et al. 2017, "Practical Secure Aggregation
-// for Privacy-Preserving Machine Learning", §4; spec/privacy.md) inside one
+// for Privacy-Preserving Machine Learning", §4; the survey, §3.1.3) inside one
 // group of a decentralized network. A group is an aggregator a and the
 // members it chose among its neighbours (its neighbourhood, or its
 // topology-screened peers); a plays the paper's server — it relays what

@@ -7,7 +7,7 @@ import (
 )
 
 // FixedPoint is secure aggregation's encoding of real values as integers
-// modulo 2^32 (spec/privacy.md, "Secure aggregation"): x ↦ round(x·2^Bits)
+// modulo 2^32 (the survey, §3.1.3 and §3.4): x ↦ round(x·2^Bits)
 // in two's complement. Sums of up to N encoded values are exact modulo
 // 2^32, and they decode correctly as long as they stay within int32, which
 // Encode enforces by refusing any |x| > Bound = (2^31 − 1)/(2^Bits·N): a

@@ -14,7 +14,7 @@ import (
 // gives party x the share f(x). Any t shares give f(0) by Lagrange
 // interpolation; any t − 1 are consistent with every secret (each secret
 // fits exactly one polynomial of degree t − 1 through them), so they
-// reveal nothing (spec/privacy.md, "Secure aggregation").
+// reveal nothing (the survey, §3.1.3 and §3.4).
 
 // ShamirPrime is p = 2^256 + 297.
 var ShamirPrime = func() *big.Int {

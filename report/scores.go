@@ -49,7 +49,7 @@ func collectScores(dir string) (map[string]map[string]*scoreSample, error) {
 // histogram per attack and score kind (benign vs malfunctioning senders,
 // the threshold tau = strategy.LightyearTau marked) and returns a Markdown
 // section with, per attack and kind, how many of each were scored, their
-// means, and the fractions on the right side of tau (spec/lightyear.md:
+// means, and the fractions on the right side of tau (the LIGHTYEAR paper:
 // the presets show how often each score separates malfunctioning from
 // benign peers). It returns "" when no run recorded scores.
 func scoreReport(dir string) (string, error) {

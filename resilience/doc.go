@@ -1,6 +1,6 @@
 // Package resilience measures how much a robust rule gives way under an
-// attack: the empirical κ-robustness of spec/robust-rules.md ("Metrics of
-// resilience"), for one rule and attack or a whole table of them, written
+// attack: the empirical κ-robustness of the survey, §4.3
+// (docs/methods/toolbox.md, "Metrics of resilience"), for one rule and attack or a whole table of them, written
 // as Markdown for `trellis bench rules`.
 //
 // # Choices

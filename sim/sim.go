@@ -40,8 +40,8 @@ type Config struct {
 	Workers int
 	// Timings, if set, receives each round's wall-clock timing.
 	Timings func(metrics.Timing)
-	// ByzantineIdle: Byzantine nodes neither train nor combine (spec/dmtt.md,
-	// "Attack": "Byzantine nodes do not train"); what they send is their
+	// ByzantineIdle: Byzantine nodes neither train nor combine (the DMTT paper,
+	// §V-E: "Byzantine nodes do not train"); what they send is their
 	// initial model as the attack crafts it, plus their claims.
 	ByzantineIdle bool
 	// NoMemos runs the nodes without the simulator's shared memos

@@ -22,7 +22,7 @@ var afaRow = Row{
 }
 
 // AFA is adaptive federated averaging (Muñoz-González et al. 2019) run on
-// the peer side (spec/robust-rules.md, "Decentralized and peer-side rules",
+// the peer side (docs/methods/toolbox.md, "Peer-side defences",
 // AFA). Each round, over the node's own model and the models of senders
 // not blocked:
 //

@@ -11,7 +11,7 @@ var asmrRow = Row{
 	build:   func(Params, Values) (Strategy, error) { return &ASMR{}, nil },
 }
 
-// ASMR (spec/robust-rules.md, "Decentralized and peer-side rules", ASMR):
+// ASMR (docs/methods/toolbox.md, "Peer-side defences", ASMR):
 // over the node's own model and the arrived ones, with pairwise cosine
 // distances dist_ab = 1 − cos(x_a − r, x_b − r) (r = View.Start when
 // present, so cosines compare updates; a zero vector has cosine 0):

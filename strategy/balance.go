@@ -20,8 +20,8 @@ var balanceRow = Row{
 	},
 }
 
-// BALANCE (Fang et al., CCS 2024; spec/robust-rules.md, "Decentralized and
-// peer-side rules", BALANCE): node i accepts neighbor model x_j when
+// BALANCE (Fang et al., CCS 2024; docs/methods/toolbox.md, "Peer-side
+// defences", BALANCE): node i accepts neighbor model x_j when
 //
 //	||x_0 − x_j|| ≤ γ·exp(−κ·t/T)·||x_0||
 //

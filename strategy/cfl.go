@@ -7,8 +7,8 @@ var cflRow = Row{
 }
 
 // CFL is the two-cluster selection of clustered federated learning
-// (Sattler et al. 2020; spec/robust-rules.md, "Decentralized and peer-side
-// rules", CFL): complete-linkage agglomerative clustering of the node's own
+// (Sattler et al. 2020; docs/methods/toolbox.md, "Peer-side
+// defences", CFL): complete-linkage agglomerative clustering of the node's own
 // model and the arrived ones on cosine distances 1 − cos(x_a − r, x_b − r)
 // (r = View.Start when present, so cosines compare updates; a zero vector
 // has cosine 0) until two clusters remain; the node keeps the cluster

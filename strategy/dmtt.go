@@ -10,7 +10,7 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// DMTT's defaults (spec/dmtt.md, "Learning step").
+// DMTT's defaults (the DMTT paper, §IV-E).
 const (
 	DMTTNEval      = 128 // validation samples per evaluation
 	DMTTL1         = 0.4 // λ1: model compatibility s_model
@@ -25,7 +25,7 @@ const (
 )
 
 // DMTTScore is the collaboration score q = λ1 s + λ2 T + λ3 p − λ4 c
-// (spec/dmtt.md, "Learning step" item 4).
+// (the DMTT paper, §IV-E).
 func DMTTScore(s, t, p, c float64, l [4]float64) float64 {
 	return l[0]*s + l[1]*t + l[2]*p - l[3]*c
 }
@@ -88,7 +88,7 @@ var dmttRow = Row{
 	},
 }
 
-// DMTT is the learning step of DMTT (spec/dmtt.md, "Learning step"; paper
+// DMTT is the learning step of DMTT (the DMTT paper,
 // §IV-E): after local training (the node's E epochs) the node sends its
 // model to its previous collaborators and to its reachable topology-screened
 // neighbors (View.Trust.Screened); it scores every received model on the

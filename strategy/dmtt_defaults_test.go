@@ -9,7 +9,7 @@ import (
 )
 
 // TestDMTTDefaultsAreTheSpec pins every default of the learning step to
-// spec/dmtt.md, "Learning step" (item numbers below), in the constants and
+// the DMTT paper, §IV-E (the quantity named below), in the constants and
 // in NewDMTT.
 func TestDMTTDefaultsAreTheSpec(t *testing.T) {
 	d := NewDMTT()
@@ -31,7 +31,7 @@ func TestDMTTDefaultsAreTheSpec(t *testing.T) {
 		{"SelfWeight", "6: ω = 0.5", d.SelfWeight, 0.5},
 	} {
 		if f.got != f.want {
-			t.Errorf("NewDMTT().%s = %v, spec/dmtt.md \"Learning step\" %s", f.name, f.got, f.item)
+			t.Errorf("NewDMTT().%s = %v, the DMTT paper, §IV-E: %s", f.name, f.got, f.item)
 		}
 	}
 	consts := []float64{DMTTNEval, DMTTL1, DMTTL2, DMTTL3, DMTTL4, DMTTGamma, DMTTTauTrust, DMTTKappa, DMTTBudget, DMTTSelfWeight}

@@ -46,7 +46,7 @@ func (f fakeTrust) Screened() []int           { return f.screened }
 
 func close6(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 
-// TestModelScoreHandValues pins s_model (spec/dmtt.md, item 3).
+// TestModelScoreHandValues pins s_model (the DMTT paper, §IV-E).
 func TestModelScoreHandValues(t *testing.T) {
 	for _, c := range []struct{ a, u, want float64 }{
 		{0.9, 0.2, 0.8 * (0.7*0.9 + 0.3)},                       // 0.744, below τ_u

@@ -6,9 +6,9 @@
 // Each node owns its own strategy value (strategies keep per-node state such
 // as trackers and scratch buffers). Combine reports the weight it gave each
 // sender, so drivers can measure how much influence Byzantine peers kept
-// (delta_max, spec/experiments.md) without the strategy knowing who they are.
+// (delta_max) without the strategy knowing who they are.
 //
-// The peer-side defenses of spec/robust-rules.md ("Decentralized and
+// The peer-side defenses of docs/methods/toolbox.md ("Peer-side
 // peer-side rules") are BALANCE, UBAR, SCClip, ClippedGossip, AFA, ASMR and
 // CFL; New builds any strategy from its config name.
 //
@@ -24,7 +24,7 @@
 // fraction (aggregate.Auto). Rules on cosines
 // (AFA, ASMR, CFL) measure them on x − View.Start, i.e. on updates.
 //
-// LIGHTYEAR (spec/lightyear.md) scores peers' models on the node's own
+// LIGHTYEAR (the LIGHTYEAR paper) scores peers' models on the node's own
 // validation data through View.Validate (filled by the node) with the
 // agreement package, and reports every score it computed (ScoreReporter)
 // so the driver can record them beside who was Byzantine.

@@ -10,14 +10,14 @@ import (
 	"github.com/trellis-fl/trellis/agreement"
 )
 
-// LIGHTYEAR defaults (spec/lightyear.md, "Round at node i").
+// LIGHTYEAR defaults (the LIGHTYEAR paper, §4.5–4.7).
 const (
 	LightyearTau  = 0.6
 	LightyearG    = 0.95
 	LightyearNVal = 128
 )
 
-// Score kinds of LIGHTYEAR (spec/lightyear.md, "Agreement score A"), and
+// Score kinds of LIGHTYEAR (the LIGHTYEAR paper, §4.5), and
 // the NTK variants of the score study (agreement/variants.go: each a
 // reconstruction of the paper's lost formula with one normalisation
 // changed).
@@ -55,7 +55,7 @@ var lightyearRow = Row{
 	},
 }
 
-// Lightyear is LIGHTYEAR (spec/lightyear.md): after one local epoch the node
+// Lightyear is LIGHTYEAR (the LIGHTYEAR paper): after one local epoch the node
 // sends its model; it scores every received model against its own on the
 // first NVal samples of its validation split, keeps the set S of senders
 // with score ≥ Tau, and moves towards the kept models with weight G^t

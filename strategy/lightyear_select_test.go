@@ -120,7 +120,7 @@ func TestLightyearThresholdIsInclusive(t *testing.T) {
 }
 
 // TestPaperDefaultsPinned pins the defaults to the specs' literal values
-// (spec/lightyear.md "Round at node i"; spec/rdpfl.md steps 4–5), so a
+// (the LIGHTYEAR paper, §4.5–4.7; the R-DPFL paper, Algorithm 2 and Eq. 16), so a
 // changed constant fails here and not only in a paper table.
 func TestPaperDefaultsPinned(t *testing.T) {
 	s, err := New("lightyear", Params{})

@@ -7,8 +7,8 @@ import (
 	"github.com/trellis-fl/trellis/agreement"
 )
 
-// MURMURA's defaults: the evidential score of spec/dmtt.md ("Learning
-// step", item 3) and, where the spec is silent, the authors' public code
+// MURMURA's defaults: the evidential score of the DMTT paper (§IV-E)
+// and, where the paper is silent, the authors' public code
 // (trust EMA with momentum 0.7, a BALANCE-style tightening threshold from
 // 0.3·(1 − 0.5) to 0.3, self-weight 0.5).
 const (
@@ -23,7 +23,7 @@ const (
 )
 
 // ModelScore is the evidential score of a model from its accuracy a and
-// mean vacuity ū on validation data (spec/dmtt.md, item 3):
+// mean vacuity ū on validation data (the DMTT paper, §IV-E):
 //
 //	s_base = (1 − ū)·(w_a·a + (1 − w_a)),
 //	s = s_base·exp(−(ū − τ_u)) when penalize and ū > τ_u, else s_base.
@@ -56,7 +56,7 @@ func Evidence(o *agreement.Outputs) (acc, vacuity float64, ok bool) {
 	return float64(correct) / float64(o.N), vacuity, true
 }
 
-// The DMTT paper's defaults ("Models", "Learning step"), and the authors'
+// The DMTT paper's defaults (the evidential model, §IV-E), and the authors'
 // code where the paper is silent.
 var murmuraRow = Row{
 	Name:    "murmura",
@@ -80,7 +80,7 @@ var murmuraRow = Row{
 	},
 }
 
-// Murmura is MURMURA's evidential trust-aware aggregation (spec/dmtt.md,
+// Murmura is MURMURA's evidential trust-aware aggregation (the DMTT paper,
 // "Models: evidential head — MURMURA"; the authors' EvidentialTrustAggregator):
 // each received model is scored on the first NEval samples of the node's
 // validation split by ModelScore, smoothed per peer by an EMA (Momentum 1

@@ -9,8 +9,8 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// Helpers shared by the peer-side defenses of spec/robust-rules.md
-// ("Decentralized and peer-side rules"): every one of them shares the
+// Helpers shared by the peer-side defenses of docs/methods/toolbox.md
+// ("Peer-side defences"): every one of them shares the
 // trained model, gathers the models that arrived in sender order and writes
 // x_0 ← self·x_0 + Σ_j c_j x_j, reporting c_j as sender j's weight.
 

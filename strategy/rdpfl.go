@@ -10,7 +10,7 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// R-DPFL's defaults (spec/rdpfl.md, "Per-round procedure", step 4 and 5).
+// R-DPFL's defaults (the R-DPFL paper, Algorithm 2 and Eq. 16).
 const (
 	RDPFLLambda = 0.01 // collaboration weight λ (the paper's default)
 	RDPFLG      = 1.0  // global update coefficient g
@@ -25,7 +25,7 @@ const (
 )
 
 // RDPFLRules are the robust rules R-DPFL's neighborhood direction may use
-// (spec/rdpfl.md step 4).
+// (the R-DPFL paper, Algorithm 2).
 var RDPFLRules = []string{"mean", "median", "trimmed_mean", "geometric_median"}
 
 var rdpflRow = Row{
@@ -67,7 +67,7 @@ var rdpflRow = Row{
 }
 
 // RDPFL is the prediction-constrained neighborhood collaboration of
-// spec/rdpfl.md. Nodes exchange local directions u = (w^{t−1} − w~^t)/(ηK)
+// the R-DPFL paper. Nodes exchange local directions u = (w^{t−1} − w~^t)/(ηK)
 // — the average stochastic gradient of the round's K local steps — not
 // models. Each node robustly aggregates its neighbors' directions into
 // dbar, predicts it from history (Barzilai–Borwein after a warm-up), clips
@@ -81,7 +81,7 @@ var rdpflRow = Row{
 // prediction dhat and the clipped direction d are never stored: they are
 // recomputed coordinate by coordinate in the passes that need them.
 //
-// Choices recorded (spec/rdpfl.md): R-DPFL uses the descent form
+// Choices recorded (the R-DPFL paper): R-DPFL uses the descent form
 // w ← w_prev − g·ηK·(u + λd) the spec fixes (the paper's Algorithm 1
 // ascends); η is the optimizer's learning rate and K the steps local
 // training took (View.LR, View.Steps). Round t of the spec is

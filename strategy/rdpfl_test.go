@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// rdpflRef is spec/rdpfl.md written out literally in float64, with every
+// rdpflRef is the R-DPFL paper written out literally in float64, with every
 // intermediate vector stored: the independent reference the strategy is
 // checked against.
 type rdpflRef struct {

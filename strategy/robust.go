@@ -102,7 +102,7 @@ func newRobust(p Params, o Values) (Strategy, error) {
 // With Updates the nodes exchange their round's update w~ − w_start
 // instead (tag "update") and step from the start of the round by the
 // aggregated update: the server-style setting of the survey's attacks
-// (spec/robust-rules.md), where min-max and min-sum perturb updates.
+// (docs/methods/toolbox.md), where min-max and min-sum perturb updates.
 type RobustRule struct {
 	Rule    aggregate.Rule
 	Updates bool

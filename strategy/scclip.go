@@ -12,8 +12,8 @@ var scclipRow = Row{
 	},
 }
 
-// SCClip is self-centered clipping (spec/robust-rules.md, "Decentralized
-// and peer-side rules", SCClip):
+// SCClip is self-centered clipping (docs/methods/toolbox.md, "Peer-side
+// defences", SCClip):
 //
 //	x_0 ← x_0 + mean_j Clip(x_j − x_0; τ)
 //
@@ -66,8 +66,8 @@ var clippedGossipRow = Row{
 	},
 }
 
-// ClippedGossip (He, Karimireddy and Jaggi 2022; spec/robust-rules.md,
-// "Decentralized and peer-side rules", ClippedGossip):
+// ClippedGossip (He, Karimireddy and Jaggi 2022; docs/methods/toolbox.md,
+// "Peer-side defences", ClippedGossip):
 //
 //	x_0 ← x_0 + Σ_j w_ij·Clip(x_j − x_0; τ_i)
 //

@@ -69,7 +69,7 @@ type View struct {
 }
 
 // TopologyTrust is the part of a node's topology-trust layer (package trust)
-// a strategy may read (spec/dmtt.md, "Learning step").
+// a strategy may read (the DMTT paper, §IV-E).
 type TopologyTrust interface {
 	// Trust is T_topo of peer j (0 for an id outside the directory).
 	Trust(j int) float64
@@ -81,7 +81,7 @@ type TopologyTrust interface {
 }
 
 // PeerScore is an agreement score a strategy gave a sender's message in a
-// round, by score kind (LIGHTYEAR's diagnostics, spec/lightyear.md).
+// round, by score kind (LIGHTYEAR's diagnostics, the LIGHTYEAR paper).
 type PeerScore struct {
 	From  int
 	Kind  string

@@ -18,8 +18,8 @@ var ubarRow = Row{
 	},
 }
 
-// UBAR (Guo et al. 2021; spec/robust-rules.md, "Decentralized and
-// peer-side rules", UBAR) selects neighbors in two stages:
+// UBAR (Guo et al. 2021; docs/methods/toolbox.md, "Peer-side
+// defences", UBAR) selects neighbors in two stages:
 //
 //  1. keep the ceil(ρ·|N|) neighbors nearest to x_0 in Euclidean distance
 //     (|N| = the neighbors whose model arrived; ties by sender id);

@@ -15,7 +15,7 @@
 //   - KRegular starts from a circulant and randomizes it with 20·m switch
 //     (double edge swap) steps, which always succeeds, instead of the
 //     configuration model with rejection, which fails for k beyond about 6.
-//   - Mobility is spec/dmtt.md §V-C exactly: A = 100, vmax = 8, edge iff
+//   - Mobility is the DMTT paper's §V-C exactly: A = 100, vmax = 8, edge iff
 //     torus distance < r_c = 40 (strict), one seeded generator read in a
 //     documented order (mobility.go), so any process rebuilds G^t from the
 //     seed and t. Queries may come in any order: the latest state and a

@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// The torus random-walk mobility model of spec/dmtt.md, "Mobility (§V-C)"
+// The torus random-walk mobility model of the DMTT paper, §V-C
 // (paper Eqs. 19–20), with the paper's Table II values.
 const (
 	TorusSide    = 100.0 // A: side of the torus
@@ -35,7 +35,7 @@ func DefaultMobility(n int, seed uint64) MobilityConfig {
 // replays from when asked for an earlier round.
 const checkpointEvery = 64
 
-// Mobility is the seeded torus random walk (spec/dmtt.md, "Mobility"). It is
+// Mobility is the seeded torus random walk (the DMTT paper, §V-C). It is
 // a Dynamic: At(t) is the contact graph TorusGraph(positions at round t, A,
 // r_c, Connect).
 //

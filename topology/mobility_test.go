@@ -193,7 +193,7 @@ func TestTorusDistance(t *testing.T) {
 }
 
 // TestStrictContactRange: a pair exactly r_c apart is not linked
-// (spec/dmtt.md: edge iff torus distance < r_c).
+// (the DMTT paper: edge iff torus distance < r_c).
 func TestStrictContactRange(t *testing.T) {
 	for _, c := range []struct {
 		a, b Point

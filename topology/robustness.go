@@ -7,7 +7,7 @@ import (
 )
 
 // Graph r-robustness (LeBlanc, Zhang, Koutsoukos and Sundaram, IEEE JSAC
-// 2013; spec/robust-rules.md, "Metrics of resilience"). A set S of nodes is
+// 2013; the survey, §4.3). A set S of nodes is
 // r-reachable if some node of S has at least r in-neighbors outside S; g is
 // r-robust if, for every pair of nonempty disjoint sets S1 and S2, at least
 // one of them is r-reachable. W-MSR-type rules that discard f extreme

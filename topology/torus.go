@@ -10,7 +10,7 @@ import (
 type Point struct{ X, Y float64 }
 
 // TorusDistance is the Euclidean distance between a and b on the torus of the
-// given side (spec/dmtt.md, "Mobility"): per axis the shorter way round,
+// given side (the DMTT paper, §V-C): per axis the shorter way round,
 // min(|a-b|, side-|a-b|), then sqrt(dx² + dy²). Coordinates are in [0, side).
 // The explicit float64 conversions forbid fusing into FMA, so the value is
 // the same on every platform.
@@ -47,7 +47,7 @@ func belowThreshold(rc float64) float64 {
 	return t
 }
 
-// wrap returns x + d reduced into [0, side) (spec/dmtt.md: r <- (r + δ) mod A).
+// wrap returns x + d reduced into [0, side) (the DMTT paper: r <- (r + δ) mod A).
 func wrap(x, d, side float64) float64 {
 	y := math.Mod(x+d, side)
 	if y < 0 {
@@ -60,7 +60,7 @@ func wrap(x, d, side float64) float64 {
 }
 
 // TorusGraph returns the undirected contact graph of points on the torus of
-// the given side (spec/dmtt.md, "Mobility"): {i, j} is an edge iff
+// the given side (the DMTT paper, §V-C): {i, j} is an edge iff
 // TorusDistance(p_i, p_j) < rc, strictly, so a pair exactly rc apart is not
 // linked. With connect, each node that is isolated when its turn comes, in id
 // order, is linked to its nearest peer (ties to the lower id); a node linked

@@ -17,8 +17,8 @@ type Contact struct {
 	Round, I, J int
 }
 
-// Trace is a dynamic graph replayed from recorded contacts (spec/dmtt.md,
-// "Mobility": CSV rows round,i,j). Its period is Len() = last round + 1;
+// Trace is a dynamic graph replayed from recorded contacts (the DMTT paper,
+// §V-C: CSV rows round,i,j). Its period is Len() = last round + 1;
 // round t plays the contacts of round t mod Len(), so the trace wraps around
 // when a run has more rounds than it. A round without contacts is a graph
 // without edges. Graphs are built once, at construction, so At is a binary

@@ -2,7 +2,7 @@ package trust
 
 import "math"
 
-// Evidence is what one round taught a node about one source (spec/dmtt.md,
+// Evidence is what one round taught a node about one source (the DMTT paper,
 // Algorithm 4): counts of the six event kinds.
 type Evidence struct {
 	D int // direct confirmations: the self-inclusion check held

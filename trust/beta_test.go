@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestBetaWorkedValues pins Algorithm 4 to spec/dmtt.md's worked values.
+// TestBetaWorkedValues pins Algorithm 4 to the DMTT paper's worked values.
 func TestBetaWorkedValues(t *testing.T) {
 	c := DefaultConfig()
 	b := NewBeta()

@@ -8,9 +8,9 @@ import (
 )
 
 // Config holds every parameter of the topology-trust layer. DefaultConfig
-// returns the values of spec/dmtt.md; the fields name the spec's symbols.
+// returns the values of the DMTT paper; the fields name the paper's symbols.
 type Config struct {
-	// Link reliability (spec "Per-node state"): p <- (1-Rho) p + Rho ack,
+	// Link reliability (the DMTT paper, §III-D): p <- (1-Rho) p + Rho ack,
 	// starting at InitialReliability; a direct neighbor silent for Timeout
 	// rounds leaves N_dir.
 	Rho                float64 // ρ = 0.1
@@ -118,7 +118,7 @@ type Rules struct {
 // mode.
 func ScreenRules() Rules { return Rules{IndependentPaths: true, Conflict: true, Quorum: true} }
 
-// DefaultConfig returns the parameters of spec/dmtt.md.
+// DefaultConfig returns the parameters of the DMTT paper.
 func DefaultConfig() Config {
 	return Config{
 		Rho: 0.1, InitialReliability: 0.5, Timeout: 3,

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestDefaultConfigIsTheSpec pins every default to spec/dmtt.md (section
-// named per field), so a changed default fails here and not silently in an
+// TestDefaultConfigIsTheSpec pins every default to the DMTT paper (the
+// section named per field), so a changed default fails here and not silently in an
 // experiment.
 func TestDefaultConfigIsTheSpec(t *testing.T) {
 	c := DefaultConfig()
@@ -14,9 +14,9 @@ func TestDefaultConfigIsTheSpec(t *testing.T) {
 		name, section string
 		got, want     float64
 	}{
-		{"Rho", `"Per-node state": ρ = 0.1`, c.Rho, 0.1},
-		{"InitialReliability", `"Per-node state": p_ij init 0.5`, c.InitialReliability, 0.5},
-		{"Timeout", `"Per-node state": timeout = 3 rounds`, float64(c.Timeout), 3},
+		{"Rho", `§III-D: ρ = 0.1`, c.Rho, 0.1},
+		{"InitialReliability", `§III-D: p_ij init 0.5`, c.InitialReliability, 0.5},
+		{"Timeout", `§III-D: timeout = 3 rounds`, float64(c.Timeout), 3},
 		{"Xi", `"Topology claims": ξ = 0.5`, c.Xi, 0.5},
 		{"TauAdd", `"Topology claims": τ_add = 0.6`, c.TauAdd, 0.6},
 		{"MinWitnesses", `"Topology claims": m = 2`, float64(c.MinWitnesses), 2},
@@ -35,18 +35,18 @@ func TestDefaultConfigIsTheSpec(t *testing.T) {
 		{"Floor", `"Source trust": floored at 0.01`, c.Floor, 0.01},
 		{"Eta", `"Source trust": η = 5`, c.Eta, 5},
 		{"TauU", `"Source trust": τ_U = 0.3`, c.TauU, 0.3},
-		{"MinReliability", `"Learning step" 2: p_ij >= 0.1`, c.MinReliability, 0.1},
-		{"TauTrust", `"Learning step" 2 and 5: τ_trust = 0.25`, c.TauTrust, 0.25},
+		{"MinReliability", `§IV-E: p_ij >= 0.1`, c.MinReliability, 0.1},
+		{"TauTrust", `§IV-E: τ_trust = 0.25`, c.TauTrust, 0.25},
 	} {
 		if f.got != f.want {
-			t.Errorf("DefaultConfig().%s = %v, spec/dmtt.md %s", f.name, f.got, f.section)
+			t.Errorf("DefaultConfig().%s = %v, the DMTT paper %s", f.name, f.got, f.section)
 		}
 	}
 }
 
 // TestScreenedAppliesBothThresholds: Screened keeps a direct neighbor only
-// with p_ij >= MinReliability and T_topo >= TauTrust (spec "Learning step"
-// 2). Peer 1 is heard every round, peer 2 falls silent (its p decays by ρ
+// with p_ij >= MinReliability and T_topo >= TauTrust (the DMTT
+// paper, §IV-E). Peer 1 is heard every round, peer 2 falls silent (its p decays by ρ
 // per round; a long timeout keeps it in N_dir), peer 3 lies about node 0.
 func TestScreenedAppliesBothThresholds(t *testing.T) {
 	cfg := DefaultConfig()

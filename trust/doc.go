@@ -1,5 +1,5 @@
-// Package trust is DMTT's topology-trust layer (spec/dmtt.md, "Per-node
-// state" and "Topology claims"; paper §III-D, §IV-A–D, Algorithms 1–4):
+// Package trust is DMTT's topology-trust layer (the DMTT paper,
+// §III-D, §IV-A–D, Algorithms 1–4):
 // link reliability, signed neighbor-list claims, witness pools and the
 // trusted view, controlled forwarding, the self-inclusion check and Beta
 // source trust. It is pure and deterministic: no I/O, no goroutines, no

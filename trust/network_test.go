@@ -12,7 +12,7 @@ type behavior int
 
 const (
 	honest    behavior = iota
-	omission           // claims only the coalition (spec "Attack": the self-inclusion check fires)
+	omission           // claims only the coalition (the DMTT paper, §V-E: the self-inclusion check fires)
 	inflation          // claims its true neighbors, the coalition and every other node (fabricated links)
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// State is one node's topology-trust state (spec/dmtt.md, "Per-node
-// state"): direct neighbors and link reliability, the latest claim of every
+// State is one node's topology-trust state (the DMTT paper,
+// §III-D): direct neighbors and link reliability, the latest claim of every
 // source, source trust, the trusted view. It is a pure state machine driven
 // once per round:
 //
@@ -62,7 +62,7 @@ type ownEvents struct {
 type peer struct {
 	id uint32
 
-	// Link (spec "Per-node state"): direct is membership of N_dir.
+	// Link (the DMTT paper, §III-D): direct is membership of N_dir.
 	direct      bool
 	silent      int // rounds since last heard
 	heard       bool

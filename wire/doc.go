@@ -7,8 +7,8 @@
 // A Message is a Header (kind, sender, recipient, round, sequence), one body
 // and the sender's signature. Kind 1 is a float32 vector (a model, direction
 // or gradient, with an optional tag naming it); kind 2 is a DMTT topology
-// claim (spec/dmtt.md, Algorithms 1–3). Kinds 3–6 are the privacy layers'
-// (spec/privacy.md): 3 a masked integer vector (secure aggregation's masked
+// claim (the DMTT paper, Algorithms 1–3). Kinds 3–6 are the privacy layers'
+// (docs/methods/privacy.md, docs/methods/secure-aggregation.md): 3 a masked integer vector (secure aggregation's masked
 // input), 4 advertised public keys, 5 secret shares, 6 ciphertexts; each
 // has its own size limit and content rule (kinds.go), and the layer that
 // owns the kind checks what the bytes mean. Kind 7 carries signed edge

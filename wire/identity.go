@@ -11,7 +11,7 @@ import (
 )
 
 // Identity is a node's id and signing key. The spec makes a node's identity
-// its public key (spec/dmtt.md, "Topology claims"); the id is how the rest of
+// its public key (the DMTT paper, Algorithms 1–3); the id is how the rest of
 // the framework names it.
 type Identity struct {
 	id   uint32

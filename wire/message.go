@@ -14,8 +14,8 @@ type Kind uint8
 
 const (
 	KindVector Kind = 1 // a float32 vector: a model, a direction, a gradient
-	KindClaim  Kind = 2 // a signed DMTT topology claim (spec/dmtt.md, Algorithms 1–3)
-	// The privacy layers' kinds (spec/privacy.md). Their bodies are
+	KindClaim  Kind = 2 // a signed DMTT topology claim (the DMTT paper, Algorithms 1–3)
+	// The privacy layers' kinds (docs/methods/secure-aggregation.md). Their bodies are
 	// framed here, with size and content rules per kind (kinds.go); what
 	// the bytes mean is the owning layer's business.
 	KindMasked Kind = 3 // a masked integer vector: secure aggregation's masked input
@@ -82,7 +82,7 @@ type Payload struct {
 
 // Claim is a DMTT topology claim: its source's neighbor list for a round,
 // signed by the source over every field except Hop (and Sig), so a forwarder
-// increments Hop without re-signing (spec/dmtt.md, "Topology claims").
+// increments Hop without re-signing (the DMTT paper, Algorithms 1–3).
 type Claim struct {
 	Source    uint32
 	Round     uint64

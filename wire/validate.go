@@ -256,7 +256,7 @@ func (v *Validator) checkVector(p *Payload) *Error {
 
 // checkClaim checks a claim's structure and its source's signature; whether
 // the claim is fresh (its version) and whom to believe is trust logic
-// (spec/dmtt.md, Algorithm 2).
+// (the DMTT paper, Algorithm 2).
 func (v *Validator) checkClaim(from uint32, c *Claim) *Error {
 	pub, ok := v.dir.Key(c.Source)
 	if !ok {

@@ -37,7 +37,7 @@ func benchCmd(o *options) *cobra.Command {
 			var buf bytes.Buffer
 			fmt.Fprintf(&buf, "Command: `trellis bench rules --n %d --f %d --d %d --spread %g --trials %d --seed %d`\n\n",
 				cfg.N, cfg.F, cfg.D, cfg.Spread, cfg.Trials, cfg.Seed)
-			fmt.Fprintf(&buf, "Each cell: κ̂ / distance of the output to the honest mean (spec/robust-rules.md, \"Metrics of resilience\").\n\n")
+			fmt.Fprintf(&buf, "Each cell: κ̂ / distance of the output to the honest mean (the survey, §4.3).\n\n")
 			if err := res.WriteMarkdown(&buf); err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ func privacyCmd(o *options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "privacy",
 		Short: "ε of the (subsampled) Gaussian mechanism after T steps at δ, or the σ that reaches a target ε (RDP accountant)",
-		Long: `privacy answers with the project's RDP accountant (spec/privacy.md):
+		Long: `privacy answers with the project's RDP accountant (docs/methods/privacy.md):
 
   trellis privacy --sigma 1.1 --q 0.004267 --steps 14063 --delta 1e-5   ε of DP-SGD on MNIST
   trellis privacy --target-eps 1 --q 1 --steps 100 --delta 1e-5         σ for ε = 1 after 100 rounds
@@ -56,6 +56,6 @@ whatever --q says, for batches that were not Poisson-sampled.`,
 	f.IntVar(&q.Records, "n", 0, "with --batch and --epochs, instead of --q and --steps: number of training records (q = batch/n, steps = ⌈epochs·n/batch⌉)")
 	f.IntVar(&q.Batch, "batch", 0, "with --n and --epochs: expected batch size")
 	f.Float64Var(&q.Epochs, "epochs", 0, "with --n and --batch: passes over the data")
-	f.StringVar(&grid, "orders", "spec", "RDP order grid: spec (spec/privacy.md, ε up to 4 % above the published values) or dense (within 1e-4 of them)")
+	f.StringVar(&grid, "orders", "spec", "RDP order grid: spec (the default grid, α from 1.25 to 256; ε up to 4 % above the published values) or dense (within 1e-4 of them)")
 	return c
 }
