@@ -29,9 +29,9 @@ var benchRules = []string{
 }
 
 // BenchmarkRules aggregates n = 100 vectors of d = 1,000,000 float32 (the
-// size issue 6 sets for the comparison with PyTorch), 100 of the MLP's
+// size of the comparison with PyTorch), 100 of the MLP's
 // 235,146 parameters, and 6 of them (a node and its neighbors on the
-// 5-regular graph of issue 4's benchmark), with f = (n−1)/10, on one
+// 5-regular graph of the round benchmark), with f = (n−1)/10, on one
 // thread and on GOMAXPROCS threads. bench/rules_compare.sh runs the
 // n = 100, d = 1M cases next to PyTorch.
 func BenchmarkRules(b *testing.B) {
@@ -69,7 +69,7 @@ func BenchmarkRules(b *testing.B) {
 // differences vanish in the first Gram product (even coordinates 1000 in
 // every input, odd ones of order 1e-3: the metamorphic tests'
 // "huge-and-tiny" family): the cost of the centered second product that
-// recovers their distances (issue 20).
+// recovers their distances.
 func BenchmarkKrumClustered(b *testing.B) {
 	const n, d = 100, 1000000
 	r := rand.New(rand.NewPCG(3, 4))

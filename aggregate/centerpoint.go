@@ -35,7 +35,7 @@ import (
 //
 // The depth of the returned float32 point is always checked exactly
 // (orientation signs in float64 with an error bound, in big.Float when the
-// bound is not met; issue 20): it is never shallower than promised. Rounding
+// bound is not met): it is never shallower than promised. Rounding
 // can make the promise impossible: when the deep region is a single point
 // that is not a float32 pair (four inputs in convex position: the
 // crossing of the diagonals), no float32 point reaches the depth, and the

@@ -37,9 +37,8 @@ func fuzzInputs(data []byte) (xs [][]float32, f int) {
 	return xs, f
 }
 
-// FuzzRules checks each rule's documented guarantee on arbitrary inputs
-// (issue 20, acceptance 2), against values computed here from the
-// definitions:
+// FuzzRules checks each rule's documented guarantee on arbitrary inputs,
+// against values computed here from the definitions:
 //
 //   - median (f < n/2) and trimmed mean (n > 2f): every coordinate lies in
 //     the range of the honest values (the first n − f inputs);

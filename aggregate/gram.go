@@ -13,7 +13,7 @@ import (
 // matrix G = X·Xᵀ, ||x_i − x_j||² = G_ii + G_jj − 2·G_ij: one matrix
 // product of n·n·d multiply-adds through the tuned GEMM, instead of n²/2
 // passes over the inputs. This is what makes Krum, Bulyan and NNM fast for
-// n = 100, d = 1M (issue 6, acceptance 5).
+// n = 100, d = 1M.
 //
 // Precision. The product runs in float32, so it is taken in chunks of
 // gramChunk coordinates, each one float32 accumulation of at most 256
@@ -46,7 +46,7 @@ import (
 // float32 rounding of their products (near-identical models, or small
 // changing coordinates interleaved with large fixed ones), every pair's
 // G_ii + G_jj − 2·G_ij comes out exactly 0, no pair looks "small but
-// positive", and every Krum score would tie (issue 20). So a pair whose
+// positive", and every Krum score would tie. So a pair whose
 // computed distance is 0 although its inputs differ also calls for the
 // centered product. After the last product, every pair still below
 // recenterRatio of its G_ii + G_jj (0 included) whose inputs differ is

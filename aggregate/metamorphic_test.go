@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Metamorphic tests (issue 20): relations every rule and chain must keep on
+// Metamorphic tests: relations every rule and chain must keep on
 // every input, checked on families of inputs chosen so that the relation
 // holds exactly (inputs on a grid of dyadic values, offsets and scales that
 // are powers of two), so a broken relation is a defect, not rounding.
@@ -17,7 +17,7 @@ import (
 // distances computed directly in float64 (oracle functions below, written
 // from the definitions in docs/methods/toolbox.md, not from the rules' code).
 
-// metaNames are ruleNames plus the chains the issue names.
+// metaNames are ruleNames plus four common chains.
 var metaNames = append(slices.Clone(ruleNames), "nnm+multi_krum", "nnm+bulyan", "arc+trimmed_mean", "bucketing+krum")
 
 // metaRule builds name for n inputs tolerating f, or nil when n is too

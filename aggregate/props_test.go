@@ -157,7 +157,7 @@ func unitBall(r *rand.Rand, n, d int) [][]float32 {
 
 // With f inputs at 1e6 magnitude and the other n − f in the unit ball, the
 // robust rules stay within a stated distance of the honest mean; the mean
-// does not (issue 6, acceptance 1). Bounds, with ȳ the honest mean (in the
+// does not. Bounds, with ȳ the honest mean (in the
 // unit ball, so every honest point is within 2 of it):
 //
 //   - median, trimmed mean (f), Bulyan, MSR (median reference): every

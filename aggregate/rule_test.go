@@ -383,7 +383,7 @@ func TestHugeF(t *testing.T) {
 }
 
 // centerpoint is refused as a config rule, with the reason, so that a
-// config on a model fails at validation (issue 20).
+// config on a model fails at validation.
 func TestNewRefusesCenterpoint(t *testing.T) {
 	for _, name := range []string{"centerpoint", "nnm+centerpoint"} {
 		_, err := NewWith(name, Params{})

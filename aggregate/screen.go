@@ -8,8 +8,8 @@ import (
 
 // screen is the input check every rule runs first: at least one input, all
 // inputs and dst of one length, and non-finite inputs dropped and counted
-// (defense in depth: the wire layer already drops them, issue 6 acceptance
-// 3). It remembers which inputs it kept, so that weights computed over the
+// (defense in depth: the wire layer already drops
+// them). It remembers which inputs it kept, so that weights computed over the
 // kept inputs map back to the caller's input order, dropped ones getting 0.
 type screen struct {
 	buf     [][]float32 // the kept inputs when some were dropped (cleared after the call)

@@ -138,7 +138,7 @@ var names = []string{
 	// ε ~ N(0, σ²I)), sfa is sign_flip (−aθ, a = 1), under the paper's
 	// names; dynamic picks one of ana, sfa, random per round.
 	"ana", "sfa", "dynamic",
-	// Gaussian noise at the honest norm (issue 22: the norm-gate ablation).
+	// Gaussian noise at the honest norm (the norm-gate ablation).
 	"gaussian_norm",
 }
 

@@ -15,7 +15,7 @@ import (
 //	s_j > 0: [min_j/b, min_j] if min_j > 0, else [b·min_j, min_j]
 //
 // (b = 2). Fang et al. attack the direction of change, so s_j is the sign
-// of the honest mean's change, whatever is exchanged (issue 20): for
+// of the honest mean's change, whatever is exchanged: for
 // update payloads (View.Tag other than "model") the sign of their mean
 // μ_j; for model payloads (Tag "model", the default exchange) the sign of
 // μ_j − μ'_j, μ' the previous round's honest mean (View.Previous, as

@@ -8,7 +8,7 @@ import (
 	"github.com/trellis-fl/trellis/vec"
 )
 
-// GaussianNorm is Gaussian noise that keeps the honest norm (issue 22):
+// GaussianNorm is Gaussian noise that keeps the honest norm:
 // b + N(0, σ_n² I), rescaled to the mean Euclidean norm of the round's
 // honest payloads (View.Honest), so a norm-sanity gate ||θ_j|| <= κ||θ_i||
 // cannot tell it from an honest model. With σ_n large against the honest

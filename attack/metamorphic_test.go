@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Metamorphic relations of the attacks (issue 20), on honest sets of
+// Metamorphic relations of the attacks, on honest sets of
 // dyadic values so that permuting, scaling by 2^k and translating by 2^k
 // are exact: every vector attack is invariant under a permutation of the
 // honest payloads (up to the rounding of their mean and spread); the

@@ -319,7 +319,7 @@ func minMaxAccepts(g [][]float32, mu, p []float64, gamma float64, sum bool) bool
 	return lhs <= rhs
 }
 
-// Acceptance item 2 of issue 6: the γ the search accepts passes its test,
+// The γ the search accepts passes its test,
 // and γ + 1e-3 does not, unless it reaches the search cap 2·γ_init; for
 // every perturbation, several honest sets and both objectives. The sent
 // vector is float32(μ − γp), with p as the spec defines it.

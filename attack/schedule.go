@@ -7,8 +7,8 @@ import (
 
 // Scheduled is an attack that waits: before round From (0-based) the
 // Byzantine node sends its honest payload, from round From on what Attack
-// crafts. It is R-DPFL's attack schedule (issue "LIGHTYEAR and R-DPFL:
-// show where each method's mechanism acts"): a history-based defense
+// crafts. It is R-DPFL's attack schedule (to
+// show where each method's mechanism acts): a history-based defense
 // whose threshold tracks past deviations is tested by attackers who build
 // up an honest history first, so the threshold is low when they strike.
 // An attack present from round 0 raises the threshold with it.

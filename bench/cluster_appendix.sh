@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23, acceptance 2: DMTT's appendix check that the deployed runtime
+# DMTT's appendix check that the deployed runtime
 # reproduces the simulator's curves. DMTT and FedAvg-dynamic
 # (bench/cluster/*-10.toml: 10 nodes, the mobility graph, Gaussian σ = 10
 # attackers, idle, DMTT with the omission liar), 10 / 30 / 50 % Byzantine,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster vs simulator, side by side (issue 23, acceptance 1 and 6): for
+# Cluster vs simulator, side by side: for
 # each 10-node config in bench/cluster/, runs `trellis run` (the simulator,
 # one process) and `trellis launch` (lock-step, IPC, a monitor and one
 # process per node, fresh key files) alternately, REPS times (default 3);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What R-DPFL's prediction and clipping cost per round (issue: "well under
-# 5 % of a round"). Runs the same experiment — 10 nodes, complete graph,
+# What R-DPFL's prediction and clipping cost per round (target: well under
+# 5 % of a round). Runs the same experiment — 10 nodes, complete graph,
 # Dirichlet 0.3 on 6,000 MNIST images, the paper's local step (1 epoch, SGD
 # batch 64, lr 0.01), LeNet-5, 3 sign-flipping Byzantine nodes — three
 # times, one after the other: FedAvg, R-DPFL on the median with prediction

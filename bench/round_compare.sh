@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One simulator round of 100 nodes against a straightforward PyTorch loop
 # doing the same work on the same machine, in one invocation
-# (round-protocol issue, performance target ≥ 2× faster per round).
+# (the round protocol's performance target: ≥ 2× faster per round).
 #
 #   bench/round_compare.sh [NODES] [CORES]     (defaults: 100, 2)
 #

@@ -26,7 +26,7 @@ func python(t *testing.T) string {
 	return ""
 }
 
-// TestPythonPeer is acceptance item 3: a peer in Python using real libzmq
+// TestPythonPeer: a peer in Python using real libzmq
 // (python3-zmq) and libsodium (python3-nacl) plays node 1 of a two-node
 // run; it verifies the trellis node's signed models and phase markers and
 // answers with its own, which the trellis node validates and uses, every

@@ -100,7 +100,7 @@ func (n *netns) partition(a, b int, add bool) {
 	n.in(a, "iptables", op, "OUTPUT", "-d", addr(b), "-j", "DROP")
 }
 
-// TestNetnsLossBandwidthPartition is acceptance item 4: four node hosts
+// TestNetnsLossBandwidthPartition: four node hosts
 // and a monitor host in network namespaces on a bridge, talking TCP, every
 // host dropping 5 % of the packets it receives at random (iptables'
 // statistic match: this kernel has no netem) behind a 20 Mbit/s token

@@ -149,7 +149,7 @@ name = "dmtt"
 `
 
 // secureConfig is a 5-node neighbourhood (every node's 4 in-neighbours)
-// running one of the secure aggregation modes (issue 17): the group sums
+// running one of the secure aggregation modes: the group sums
 // are exact in fixed point, so masks and ciphertexts drawn from each
 // process's private randomness change no record.
 func secureConfig(mode string) string {
@@ -205,7 +205,7 @@ func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c confi
 	return c, simDir, cluDir
 }
 
-// TestLockstepMatchesSimulator is acceptance item 1 on small configs:
+// TestLockstepMatchesSimulator checks, on small configs, that
 // `trellis launch` (a monitor and one process per node over IPC, and over
 // TCP on the loopback, fresh key files, private randomness) writes
 // metrics.jsonl, rounds.jsonl and edges.jsonl bit-identical to the

@@ -20,7 +20,7 @@ func TestDefaultsAreValidAndRoundTrip(t *testing.T) {
 	}
 }
 
-// TestConfigMistakes is acceptance item 1 of the CLI issue: each class of
+// TestConfigMistakes: each class of
 // mistake gives a message that names the key and the fix.
 func TestConfigMistakes(t *testing.T) {
 	for _, c := range []struct {

@@ -47,15 +47,15 @@ func TestFileCombinationsAreRefused(t *testing.T) {
 	wantErr(t, "unknown grid", "[privacy]\nmode = \"sample\"\nnoise_multiplier = 1\norders = \"fine\"", "privacy.orders", "dense")
 }
 
-// Found 3: a config that leaves no honest node is refused.
-func TestFound3NoHonestNodeIsRefused(t *testing.T) {
+// A config that leaves no honest node is refused.
+func TestNoHonestNodeIsRefused(t *testing.T) {
 	wantErr(t, "4 nodes, 0.9", "nodes = 4\n[adversary]\nfraction = 0.9\nattack = \"gaussian\"", "adversary.fraction = 0.9", "all 4 nodes Byzantine", "no honest node")
 	wantErr(t, "1 node, 0.3", "nodes = 1\n[adversary]\nfraction = 0.3\nattack = \"gaussian\"", "adversary.fraction = 0.3", "all 1 nodes Byzantine")
 	wantErr(t, "ids of everyone", "nodes = 3\n[adversary]\nids = [0, 1, 2]\nattack = \"gaussian\"", "adversary.ids", "all 3 nodes Byzantine")
 }
 
-// Found 5: settings the run would ignore are refused.
-func TestFound5IgnoredSettingsAreRefused(t *testing.T) {
+// Settings the run would ignore are refused.
+func TestIgnoredSettingsAreRefused(t *testing.T) {
 	wantErr(t, "rule with fedavg", "[strategy]\nname = \"fedavg\"\nrule = \"krum\"", `strategy.rule = "krum"`, `only strategy.name = "robust" and "rdpfl"`)
 	wantErr(t, "robust options", "[strategy]\nname = \"robust\"\nrule = \"median\"\n[strategy.options]\nfoo = 1", "strategy.options.foo = 1", "unknown option", "f_fraction, f_expected", "not options: f, m, tau")
 	wantErr(t, "robust nan option", "[strategy]\nname = \"robust\"\nrule = \"median\"\n[strategy.options]\nlambda = nan", "strategy.options.lambda = NaN", "unknown option")
@@ -83,16 +83,16 @@ func TestFound5IgnoredSettingsAreRefused(t *testing.T) {
 	}
 }
 
-// Found 7: a name cannot leave the output directory.
-func TestFound7NameStaysInside(t *testing.T) {
+// A name cannot leave the output directory.
+func TestNameStaysInside(t *testing.T) {
 	wantErr(t, "escape", `name = "../../escape"`, `name = "../../escape"`, "letters, digits")
 	wantErr(t, "dotdot", `name = ".."`, `name = ".."`)
 }
 
-// Found 8 (in part; the command-line items are in cmd/trellis): errors
+// Readable messages (the command line's are in cmd/trellis): errors
 // without Go map syntax or repeated prefixes, defaults that list every
 // key, convolutional models evaluated on part of the global test set.
-func TestFound8Messages(t *testing.T) {
+func TestMessagesAreReadable(t *testing.T) {
 	msg := parseErr(t, "[training]\nlr = nan\n[sweep.grid]\n\"training.momentum\" = [0.5]")
 	if msg == "" || strings.Contains(msg, "map[") {
 		t.Errorf("message %q", msg)

@@ -6,7 +6,7 @@ import (
 )
 
 // Fuzz targets for every decoder of untrusted bytes (DESIGN.md, "Tests";
-// acceptance item 5): no input may panic, and whatever decodes must be a
+// ): no input may panic, and whatever decodes must be a
 // valid dataset. Seed corpora live in testdata/fuzz/<FuzzName>/.
 
 func FuzzIDX(f *testing.F) {

@@ -42,7 +42,7 @@ func TestEmbeddedMNISTFiles(t *testing.T) {
 
 // TestEmbeddedMNIST checks the decoded dataset against MNIST's published
 // facts (sizes, per-class counts, the first labels), that the normalization
-// constants are the training set's statistics, and — acceptance item 4 —
+// constants are the training set's statistics, and
 // that one dataset copy plus a 1,000-client partition with its splits costs
 // the dataset's rows and labels plus the index lists, nothing more.
 func TestEmbeddedMNIST(t *testing.T) {
@@ -116,7 +116,7 @@ func TestEmbeddedMNIST(t *testing.T) {
 	}
 }
 
-// BenchmarkMNIST measures decoding the embedded MNIST (acceptance: < 1 s).
+// BenchmarkMNIST measures decoding the embedded MNIST (target: < 1 s).
 func BenchmarkMNIST(b *testing.B) {
 	for b.Loop() {
 		if _, err := MNIST(); err != nil {

@@ -147,7 +147,7 @@ func abs(x float64) float64 {
 	return x
 }
 
-// TestDirichletConcentration measures label skew (acceptance item 2): with a
+// TestDirichletConcentration measures label skew: with a
 // large alpha the clients' label distributions are as close to the global
 // one as under IID; with a small alpha they concentrate on few classes.
 func TestDirichletConcentration(t *testing.T) {
@@ -369,7 +369,7 @@ func TestPartitionConfigErrors(t *testing.T) {
 }
 
 // BenchmarkPartition60k1000: 60,000 MNIST-like labels into 1,000 clients
-// (acceptance: < 100 ms), for each partitioner, with the per-client splits.
+// (target: < 100 ms), for each partitioner, with the per-client splits.
 func BenchmarkPartition60k1000(b *testing.B) {
 	d := labelled(60000, 10, 1000, 10)
 	for _, cfg := range []PartitionConfig{

@@ -11,7 +11,7 @@ import (
 )
 
 // TestTrustRulesKeys: trust.rules, trust.disjoint_paths and trust.wd reach
-// the trust layer's Config (issue 22); an unknown rule set is refused.
+// the trust layer's Config; an unknown rule set is refused.
 func TestTrustRulesKeys(t *testing.T) {
 	base := "[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[trust]\n"
 	for _, c := range []struct {

@@ -133,7 +133,7 @@ func TestMemosChangeNoRecord(t *testing.T) {
 	}
 }
 
-// TestOmissionLiarFallsBelowTheGate is acceptance item 2's measurement: at
+// TestOmissionLiarFallsBelowTheGate measures the topology screen: at
 // 30 % Byzantine omission liars on 20 mobile nodes, the mean trust honest
 // nodes hold in their Byzantine neighbors is below τ_trust = 0.25 within 10
 // rounds, and the honest neighbors stay above it.

@@ -13,12 +13,12 @@ import (
 	"github.com/trellis-fl/trellis/rundir"
 )
 
-// The tests of issue 14's "Found" list, one per item: the bad config or
+// Refusals found in review, one test each: the bad config or
 // command gives the clear error or the correct behaviour.
 
-// Found 1: f is "auto" by default, derived from the declared fraction and
+// F is "auto" by default, derived from the declared fraction and
 // each node's in-degree; an explicit f = 0 against liars warns.
-func TestFound1FIsNeverSilentlyZero(t *testing.T) {
+func TestFIsNeverSilentlyZero(t *testing.T) {
 	c, err := config.Parse([]byte(`
 nodes = 8
 [adversary]
@@ -58,9 +58,9 @@ rule = "trimmed_mean"
 	}
 }
 
-// Found 1, end to end: with 2 sign-flipping liars out of 8, the rules the
-// issue lists, with the default f, no longer give the plain mean's accuracy.
-func TestFound1RulesWithAutoFAreNotTheMean(t *testing.T) {
+// End to end: with 2 sign-flipping liars out of 8, the rules the
+// review listed, with the default f, no longer give the plain mean's accuracy.
+func TestRulesWithAutoFAreNotTheMean(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains two small federations")
 	}
@@ -113,9 +113,9 @@ hidden = [8]
 global_test = 100
 `
 
-// Found 2: a rerun with another config into the same directory is refused
+// A rerun with another config into the same directory is refused
 // (or, forced, redone), never mixed with the old results.
-func TestFound2ChangedConfigIsNotReused(t *testing.T) {
+func TestChangedConfigIsNotReused(t *testing.T) {
 	out := t.TempDir()
 	c, err := config.Parse([]byte(tinyRun+"[sweep]\nseeds = [1]\n"), "t")
 	if err != nil {
@@ -138,9 +138,9 @@ func TestFound2ChangedConfigIsNotReused(t *testing.T) {
 	}
 }
 
-// Found 4: strong attacks are recorded as diverged honest models, not
+// Strong attacks are recorded as diverged honest models, not
 // errors; the run finishes.
-func TestFound4DivergenceIsRecordedNotAnError(t *testing.T) {
+func TestDivergenceIsRecordedNotAnError(t *testing.T) {
 	for _, atk := range []string{"attack = \"scaling\"\nscale = 1e30", "attack = \"ipm\"\nepsilon = 1e10"} {
 		c, err := config.Parse([]byte(tinyRun+"[adversary]\nfraction = 0.25\n"+atk+"\n"), "t")
 		if err != nil {
@@ -165,9 +165,9 @@ func TestFound4DivergenceIsRecordedNotAnError(t *testing.T) {
 	}
 }
 
-// Found 6: what used to fail at run time fails in validation, and a sweep
+// What used to fail at run time fails in validation, and a sweep
 // checks every run before the first starts.
-func TestFound6ChecksBeforeAnyWork(t *testing.T) {
+func TestChecksBeforeAnyWork(t *testing.T) {
 	c, err := config.Parse([]byte("nodes = 6\n[topology]\nkind = \"ring\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[strategy]\nname = \"robust\"\nrule = \"krum\"\nf = 2"), "t")
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestFound6ChecksBeforeAnyWork(t *testing.T) {
 	}
 }
 
-// Found 6, --keep-going: a failed run is recorded and the sweep goes on.
+// --keep-going: a failed run is recorded and the sweep goes on.
 func TestSweepKeepGoing(t *testing.T) {
 	s, err := config.Parse([]byte(tinyRun+"[sweep.variants.a]\n\"data.dataset\" = \"fashion_mnist\"\n\"data.dir\" = \"/nonexistent\"\n[sweep.variants.b]\n\"data.dataset\" = \"mnist\"\n"), "t")
 	if err != nil {
@@ -218,7 +218,7 @@ func TestSweepKeepGoing(t *testing.T) {
 	}
 }
 
-// Found 8, resume: an interrupted run continues after its last complete
+// Resume: an interrupted run continues after its last complete
 // round and ends with the files of an uninterrupted run (the SIGKILL test
 // of the built binary is in cmd/trellis).
 func TestInterruptedRunResumesBitIdentical(t *testing.T) {

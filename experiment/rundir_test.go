@@ -94,7 +94,7 @@ func TestRunDirectoryIsReproducibleAcrossProcs(t *testing.T) {
 	}
 }
 
-// TestSweepResumes is acceptance item 3 of the CLI issue: a sweep stopped
+// TestSweepResumes: a sweep stopped
 // mid-run finishes on restart without redoing finished runs, and every file
 // is complete.
 func TestSweepResumes(t *testing.T) {

@@ -95,7 +95,7 @@ func TestShardFromEnv(t *testing.T) {
 	}
 }
 
-// TestMergeShards is the sharded sweep's acceptance: 3 shards run into one
+// TestMergeShards is the sharded sweep's end-to-end check: 3 shards run into one
 // directory (a shared file system) and 3 shards into three (none) merge into
 // a summary.csv byte for byte the unsharded sweep's; a merge with a shard
 // missing names its runs and writes no summary.

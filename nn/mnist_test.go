@@ -10,8 +10,8 @@ import (
 )
 
 // trainMNIST trains spec on the first trainN samples of the embedded MNIST
-// training set (all when trainN = 0) for epochs passes, with the issue's
-// recipe (batch 64, SGD lr 0.05, momentum 0.9), and returns the accuracy on
+// training set (all when trainN = 0) for epochs passes, with the
+// learning-core recipe (batch 64, SGD lr 0.05, momentum 0.9), and returns the accuracy on
 // the full 10,000-sample test set.
 func trainMNIST(t testing.TB, spec nn.Spec, trainN, epochs int) float64 {
 	t.Helper()
@@ -46,10 +46,10 @@ func trainMNIST(t testing.TB, spec nn.Spec, trainN, epochs int) float64 {
 	return res.Accuracy
 }
 
-// TestMLPOnMNIST is acceptance item 2 at full size: the MLP 784-256-128-10,
+// TestMLPOnMNIST is the MNIST accuracy check at full size: the MLP 784-256-128-10,
 // 3 epochs over all 60,000 training images. It takes a few seconds.
 //
-// The issue asks for 97.5 %, but this recipe does not reach it reliably in
+// The target is 97.5 %, but this recipe does not reach it reliably in
 // any framework: PyTorch 1.13 with the identical recipe and data gave
 // 97.49, 97.60, 97.31, 97.27, 97.19, 97.34, 97.05 and 96.66 % over seeds
 // 1–8 (mean 97.24), trellis 97.25, 97.27, 97.55, 97.58, 97.27, 97.28, 97.20 and
@@ -69,11 +69,11 @@ func TestMLPOnMNIST(t *testing.T) {
 	}
 }
 
-// TestFEMNISTCNNOnMNIST is acceptance item 2 for the CNN, subsampled so
+// TestFEMNISTCNNOnMNIST is the MNIST accuracy check for the CNN, subsampled so
 // the suite stays fast: 2 epochs over the first 10,000 training images
 // (20,000 samples instead of 180,000). The full recipe, 3 epochs over
 // 60,000, reaches 98.89 % on seed 1 (go run ./bench/mnist -model cnn), above
-// the issue's 98.8 %. The shortened run is noisy at this learning rate:
+// the full run's 98.8 %. The shortened run is noisy at this learning rate:
 // seeds 1–3 gave 97.42, 97.04 and 95.42 % (lr 0.01 gives 96.37, 97.10,
 // 96.97). A machine without AVX-512 rounds differently and follows another
 // trajectory, much like another seed, so the threshold is 95 %: it still

@@ -77,7 +77,7 @@ func oneAtATime(t *testing.T, m *Model, x []float32, y []int) [][]float32 {
 	return gs
 }
 
-// TestPerSampleNormsMatchOneAtATime is acceptance item 2: the norms DP-SGD
+// TestPerSampleNormsMatchOneAtATime: the norms DP-SGD
 // computes from layer inputs and output gradients equal the norms of the
 // gradients of batch-1 passes, and the clipped sum equals the sum of the
 // clipped batch-1 gradients, for conv layers in both modes.
@@ -309,7 +309,7 @@ func TestDPSGDErrors(t *testing.T) {
 }
 
 // benchDP compares one DP-SGD step with the plain step of benchStep on the
-// same model and batch (the 2× target of issue 16's acceptance item 3).
+// same model and batch (the DP-SGD step's target: within 2× of the plain step).
 func benchDP(b *testing.B, s Spec, batch int) {
 	m, err := Build(s, 1, Options{Batch: batch})
 	if err != nil {

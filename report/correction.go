@@ -22,8 +22,8 @@ type correctionStat struct {
 // nodes recorded R-DPFL's correction (metrics.NodeRound.Correction), how
 // often the adaptive deviation clip and the G_d bound changed the
 // neighbourhood direction and how often the Barzilai–Borwein prediction
-// was in use, over honest nodes' rounds (the issue "show where each
-// method's mechanism acts": an ablation that ties cannot tell whether a
+// was in use, over honest nodes' rounds (to show where each
+// method's mechanism acts: an ablation that ties cannot tell whether a
 // mechanism is idle or useless). "" when no run recorded it.
 func correctionReport(dir string) (string, error) {
 	var stats []correctionStat

@@ -7,7 +7,7 @@ import (
 )
 
 // Chains are the pre-aggregator chains the standard table lists after the
-// plain rules (issue 20): NNM before Krum, bucketing before the median,
+// plain rules: NNM before Krum, bucketing before the median,
 // adaptive clipping before the trimmed mean.
 var Chains = []string{"nnm+krum", "bucketing+median", "arc+trimmed_mean"}
 

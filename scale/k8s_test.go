@@ -169,7 +169,7 @@ func TestK8sSweep(t *testing.T) {
 	}
 }
 
-// TestK8sLaunch is acceptance item 2 of issue 19: the manifests of a
+// TestK8sLaunch: the manifests of a
 // 10-node deployed run decode strictly into the official types, and their
 // indices, DNS names, ports, env, volumes, peers file, keys and resource
 // requests (from the memory estimate) agree.

@@ -30,14 +30,14 @@ func DMTTScore(s, t, p, c float64, l [4]float64) float64 {
 	return l[0]*s + l[1]*t + l[2]*p - l[3]*c
 }
 
-// The gates of item 5, as bits of DMTTGateFailures' result.
+// The candidate gates of the learning step (the DMTT paper, §IV-E), as bits of DMTTGateFailures' result.
 const (
 	GateModel = 1 << iota // model compatibility s < γ s_ii
 	GateTrust             // topology trust T < τ_trust
 	GateNorm              // norm sanity ||θ_j|| > κ ||θ_i||
 )
 
-// DMTTGateFailures returns the gates of item 5 a candidate fails, as a
+// DMTTGateFailures returns the learning step's gates a candidate fails, as a
 // mask of GateModel, GateTrust and GateNorm (0: it passes all three).
 func DMTTGateFailures(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) int {
 	m := 0
@@ -53,7 +53,7 @@ func DMTTGateFailures(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) 
 	return m
 }
 
-// DMTTGates reports whether a candidate passes the three gates of item 5:
+// DMTTGates reports whether a candidate passes the three gates of the learning step:
 // model compatibility s ≥ γ s_ii, topology trust T ≥ τ_trust and norm
 // sanity ||θ_j|| ≤ κ ||θ_i||.
 func DMTTGates(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) bool {

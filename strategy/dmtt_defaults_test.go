@@ -39,12 +39,12 @@ func TestDMTTDefaultsAreTheSpec(t *testing.T) {
 		t.Errorf("DMTT constants %v, spec %v", consts, want)
 	}
 	if !d.NormGate {
-		t.Error("NewDMTT: norm gate off; spec item 5 has it on")
+		t.Error("NewDMTT: norm gate off; the DMTT paper (§IV-E) has it on")
 	}
 }
 
 // TestDMTTSelfWeight: θ ← ω θ + (1 − ω) Σ (q_j / Σ q) θ_j with ω = 0.2
-// (item 6): one candidate (sender 1 of TestDMTTAggregationHandValues).
+// (§IV-E): one candidate (sender 1 of TestDMTTAggregationHandValues).
 func TestDMTTSelfWeight(t *testing.T) {
 	m, _ := nn.Build(nn.Spec{Kind: "logreg", Input: []int{1}, Classes: 2}, 1, nn.Options{Batch: 1})
 	own := []float32{0.8, 0.2, 1, 0}

@@ -34,7 +34,7 @@ func BenchmarkMobilityRound1000Connect(b *testing.B) {
 }
 
 // BenchmarkKRegular1000x5 builds the 5-regular graph on 1,000 nodes of the
-// issue's performance setup.
+// round benchmark's setup.
 func BenchmarkKRegular1000x5(b *testing.B) {
 	for b.Loop() {
 		if _, err := KRegular(1000, 5, 1); err != nil {

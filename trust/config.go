@@ -54,8 +54,8 @@ type Config struct {
 	TauTrust       float64 // τ_trust = 0.25
 
 	// Rules are the evidence rules that keep a coalition from earning
-	// evidence (issue 22; package doc, "Evidence rules"). The zero value
-	// is the spec's protocol; ScreenRules returns the full set.
+	// evidence (package doc, "Evidence rules"). The zero value
+	// is the DMTT paper's protocol; ScreenRules returns the full set.
 	Rules Rules
 
 	// Claims is the claim form (package doc, "Signed edge events"):
@@ -80,8 +80,8 @@ type Config struct {
 	Cache *wire.VerifyCache
 }
 
-// Rules switch the evidence rules that do not reward a coalition (issue
-// 22; each cites the paper in the package doc, "Evidence rules"). With all
+// Rules switch the evidence rules that do not reward a coalition (each
+// cites the paper in the package doc, "Evidence rules"). With all
 // of them off the layer is the spec's protocol as written.
 type Rules struct {
 	// IndependentPaths: a witness counts in the pools of an edge only with

@@ -132,7 +132,7 @@
 //     control. A copy that travelled two hops has an unknown first
 //     forwarder and counts for forwarding and trust, not as a witness.
 //   - Conflict (§IV-D: positive evidence for claims that "remain fresh and
-//     internally consistent over time"; issue 22: corroboration from
+//     internally consistent over time"; corroboration from
 //     sources in conflict with the node's own observations counts for
 //     nothing): a source whose self-inclusion record at this node has more
 //     contradictions than confirmations is no witness, corroborates

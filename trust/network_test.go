@@ -165,7 +165,7 @@ func mobility(tb testing.TB, n int, seed uint64) topology.Dynamic {
 	return m
 }
 
-// TestLiarsAtThirtyPercent (issue 8, acceptance 2): on a 10-node mobility
+// TestLiarsAtThirtyPercent: on a 10-node mobility
 // graph with 3 omission liars, the mean trust honest nodes hold in the
 // liars among their current neighbors — the peers the gate judges — falls
 // below τ_trust = 0.25 within 10 rounds, while their trust in honest

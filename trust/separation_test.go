@@ -62,7 +62,7 @@ func separation(t *testing.T, nw *network, rounds int) (byzLow, honHigh, pass fl
 	return float64(nbLow) / float64(nb), float64(nhHigh) / float64(nh), float64(npPass) / float64(max(np, 1))
 }
 
-// TestScreenRulesSeparateOmissionLiars (issue 22, acceptance 1, at 40
+// TestScreenRulesSeparateOmissionLiars (at 40
 // nodes): on the spec's mobility graph with 30 % omission liars, after 15
 // rounds under ScreenRules honest nodes hold T_topo <= 0.05 for >= 95 % of
 // the liars they ever met and >= 0.8 for >= 95 % of the honest peers, and

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// mlpParams is the parameter count of the MLP 784-256-128-10 of issue 4's
+// mlpParams is the parameter count of the MLP 784-256-128-10 of the round
 // benchmark: 784·256+256 + 256·128+128 + 128·10+10.
 const mlpParams = 784*256 + 256 + 256*128 + 128 + 128*10 + 10
 

@@ -62,7 +62,7 @@ type ValidatorConfig struct {
 // bound. Further ones are pooled in Unattributed.
 const maxUnknownTracked = 1024
 
-// Validator is the receive-side gate of one node (issue 4, round protocol):
+// Validator is the receive-side gate of one node (round protocol):
 // every message passes Check before a strategy may see it, and every
 // rejection is counted against the sender the message names and the reason,
 // for trust logic to use as evidence. It is not safe for concurrent use; each

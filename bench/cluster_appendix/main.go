@@ -220,7 +220,7 @@ func write(out, docs string) error {
 	}
 	md := fmt.Sprintf(`# The deployed runtime against the simulator (DMTT's appendix check)
 
-Issue 23, acceptance 2. DMTT's appendix checks that its ZeroMQ runtime reproduces the
+DMTT's appendix checks that its ZeroMQ runtime reproduces the
 simulator's accuracy curves: 10 nodes, 10 / 30 / 50 %% Byzantine, 2 seeds, 20 rounds, Δ = 10 s,
 IPC transport; its final accuracies are within 0.07. Here the same with trellis: DMTT and
 FedAvg-dynamic (bench/cluster/dmtt-10.toml and fedavg-dynamic-10.toml: MNIST, 10 000 samples,
@@ -235,7 +235,7 @@ window, phases closing at their deadlines, fresh Ed25519 keys). Made by
 two deployed runs at a time beside one simulator run, all under nice. The wall-clock runtime is
 what such a machine gives it: a node whose training or phases overrun the window goes on with
 what it has, so the curves may differ from the simulator's where lock-step would not (lock-step
-is bit-identical: acceptance 1).
+is bit-identical).
 
 **Result:** the largest gap in final honest accuracy (the last round's) between the two
 backends is %.4f, and %.4f for the mean of the last five rounds: the paper's bound (≤ 0.07) %s.

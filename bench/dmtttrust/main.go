@@ -1,5 +1,5 @@
 // Command dmtttrust measures how well DMTT's topology-trust layer separates
-// liars from honest nodes (issue 22, acceptance 1): N nodes on the spec's
+// liars from honest nodes: N nodes on the spec's
 // mobility graph (A = 100, r_c = 40, v_max = 8, with the connectivity
 // guarantee), a fraction of them topology liars (omission: they claim only
 // the coalition; inflation: their true neighbours plus the coalition, as

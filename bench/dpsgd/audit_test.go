@@ -10,7 +10,7 @@ import (
 	"github.com/trellis-fl/trellis/privacy"
 )
 
-// TestAuditSeesOverfittingNotDP is issue 16's acceptance item 4 on a small
+// TestAuditSeesOverfittingNotDP checks the membership-inference audit on a small
 // setup: an MLP trained for 500 steps on 500 MNIST training images
 // (members) is audited with the loss-threshold attack against the next 500
 // training images (non-members from the same distribution: MNIST's test

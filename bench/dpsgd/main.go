@@ -4,7 +4,7 @@
 // multiplier 1.1) with the plain step of the same model and batch, by the
 // thread CPU time of each (the best of -rounds rounds of 10 steps, the
 // variants interleaved within each round), so that a machine shared with
-// other work still gives a stable ratio. Issue 16, acceptance item 3:
+// other work still gives a stable ratio. The target:
 // within 2× of the plain step, no allocation.
 //
 //	go run ./bench/dpsgd [-kernels avx512,avx2,portable] [-rounds 12]

@@ -1,5 +1,5 @@
 // Command mnist trains the learning core's models on the embedded MNIST with
-// the recipe of the learning-core issue (batch 64, SGD lr 0.05, momentum 0.9)
+// the learning-core recipe (batch 64, SGD lr 0.05, momentum 0.9)
 // at full size and prints the test accuracy after every epoch:
 //
 //	go run ./bench/mnist                  # MLP 784-256-128-10 and FEMNIST CNN, 3 epochs

@@ -1,5 +1,5 @@
 // Command round times rounds of the simulator at the scale of the
-// round-protocol issue's performance target: N nodes (default 100), MNIST,
+// round protocol's performance target: N nodes (default 100), MNIST,
 // MLP 784-256-128-10, Dirichlet 0.5, 1 local epoch, batch 32, SGD lr 0.01,
 // FedAvg on a 5-regular graph. It prints seconds per round and the peak RSS,
 // and can export the partition so bench/torch_round.py does the same work:

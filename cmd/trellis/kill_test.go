@@ -82,7 +82,7 @@ momentum = 0.5
 global_test = 200
 `
 
-// TestSIGKILLThenResumeIsBitIdentical is acceptance item 2 of issue 14: a
+// TestSIGKILLThenResumeIsBitIdentical: a
 // 20-round run killed with SIGKILL at a random round, then resumed, ends
 // with the metrics.jsonl and rounds.jsonl of an uninterrupted run; the
 // same for a sweep killed in its second run.

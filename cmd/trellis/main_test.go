@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// TestDemoWritesReproducibleRuns is acceptance item 2 of the CLI issue, on
+// TestDemoWritesReproducibleRuns runs
 // a shortened demo: metrics.jsonl is bit-identical for GOMAXPROCS 1 and 2.
 func TestDemoWritesReproducibleRuns(t *testing.T) {
 	if testing.Short() {
@@ -153,10 +153,10 @@ func TestBenchRules(t *testing.T) {
 	}
 }
 
-// TestFound8CommandLine is issue 14's "Found" item 8 for the command line:
+// TestCommandLineMessages checks the command line's messages:
 // --version, validate, presets show, --set, --json where the README says,
 // in snake_case.
-func TestFound8CommandLine(t *testing.T) {
+func TestCommandLineMessages(t *testing.T) {
 	var out, errb bytes.Buffer
 	if err := run([]string{"--version"}, &out, &errb); err != nil || !strings.Contains(out.String(), "github.com/trellis-fl/trellis") {
 		t.Errorf("--version: %v %q", err, out.String())
@@ -240,7 +240,7 @@ func TestRunSetForceAndJSONReport(t *testing.T) {
 	}
 }
 
-// TestREADMELinksStayInside is acceptance item 4 of issue 14: every link
+// TestREADMELinksStayInside: every link
 // of the README points to a file of the repository (or an anchor).
 func TestREADMELinksStayInside(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")

@@ -80,7 +80,7 @@ func writeConfig(t *testing.T, text string) (string, config.Config) {
 	return path, c
 }
 
-// TestSlurmOnClusterSweep is acceptance item 1 of issue 19 (the sweep): a
+// TestSlurmOnClusterSweep runs a sweep under Slurm: a
 // 4-shard job array of a small sweep, submitted with `trellis slurm sweep
 // --submit` on a real (one-host) Slurm cluster, completes, and the merge
 // job's summary.csv equals the unsharded sweep's byte for byte.
@@ -117,8 +117,7 @@ seeds = [1, 2]
 	}
 }
 
-// TestSlurmOnClusterLaunch is acceptance item 1 of issue 19 (the deployed
-// run), with 4 nodes on the one-host cluster's 2 CPUs (--overcommit): `trellis
+// TestSlurmOnClusterLaunch runs a deployed run under Slurm, with 4 nodes on the one-host cluster's 2 CPUs (--overcommit): `trellis
 // slurm launch --submit` starts them with srun, and the monitor's run
 // directory is the lock-step simulator's, metrics.jsonl byte for byte.
 func TestSlurmOnClusterLaunch(t *testing.T) {

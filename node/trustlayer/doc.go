@@ -14,7 +14,7 @@
 // the co-signing round trip of signed edge events. The layer closes its
 // round before the strategy combines, so the strategy's View.Trust
 // describes this round in Combine (the previous one in Share), and the
-// round's diagnostics (DMTT's learning step, item 7: trust per peer, the
+// round's diagnostics (DMTT's learning step: trust per peer, the
 // screened neighbours, the trusted view of the graph, claims accepted and
 // refused) go into Ready as a node.TrustReport.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which DMTT gate stops the Byzantine models, per round (issue 22, acceptance 2).
+"""Which DMTT gate stops the Byzantine models, per round.
 
 Reads a run directory's metrics.jsonl (one line per node and round; DMTT's per-sender scores "gate" — the
 mask of gates failed: 1 model compatibility, 2 topology trust, 4 norm — and

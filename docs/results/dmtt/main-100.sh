@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22, acceptance 3 at the paper's N: configs/dmtt/main-100.toml on
+# DMTT at the paper's N: configs/dmtt/main-100.toml on
 # MNIST, then the same sweep on Fashion-MNIST, one run per process
 # (--shard k/64) in order of priority: seed 42 before seed 43, and within a
 # seed DMTT, local-only and FedAvg before the other baselines, so that an
