@@ -19,7 +19,7 @@ func vecRelErr(got, want []float64) float64 {
 	return math.Sqrt(num / den)
 }
 
-// Acceptance 3: a receiver and its four neighbours make a collective key
+// A receiver and its four neighbours make a collective key
 // (no party holds its secret); the neighbours' models are encrypted, their
 // weighted average is computed on ciphertexts, and decrypted with every
 // party's share it matches the plain average within 1e-4 relative error.

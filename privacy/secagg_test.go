@@ -152,7 +152,7 @@ func (g *group) run(noShare, noInput, noAnswer []int) ([]float64, []float64, Sec
 	return sum, want, res, err
 }
 
-// Acceptance 1: the group sum equals the plain sum, exactly in fixed point,
+// The group sum equals the plain sum, exactly in fixed point,
 // for groups of 3 to 20 (aggregator and 2…19 members), for every number of
 // dropouts after the masked-input phase from 0 to n − t, at the smallest
 // threshold the rule allows (⌊n/2⌋ + 1) and at t = n.
