@@ -22,9 +22,9 @@ import (
 // (fixed-size shuffled batches, accounted without amplification).
 // Exactly one of noise_multiplier and target_epsilon is set; with
 // target_epsilon each node's multiplier is calibrated so that its ε after
-// all rounds is the target. delta = 0 means the spec's default, 1/|D_i|
+// all rounds is the target. delta = 0 means the default, 1/|D_i|
 // rounded down to a power of ten. orders = "dense" accounts over
-// privacy.DenseOrders instead of the spec's grid (a tighter ε for the same
+// privacy.DenseOrders instead of the default grid (a tighter ε for the same
 // noise; with target_epsilon, a little less noise).
 type Privacy struct {
 	Mode            string  `toml:"mode"`

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkClaimsRound100 is the protocol cost of DMTT's topology claims
 // at the paper's scale: 100 local-only nodes (a tiny model, so claims
-// dominate) on the spec's mobility graph (about 50 neighbors each), every
+// dominate) on the DMTT paper's mobility graph (about 50 neighbors each), every
 // node broadcasting its claim and forwarding, every claim message checked
 // by the receiver's wire.Validator and ingested by its trust layer; 10 %
 // omission liars. Reported per round, with the simulator's shared

@@ -23,7 +23,7 @@ type Privacy struct {
 	Delta float64
 	// Poisson makes DP-SGD's batches Poisson samples (q = batch/|D_i|).
 	Poisson bool
-	// Orders is the accountant's order grid (nil: the spec's).
+	// Orders is the accountant's order grid (nil: the default grid).
 	Orders []float64
 }
 
@@ -33,7 +33,7 @@ func privacySetup(c config.Config) *Privacy {
 		return nil
 	}
 	p := c.Privacy
-	var orders []float64 // nil: the spec's grid, the layers' own default
+	var orders []float64 // nil: the default grid, the layers' own default
 	if p.Orders == "dense" {
 		orders = privacy.DenseOrders()
 	}

@@ -2,7 +2,7 @@ package experiment
 
 import "testing"
 
-// privacy.orders = "dense" accounts over a superset of the spec's grid, so
+// privacy.orders = "dense" accounts over a superset of the default grid, so
 // the same noise gives an ε no larger; an unknown grid is refused before
 // the run.
 func TestPrivacyOrderGrid(t *testing.T) {
@@ -34,7 +34,7 @@ noise_multiplier = 0.9
 	for _, mode := range []string{"sample", "node"} {
 		spec, dense := run(mode, ""), run(mode, `orders = "dense"`)
 		t.Logf("%s: ε with the spec grid %v, the dense grid %v", mode, spec, dense)
-		// The best order lies between the spec's grid points here (DP-SGD:
+		// The best order lies between the default grid points here (DP-SGD:
 		// 7.77 against 7.73), so a layer that ignored the grid would show
 		// as equal values.
 		if !(dense < spec) || !(dense > 0.9*spec) {

@@ -101,8 +101,8 @@ func DefaultOrders() []float64 {
 // DenseOrders is a finer order grid, for ε within 1 % of the reference
 // accountants' (TF-Privacy's, Opacus's): α ∈ {1.25, 1.30, …, 11} ∪
 // {11.5, 12, …, 64} ∪ {68, 72, …, 256} ∪ {320, 384, 448, 512, 768, 1024},
-// 356 orders, a superset of the spec's grid and of TF-Privacy's and
-// Opacus's from 1.25 up, so its ε is never above theirs. The spec's grid
+// 356 orders, a superset of the default grid and of TF-Privacy's and
+// Opacus's from 1.25 up, so its ε is never above theirs. The default grid
 // (DefaultOrders, the default) lacks the odd orders above 10 and can give
 // ε a few per cent above the optimum (measured +1.4 % and +3.9 % on two
 // published DP-SGD settings, whose optima are α = 19 and 13); this grid

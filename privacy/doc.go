@@ -5,7 +5,7 @@
 // # Node-level DP: what a node.Layer calls
 //
 // NodeDP bundles what follows: NewNodeDP(clip, z, delta, src), then per
-// round Release(update) and Epsilon(); DefaultDelta(n) is the spec's δ.
+// round Release(update) and Epsilon(); DefaultDelta(n) is the default δ.
 // Spelled out, a node layer owns one Mechanism (NewGaussian(clip, z)), one Source
 // (NewSeededSource from the experiment seed in simulation — such a run is
 // "not private" — or NewCryptoSource in deployment) and one Accountant
@@ -51,7 +51,7 @@
 // mechanism's RDP (Mironov 2017); composition by addition per order; the
 // (ε, δ) conversion of Balle et al. (2020). Calibrate and Question answer
 // "which σ gives ε after T steps" (trellis privacy). DefaultOrders is the
-// spec's order grid; DenseOrders a finer one that meets published
+// default order grid; DenseOrders a finer one that meets published
 // reference values within 1 %.
 //
 // # Audit

@@ -39,7 +39,7 @@ func NewNodeDP(clip, multiplier, delta float64, src Source) (*NodeDP, error) {
 }
 
 // UseOrders makes the accountant compute ε over orders (DenseOrders, say)
-// instead of the spec's grid; only before the first release.
+// instead of the default grid; only before the first release.
 func (n *NodeDP) UseOrders(orders []float64) error {
 	if n.acct.Steps() > 0 {
 		return fmt.Errorf("node-level DP: the order grid changed after %d releases", n.acct.Steps())
@@ -89,7 +89,7 @@ func (n *NodeDP) Releases() int { return n.acct.Steps() }
 // the DP-SGD steps of sample-level DP with GaussianEvent{z, Poisson(q)}).
 func (n *NodeDP) Accountant() *Accountant { return n.acct }
 
-// DefaultDelta is the spec's default δ for a node holding n records:
+// DefaultDelta is the default δ for a node holding n records:
 // 1/n rounded down to a power of ten (n = 600 → 1e-3, n = 60000 → 1e-5),
 // and at most 0.1 so that it is a valid δ even for n = 1.
 func DefaultDelta(n int) float64 {

@@ -34,7 +34,7 @@ func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Abs(wa
 // TestPublishedDPSGDEpsilons reproduces (q, σ, steps, δ) → ε points published
 // with the DP-SGD literature's reference accountants. On the reference's own
 // order grid the value must agree to 1e-6 (same method; measured: ≤ 5e-12).
-// On the spec's grid, which has only even orders from 12 to 64, ε is a
+// On the default grid, which has only even orders from 12 to 64, ε is a
 // looser but still valid bound when the optimum is an odd order: measured
 // +1.4 % (optimum 19) and +3.9 % (optimum 13), +0.01 % elsewhere. The
 // dense grid (DenseOrders) meets every point within 1 %.

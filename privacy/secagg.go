@@ -72,7 +72,7 @@ type SecAggParams struct {
 	Dim int
 	// Threshold is t: a group of n members needs n ≥ t and 2t > n.
 	Threshold int
-	// ScaleBits are the fixed-point fraction bits (spec: 16).
+	// ScaleBits are the fixed-point fraction bits (default 16).
 	ScaleBits int
 	// Directory holds every party's Ed25519 key (key signatures).
 	Directory *wire.Directory

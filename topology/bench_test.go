@@ -2,7 +2,7 @@ package topology
 
 import "testing"
 
-// BenchmarkMobilityRound1000 builds G^t of the spec's mobility model for
+// BenchmarkMobilityRound1000 builds G^t of the DMTT paper's mobility model for
 // 1,000 nodes, one round per iteration: an O(N) random-walk step and the
 // O(N²) contact graph (about 250,000 edges).
 func BenchmarkMobilityRound1000(b *testing.B) {

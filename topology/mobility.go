@@ -25,7 +25,7 @@ type MobilityConfig struct {
 	Connect bool    // the optional connectivity guarantee (see TorusGraph)
 }
 
-// DefaultMobility is the spec's model for n nodes: A = 100, vmax = 8,
+// DefaultMobility is the DMTT paper's model for n nodes: A = 100, vmax = 8,
 // r_c = 40, without the connectivity guarantee (the caller opts in).
 func DefaultMobility(n int, seed uint64) MobilityConfig {
 	return MobilityConfig{N: n, Seed: seed, Side: TorusSide, MaxStep: MaxStep, Range: ContactRange}

@@ -153,7 +153,7 @@ func TestMobilityReplicatesGenerator(t *testing.T) {
 
 func TestWrap(t *testing.T) {
 	for _, c := range []struct{ x, d, want float64 }{
-		{99, 8, 7},     // the spec's example: near 99, +8 lands near 7
+		{99, 8, 7},     // a worked example: near 99, +8 lands near 7
 		{99.5, 8, 7.5}, //
 		{92, 8, 0},     // exactly A maps to 0
 		{3, -8, 95},    //

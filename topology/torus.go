@@ -30,7 +30,7 @@ func torusDist2(ax, ay, bx, by, side float64) float64 {
 // belowThreshold returns the T with sqrt(d2) < rc ⇔ d2 < T for every float64
 // d2 >= 0: the smallest float64 whose correctly rounded square root is >= rc.
 // Since sqrt is monotone, comparing squared distances with T decides the
-// spec's rule "distance < r_c" exactly as TorusDistance(a, b) < rc would,
+// DMTT paper's rule "distance < r_c" exactly as TorusDistance(a, b) < rc would,
 // without a square root per pair. rc must be finite and >= 0.
 func belowThreshold(rc float64) float64 {
 	t := rc * rc

@@ -3,7 +3,7 @@ package trust
 import "testing"
 
 // BenchmarkRound100 is one round of the topology-trust layer for 100 nodes
-// on the spec's mobility graph (A = 100, r_c = 40, v_max = 8; about 50
+// on the paper's mobility graph (A = 100, r_c = 40, v_max = 8; about 50
 // neighbors each), with forwarding: every node signs its claim, ingests
 // its neighbors' claims and forwards (one Ed25519 verification per new
 // claim version, duplicates refused before verification), and ends the

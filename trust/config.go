@@ -23,7 +23,7 @@ type Config struct {
 	MinWitnesses int     // m = 2 distinct first-hop witnesses
 	Epsilon      float64 // ε = 1e-9 in χ = S+ / (S+ + S- + ε)
 	// MaxAge is how many rounds old a claim may be and still be fresh: older
-	// claims are refused as stale and stop counting as witnesses. The spec is
+	// claims are refused as stale and stop counting as witnesses. The paper is
 	// silent; the default H = 2 lets a claim forwarded H times, one round per
 	// hop, still arrive fresh (package doc, "Freshness").
 	MaxAge int
@@ -59,7 +59,7 @@ type Config struct {
 	Rules Rules
 
 	// Claims is the claim form (package doc, "Signed edge events"):
-	// ClaimsLists ("lists"; "" means the same) is the spec's whole-list
+	// ClaimsLists ("lists"; "" means the same) is the paper's whole-list
 	// claim every round; ClaimsEvents ("events") the paper's signed edge
 	// events with bilateral attestation and a periodic digest (§III-D,
 	// §IV-A). DigestEvery and OneSided apply to the events form only.
@@ -82,7 +82,7 @@ type Config struct {
 
 // Rules switch the evidence rules that do not reward a coalition (each
 // cites the paper in the package doc, "Evidence rules"). With all
-// of them off the layer is the spec's protocol as written.
+// of them off the layer is the paper's protocol as written.
 type Rules struct {
 	// IndependentPaths: a witness counts in the pools of an edge only with
 	// a copy of its current claim observed directly (delivered by its

@@ -10,11 +10,11 @@
 //
 // State is one node's layer, driven once per round by the node (see State
 // for the call sequence). The formulas are exported as small functions so
-// tests pin them to the spec: Reliability (Eq. 1), WitnessWeight (Eq. 2),
+// tests pin them to the paper: Reliability (Eq. 1), WitnessWeight (Eq. 2),
 // Pools.Confidence (Eq. 5) and Pools.Decide (acceptance), ForwardDecision
 // (Algorithm 3), Beta.Update/Reputation/Uncertainty/Trust (Algorithm 4).
 //
-// # Choices where the spec is silent
+// # Choices where the paper is silent
 //
 // Witnesses. A claim is its source's whole neighbor list ("Topology claims"),
 // so the only nodes that speak of an edge e = {u, v} first-hand are its
@@ -32,7 +32,7 @@
 // are not pooled; the self-inclusion check covers them. Other edges are
 // evaluated once per round, in EndRound, after all claims of the round are
 // in: Algorithm 2 decides per arriving claim, which would make the view
-// depend on arrival order. An edge enters by the spec's addition rule and
+// depend on arrival order. An edge enters by the paper's addition rule and
 // leaves by its removal rule (1 - χ >= τ_add, m opposing witnesses) — or
 // when no current witness supports it any more, since with a removal rule
 // alone an edge whose endpoint fell silent would stay forever.
@@ -48,7 +48,7 @@
 // future round is refused. Versions must increase, and an honest source's
 // rounds never decrease as its versions increase (Inconsistent otherwise).
 //
-// Replays and duplicates. The spec charges a q event for every claim whose
+// Replays and duplicates. The paper charges a q event for every claim whose
 // version is not newer than the last seen; with controlled forwarding that
 // would charge honest sources every round, since the same claim reaches a
 // node along several paths and a forwarded copy can arrive after a newer
@@ -147,7 +147,7 @@
 //     verified corroborator. A claim omitting an edge at its source that a
 //     verified witness attests, with χ >= τ_add, is contradicted (z): this
 //     is how a node that never met an omission liar learns it lies. A
-//     severe conflict (the spec's z) is charged only when a verified
+//     severe conflict (the paper's z) is charged only when a verified
 //     endpoint denies the edge. Claims are compared round for round (each
 //     source's claims of the last MaxAge+1 rounds are kept): on a mobile
 //     graph an edge that formed or broke between two rounds is no
@@ -166,7 +166,7 @@
 //     arrives through at least k+1 internally node-disjoint paths. Only
 //     known paths count: a direct copy (no internal node) and each distinct
 //     forwarder of one-hop copies (one internal node; a forwarder of both
-//     endpoints' claims is one path). Removals keep the spec's rule.
+//     endpoints' claims is one path). Removals keep the paper's rule.
 //
 // What no rule here can do. An inflation liar claims its true neighbours
 // (the self-inclusion check confirms it every round) plus the coalition;
@@ -179,7 +179,7 @@
 //
 // # Signed edge events (Config.Claims = "events")
 //
-// The spec's form, the default ("lists"), sends every round a signed claim
+// The paper's form, the default ("lists"), sends every round a signed claim
 // of the whole neighbour list. Config.Claims = "events" runs the paper's
 // form instead (§III-D, the claim c = (u, v, σ, ν, τ, π_u); Algorithm 1
 // lines 12–14; §IV-A): when node u's neighbour set changes between rounds
@@ -279,7 +279,7 @@
 // superseded and malformed claims are refused before any verification (a
 // forwarded claim that is not newer is dropped unexamined: it cannot change
 // anything). EndRound is O(E log E) in the edges the current claims list.
-// BenchmarkRound100: 100 nodes on the spec's mobility graph (about 50
+// BenchmarkRound100: 100 nodes on the paper's mobility graph (about 50
 // neighbors each) ingest about 375,000 claim copies a round, about 10,000
 // of them new, which dominates: 1.14 s a round on 2 cores of the
 // development machine, two thirds of it Ed25519 verification. A node that

@@ -27,7 +27,7 @@ func compareEdges(a, b Edge) int {
 
 // WitnessWeight is ψ = T_topo(source) exp(-ξ hop) (Algorithm 2, Eq. 2): a
 // claim counts more when its source is trusted and it travelled fewer hops.
-// (The spec's indicators of a valid signature and a fresh version are
+// (The paper's indicators of a valid signature and a fresh version are
 // applied before: a claim failing them never reaches a pool.)
 func WitnessWeight(trust, xi float64, hop uint8) float64 {
 	return trust * math.Exp(-xi*float64(hop))

@@ -10,7 +10,7 @@ import (
 
 // Claim forms (Config.Claims; package doc, "Signed edge events").
 const (
-	ClaimsLists  = "lists"  // the spec's form: every round, a signed claim of the whole neighbour list
+	ClaimsLists  = "lists"  // the paper's form: every round, a signed claim of the whole neighbour list
 	ClaimsEvents = "events" // the paper's: signed edge events, bilaterally attested, and a periodic digest
 )
 

@@ -340,13 +340,13 @@ type frozen struct {
 
 func (f frozen) At(r int) *topology.Graph { return f.Dynamic.At(min(r, f.until)) }
 
-// TestEventsReachTheListsView: 16 honest nodes on the spec's mobility graph
-// for 5 rounds, then still for 4, trust only, under the spec's rules and
+// TestEventsReachTheListsView: 16 honest nodes on the paper's mobility graph
+// for 5 rounds, then still for 4, trust only, under the paper's rules and
 // the screen rules: the events form reaches, at every node, the trusted
 // view the lists form reaches (under IndependentPaths it may hold more
 // true edges, never a false one); no node charges another a contradiction or
 // a spam event (x, q), and under the screen rules no severe conflict (z)
-// either (under the spec's rules both forms charge honest nodes z on a
+// either (under the paper's rules both forms charge honest nodes z on a
 // mobile graph, package doc "Evidence rules").
 func TestEventsReachTheListsView(t *testing.T) {
 	mc := topology.DefaultMobility(16, 3)

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Example_topologyLiar drives 10 nodes on the spec's mobility graph
+// Example_topologyLiar drives 10 nodes on the paper's mobility graph
 // (A = 100, r_c = 40, v_max = 8, seed 42) for 20 rounds with one topology
 // liar, node 3, in two variants: omission (it claims only the coalition,
 // here nobody, so the self-inclusion check fires wherever it delivers) and
@@ -20,11 +20,11 @@ import (
 // that never received anything from the liar has only its forwarded,
 // consistent-looking claims to judge. The inflation liar is not screened:
 // its claims list every honest neighbor (d = 1 wherever it delivers), and
-// the spec's only evidence against a fabricated link, z, needs χ < 0.4,
+// the paper's only evidence against a fabricated link, z, needs χ < 0.4,
 // i.e. the link's other endpoint outweighing the liar 1.5 to 1 — with
 // equal trust and hops χ = 0.5, so z fires only when the liar's claim came
 // over more hops than the contradicting one. A claim listing a node that
-// heard nothing from its source is, by the spec, no evidence either way.
+// heard nothing from its source is, by the paper, no evidence either way.
 func Example_topologyLiar() {
 	for _, v := range []struct {
 		name string

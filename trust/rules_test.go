@@ -17,7 +17,7 @@ func withRules(t *testing.T, r Rules, self uint32, neighbors ...uint32) *State {
 // TestConflictRule: node 3 delivers to 0 but its claim omits 0 (x): under
 // Rules.Conflict it is no witness, so the edge 3–4 it attests with 4 (4's
 // claim forwarded by 1) lacks the second witness and stays out of the view,
-// and 3 earns no f. Under the spec's rules the edge enters (χ = 1, m = 2).
+// and 3 earns no f. Under the paper's rules the edge enters (χ = 1, m = 2).
 func TestConflictRule(t *testing.T) {
 	for _, conflict := range []bool{false, true} {
 		s := withRules(t, Rules{Conflict: conflict}, 0, 1, 3)
@@ -63,7 +63,7 @@ func TestIndependentPaths(t *testing.T) {
 // (d and f each round: T_1 = 0.797) and in round 2 lists 5; 5's claim of the same round
 // (forwarded by 1) omits 1, and 1 outweighs 5 (0.797 / (0.797 + 0.5) >=
 // τ_add). Under Rules.Quorum 5's claim is contradicted by a trusted quorum
-// (z, β = 0.9 + 1, T = 0.9/2.8); under the spec's rules it earns f. A claim
+// (z, β = 0.9 + 1, T = 0.9/2.8); under the paper's rules it earns f. A claim
 // of 1 from another round is no contradiction (the edge may have formed
 // between the rounds). With Rules.Unhopped the dispute goes by trust
 // alone: a witness that does not outweigh 5 (1 confirmed only once:

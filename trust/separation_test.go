@@ -63,10 +63,10 @@ func separation(t *testing.T, nw *network, rounds int) (byzLow, honHigh, pass fl
 }
 
 // TestScreenRulesSeparateOmissionLiars (at 40
-// nodes): on the spec's mobility graph with 30 % omission liars, after 15
+// nodes): on the paper's mobility graph with 30 % omission liars, after 15
 // rounds under ScreenRules honest nodes hold T_topo <= 0.05 for >= 95 % of
 // the liars they ever met and >= 0.8 for >= 95 % of the honest peers, and
-// no (honest, liar neighbour) pair passes the screen. The spec's rules as
+// no (honest, liar neighbour) pair passes the screen. The paper's rules as
 // written do not (about a quarter of the liars, docs/results/dmtt.md).
 func TestScreenRulesSeparateOmissionLiars(t *testing.T) {
 	if testing.Short() {

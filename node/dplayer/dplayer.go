@@ -274,7 +274,7 @@ func NewSample(id int, model *nn.Model, random seed.Source, cfg nn.DPConfig, del
 }
 
 // UseOrders makes the layer's accountant compute ε over orders (e.g.
-// privacy.DenseOrders) instead of the spec's grid; only before the first
+// privacy.DenseOrders) instead of the default grid; only before the first
 // step is accounted.
 func (l *Sample) UseOrders(orders []float64) error {
 	if l.acct.Steps() > 0 {
