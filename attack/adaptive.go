@@ -18,7 +18,7 @@ import (
 // first round, with no history, pred is the current mean. When the current
 // mean is zero the message is pred.
 type Adaptive struct {
-	// E is e, in (0, MaxScale]; 0 means DefaultEpsilon (the spec's 0.1).
+	// E is e, in (0, MaxScale]; 0 means DefaultEpsilon (default 0.1).
 	E float64
 }
 

@@ -29,7 +29,7 @@ import (
 // are not replayed (that would need the receiver's state, which the
 // driver does not hand the adversary).
 type AdaptiveReceiver struct {
-	// E is e, in (0, MaxScale]; 0 means DefaultEpsilon (the spec's 0.1).
+	// E is e, in (0, MaxScale]; 0 means DefaultEpsilon (default 0.1).
 	E float64
 }
 

@@ -64,24 +64,24 @@ type Attack interface {
 }
 
 // Params are the parameters of every attack, as configs give them; each
-// attack reads its own and ignores the rest. A zero value means the spec's
-// default where the spec has one.
+// attack reads its own and ignores the rest. A zero value means the
+// default where there is one.
 type Params struct {
 	// Sigma is gaussian's noise standard deviation σ_n, in (0, MaxSigma];
-	// the spec sets it per experiment, so it has no default.
+	// each experiment sets it, so it has no default.
 	Sigma float64
 	// Replace makes gaussian send the noise alone, N(0, σ_n² I), instead of
 	// the honest vector plus noise.
 	Replace bool
 	// Scale is scaling's factor s, in [−MaxScale, MaxScale]; 0 means the
-	// spec's default DefaultScale.
+	// default, DefaultScale.
 	Scale float64
 	// Model is the architecture random draws fresh models of; required for
 	// random.
 	Model *nn.Spec
 	// Percent is ana_proportional's s, in (0, MaxScale]: the noise on each
 	// coordinate has standard deviation s/100 of the coordinate's
-	// magnitude. The spec sets it per experiment, so it has no default.
+	// magnitude. Each experiment sets it, so it has no default.
 	Percent float64
 	// Z is alie's fixed z, in [−MaxScale, MaxScale]; 0 means z_max, from
 	// the View's Senders and Attackers.
@@ -114,13 +114,13 @@ const (
 	// MaxGammaInit keeps the γ search of min_max and min_sum within 200
 	// halvings.
 	MaxGammaInit = 1e30
-	// DefaultScale is the spec's s of scaling.
+	// DefaultScale is the default s of scaling.
 	DefaultScale = 10
-	// DefaultEpsilon is the spec's ε of ipm.
+	// DefaultEpsilon is the default ε of ipm.
 	DefaultEpsilon = 0.1
-	// DefaultGammaInit is the spec's γ_init of min_max and min_sum.
+	// DefaultGammaInit is the default γ_init of min_max and min_sum.
 	DefaultGammaInit = 10
-	// DefaultB is the spec's b of fang_trim.
+	// DefaultB is the default b of fang_trim.
 	DefaultB = 2
 )
 

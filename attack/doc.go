@@ -23,13 +23,13 @@
 //     (random's model allocates its seeded source). The output depends only
 //     on the arguments and the draws taken from rng, in coordinate order, so
 //     a driver that seeds rng afresh from (seed, from, round) for every
-//     receiver sends the same vector to all of them, as the spec's defaults
+//     receiver sends the same vector to all of them, as the defaults
 //     do; an attack that targets receivers differently uses to.
 //   - Every attack states in its doc what it assumes the adversary knows.
 //   - Attacks are safe for concurrent use (Random serializes its model).
 //   - Parameters are validated by New: a value out of range is an error
 //     naming the parameter, the value and the allowed range; a zero value
-//     means the spec's default where it has one (Scale, Epsilon,
+//     means the default where there is one (Scale, Epsilon,
 //     GammaInit, B; a zero Z means alie's z_max). Values are computed in
 //     float64 and rounded once to float32; ranges keep outputs finite for
 //     finite honest input.

@@ -6,7 +6,7 @@ import (
 )
 
 // Gaussian sends b + N(0, σ_n² I), or with Replace N(0, σ_n² I) alone
-// (spec: "gaussian" and its variant "replace"). It assumes knowledge of the
+// ("gaussian" in docs/methods/toolbox.md and its variant "replace"). It assumes knowledge of the
 // attacker's own honest vector only (Replace: none at all).
 //
 // Craft draws one rng.NormFloat64 per coordinate, in coordinate order.

@@ -17,7 +17,7 @@ type DataAttack interface {
 	FlipLabel(y, classes int) int
 }
 
-// LabelFlip is the label-flipping data attack (spec: "label_flip"): the
+// LabelFlip is the label-flipping data attack ("label_flip" in docs/methods/toolbox.md): the
 // attacker trains on labels y → K − 1 − y and sends its honestly computed
 // result. It assumes knowledge of the attacker's own training data only.
 type LabelFlip struct{}

@@ -57,7 +57,7 @@ type MinMax struct {
 	GammaInit float64
 }
 
-// MinSum is the min-sum attack of the same paper (spec: "min_sum"): the
+// MinSum is the min-sum attack of the same paper ("min_sum" in docs/methods/toolbox.md): the
 // search of MinMax with the acceptance test
 //
 //	Σ_i ||m − g_i||² <= min_i Σ_j ||g_i − g_j||²

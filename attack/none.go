@@ -2,7 +2,7 @@ package attack
 
 import "math/rand/v2"
 
-// None sends the honest vector b unchanged (spec: "none"): the node is
+// None sends the honest vector b unchanged ("none" in docs/methods/toolbox.md): the node is
 // counted as Byzantine but behaves honestly, the control of every attack
 // experiment. It assumes no knowledge.
 type None struct{}

@@ -9,7 +9,7 @@ import (
 )
 
 // Random sends the parameters of a freshly initialized model of a given
-// architecture (spec: "random", model exchanges only), drawn with nn's
+// architecture ("random" in docs/methods/toolbox.md, model exchanges only), drawn with nn's
 // initialization (PyTorch's defaults) from a seed taken from rng: a peer
 // that never trained. It assumes knowledge of the model architecture, which
 // every participant shares, and nothing else; the honest vector only fixes

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 )
 
-// Scaling sends s·b (spec: "scaling", s = 10 by default), computed in
+// Scaling sends s·b ("scaling" in docs/methods/toolbox.md, s = 10 by default), computed in
 // float64 and rounded once. It assumes knowledge of the attacker's own
 // honest vector only.
 type Scaling struct {

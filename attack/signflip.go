@@ -2,7 +2,7 @@ package attack
 
 import "math/rand/v2"
 
-// SignFlip sends −b (spec: "sign_flip"). It assumes knowledge of the
+// SignFlip sends −b ("sign_flip" in docs/methods/toolbox.md). It assumes knowledge of the
 // attacker's own honest vector only.
 type SignFlip struct{}
 

@@ -204,7 +204,7 @@ type Strategy struct {
 	// one, scclip, clipped_gossip, rdpfl's trimmed_mean): a count, or
 	// "auto" (the default): robust then derives it from the declared
 	// Byzantine fraction at each aggregation (FSetting), the others take
-	// their spec default.
+	// their default.
 	F *FSetting `toml:"f,omitempty"`
 	// Prediction and Clipping switch rdpfl's history prediction and
 	// adaptive deviation clip off for the paper's ablation (absent: on).

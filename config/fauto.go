@@ -11,7 +11,7 @@ import (
 // a count, or "auto" (the default), which robust resolves from the
 // declared Byzantine fraction at every aggregation (aggregate.Auto); for the
 // other strategies that take an f (scclip, clipped_gossip, rdpfl's
-// trimmed mean) "auto" is their spec default.
+// trimmed mean) "auto" is their default.
 type FSetting struct {
 	Auto  bool
 	Count int

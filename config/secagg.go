@@ -16,7 +16,7 @@ import (
 // DMTT's screened collaborator candidates). threshold is t (≥ 2): a group
 // of n members needs n ≥ t and 2t > n, and a node whose group cannot meet
 // that in a static graph is refused before the run. scale_bits is the
-// fixed-point resolution (1…24, the spec's 16). across = true releases the
+// fixed-point resolution (1…24, default 16). across = true releases the
 // group means and lets the strategy (a robust rule, DMTT) combine the
 // neighbours' means; across = false makes the group mean the node's model,
 // which is FedAvg's uniform average (strategy "fedavg").
@@ -72,7 +72,7 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 			bad("secagg.bound", s.Bound, "allowed range (0, 2^20]: the largest |parameter| the packing holds")
 		}
 		if s.ScaleBits < 1 || s.ScaleBits > 24 {
-			bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; the spec's 16)")
+			bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; default 16)")
 		}
 		c.encryptedMean(bad, "the Paillier relay")
 		return
@@ -90,7 +90,7 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 		bad("secagg.threshold", s.Threshold, "need a whole number ≥ 2 (t of the (t, n) sharing; a group of n needs n ≥ t and 2t > n)")
 	}
 	if s.ScaleBits < 1 || s.ScaleBits > 24 {
-		bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; the spec's 16)")
+		bad("secagg.scale_bits", s.ScaleBits, "allowed range 1 to 24 (fixed-point fraction bits; default 16)")
 	}
 	if s.Mode == "screened" && !c.TrustOn() {
 		bad("secagg.mode", `"screened"`, "screened groups need the trust layer: strategy.name = \"dmtt\" or trust.enabled = true")

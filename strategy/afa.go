@@ -115,7 +115,7 @@ func (a *AFA) reputationOf(id int) *reputation {
 // the reputations.
 func (a *AFA) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if !(a.Xi0 > 0) || !(a.DeltaXi >= 0) || !(a.Alpha0 > 0) || !(a.Beta0 > 0) || !(a.BlockAt > 0 && a.BlockAt < 1) {
-		return nil, errors.New("afa: need xi0 > 0, delta_xi >= 0, alpha0 > 0, beta0 > 0, block_at in (0, 1) (New(\"afa\", Params{}) gives the spec defaults)")
+		return nil, errors.New("afa: need xi0 > 0, delta_xi >= 0, alpha0 > 0, beta0 > 0, block_at in (0, 1) (New(\"afa\", Params{}) gives the defaults)")
 	}
 	w := v.Model.Params()
 	if err := a.p.gather(in, len(w)); err != nil {

@@ -50,7 +50,7 @@ func (b *BALANCE) Share(v *View) []Outgoing { return shareModel(v) }
 // Combine accepts the neighbors within the shrinking radius and averages.
 func (b *BALANCE) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if !(b.Gamma > 0) || !(b.Kappa >= 0) || !(b.Alpha >= 0 && b.Alpha <= 1) {
-		return nil, errors.New("balance: need gamma > 0, kappa >= 0, alpha in [0, 1] (New(\"balance\", Params{}) gives the spec defaults)")
+		return nil, errors.New("balance: need gamma > 0, kappa >= 0, alpha in [0, 1] (New(\"balance\", Params{}) gives the defaults)")
 	}
 	if v.Rounds <= 0 {
 		return nil, errors.New("balance: View.Rounds must be > 0 (the threshold decays with t/T)")

@@ -19,7 +19,7 @@ var scclipRow = Row{
 //
 // over the node's own model (a zero step) and its k neighbors, so the mean
 // divides by k+1, with Clip(d; τ) = d·min(1, τ/||d||) and τ the (F+1)-th
-// largest ||x_j − x_0||. The spec default is F = 1 (τ = the second largest
+// largest ||x_j − x_0||. The default is F = 1 (τ = the second largest
 // distance), set by New("scclip", Params{}); the field is used as set. With
 // F or fewer neighbors τ = 0 and the node keeps x_0 (any of them may be
 // faulty). Sender j's weight is min(1, τ/||x_j − x_0||)/(k+1).
@@ -29,7 +29,7 @@ type SCClip struct {
 	scratch []float64
 }
 
-// SCClipF is the spec default of SCClip.F.
+// SCClipF is the default of SCClip.F.
 const SCClipF = 1
 
 func (s *SCClip) Name() string { return "scclip" }

@@ -52,7 +52,7 @@ func (u *UBAR) Share(v *View) []Outgoing { return shareModel(v) }
 // Combine runs the distance and loss stages and averages.
 func (u *UBAR) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	if !(u.Rho > 0 && u.Rho <= 1) || !(u.Alpha >= 0 && u.Alpha <= 1) {
-		return nil, errors.New("ubar: need rho in (0, 1], alpha in [0, 1] (New(\"ubar\", Params{}) gives the spec defaults)")
+		return nil, errors.New("ubar: need rho in (0, 1], alpha in [0, 1] (New(\"ubar\", Params{}) gives the defaults)")
 	}
 	if v.BatchLoss == nil {
 		return nil, errors.New("ubar: View.BatchLoss is nil: the node must provide the loss of parameters on one local training batch")
