@@ -6,17 +6,17 @@ import "math"
 // normalisation of the final-layer NTK separates benign from
 // malfunctioning peers under site shift (the paper's formula did not
 // survive extraction, the LIGHTYEAR paper; every variant here is a
-// reconstruction, named for what it changes against the spec's ntk):
+// reconstruction, named for what it changes against the paper's ntk):
 //
 //   - logits: the Jacobian of the logits z = Wφ + b instead of the
 //     probabilities'. ∂z/∂(W, b) = I ⊗ [φ; 1]ᵀ, so K(a, b) = C·(φ_a·φ_b + 1)
 //     with C classes: a kernel of the features alone, blind to what the
 //     model predicts.
-//   - uncentered: the spec's kernel compared by plain kernel alignment
+//   - uncentered: the paper's kernel compared by plain kernel alignment
 //     <A, B>_F / (‖A‖_F ‖B‖_F), without the centering H: a kernel's
 //     common offset (every pair alike) counts as agreement.
 //   - classwise: one kernel per class c, K_c(a, b) = (φ_a·φ_b + 1)·
-//     Σ_l M_a[c, l] M_b[c, l] (the c-th diagonal block of J Jᵀ; the spec's
+//     Σ_l M_a[c, l] M_b[c, l] (the c-th diagonal block of J Jᵀ; the paper's
 //     kernel is their sum), each compared by CKA, the score their mean
 //     over classes. A model that agrees overall but swaps what it does on
 //     two classes scores low.

@@ -78,9 +78,9 @@ func TestAlignmentHandValues(t *testing.T) {
 	}
 }
 
-// The spec's kernel is the sum of the class blocks, so (centering being
+// The paper's kernel is the sum of the class blocks, so (centering being
 // linear) its centred kernel is the sum of theirs; a model scores 1 with
-// itself; and one that swaps two classes keeps the spec's ntk score at 1
+// itself; and one that swaps two classes keeps the paper's ntk score at 1
 // (tr(M_a M_bᵀ) is blind to a relabelling) but not the classwise one.
 func TestClassKernels(t *testing.T) {
 	for _, evidential := range []bool{false, true} {

@@ -47,7 +47,7 @@ func checkGamma(name string, p Perturbation, gammaInit float64) error {
 //
 //	max_i ||m − g_i||² <= max_{i,j} ||g_i − g_j||²,
 //
-// found by the spec's bisection (see Gamma). It assumes full knowledge of
+// found by the paper's bisection (see Gamma). It assumes full knowledge of
 // the honest payloads of the round (View.Honest) and ignores the attacker's
 // own.
 type MinMax struct {
@@ -234,10 +234,10 @@ func searchView(name string, v *View, pert Perturbation, gammaInit float64, sum 
 	return searchGamma(gammaInit, accept), p, nil
 }
 
-// gammaTol is the spec's stopping tolerance |γ_succ − γ| <= 1e-5.
+// gammaTol is the stopping tolerance |γ_succ − γ| <= 1e-5.
 const gammaTol = 1e-5
 
-// searchGamma is the spec's bisection (Shejwalkar and Houmansadr 2021,
+// searchGamma is the paper's bisection (Shejwalkar and Houmansadr 2021,
 // Algorithm 1):
 //
 //	γ = γ_init, step = γ_init, γ_succ = 0

@@ -112,7 +112,7 @@ type DMTT struct {
 	Budget     int
 	SelfWeight float64
 	// NormGate applies the norm-sanity gate ||θ_j|| <= Kappa ||θ_i|| (on
-	// in the spec; off is the ablation that shows which other gate or score
+	// in the paper; off is the ablation that shows which other gate or score
 	// stops a poisoned model, docs/results/dmtt.md).
 	NormGate bool
 
@@ -128,7 +128,7 @@ type dmttCand struct {
 	q float64
 }
 
-// NewDMTT returns DMTT with the spec's defaults.
+// NewDMTT returns DMTT with the DMTT paper's defaults (§IV-E).
 func NewDMTT() *DMTT {
 	return &DMTT{NEval: DMTTNEval, WA: MurmuraWA, TauU: MurmuraTauU, L: [4]float64{DMTTL1, DMTTL2, DMTTL3, DMTTL4},
 		Gamma: DMTTGamma, TauTrust: DMTTTauTrust, Kappa: DMTTKappa, Budget: DMTTBudget, SelfWeight: DMTTSelfWeight,

@@ -75,16 +75,16 @@ var rdpflRow = Row{
 // past deviations only, bounds the result by G_d and takes the descent step
 // w^t = w^{t−1} − g·η·K·(u + λ·d).
 //
-// State across rounds is the spec's: w^{t−2} (w^{t−1} is the node's
+// State across rounds is Algorithm 2's: w^{t−2} (w^{t−1} is the node's
 // start-of-round model, View.Start), dbar^{t−1}, dbar^{t−2}, the threshold
 // and the last deviation norm; plus the buffer u is sent from. The
 // prediction dhat and the clipped direction d are never stored: they are
 // recomputed coordinate by coordinate in the passes that need them.
 //
-// Choices recorded (the R-DPFL paper): R-DPFL uses the descent form
-// w ← w_prev − g·ηK·(u + λd) the spec fixes (the paper's Algorithm 1
+// Choices recorded (docs/methods/rdpfl.md): R-DPFL uses the descent form
+// w ← w_prev − g·ηK·(u + λd) this project fixes (the paper's Algorithm 1
 // ascends); η is the optimizer's learning rate and K the steps local
-// training took (View.LR, View.Steps). Round t of the spec is
+// training took (View.LR, View.Steps). Round t of the paper is
 // View.Round + 1. With no neighbor direction d = 0 and dbar's history,
 // the threshold and the last deviation stay as they were; w_{t−2} is
 // still advanced. The prediction uses dbar^{t−1} whenever fewer than two
@@ -98,7 +98,7 @@ type RDPFL struct {
 	// Rule is the robust neighborhood rule: one of RDPFLRules.
 	Rule string
 	// F is trimmed_mean's f; nil means floor((|U|−1)/2). Either way it is
-	// capped so that 2f < |U| (spec step 4).
+	// capped so that 2f < |U| (Algorithm 2).
 	F *int
 	// Lambda is λ, G the global coefficient g, Gd the bound G_d and
 	// GdRelative, when positive, the bound as a multiple of ||u||.
@@ -149,7 +149,7 @@ type RDPFLRound struct {
 	DevNorm, Tau, ClipFactor, GdFactor, DNorm float64
 }
 
-// NewRDPFL returns R-DPFL with the spec's defaults and the given rule.
+// NewRDPFL returns R-DPFL with the paper's defaults and the given rule.
 func NewRDPFL(rule string) (*RDPFL, error) {
 	if !slices.Contains(RDPFLRules, rule) {
 		return nil, paramErr("rdpfl", "rule", fmt.Sprintf("%q", rule), "not allowed (valid: "+strings.Join(RDPFLRules, ", ")+")")
@@ -169,7 +169,7 @@ func (s *RDPFL) StateBytes() int {
 	return 4 * (cap(s.wPrev2) + cap(s.dbar1) + cap(s.dbar2) + cap(s.u))
 }
 
-// Share sends the local direction u = (w^{t−1} − w~^t)/(ηK) (spec step 2),
+// Share sends the local direction u = (w^{t−1} − w~^t)/(ηK) (the R-DPFL paper, §III-B),
 // with K the steps local training actually took. A round without a step
 // sends zeros.
 func (s *RDPFL) Share(v *View) []Outgoing {
@@ -191,7 +191,7 @@ func (s *RDPFL) direction(start, w []float32, lr float64, steps int) []float32 {
 }
 
 // Combine computes d^t from the neighbors' directions and applies the
-// personalized update (spec steps 4 and 5).
+// personalized update (Algorithm 2 and Eq. 16).
 func (s *RDPFL) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	return s.combine(v.Round, v.Start, v.Model.Params(), in)
 }
@@ -212,12 +212,12 @@ func (s *RDPFL) combine(r int, start, w []float32, in []Incoming) (map[int]float
 	}
 	s.stats = RDPFLRound{Empty: len(got) == 0, Tau: s.tau}
 	if len(got) == 0 {
-		// d = 0; the state that needs dbar^t is kept (spec step 4).
+		// d = 0; the state that needs dbar^t is kept (Algorithm 2).
 		s.update(start, w, nil)
 		s.remember(start)
 		return nil, nil
 	}
-	t := r + 1 // the spec counts rounds from 1
+	t := r + 1 // the paper counts rounds from 1
 
 	// Prediction coefficients, before dbar^{t−2}'s buffer is reused.
 	mode := s.predictionMode(t)
