@@ -124,10 +124,10 @@ func Save(dir string, c *Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	if err := rundir.WriteAtomic(filepath.Join(dir, CheckpointBin), bin.Bytes()); err != nil {
+	if err := rundir.WritePrivate(filepath.Join(dir, CheckpointBin), bin.Bytes()); err != nil {
 		return err
 	}
-	return rundir.WriteAtomic(filepath.Join(dir, CheckpointJSON), append(js, '\n'))
+	return rundir.WritePrivate(filepath.Join(dir, CheckpointJSON), append(js, '\n'))
 }
 
 // Load reads the checkpoint in dir. A missing checkpoint is an error

@@ -72,3 +72,21 @@ func TestWriteAtomicFunc(t *testing.T) {
 		t.Error("WriteAtomicFunc into a missing directory succeeded")
 	}
 }
+
+// A checkpoint holds a node's secret keys: only its owner may read it.
+func TestWritePrivateIsOwnerOnly(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "checkpoint.bin")
+	if err := WritePrivate(p, []byte("secret")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(p); string(b) != "secret" {
+		t.Errorf("content %q", b)
+	}
+}

@@ -67,6 +67,13 @@ func WriteAtomic(path string, b []byte) error {
 	return WriteAtomicFunc(path, func(w io.Writer) error { _, err := w.Write(b); return err })
 }
 
+// WritePrivate is WriteAtomic for a file only its owner may read (mode
+// 0600): a node's checkpoint holds its secret keys (secure aggregation's
+// pairwise seeds, a Paillier private key).
+func WritePrivate(path string, b []byte) error {
+	return writeAtomic(path, 0o600, func(w io.Writer) error { _, err := w.Write(b); return err })
+}
+
 // WriteAtomicFunc writes the file at path atomically: write fills a
 // temporary file in path's directory, which is synced and renamed over
 // path only if write and every step after it succeed. Readers, and a run
@@ -74,6 +81,10 @@ func WriteAtomic(path string, b []byte) error {
 // new one; on failure the temporary file is removed. The new file has
 // mode 0644.
 func WriteAtomicFunc(path string, write func(w io.Writer) error) error {
+	return writeAtomic(path, 0o644, write)
+}
+
+func writeAtomic(path string, mode os.FileMode, write func(w io.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -99,7 +110,7 @@ func WriteAtomicFunc(path string, write func(w io.Writer) error) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(mode); err != nil {
 		return err
 	}
 	// Sync before rename: otherwise a crash can leave the new name pointing
