@@ -3,12 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/aggregate"
 )
 
@@ -55,8 +55,25 @@ func (c Config) validateMore(bad func(key string, val any, allowed string)) {
 	}
 }
 
-// byzantineCount is how many nodes the adversary holds.
-func (c Config) byzantineCount() int { return len(c.ByzantineIDs()) }
+// byzantineCount is how many nodes the adversary holds: the size of the
+// set adversary.Choose picks (Choose only places them, by the seed), and 0
+// where Choose refuses the settings (Validate says why). A test of
+// experiment holds the two equal.
+func (c Config) byzantineCount() int {
+	a, n := c.Adversary, c.Nodes
+	switch {
+	case !(a.Fraction >= 0 && a.Fraction < 1):
+		return 0
+	case len(a.IDs) > 0:
+		if a.Fraction != 0 || slices.ContainsFunc(a.IDs, func(b int) bool { return b < 0 || b >= n }) {
+			return 0
+		}
+		return len(slices.Compact(slices.Sorted(slices.Values(a.IDs))))
+	case a.Fraction == 0:
+		return 0
+	}
+	return max(1, int(math.Round(float64(n)*a.Fraction)))
+}
 
 // adversaryKeys are the attack parameters of [adversary].
 var adversaryKeys = []string{"attack", "sigma", "replace", "scale", "percent", "z", "minus", "epsilon",
@@ -119,11 +136,4 @@ func (c Config) validateSet(defined func(section, key string) bool) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// ByzantineIDs are the adversary's nodes, as every driver picks them
-// (none when the adversary settings are invalid: Validate says why).
-func (c Config) ByzantineIDs() []int {
-	ids, _ := adversary.Choose(c.Nodes, c.Adversary.IDs, c.Adversary.Fraction, c.Seed)
-	return ids
 }

@@ -10,8 +10,13 @@
 // It also derives what the config's keys mean to the packages below it
 // without building a node: the model's nn.Spec, the strategy's and the
 // rule's parameters (checked by strategy.New), the attack, the trust
-// layer's configuration, the topology (Graph) and the Byzantine set
-// (adversary.Choose, the one function every driver uses).
+// layer's configuration, the topology (Graph) and how many nodes are
+// Byzantine. It imports nothing of the node or its drivers: which nodes are
+// Byzantine is adversary.Choose's to say (experiment.ByzantineIDs), the
+// claim attack is experiment.ClaimAttack, and config's copies of what
+// those packages define (the liar names, the count of the Byzantine set,
+// Evaluations against metrics.Evaluated) are held equal by experiment's
+// tests.
 //
 // What needs more than the file stays in package experiment, which builds
 // nodes and simulations from a Config: the checks that need the built

@@ -83,12 +83,12 @@ func (c Config) RobustTakesF() bool {
 
 // DeclaredFraction is the Byzantine fraction the defenders are told: the
 // configured fraction, or the share of the nodes adversary.ids names
-// (adversary.Choose: each counted once). It is what f = "auto" derives from; the real number of Byzantine neighbours of a node
+// (each counted once, as adversary.Choose counts them). It is what f = "auto" derives from; the real number of Byzantine neighbours of a node
 // is whatever the placement gives (recorded in the manifest), so a
 // defender that underestimates f stays expressible with an explicit f.
 func (c Config) DeclaredFraction() float64 {
 	if len(c.Adversary.IDs) > 0 && c.Nodes > 0 {
-		return float64(len(c.ByzantineIDs())) / float64(c.Nodes)
+		return float64(c.byzantineCount()) / float64(c.Nodes)
 	}
 	return c.Adversary.Fraction
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/strategy"
 )
 
@@ -183,7 +182,7 @@ func TestDMTTConfigErrors(t *testing.T) {
 	if err != nil || tc == nil || tc.TauTrust != 0.5 || tc.Lambda != 0.7 {
 		t.Errorf("trust config %+v, %v: want τ_trust 0.5 from the dmtt option and λ 0.7", tc, err)
 	}
-	if a := c.ClaimAttack(); a.Liar != adversary.LiarInflation || !a.Flood || a.Forge {
+	if a := c.Adversary; a.Liar != LiarInflation || !a.ClaimFlood || a.ClaimForgery || a.ClaimReplay {
 		t.Errorf("claim attack %+v", a)
 	}
 }

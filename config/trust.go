@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 
-	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/trust"
 )
 
@@ -66,17 +65,24 @@ func (c Config) TrustLayer() (*trust.Config, error) {
 	return &t, nil
 }
 
-// ClaimAttack is the simulator's claim attack.
-func (c Config) ClaimAttack() adversary.ClaimAttack {
+// Topology liars' variants, the names adversary.ClaimAttack takes (a test
+// of experiment holds them equal to adversary's).
+const (
+	LiarOmission  = "omission"
+	LiarInflation = "inflation"
+)
+
+// claimAttackOn reports whether any topology-claim attack is set.
+func (c Config) claimAttackOn() bool {
 	a := c.Adversary
-	return adversary.ClaimAttack{Liar: a.Liar, Forge: a.ClaimForgery, Replay: a.ClaimReplay, Flood: a.ClaimFlood}
+	return a.Liar != "" || a.ClaimForgery || a.ClaimReplay || a.ClaimFlood
 }
 
 // validateDMTT checks the keys of the trust layer, the claim attacks and
 // the evidential strategies, appending what is wrong.
 func (c Config) validateDMTT(bad func(key string, val any, allowed string), errs *[]error) {
 	switch c.Adversary.Liar {
-	case "", adversary.LiarOmission, adversary.LiarInflation:
+	case "", LiarOmission, LiarInflation:
 	default:
 		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), `want "", "omission" or "inflation"`)
 	}
@@ -87,7 +93,7 @@ func (c Config) validateDMTT(bad func(key string, val any, allowed string), errs
 		bad("adversary.claim_forgery/claim_replay/claim_flood", fmt.Sprintf("%v/%v/%v", a.ClaimForgery, a.ClaimReplay, a.ClaimFlood),
 			"not implemented for trust.claims = \"events\" (adversary.liar is)")
 	}
-	if c.ClaimAttack().Active() && !c.TrustOn() {
+	if c.claimAttackOn() && !c.TrustOn() {
 		bad("adversary.liar", fmt.Sprintf("%q", c.Adversary.Liar), "topology-claim attacks (liar, claim_forgery, claim_replay, claim_flood) need the trust layer: strategy.name = \"dmtt\" or trust.enabled = true")
 	}
 	if _, err := c.TrustLayer(); err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/trellis-fl/trellis/attack"
-	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/strategy"
 )
@@ -46,7 +45,7 @@ func (c Config) Validate() error {
 	}
 	if c.FinalRounds < 1 {
 		bad("final_rounds", c.FinalRounds, "need ≥ 1")
-	} else if n := metrics.Evaluations(c.Rounds, c.EvalEvery); c.Rounds >= 1 && c.EvalEvery > 1 && c.FinalRounds > n {
+	} else if n := Evaluations(c.Rounds, c.EvalEvery); c.Rounds >= 1 && c.EvalEvery > 1 && c.FinalRounds > n {
 		// final_rounds counts evaluated rounds, not rounds: more than there
 		// are would average the whole learning curve.
 		bad("final_rounds", c.FinalRounds, fmt.Sprintf("counts evaluated rounds; with rounds = %d and eval_every = %d only %d are evaluated", c.Rounds, c.EvalEvery, n))
@@ -215,4 +214,14 @@ func (c Config) Attack() (attack.Attack, error) {
 		return atk, err
 	}
 	return attack.NewScheduled(atk, a.StartRound)
+}
+
+// Evaluations is how many of rounds rounds a run evaluates with eval_every
+// = every: every every-th round and the last (every ≤ 1: every round), the
+// rounds metrics.Evaluated selects (a test of experiment holds them equal).
+func Evaluations(rounds, every int) int {
+	if every <= 1 {
+		return rounds
+	}
+	return (rounds + every - 1) / every
 }

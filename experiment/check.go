@@ -86,7 +86,7 @@ func FRecordOf(c config.Config) (*FRecord, error) {
 		return nil, err
 	}
 	g := d.At(0)
-	byz := c.ByzantineIDs()
+	byz := ByzantineIDs(c)
 	rec := &FRecord{Setting: "auto", Rule: st.Rule, DeclaredFraction: c.DeclaredFraction(), Dynamic: !isStatic(c.Topology.Kind)}
 	explicit, isExplicit := c.ExplicitF()
 	if isExplicit {
@@ -144,7 +144,7 @@ func Check(c config.Config) error {
 		return err
 	}
 	byz := map[int]bool{}
-	for _, n := range c.ByzantineIDs() {
+	for _, n := range ByzantineIDs(c) {
 		byz[n] = true
 	}
 	rounds := 1 // a static graph is the same every round

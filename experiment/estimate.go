@@ -467,7 +467,7 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 
 	// The adversary's crafted vectors: one per out-link and vector
 	// message (one for all with same_for_all), alive through the round.
-	if byz := int64(len(c.ByzantineIDs())); byz > 0 && c.Adversary.Attack != "none" && c.Adversary.Attack != "" && kind == "run" {
+	if byz := int64(len(ByzantineIDs(c))); byz > 0 && c.Adversary.Attack != "none" && c.Adversary.Attack != "" && kind == "run" {
 		fan := degI
 		if c.Adversary.SameForAll {
 			fan = 1

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/internal/seed"
@@ -75,7 +76,7 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 	if s.Trust, err = c.TrustLayer(); err != nil {
 		return Setup{}, err
 	}
-	s.ByzantineIdle, s.Claims = c.Adversary.Idle, c.ClaimAttack()
+	s.ByzantineIdle, s.Claims = c.Adversary.Idle, ClaimAttack(c)
 	s.Privacy = privacySetup(c)
 	if err := checkSecAggGroups(c); err != nil {
 		return Setup{}, err
@@ -119,4 +120,18 @@ func graphOf(c config.Config) func(n int, seed uint64) (topology.Dynamic, error)
 		c.Nodes, c.Seed = n, seed
 		return c.Graph()
 	}
+}
+
+// ByzantineIDs are the adversary's nodes of c, as every driver picks them
+// (adversary.Choose; none when the adversary settings are invalid:
+// Validate says why).
+func ByzantineIDs(c config.Config) []int {
+	ids, _ := adversary.Choose(c.Nodes, c.Adversary.IDs, c.Adversary.Fraction, c.Seed)
+	return ids
+}
+
+// ClaimAttack is what c's Byzantine nodes do with their topology claims.
+func ClaimAttack(c config.Config) adversary.ClaimAttack {
+	a := c.Adversary
+	return adversary.ClaimAttack{Liar: a.Liar, Forge: a.ClaimForgery, Replay: a.ClaimReplay, Flood: a.ClaimFlood}
 }

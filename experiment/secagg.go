@@ -85,23 +85,17 @@ func checkPaillierGroups(c config.Config) error {
 	return nil
 }
 
-// SecAgg is the nodes' secure-aggregation setting in a Setup (nil: none).
-type SecAgg = secagg.Config
-
-// Paillier is the nodes' Paillier-relay setting in a Setup (nil: none).
-type Paillier = secagg.PaillierConfig
-
-func secAggSetup(c config.Config) *SecAgg {
+func secAggSetup(c config.Config) *secagg.Config {
 	if !c.SecAggOn() {
 		return nil
 	}
 	s := c.SecAgg
-	return &SecAgg{Threshold: s.Threshold, ScaleBits: s.ScaleBits, Screened: s.Mode == "screened", Across: s.Across}
+	return &secagg.Config{Threshold: s.Threshold, ScaleBits: s.ScaleBits, Screened: s.Mode == "screened", Across: s.Across}
 }
 
 // paillierSetup is the Setup's Paillier (nil unless mode = "paillier");
 // the headroom holds sums of up to every node's neighbours.
-func paillierSetup(c config.Config) (*Paillier, error) {
+func paillierSetup(c config.Config) (*secagg.PaillierConfig, error) {
 	s := c.SecAgg
 	if s.Mode != "paillier" {
 		return nil, nil
@@ -125,7 +119,7 @@ func paillierSetup(c config.Config) (*Paillier, error) {
 	for 1<<head < maxDeg {
 		head++
 	}
-	return &Paillier{KeyBits: s.PaillierBits, ScaleBits: s.ScaleBits, Bound: s.Bound, Headroom: head}, nil
+	return &secagg.PaillierConfig{KeyBits: s.PaillierBits, ScaleBits: s.ScaleBits, Bound: s.Bound, Headroom: head}, nil
 }
 
 // addSecAgg gives node i its secure-aggregation layer, after the DP layer

@@ -12,6 +12,7 @@ import (
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/secagg"
 	"github.com/trellis-fl/trellis/node/trustlayer"
 	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
@@ -76,10 +77,10 @@ type Setup struct {
 	Privacy *Privacy
 	// SecAgg, if set, gives every node a secure-aggregation layer after
 	// it (experiment/secagg.go).
-	SecAgg *SecAgg
+	SecAgg *secagg.Config
 	// Paillier, if set, gives every node the Paillier-relay layer instead
 	// (experiment/secagg.go).
-	Paillier *Paillier
+	Paillier *secagg.PaillierConfig
 	// CKKS, if positive, gives every node the threshold-CKKS layer, with
 	// at most that many ciphertexts a model.
 	CKKS int

@@ -117,11 +117,3 @@ func Traffic(g *topology.Graph, j int, msgs []*wire.Message) (bytes, claimBytes 
 func Evaluated(round, rounds, every int) bool {
 	return every <= 1 || (round+1)%every == 0 || round == rounds-1
 }
-
-// Evaluations is how many of rounds rounds Evaluated selects.
-func Evaluations(rounds, every int) int {
-	if every <= 1 {
-		return rounds
-	}
-	return (rounds + every - 1) / every
-}
