@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trellis-fl/trellis/strategy"
 )
 
 // TestDemoWritesReproducibleRuns runs
@@ -267,6 +272,82 @@ func TestREADMELinksStayInside(t *testing.T) {
 	for _, ref := range []string{"../shared", "spec/"} {
 		if strings.Contains(strings.ReplaceAll(string(b), "docs/methods", ""), ref) {
 			t.Errorf("README refers to %q, outside the repository", ref)
+		}
+	}
+}
+
+// TestConfigDefaultsJSONHasTheRegistry: `config defaults --json` lists
+// every registered strategy, in the registry's order, with its
+// capabilities and each option's default and range as the registry has
+// them (an unbounded end as null), next to the config's own keys.
+func TestConfigDefaultsJSONHasTheRegistry(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"config", "defaults", "--json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Strategy   map[string]any `json:"strategy"`
+		Strategies []struct {
+			Name     string
+			Takes    map[string]bool
+			DefaultF *int `json:"default_f"`
+			Options  []struct {
+				Name     string
+				Default  float64
+				Min, Max *float64
+				MinOpen  bool `json:"min_open"`
+				MaxOpen  bool `json:"max_open"`
+				Whole    bool
+				Range    string
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Strategy["name"] == nil {
+		t.Errorf("the config's [strategy] table is missing: %v", doc.Strategy)
+	}
+	reg := strategy.Registry()
+	if len(doc.Strategies) != len(reg) {
+		t.Fatalf("%d strategies, the registry has %d", len(doc.Strategies), len(reg))
+	}
+	bound := func(p *float64, x float64) bool {
+		if math.IsInf(x, 0) {
+			return p == nil
+		}
+		return p != nil && *p == x
+	}
+	for i, r := range reg {
+		d := doc.Strategies[i]
+		if d.Name != r.Name {
+			t.Fatalf("strategy %d is %q, the registry's %q", i, d.Name, r.Name)
+		}
+		want := map[string]bool{"weighting": r.Weighting, "rule": r.Rule, "rule_params": r.RuleParams, "f": r.F, "score": r.Score, "ablations": r.Ablations}
+		if !maps.Equal(d.Takes, want) {
+			t.Errorf("%s takes %v, the registry %v", r.Name, d.Takes, want)
+		}
+		if r.F != (d.DefaultF != nil) || r.F && *d.DefaultF != r.DefaultF {
+			t.Errorf("%s: default_f %v, the registry's F %v DefaultF %d", r.Name, d.DefaultF, r.F, r.DefaultF)
+		}
+		if len(d.Options) != len(r.Options) {
+			t.Fatalf("%s: %d options, the registry has %d", r.Name, len(d.Options), len(r.Options))
+		}
+		for j, o := range r.Options {
+			g := d.Options[j]
+			if g.Name != o.Name || g.Default != o.Default || !bound(g.Min, o.Lo) || !bound(g.Max, o.Hi) ||
+				g.MinOpen != o.LoOpen || g.MaxOpen != o.HiOpen || g.Whole != o.Whole || g.Range != o.Range() {
+				t.Errorf("%s option %d: %+v, the registry's %+v", r.Name, j, g, o)
+			}
+		}
+	}
+	names := make([]string, len(doc.Strategies))
+	for i, d := range doc.Strategies {
+		names[i] = d.Name
+	}
+	for _, s := range []string{"fedavg", "robust", "dmtt"} {
+		if !slices.Contains(names, s) {
+			t.Errorf("strategy %s missing from %v", s, names)
 		}
 	}
 }

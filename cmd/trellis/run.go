@@ -281,11 +281,11 @@ func configCmd(o *options) *cobra.Command {
 	c := &cobra.Command{Use: "config", Short: "show configuration defaults"}
 	c.AddCommand(&cobra.Command{
 		Use:   "defaults",
-		Short: "print every config key with its default, as TOML (--json: as JSON)",
+		Short: "print every config key with its default, as TOML (--json: as JSON, with the strategy registry under \"strategies\")",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.json {
-				return jsonOut(o.stdout, config.DefaultsMap())
+				return jsonOut(o.stdout, config.DefaultsJSON())
 			}
 			_, err := fmt.Fprint(o.stdout, config.Defaults())
 			return err
