@@ -113,7 +113,7 @@ func (c Config) expandOne(variant string, keys []string, combo map[string]any, s
 		r := rc
 		r.Seed = s
 		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("sweep run %s seed %d: %w", paramsText(params), s, err)
+			return nil, fmt.Errorf("sweep run %s seed %d: %w", ParamsText(params), s, err)
 		}
 		dir := filepath.Join(append(parts, fmt.Sprintf("seed-%d", s))...)
 		runs = append(runs, SweepRun{Params: params, Config: r, Dir: dir})
@@ -121,9 +121,9 @@ func (c Config) expandOne(variant string, keys []string, combo map[string]any, s
 	return runs, nil
 }
 
-// paramsText is a run's swept values as key=value pairs in key order, not
-// Go's map syntax.
-func paramsText(params map[string]string) string {
+// ParamsText is a run's swept values as key=value pairs in key order
+// ("k1=v1, k2=v2"), not Go's map syntax.
+func ParamsText(params map[string]string) string {
 	keys := slices.Sorted(maps.Keys(params))
 	parts := make([]string, len(keys))
 	for i, k := range keys {

@@ -3,10 +3,11 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/trellis-fl/trellis/config"
 )
 
 // CompareValues orders labels and parameter values: numerically when both
@@ -115,9 +116,9 @@ func checkDistinct(sorted []RunResult, keys []string) error {
 		}
 		if diff := differingKeys(a.Params, b.Params); len(diff) > 0 {
 			return fmt.Errorf("report: runs of %q with seed %d differ in %s (%s vs %s); pass the runs of one value (report.Filter)",
-				a.Label, a.Seed, strings.Join(diff, ", "), formatParams(a.Params), formatParams(b.Params))
+				a.Label, a.Seed, strings.Join(diff, ", "), config.ParamsText(a.Params), config.ParamsText(b.Params))
 		}
-		return fmt.Errorf("report: run of %q with seed %d and params {%s} appears twice", a.Label, a.Seed, formatParams(a.Params))
+		return fmt.Errorf("report: run of %q with seed %d and params {%s} appears twice", a.Label, a.Seed, config.ParamsText(a.Params))
 	}
 	return nil
 }
@@ -138,14 +139,4 @@ func differingKeys(a, b map[string]string) []string {
 	}
 	slices.Sort(diff)
 	return diff
-}
-
-// formatParams writes params as "k1=v1, k2=v2" in sorted key order.
-func formatParams(params map[string]string) string {
-	keys := slices.Sorted(maps.Keys(params))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + params[k]
-	}
-	return strings.Join(parts, ", ")
 }

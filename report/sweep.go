@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/trellis-fl/trellis/config"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
@@ -25,13 +26,13 @@ func Sweep(runs []RunResult, key, metric string, fig Figure) (*Chart, error) {
 	for _, r := range runs {
 		v, ok := r.Params[key]
 		if !ok {
-			return nil, fmt.Errorf("report: run of %q with seed %d has no parameter %q (params {%s})", r.Label, r.Seed, key, formatParams(r.Params))
+			return nil, fmt.Errorf("report: run of %q with seed %d has no parameter %q (params {%s})", r.Label, r.Seed, key, config.ParamsText(r.Params))
 		}
 		if x, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, fmt.Errorf("report: parameter %q = %q of run %q seed %d is not a finite number; a sweep plot needs a numeric key", key, v, r.Label, r.Seed)
 		}
 		if _, ok := r.Final[metric]; !ok {
-			return nil, fmt.Errorf("report: run of %q with seed %d (params {%s}) has no final metric %q", r.Label, r.Seed, formatParams(r.Params), metric)
+			return nil, fmt.Errorf("report: run of %q with seed %d (params {%s}) has no final metric %q", r.Label, r.Seed, config.ParamsText(r.Params), metric)
 		}
 	}
 	sorted := sortRuns(runs, []string{key})
