@@ -183,7 +183,14 @@ func (a *Accountant) Compose(e Event, count int) error {
 	}
 	if a.last == nil || a.last != e {
 		for i, al := range a.orders {
-			a.lastRDP[i] = e.RDP(al)
+			r := e.RDP(al)
+			if math.IsNaN(r) {
+				a.last = nil
+				return fmt.Errorf("accountant: the RDP of %v at order %v could not be computed "+
+					"(its series gave log A < 0, which is impossible); no ε is reported rather than a wrong one. "+
+					"Please report the event; the default order grid (orders = \"spec\") may avoid the order", e, al)
+			}
+			a.lastRDP[i] = r
 		}
 		a.last = e
 	}

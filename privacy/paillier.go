@@ -291,12 +291,38 @@ func (pk PaillierPacking) Decode(dst []float64, ms []*big.Int, terms int) error 
 	mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(pk.Slot)), big.NewInt(1))
 	s := new(big.Int)
 	for k, m := range ms {
+		// A decrypted sum holds slots × Slot bits and each slot at most
+		// terms·2·offset; anything else is not a sum of encoded vectors (a
+		// wrong key, a garbled ciphertext, more terms than said) and would
+		// decode to plausible-looking wrong numbers.
+		slots := min(len(dst), (k+1)*pk.Per) - k*pk.Per
+		if m == nil || m.Sign() < 0 || m.BitLen() > slots*pk.Slot {
+			return fmt.Errorf("%w: plaintext %d is %s, outside the %d-bit range of %d packed slots",
+				ErrOutOfRange, k, describePlaintext(m), slots*pk.Slot, slots)
+		}
 		r := new(big.Int).Set(m)
-		for i := k * pk.Per; i < min(len(dst), (k+1)*pk.Per); i++ {
+		for i := k * pk.Per; i < k*pk.Per+slots; i++ {
 			s.And(r, mask)
-			dst[i] = float64(s.Int64()-off) / scale
+			v := s.Int64()
+			if v > 2*off {
+				return fmt.Errorf("%w: plaintext %d slot %d holds %d, above %d for a sum of %d terms",
+					ErrOutOfRange, k, i-k*pk.Per, v, 2*off, terms)
+			}
+			dst[i] = float64(v-off) / scale
 			r.Rsh(r, uint(pk.Slot))
 		}
 	}
 	return nil
+}
+
+// describePlaintext names a refused plaintext without printing thousands of
+// digits.
+func describePlaintext(m *big.Int) string {
+	switch {
+	case m == nil:
+		return "missing"
+	case m.Sign() < 0:
+		return "negative"
+	}
+	return fmt.Sprintf("a %d-bit number", m.BitLen())
 }

@@ -215,6 +215,24 @@ func TestPaillierPackingAndRelay(t *testing.T) {
 	if err := pk.Decode(make([]float64, dim), make([]*big.Int, pk.Plaintexts(dim)), 1<<headroom+1); err == nil {
 		t.Error("a sum beyond the headroom was decoded")
 	}
+	// Plaintexts that no sum of encoded vectors can be: negative, wider than
+	// the packed slots, missing, or a slot above terms·2·offset.
+	ok := make([]*big.Int, pk.Plaintexts(dim))
+	for i := range ok {
+		ok[i] = new(big.Int)
+	}
+	huge := new(big.Int).Lsh(big.NewInt(1), 5000)
+	slotOver := big.NewInt(2*pk.offset() + 1)
+	for name, m := range map[string]*big.Int{"2^5000": huge, "-1": big.NewInt(-1), "nil": nil, "slot over": slotOver} {
+		ms := append([]*big.Int(nil), ok...)
+		ms[0] = m
+		if err := pk.Decode(make([]float64, dim), ms, 1); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("plaintext %s decoded: %v", name, err)
+		}
+	}
+	if err := pk.Decode(make([]float64, dim), ok, 1); err != nil {
+		t.Errorf("all-zero plaintexts refused: %v", err)
+	}
 	if _, err := NewPaillierPacking(&k.PaillierPublicKey, 40, 1e6, 30); err == nil {
 		t.Error("a slot over 63 bits accepted")
 	}

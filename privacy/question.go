@@ -135,7 +135,7 @@ func (a Answer) String() string {
 	if a.Calibrated {
 		verb = "smallest noise multiplier"
 	}
-	s := fmt.Sprintf("%s %.6g with %s over %d steps: (ε = %.4g, δ = %g)-DP (RDP order %g, Balle et al. 2020 conversion)",
+	s := fmt.Sprintf("%s %.6g with %s over %d steps: (ε = %.4g, δ = %g)-DP (RDP order %.6g, Balle et al. 2020 conversion)",
 		verb, a.Sigma, a.Sampling, a.Steps, a.Epsilon, a.Delta, a.Order)
 	if a.EdgeOrder {
 		s += "; the optimum is at the end of the order grid, a wider grid may give a smaller ε"

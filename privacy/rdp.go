@@ -25,9 +25,16 @@ import "math"
 //	    + Σ_k C(α,k) (1−q)^k q^{α−k} exp(((α−k)²−(α−k))/(2σ²)) · ½ erfc((z0 − (α−k))/(√2σ)).
 //
 // The fractional binomials C(α,k) change sign once k > α; their terms are
-// added or subtracted in log space accordingly. The series is cut when both
-// terms fall below e⁻³⁰ relative to 1 (A_α ≥ 1), as the reference
-// implementation of the paper does.
+// added or subtracted in log space accordingly. The series is cut only once
+// k has passed α (every positive term is in: the terms that dominate A_α lie
+// between 0 and α, often far from both ends), the terms have started to
+// fall, and both are below e⁻³⁰, absolute and relative to the running sum — past α the
+// terms alternate with falling magnitude, so what is left out is below the
+// last term kept. The reference implementation of the paper (and
+// TF-Privacy's) cuts as soon as both terms are below e⁻³⁰ in absolute
+// terms, which at large q and σ happens at k = 0, before the dominant
+// terms: at q = 0.5, σ = 20, α = 47.5 it returns log A_α < 0, an RDP of 0
+// and ε = 0 where the true ε is 3.64.
 
 // sgmRDP is the RDP at order alpha > 1 of one SGM step with sampling rate q
 // in [0, 1] and noise multiplier sigma > 0. A value that cannot be computed
@@ -49,13 +56,23 @@ func sgmRDP(q, sigma, alpha float64) float64 {
 	} else {
 		la = logAFrac(q, sigma, alpha)
 	}
-	r := la / (alpha - 1)
-	if math.IsNaN(r) {
+	if math.IsNaN(la) {
+		// The alternating tail lost precision (logSub): no value, but +Inf
+		// is a valid (useless) bound and the conversion skips it.
 		return math.Inf(1)
 	}
-	// A_α ≥ 1, so RDP ≥ 0; a tiny negative value is rounding.
-	return max(r, 0)
+	// A_α ≥ 1, so log A_α ≥ 0: a value below 0 beyond rounding means the
+	// series is wrong, and clamping it would turn a wrong A into ε = 0.
+	// NaN makes the accountant refuse the event with an error.
+	if la < -logATolerance {
+		return math.NaN()
+	}
+	return max(la/(alpha-1), 0)
 }
+
+// logATolerance is how far below 0 a computed log A_α may fall by rounding
+// alone (the sums carry ~1e−16 relative error per term).
+const logATolerance = 1e-9
 
 // logAInt is log A_α for integer α ≥ 2 (MTZ 2019, Sec. 3.3).
 func logAInt(q, sigma float64, alpha int) float64 {
@@ -84,6 +101,7 @@ func logAFrac(q, sigma, alpha float64) float64 {
 	sq2s := math.Sqrt2 * sigma
 	a0, a1 := math.Inf(-1), math.Inf(-1)
 	logC, sign := 0.0, 1.0 // log |C(α, 0)|, its sign
+	last := math.Inf(1)    // the larger term of the previous k
 	const maxTerms = 1 << 20
 	for k := 0; k < maxTerms; k++ {
 		if k > 0 {
@@ -109,9 +127,14 @@ func logAFrac(q, sigma, alpha float64) float64 {
 		if math.IsNaN(a0) || math.IsNaN(a1) {
 			return math.NaN()
 		}
-		if max(s0, s1) < -30 {
+		term := max(s0, s1)
+		// e⁻³⁰ absolute, as the reference implementation, is also e⁻³⁰
+		// relative to the sum once the sum is ≥ 1 (A_α ≥ 1): where that
+		// implementation stopped past α its result is kept bit for bit.
+		if fk > alpha && term < last && term < min(-30, logAdd(a0, a1)-30) {
 			return logAdd(a0, a1)
 		}
+		last = term
 	}
 	return math.NaN()
 }
