@@ -135,11 +135,6 @@ func (c Config) graph(n int, seed uint64) (topology.Dynamic, error) {
 	return nil, fmt.Errorf("topology.kind = %q: want one of %v", t.Kind, Topologies)
 }
 
-// BuildNode builds node i of the experiment c describes, as one node
-// process of a deployment does: it loads the data and derives the same
-// split, graph and adversary as the simulation (all from the seed), takes
-// the node's key and its peers' from keys, and its randomness from random
-
 // Graph is the communication graph, round by round, of the run c
 // describes: the one its simulation (and a deployment's monitor) uses,
 // from the config and the seed alone.

@@ -120,9 +120,111 @@ func (c Config) encryptedMean(bad func(key string, val any, allowed string), wha
 	}
 }
 
-// checkSecAggGroups refuses, before the run, groups that cannot work: a
-// directed graph (the aggregator relays both ways), and in a static
-// topology a node whose in-neighbours are fewer than t or, for
-// neighbourhood groups, at least 2t (every member of n ≥ 2t would fail the
-// threshold rule). In a dynamic topology a round's too small group falls
-// back at run time; only a t above every node's degree in every round is
+// CheckSecAggGroups refuses, before the run, secure-aggregation groups
+// that cannot work. It is the one rule `validate`, `run` and `launch`
+// apply (experiment.Check and experiment.SetupOf call it).
+//
+// Every mode refuses a directed graph: the aggregator relays both ways.
+// In a static topology, "neighbourhood" and "screened" refuse a node whose
+// in-neighbours are fewer than t or, for neighbourhood groups, at least 2t
+// (every member of n ≥ 2t would fail the threshold rule); in a dynamic one
+// a round's too small group falls back at run time, and only a t above
+// every node's degree in every round is refused. "paillier" and "ckks"
+// refuse, in a static topology, a node with fewer than 3 neighbours: a
+// group of two gives its sum to someone who holds one of the two inputs,
+// or who needs one member's help to learn the other.
+func (c Config) CheckSecAggGroups() error {
+	mode := c.SecAgg.Mode
+	switch mode {
+	case "paillier", "ckks":
+		return c.checkEncryptedGroups()
+	}
+	if !c.SecAggOn() {
+		return nil
+	}
+	dyn, err := c.Graph()
+	if err != nil {
+		return err
+	}
+	t := c.SecAgg.Threshold
+	static := c.StaticTopology()
+	rounds := c.Rounds
+	if static {
+		rounds = 1
+	}
+	maxDeg := 0
+	for r := range rounds {
+		g := dyn.At(r)
+		if !g.Undirected() {
+			return fmt.Errorf("secagg.mode = %q: topology.kind = %q gives a directed graph; secure aggregation relays through the aggregator and needs every link both ways", mode, c.Topology.Kind)
+		}
+		for i := range g.N() {
+			n := g.InDegree(i)
+			maxDeg = max(maxDeg, n)
+			if !static {
+				continue
+			}
+			if n < t {
+				return fmt.Errorf("secagg.threshold = %d: node %d has %d neighbours, so its group can never reach t; allowed range 2 to %d for this topology", t, i, n, minDegree(g))
+			}
+			if mode == "neighbourhood" && 2*t <= n {
+				return fmt.Errorf("secagg.threshold = %d: node %d's group of %d needs t > %d (2t > n, so no two unmasking requests can both reach t)", t, i, n, n/2)
+			}
+		}
+	}
+	if t > maxDeg {
+		return fmt.Errorf("secagg.threshold = %d: no node has that many neighbours in any round (at most %d)", t, maxDeg)
+	}
+	return nil
+}
+
+// checkEncryptedGroups is CheckSecAggGroups for "paillier" and "ckks"; the
+// refusal names the mode asked for and what its group of two would leak.
+func (c Config) checkEncryptedGroups() error {
+	mode := c.SecAgg.Mode
+	dyn, err := c.Graph()
+	if err != nil {
+		return err
+	}
+	g := dyn.At(0)
+	if !g.Undirected() {
+		return fmt.Errorf("secagg.mode = %q: topology.kind = %q gives a directed graph; the relay needs every link both ways", mode, c.Topology.Kind)
+	}
+	if d := minDegree(g); d < 3 && c.StaticTopology() {
+		leak := "the key holder, one of the two, would learn the other's input"
+		if mode == "ckks" {
+			leak = "the node decrypts the sum of two models, which with either member's help is the other's"
+		}
+		return fmt.Errorf("secagg.mode = %q: node %d has %d neighbours; a group needs at least 3 (%s); use a topology where every node has 3 or more neighbours", mode, minDegreeNode(g), d, leak)
+	}
+	return nil
+}
+
+// StaticTopology says whether the graph is the same every round (every
+// kind but "mobility" and "trace").
+func (c Config) StaticTopology() bool {
+	return c.Topology.Kind != "mobility" && c.Topology.Kind != "trace"
+}
+
+type degrees interface {
+	N() int
+	InDegree(int) int
+}
+
+// minDegreeNode is the first node of the smallest in-degree.
+func minDegreeNode(g degrees) int {
+	at := 0
+	for i := range g.N() {
+		if g.InDegree(i) < g.InDegree(at) {
+			at = i
+		}
+	}
+	return at
+}
+
+func minDegree(g degrees) int {
+	if g.N() == 0 {
+		return 0
+	}
+	return g.InDegree(minDegreeNode(g))
+}

@@ -87,7 +87,7 @@ func FRecordOf(c config.Config) (*FRecord, error) {
 	}
 	g := d.At(0)
 	byz := ByzantineIDs(c)
-	rec := &FRecord{Setting: "auto", Rule: st.Rule, DeclaredFraction: c.DeclaredFraction(), Dynamic: !isStatic(c.Topology.Kind)}
+	rec := &FRecord{Setting: "auto", Rule: st.Rule, DeclaredFraction: c.DeclaredFraction(), Dynamic: !c.StaticTopology()}
 	explicit, isExplicit := c.ExplicitF()
 	if isExplicit {
 		rec.Setting = fmt.Sprint(explicit)
@@ -118,10 +118,9 @@ func FRecordOf(c config.Config) (*FRecord, error) {
 	return rec, nil
 }
 
-func isStatic(kind string) bool { return kind != "mobility" && kind != "trace" }
-
 // Check is Validate plus what needs the topology: the graph can be built,
-// and an explicit strategy.f is within what the rule tolerates at every
+// secure aggregation's groups can work (config.CheckSecAggGroups, as
+// SetupOf refuses them), and an explicit strategy.f is within what the rule tolerates at every
 // node's in-degree (every round of a dynamic topology). A sweep checks
 // every run with it before the first starts.
 func Check(c config.Config) error {
@@ -129,6 +128,9 @@ func Check(c config.Config) error {
 		return err
 	}
 	if _, err := c.Graph(); err != nil {
+		return err
+	}
+	if err := c.CheckSecAggGroups(); err != nil {
 		return err
 	}
 	f, explicit := c.ExplicitF()
@@ -148,7 +150,7 @@ func Check(c config.Config) error {
 		byz[n] = true
 	}
 	rounds := 1 // a static graph is the same every round
-	if !isStatic(c.Topology.Kind) {
+	if !c.StaticTopology() {
 		rounds = c.Rounds
 	}
 	fmax := map[int]int{}

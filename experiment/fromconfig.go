@@ -78,7 +78,7 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 	}
 	s.ByzantineIdle, s.Claims = c.Adversary.Idle, ClaimAttack(c)
 	s.Privacy = privacySetup(c)
-	if err := checkSecAggGroups(c); err != nil {
+	if err := c.CheckSecAggGroups(); err != nil {
 		return Setup{}, err
 	}
 	s.SecAgg = secAggSetup(c)
@@ -99,6 +99,10 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 	return s, nil
 }
 
+// BuildNode builds node i of the experiment c describes, as one node
+// process of a deployment does: it loads the data and derives the same
+// split, graph and adversary as the simulation (all from the seed), takes
+// the node's key and its peers' from keys, and its randomness from random
 // (nil: seeded, as in simulation).
 func BuildNode(c config.Config, i int, keys wire.KeySource, random seed.Source) (*node.Node, error) {
 	tt, err := LoadData(c)

@@ -10,81 +10,6 @@ import (
 	"github.com/trellis-fl/trellis/node"
 )
 
-// refused.
-func checkSecAggGroups(c config.Config) error {
-	if c.SecAgg.Mode == "paillier" || c.SecAgg.Mode == "ckks" {
-		return checkPaillierGroups(c)
-	}
-	if !c.SecAggOn() {
-		return nil
-	}
-	dyn, err := c.Graph()
-	if err != nil {
-		return err
-	}
-	t := c.SecAgg.Threshold
-	static := c.Topology.Kind != "mobility" && c.Topology.Kind != "trace"
-	rounds := c.Rounds
-	if static {
-		rounds = 1
-	}
-	maxDeg := 0
-	for r := range rounds {
-		g := dyn.At(r)
-		if !g.Undirected() {
-			return fmt.Errorf("secagg.mode = %q: topology.kind = %q gives a directed graph; secure aggregation relays through the aggregator and needs every link both ways", c.SecAgg.Mode, c.Topology.Kind)
-		}
-		for i := range g.N() {
-			n := g.InDegree(i)
-			maxDeg = max(maxDeg, n)
-			if !static {
-				continue
-			}
-			if n < t {
-				return fmt.Errorf("secagg.threshold = %d: node %d has %d neighbours, so its group can never reach t; allowed range 2 to %d for this topology", t, i, n, minDegree(g))
-			}
-			if c.SecAgg.Mode == "neighbourhood" && 2*t <= n {
-				return fmt.Errorf("secagg.threshold = %d: node %d's group of %d needs t > %d (2t > n, so no two unmasking requests can both reach t)", t, i, n, n/2)
-			}
-		}
-	}
-	if t > maxDeg {
-		return fmt.Errorf("secagg.threshold = %d: no node has that many neighbours in any round (at most %d)", t, maxDeg)
-	}
-	return nil
-}
-
-func minDegree(g interface {
-	N() int
-	InDegree(int) int
-}) int {
-	m := -1
-	for i := range g.N() {
-		if d := g.InDegree(i); m < 0 || d < m {
-			m = d
-		}
-	}
-	return m
-}
-
-// checkPaillierGroups refuses a directed graph and a group that could
-// reveal one input to the key holder (fewer than 3 neighbours) in a static
-// topology; the packing's headroom is the largest degree's.
-func checkPaillierGroups(c config.Config) error {
-	dyn, err := c.Graph()
-	if err != nil {
-		return err
-	}
-	g := dyn.At(0)
-	if !g.Undirected() {
-		return fmt.Errorf("secagg.mode = \"paillier\": topology.kind = %q gives a directed graph; the relay needs every link both ways", c.Topology.Kind)
-	}
-	if d := minDegree(g); d < 3 && c.Topology.Kind != "mobility" && c.Topology.Kind != "trace" {
-		return fmt.Errorf("secagg.mode = \"paillier\": a node has %d neighbours; a group needs 3 (the key holder would learn the other input)", d)
-	}
-	return nil
-}
-
 func secAggSetup(c config.Config) *secagg.Config {
 	if !c.SecAggOn() {
 		return nil
@@ -105,7 +30,7 @@ func paillierSetup(c config.Config) (*secagg.PaillierConfig, error) {
 		return nil, err
 	}
 	rounds := 1
-	if c.Topology.Kind == "mobility" || c.Topology.Kind == "trace" {
+	if !c.StaticTopology() {
 		rounds = c.Rounds
 	}
 	maxDeg := 1

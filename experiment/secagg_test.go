@@ -3,12 +3,14 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/rundir"
 )
 
@@ -177,5 +179,67 @@ func matchesFedAvg(t *testing.T, c config.Config, name string) {
 	}
 	if math.Abs(acc[0]-acc[1]) > 0.01 {
 		t.Errorf("global accuracy: FedAvg %.4f, %s %.4f", acc[0], name, acc[1])
+	}
+}
+
+// validate (Check) and run/launch (SetupOf) give the same verdict, with the
+// same message, on every secure-aggregation mode over small topologies:
+// one rule (config.CheckSecAggGroups) decides for both.
+func TestValidateAndRunAgreeOnSecAgg(t *testing.T) {
+	modes := []string{
+		"[secagg]\nmode = \"none\"\n",
+		"[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\n",
+		"[secagg]\nmode = \"neighbourhood\"\nthreshold = 3\n",
+		"[secagg]\nmode = \"screened\"\nthreshold = 2\n[trust]\nenabled = true\n",
+		"[secagg]\nmode = \"paillier\"\npaillier_bits = 512\n",
+		"[secagg]\nmode = \"ckks\"\n",
+	}
+	topologies := []string{
+		"kind = \"ring\"",
+		"kind = \"complete\"",
+		"kind = \"star\"",
+		"kind = \"kregular\"\nk = 3",
+		"kind = \"kregular\"\nk = 4",
+		"kind = \"erdos_renyi\"\np = 0.5",
+		"kind = \"small_world\"\nk = 4\nbeta = 0.2",
+		"kind = \"mobility\"",
+	}
+	accepted, refused := 0, 0
+	for _, mode := range modes {
+		for _, topo := range topologies {
+			for _, nodes := range []int{6, 8} {
+				c, err := config.Parse([]byte(fmt.Sprintf("nodes = %d\nrounds = 3\n[model]\nhidden = [16]\n[topology]\n%s\n%s", nodes, topo, mode)), "agree.toml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				valid := Check(c)
+				_, run := SetupOf(c, data.TrainTest{})
+				if (valid == nil) != (run == nil) || valid != nil && valid.Error() != run.Error() {
+					t.Errorf("%d nodes, %q, %q: validate says %v, run says %v", nodes, topo, mode, valid, run)
+				}
+				if valid == nil {
+					accepted++
+				} else {
+					refused++
+				}
+			}
+		}
+	}
+	t.Logf("%d accepted, %d refused", accepted, refused)
+	if accepted == 0 || refused == 0 {
+		t.Fatalf("%d accepted, %d refused: the cases do not cover both verdicts", accepted, refused)
+	}
+}
+
+// On a ring (two neighbours) both encryption modes are refused before the
+// run, and the message names the mode asked for.
+func TestEncryptedModesOnARingNameTheirMode(t *testing.T) {
+	for _, mode := range []string{"paillier", "ckks"} {
+		c := tinyConfig(t, "[topology]\nkind = \"ring\"\n[secagg]\nmode = \""+mode+"\"\npaillier_bits = 512\n")
+		err := Check(c)
+		want := `secagg.mode = "` + mode + `": node 0 has 2 neighbours; a group needs at least 3`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", mode, err, want)
+		}
 	}
 }
