@@ -28,6 +28,9 @@ func gaussianDPEpsilon(mu, delta float64) float64 {
 		return normalCDF(-e/mu+mu/2) - math.Exp(e)*normalCDF(-e/mu-mu/2)
 	}
 	lo, hi := 0.0, 50.0
+	for dOf(hi) > delta {
+		lo, hi = hi, 2*hi
+	}
 	for range 200 {
 		mid := (lo + hi) / 2
 		if dOf(mid) > delta {

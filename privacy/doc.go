@@ -54,6 +54,13 @@
 // default order grid; DenseOrders a finer one that meets published
 // reference values within 1 %.
 //
+// The PLD accountant (ComposePLD, EpsilonPLD; pld.go) is the tighter
+// alternative: privacy loss distributions of the subsampled Gaussian (both
+// directions of add/remove adjacency), Gaussian and Laplace mechanisms,
+// discretized pessimistically ("connect the dots"), composed by FFT and
+// read out exactly as ε(δ) and δ(ε); a composition it cannot do within its
+// tolerance is an error, never a smaller ε.
+//
 // # Audit
 //
 // LossThresholdAudit turns member and non-member losses of a released model
