@@ -18,7 +18,7 @@ func FuzzFrames(f *testing.F) {
 	msg, _ := wire.AppendEncode(nil, m)
 	mk, _ := encodeMarker(Marker{From: 1, To: 0, Count: 1}, ids[1])
 	rec, _ := encodeRecord(&Record{Node: 1, Round: 0, BytesSent: 3}, ids[1])
-	for _, b := range [][]byte{msg, mk, rec, readyCommand("PUSH")[2:], {controlByte}, {1}, nil} {
+	for _, b := range [][]byte{msg, mk, rec, readyCommand("PUSH")[8:], {controlByte}, {1}, nil} {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -28,7 +28,7 @@ func FuzzFrames(f *testing.F) {
 		in.take([]int{1}, slot{})
 		_, _ = decodeRecord(b, dir)
 		_, _ = decodeMarker(b, dir)
-		_, _ = parseReady(b)
+		_, _ = parseProperties(b)
 		_, _, _ = readFrameHeader(bytes.NewReader(b))
 	})
 }

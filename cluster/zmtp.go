@@ -15,8 +15,8 @@ import (
 )
 
 // ZMTP 3.1 (rfc.zeromq.org/spec/37), the subset trellis speaks: the NULL
-// security mechanism and the PUSH → PULL pattern, over tcp:// and ipc://
-// (a Unix stream socket). A node binds one PULL socket; it keeps one PUSH
+// and CURVE (curve.go) security mechanisms and the PUSH → PULL pattern,
+// over tcp:// and ipc:// (a Unix stream socket). A node binds one PULL socket; it keeps one PUSH
 // connection to each peer it sends to and one to the monitor. Every trellis
 // message is one single-part ZMTP message whose one frame is our signed
 // encoding (doc.go).
@@ -38,40 +38,55 @@ const (
 	idleTimeout = 10 * time.Minute
 )
 
-// greeting is our 64-byte ZMTP greeting: signature, version 3.1, NULL
-// mechanism, as-server 0 (NULL ignores it), filler.
-func greeting() []byte {
+// greeting is our 64-byte ZMTP greeting: signature, version 3.1, the
+// mechanism, as-server (NULL ignores it), filler.
+func greeting(mechanism string, asServer bool) []byte {
 	g := make([]byte, greetingSize)
 	g[0], g[9], g[10], g[11] = 0xFF, 0x7F, 3, 1
-	copy(g[12:32], "NULL")
+	copy(g[12:32], mechanism)
+	if asServer {
+		g[32] = 1
+	}
 	return g
 }
 
 // checkGreeting checks a peer's greeting: the signature, major version 3
-// or later, the NULL mechanism.
-func checkGreeting(g []byte) error {
+// or later, our mechanism.
+func checkGreeting(g []byte, mechanism string) error {
 	if g[0] != 0xFF || g[9]&1 != 1 {
 		return errors.New("not a ZMTP greeting")
 	}
 	if g[10] < 3 {
 		return fmt.Errorf("ZMTP version %d.%d, want 3.x", g[10], g[11])
 	}
-	if mech := string(bytes.TrimRight(g[12:32], "\x00")); mech != "NULL" {
-		return fmt.Errorf("security mechanism %q, want NULL", mech)
+	if mech := string(bytes.TrimRight(g[12:32], "\x00")); mech != mechanism {
+		return fmt.Errorf("the peer's security mechanism is %q, ours %q (both ends need the same encryption setting)", mech, mechanism)
 	}
 	return nil
+}
+
+// readGreeting reads the peer's greeting and checks it names mechanism.
+func readGreeting(c io.Reader, mechanism string) ([]byte, error) {
+	g := make([]byte, greetingSize)
+	if _, err := io.ReadFull(c, g); err != nil {
+		return nil, fmt.Errorf("greeting: %w", err)
+	}
+	return g, checkGreeting(g, mechanism)
 }
 
 // readyCommand is a READY command frame (flags, size, body) naming our
 // socket type.
 func readyCommand(socketType string) []byte {
-	body := []byte{5}
-	body = append(body, "READY"...)
-	body = append(body, byte(len("Socket-Type")))
-	body = append(body, "Socket-Type"...)
-	body = binary.BigEndian.AppendUint32(body, uint32(len(socketType)))
-	body = append(body, socketType...)
+	body := append([]byte("\x05READY"), socketTypeProperty(socketType)...)
 	return append([]byte{0x04, byte(len(body))}, body...)
+}
+
+// socketTypeProperty is the ZMTP metadata property naming our socket
+// type.
+func socketTypeProperty(socketType string) []byte {
+	b := append([]byte{byte(len("Socket-Type"))}, "Socket-Type"...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(socketType)))
+	return append(b, socketType...)
 }
 
 // Frame flags (ZMTP 3.1 §"Framing").
@@ -113,53 +128,36 @@ func frameHeader(dst []byte, n int) []byte {
 func handshake(c net.Conn, ours, want string) error {
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetDeadline(time.Time{})
-	if _, err := c.Write(append(greeting(), readyCommand(ours)...)); err != nil {
+	if _, err := c.Write(append(greeting("NULL", false), readyCommand(ours)...)); err != nil {
 		return err
 	}
-	g := make([]byte, greetingSize)
-	if _, err := io.ReadFull(c, g); err != nil {
-		return fmt.Errorf("greeting: %w", err)
-	}
-	if err := checkGreeting(g); err != nil {
+	if _, err := readGreeting(c, "NULL"); err != nil {
 		return err
 	}
-	flags, size, err := readFrameHeader(c)
-	if err != nil {
-		return fmt.Errorf("handshake: %w", err)
-	}
-	if flags&flagCommand == 0 || size > 1024 {
-		return errors.New("handshake: want a READY command of at most 1 KiB")
-	}
-	body := make([]byte, size)
-	if _, err := io.ReadFull(c, body); err != nil {
-		return fmt.Errorf("handshake: %w", err)
-	}
-	props, err := parseReady(body)
+	body, err := readCommand(c, "READY")
 	if err != nil {
 		return err
 	}
-	if got := props["Socket-Type"]; got != want {
-		return fmt.Errorf("peer socket type %q, want %q", got, want)
+	if len(body) < 6 || string(body[:6]) != "\x05READY" {
+		return errors.New("handshake: not a READY command")
 	}
-	return nil
+	return checkSocketType(body[6:], want)
 }
 
-// parseReady reads a READY command's properties.
-func parseReady(b []byte) (map[string]string, error) {
-	if len(b) < 6 || b[0] != 5 || string(b[1:6]) != "READY" {
-		return nil, errors.New("handshake: not a READY command")
-	}
+// parseProperties reads ZMTP metadata (a READY command's, or CURVE's
+// INITIATE and READY boxes').
+func parseProperties(b []byte) (map[string]string, error) {
 	props := map[string]string{}
-	for b = b[6:]; len(b) > 0; {
+	for len(b) > 0 {
 		n := int(b[0])
 		if len(b) < 1+n+4 {
-			return nil, errors.New("handshake: truncated READY property")
+			return nil, errors.New("handshake: truncated metadata property")
 		}
 		name := string(b[1 : 1+n])
 		v := binary.BigEndian.Uint32(b[1+n:])
 		b = b[1+n+4:]
 		if uint64(v) > uint64(len(b)) {
-			return nil, errors.New("handshake: truncated READY property value")
+			return nil, errors.New("handshake: truncated metadata property value")
 		}
 		props[name] = string(b[:v])
 		b = b[v:]
@@ -191,6 +189,9 @@ type ListenStats struct {
 	Handshakes atomic.Uint64 // connections refused at the handshake
 	Refused    atomic.Uint64 // connections beyond the connection limit
 	Closed     atomic.Uint64 // connections closed after an unacceptable frame
+	// Undecryptable counts CURVE frames that did not authenticate (the
+	// connection is closed).
+	Undecryptable atomic.Uint64
 }
 
 // Listener is a bound PULL socket: it accepts PUSH peers and hands each
@@ -204,6 +205,8 @@ type Listener struct {
 	maxFrame int
 	maxConns int
 	handle   func([]byte) bool
+	curve    *CurveServer // nil: the NULL mechanism
+	refusals rateLimited
 	Stats    ListenStats
 
 	mu    sync.Mutex
@@ -211,10 +214,18 @@ type Listener struct {
 	wg    sync.WaitGroup
 }
 
-// Listen binds a PULL socket at endpoint. Frames larger than maxFrame
-// bytes close their connection; at most maxConns connections are served
-// at once. An ipc:// endpoint's stale socket file is replaced.
+// Listen binds a PULL socket at endpoint with the NULL mechanism. Frames
+// larger than maxFrame bytes close their connection; at most maxConns
+// connections are served at once. An ipc:// endpoint's stale socket file
+// is replaced.
 func Listen(endpoint string, maxFrame, maxConns int, handle func(frame []byte) (ok bool)) (*Listener, error) {
+	return ListenCurve(endpoint, maxFrame, maxConns, nil, handle)
+}
+
+// ListenCurve is Listen with the CURVE mechanism as its server (curve
+// nil: NULL): a client whose key curve.Allow refuses, or whose handshake
+// fails, is counted in Stats.Handshakes and closed.
+func ListenCurve(endpoint string, maxFrame, maxConns int, curve *CurveServer, handle func(frame []byte) (ok bool)) (*Listener, error) {
 	network, addr, err := splitEndpoint(endpoint)
 	if err != nil {
 		return nil, err
@@ -226,7 +237,7 @@ func Listen(endpoint string, maxFrame, maxConns int, handle func(frame []byte) (
 	if err != nil {
 		return nil, fmt.Errorf("binding %s: %w", endpoint, err)
 	}
-	l := &Listener{ln: ln, maxFrame: maxFrame, maxConns: maxConns, handle: handle, conns: map[net.Conn]struct{}{}}
+	l := &Listener{ln: ln, maxFrame: maxFrame, maxConns: maxConns, handle: handle, curve: curve, conns: map[net.Conn]struct{}{}}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -269,8 +280,20 @@ func (l *Listener) serve(c net.Conn) {
 		l.mu.Unlock()
 		c.Close()
 	}()
-	if err := handshake(c, "PULL", "PUSH"); err != nil {
+	var sess *curveSession
+	var err error
+	maxSize := uint64(l.maxFrame)
+	if l.curve != nil {
+		sess, err = curveServerHandshake(c, l.curve, "PULL", "PUSH")
+		maxSize += curveOverhead
+	} else {
+		err = handshake(c, "PULL", "PUSH")
+	}
+	if err != nil {
 		l.Stats.Handshakes.Add(1)
+		if l.curve != nil && l.curve.Log != nil && l.refusals.allow() {
+			l.curve.Log.Warn("refused a connection at the handshake", "from", c.RemoteAddr().String(), "err", err)
+		}
 		return
 	}
 	multipart := false
@@ -282,7 +305,7 @@ func (l *Listener) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		if size > uint64(l.maxFrame) {
+		if size > maxSize {
 			l.Stats.Oversized.Add(1)
 			return
 		}
@@ -295,6 +318,14 @@ func (l *Listener) serve(c net.Conn) {
 			return
 		}
 		_ = c.SetReadDeadline(time.Time{})
+		if sess != nil {
+			// Every frame after a CURVE handshake is a MESSAGE, whatever
+			// its flags say; its own flags are inside the box.
+			if flags, body, err = sess.open(body); err != nil {
+				l.Stats.Undecryptable.Add(1)
+				return
+			}
+		}
 		switch {
 		case flags&flagCommand != 0:
 			// PING and other commands: nothing a PULL socket must answer.
@@ -351,12 +382,17 @@ func (l *Listener) Close() error {
 // sends frames in the order queued.
 type Pusher struct {
 	endpoint   string
+	curve      *CurveClient // nil: the NULL mechanism
 	q          chan []byte
 	maxBytes   int64
 	queued     atomic.Int64 // bytes in q
 	Dropped    atomic.Uint64
 	Sent       atomic.Uint64
 	Reconnects atomic.Uint64
+	// Handshakes counts failed handshakes (a wrong server key, another
+	// mechanism, a peer that is not a PULL socket).
+	Handshakes atomic.Uint64
+	lastErr    string        // the last handshake error logged
 	closing    chan struct{} // no more frames: send what is queued
 	stop       chan struct{} // give up on what is queued
 	done       chan struct{}
@@ -366,12 +402,19 @@ type Pusher struct {
 }
 
 // Dial starts a PUSH connection to endpoint holding at most maxFrames
-// frames and maxBytes bytes in its queue.
+// frames and maxBytes bytes in its queue, with the NULL mechanism.
 func Dial(endpoint string, maxFrames int, maxBytes int64) (*Pusher, error) {
+	return DialCurve(endpoint, maxFrames, maxBytes, nil)
+}
+
+// DialCurve is Dial with the CURVE mechanism as its client (curve nil:
+// NULL). A server that fails the handshake (it does not hold the key
+// curve.Server) is retried with backoff, as a server that is down.
+func DialCurve(endpoint string, maxFrames int, maxBytes int64, curve *CurveClient) (*Pusher, error) {
 	if _, _, err := splitEndpoint(endpoint); err != nil {
 		return nil, err
 	}
-	p := &Pusher{endpoint: endpoint, q: make(chan []byte, maxFrames), maxBytes: maxBytes,
+	p := &Pusher{endpoint: endpoint, curve: curve, q: make(chan []byte, maxFrames), maxBytes: maxBytes,
 		closing: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go p.run()
 	return p, nil
@@ -446,6 +489,7 @@ func (p *Pusher) run() {
 	}
 	backoff := 10 * time.Millisecond
 	var pending []byte
+	var sess *curveSession
 	for {
 		if pending == nil {
 			select {
@@ -464,7 +508,7 @@ func (p *Pusher) run() {
 			return
 		}
 		if conn == nil {
-			c, err := p.connect()
+			c, s, err := p.connect()
 			if err != nil {
 				select {
 				case <-time.After(backoff):
@@ -474,12 +518,16 @@ func (p *Pusher) run() {
 				backoff = min(2*backoff, 500*time.Millisecond)
 				continue
 			}
-			conn, backoff = c, 10*time.Millisecond
+			conn, sess, backoff = c, s, 10*time.Millisecond
 			p.setConn(c)
 		}
-		hdr := frameHeader(make([]byte, 0, 9), len(pending))
+		out := pending
+		if sess != nil {
+			out = sess.seal(pending)
+		}
+		hdr := frameHeader(make([]byte, 0, 9), len(out))
 		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-		bufs := net.Buffers{hdr, pending}
+		bufs := net.Buffers{hdr, out}
 		if _, err := bufs.WriteTo(conn); err != nil {
 			// The peer went away (or stalled): reconnect and send the frame
 			// again; a receiver refuses a duplicate as a replay.
@@ -497,19 +545,31 @@ func (p *Pusher) run() {
 // connect dials and completes the handshake; a reader goroutine discards
 // what the peer sends (ZMTP commands) and closes the connection when the
 // peer does, so the next write fails at once.
-func (p *Pusher) connect() (net.Conn, error) {
+func (p *Pusher) connect() (net.Conn, *curveSession, error) {
 	network, addr, _ := splitEndpoint(p.endpoint)
 	c, err := net.DialTimeout(network, addr, 2*time.Second)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := handshake(c, "PUSH", "PULL"); err != nil {
+	var sess *curveSession
+	if p.curve != nil {
+		sess, err = curveClientHandshake(c, p.curve, "PUSH", "PULL")
+	} else {
+		err = handshake(c, "PUSH", "PULL")
+	}
+	if err != nil {
 		c.Close()
-		return nil, err
+		p.Handshakes.Add(1)
+		if p.curve != nil && p.curve.Log != nil && err.Error() != p.lastErr {
+			p.lastErr = err.Error() // a run of the same failure is logged once
+			p.curve.Log.Warn("handshake failed", "endpoint", p.endpoint, "err", err)
+		}
+		return nil, nil, err
 	}
+	p.lastErr = ""
 	go func() {
 		_, _ = io.Copy(io.Discard, c)
 		c.Close()
 	}()
-	return c, nil
+	return c, sess, nil
 }

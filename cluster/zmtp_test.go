@@ -60,18 +60,29 @@ func (c *collector) waitFor(t *testing.T, n int) [][]byte {
 }
 
 // TestPushPull: frames of every size class arrive in order and intact,
-// over IPC and TCP.
+// over IPC and TCP, with the NULL and the CURVE mechanism.
 func TestPushPull(t *testing.T) {
-	for _, ep := range []string{"ipc://" + filepath.Join(sockDir(t), "a.sock"), "tcp://127.0.0.1:0"} {
+	server, client := newCurveKey(t), newCurveKey(t)
+	for _, tc := range []struct {
+		ep     string
+		server *CurveServer
+		client *CurveClient
+	}{
+		{"ipc://" + filepath.Join(sockDir(t), "a.sock"), nil, nil},
+		{"tcp://127.0.0.1:0", nil, nil},
+		{"ipc://" + filepath.Join(sockDir(t), "b.sock"), &CurveServer{Key: server, Allow: allowOnly(client)}, &CurveClient{Key: client, Server: server.Public}},
+		{"tcp://127.0.0.1:0", &CurveServer{Key: server, Allow: allowOnly(client)}, &CurveClient{Key: client, Server: server.Public}},
+	} {
+		ep := tc.ep
 		col := newCollector()
-		l, err := Listen(ep, 1<<20, 4, col.handle)
+		l, err := ListenCurve(ep, 1<<20, 4, tc.server, col.handle)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ep[:3] == "tcp" {
 			ep = "tcp://" + l.Addr().String()
 		}
-		p, err := Dial(ep, 16, 1<<24)
+		p, err := DialCurve(ep, 16, 1<<24, tc.client)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +95,9 @@ func TestPushPull(t *testing.T) {
 			if !bytes.Equal(got[k], bytes.Repeat([]byte{byte(k + 1)}, n)) {
 				t.Errorf("%s: frame %d: %d bytes, want %d of %d", ep, k, len(got[k]), n, k+1)
 			}
+		}
+		if h := l.Stats.Handshakes.Load() + p.Handshakes.Load(); h != 0 {
+			t.Errorf("%s: %d failed handshakes", ep, h)
 		}
 		p.Close(time.Second)
 		l.Close()
