@@ -25,7 +25,10 @@ import (
 // all rounds is the target. delta = 0 means the default, 1/|D_i|
 // rounded down to a power of ten. orders = "dense" accounts over
 // privacy.DenseOrders instead of the default grid (a tighter ε for the same
-// noise; with target_epsilon, a little less noise).
+// noise; with target_epsilon, a little less noise). accountant = "pld"
+// reports every node's ε, and calibrates target_epsilon, with the privacy
+// loss distribution accountant instead of RDP (tighter still; where it
+// cannot meet its tolerance the node reports RDP's ε and says so).
 type Privacy struct {
 	Mode            string  `toml:"mode"`
 	NoiseMultiplier float64 `toml:"noise_multiplier"`
@@ -38,6 +41,9 @@ type Privacy struct {
 	// TF-Privacy's and Opacus's published values, where the default grid
 	// can be up to 4 % above them — still a valid bound).
 	Orders string `toml:"orders,omitempty"`
+	// Accountant is the accountant of the reported ε and of target_epsilon's
+	// calibration: "" or "rdp" (the default) or "pld" (privacy.MethodPLD).
+	Accountant string `toml:"accountant,omitempty"`
 	// Audit, when present, runs the membership-inference audit on the
 	// final models at the end of the run (with or without DP).
 	Audit *Audit `toml:"audit,omitempty"`
@@ -152,6 +158,9 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 	}
 	if _, err := privacy.OrderGrid(p.Orders); err != nil {
 		bad("privacy.orders", fmt.Sprintf("%q", p.Orders), `want "spec" (the default) or "dense"`)
+	}
+	if _, err := privacy.ParseMethod(p.Accountant); err != nil {
+		bad("privacy.accountant", fmt.Sprintf("%q", p.Accountant), `want "rdp" (the default) or "pld"`)
 	}
 	if p.Mode == "node" {
 		switch c.Strategy.Name {

@@ -44,6 +44,7 @@ func TestFileCombinationsAreRefused(t *testing.T) {
 	wantErr(t, "lightyear without validation", "[strategy]\nname = \"lightyear\"\n[partition]\nsplit = [0.8, 0.0, 0.2]", "partition.split", "validation split")
 	wantErr(t, "natural on mnist", "[partition]\nmethod = \"natural\"", `partition.method = "natural"`, "femnist")
 	wantErr(t, "unknown grid", "[privacy]\nmode = \"sample\"\nnoise_multiplier = 1\norders = \"fine\"", "privacy.orders", "dense")
+	wantErr(t, "unknown accountant", "[privacy]\nmode = \"sample\"\nnoise_multiplier = 1\naccountant = \"prv\"", "privacy.accountant", "pld")
 }
 
 // A config that leaves no honest node is refused.

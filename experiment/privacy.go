@@ -25,6 +25,18 @@ type Privacy struct {
 	Poisson bool
 	// Orders is the accountant's order grid (nil: the default grid).
 	Orders []float64
+	// Accountant is the accountant of the nodes' ε and of the calibration
+	// (privacy.MethodRDP unless the config says "pld").
+	Accountant privacy.Method
+}
+
+// accountant is p.Accountant, privacy.MethodRDP when unset (a Setup built
+// in code).
+func (p *Privacy) accountant() privacy.Method {
+	if p.Accountant == "" {
+		return privacy.MethodRDP
+	}
+	return p.Accountant
 }
 
 // privacySetup is the Setup's Privacy (nil with mode = "none").
@@ -37,8 +49,9 @@ func privacySetup(c config.Config) *Privacy {
 	if p.Orders == "dense" {
 		orders = privacy.DenseOrders()
 	}
+	method, _ := privacy.ParseMethod(p.Accountant) // validated with the config
 	return &Privacy{Sample: p.Mode == "sample", Multiplier: p.NoiseMultiplier, TargetEpsilon: p.TargetEpsilon,
-		Clip: p.Clip, Delta: p.Delta, Poisson: p.Sampling == "poisson", Orders: orders}
+		Clip: p.Clip, Delta: p.Delta, Poisson: p.Sampling == "poisson", Orders: orders, Accountant: method}
 }
 
 // configuration.
@@ -76,7 +89,7 @@ func (s Setup) nodeDP(n int) (nodeDP, error) {
 	z := dp.Multiplier
 	if z == 0 {
 		var err error
-		if z, err = privacy.Calibrate(dp.TargetEpsilon, delta, steps, sampling, dp.Orders); err != nil {
+		if z, err = privacy.CalibrateWith(dp.accountant(), dp.TargetEpsilon, delta, steps, sampling, dp.Orders); err != nil {
 			return nodeDP{}, fmt.Errorf("privacy.target_epsilon: %w", err)
 		}
 	}
@@ -110,6 +123,9 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 		if err == nil && dp.Orders != nil {
 			err = l.UseOrders(dp.Orders)
 		}
+		if err == nil {
+			err = l.UseAccountant(dp.accountant())
+		}
 		if err != nil {
 			return fmt.Errorf("node %d: privacy: %w", i, err)
 		}
@@ -119,6 +135,9 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 	l, err := dplayer.NewSample(i, cfg.Model, random, nd.dc, nd.delta)
 	if err == nil && dp.Orders != nil {
 		err = l.UseOrders(dp.Orders)
+	}
+	if err == nil {
+		err = l.UseAccountant(dp.accountant())
 	}
 	if err != nil {
 		return fmt.Errorf("node %d: privacy: %w", i, err)

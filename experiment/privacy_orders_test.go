@@ -10,22 +10,7 @@ func TestPrivacyOrderGrid(t *testing.T) {
 		t.Skip("two DP-SGD runs")
 	}
 	run := func(mode, orders string) float64 {
-		fin := finalOfConfig(t, `
-nodes = 2
-rounds = 5
-[data]
-samples = 600
-[model]
-kind = "mlp"
-hidden = [8]
-[strategy]
-name = "`+map[string]string{"sample": "local", "node": "fedavg"}[mode]+`"
-[evaluation]
-global_test = 0
-[privacy]
-mode = "`+mode+`"
-noise_multiplier = 0.9
-`+orders)
+		fin := finalOfConfig(t, dpConfig(mode, "noise_multiplier = 0.9\n"+orders))
 		if fin.Privacy == nil {
 			t.Fatal("a DP run without ε")
 		}
@@ -41,4 +26,25 @@ noise_multiplier = 0.9
 			t.Errorf("%s: dense grid ε %v, spec grid ε %v: want dense a little below spec", mode, dense, spec)
 		}
 	}
+}
+
+// dpConfig is a small DP run of two nodes for five rounds: DP-SGD with
+// strategy local, or node-level DP with FedAvg; privacy holds the
+// [privacy] keys after mode.
+func dpConfig(mode, privacy string) string {
+	return `
+nodes = 2
+rounds = 5
+[data]
+samples = 600
+[model]
+kind = "mlp"
+hidden = [8]
+[strategy]
+name = "` + map[string]string{"sample": "local", "node": "fedavg"}[mode] + `"
+[evaluation]
+global_test = 0
+[privacy]
+mode = "` + mode + `"
+` + privacy
 }

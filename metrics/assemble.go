@@ -60,6 +60,9 @@ func Record(rec *Round, g *topology.Graph, byz []bool, ready []node.Ready) {
 			case *node.PrivacyReport:
 				eps, delta := r.Epsilon, r.Delta
 				nr.Epsilon, nr.Delta = &eps, &delta
+				if r.Accountant != "rdp" || r.Fallback != "" {
+					nr.Accountant, nr.AccountantFallback = r.Accountant, r.Fallback
+				}
 			case *node.TrustReport:
 				trust[i] = &NodeTrust{Trust: r.Trust, Screened: r.Screened, Edges: r.Edges,
 					ClaimsAccepted: r.ClaimsAccepted, ClaimsRejected: r.ClaimsRejected}

@@ -42,6 +42,12 @@ type NodeRound struct {
 	// layer (absent otherwise).
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	Delta   *float64 `json:"delta,omitempty"`
+	// Accountant names the accountant of Epsilon when it is not the
+	// default RDP one asked for: "pld", or "rdp" with AccountantFallback,
+	// why the PLD accountant asked for could not answer (absent with the
+	// default, so such records are unchanged).
+	Accountant         string `json:"accountant,omitempty"`
+	AccountantFallback string `json:"accountant_fallback,omitempty"`
 	// Correction is what R-DPFL's neighbourhood direction did this round
 	// (absent for other strategies): whether the adaptive clip and the G_d
 	// bound changed it, and which prediction was used.

@@ -43,8 +43,12 @@ type PrivacyReport struct {
 	// dplayer.Sample).
 	Mode string
 	// Epsilon is the node's ε so far at Delta (privacy.Accountant over
-	// every event charged since the first round).
+	// every event charged since the first round), by Accountant ("rdp" or
+	// "pld"). Fallback, when set, is why the PLD accountant asked for could
+	// not answer, so that Epsilon is RDP's bound.
 	Epsilon, Delta float64
+	Accountant     string
+	Fallback       string
 	// Multiplier is the noise multiplier z (noise standard deviation z·Clip
 	// on the clipped update, or on the clipped per-sample gradient sum).
 	Multiplier, Clip float64

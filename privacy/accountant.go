@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -149,6 +150,9 @@ type Accountant struct {
 	// subsampled Gaussian's series cost ~0.3 ms over the default grid.
 	last    Event
 	lastRDP []float64
+	// mixed says two different events were composed (in this process):
+	// the PLD of a run of one event cannot stand for the composition.
+	mixed bool
 }
 
 // NewAccountant returns an accountant over orders (nil: DefaultOrders).
@@ -182,6 +186,7 @@ func (a *Accountant) Compose(e Event, count int) error {
 		return nil
 	}
 	if a.last == nil || a.last != e {
+		a.mixed = a.mixed || a.last != nil
 		for i, al := range a.orders {
 			r := e.RDP(al)
 			if math.IsNaN(r) {
@@ -212,6 +217,30 @@ func (a *Accountant) RDP() []float64    { return slices.Clone(a.rdp) }
 // the order that attains it.
 func (a *Accountant) Epsilon(delta float64) (eps, order float64, err error) {
 	return EpsilonFromRDP(a.orders, a.rdp, delta)
+}
+
+// Reading is the ε at δ of the releases composed so far under accountant
+// m, given that every one of them was e (as for a DP layer, which charges
+// one event again and again; the accountant keeps counts and RDP, not the
+// events). Under MethodPLD that is the PLD of e composed Steps() times; if
+// the accountant saw another event, or PLD fails, the reading is RDP's with
+// the reason in Fallback. The error is RDP's own.
+func (a *Accountant) Reading(m Method, e Event, delta float64) (Reading, error) {
+	if m == MethodPLD && a.steps > 0 {
+		var eps float64
+		err := errors.New("the accountant holds releases of more than one kind")
+		if !a.mixed && (a.last == nil || a.last == e) {
+			eps, err = EpsilonPLD(e, a.steps, delta)
+		}
+		if err == nil {
+			return Reading{Epsilon: eps, Accountant: MethodPLD}, nil
+		}
+		r, rerr := a.Reading(MethodRDP, e, delta)
+		r.Fallback = err.Error()
+		return r, rerr
+	}
+	eps, _, err := a.Epsilon(delta)
+	return Reading{Epsilon: eps, Accountant: MethodRDP}, err
 }
 
 // EpsilonFromRDP converts an RDP curve to (ε, δ)-DP by the conversion of
@@ -268,18 +297,30 @@ func EpsilonAfter(e Event, steps int, delta float64, orders []float64) (eps, ord
 }
 
 // Calibrate is the smallest noise multiplier z for which steps steps of the
-// Gaussian mechanism under sampling s are (target, δ)-DP, to a relative
-// precision of 1e−6, found by bisection on log z (ε falls as z grows).
+// Gaussian mechanism under sampling s are (target, δ)-DP under the RDP
+// accountant over orders, to a relative precision of 1e−6, found by
+// bisection on log z (ε falls as z grows).
 func Calibrate(target, delta float64, steps int, s Sampling, orders []float64) (float64, error) {
+	return CalibrateWith(MethodRDP, target, delta, steps, s, orders)
+}
+
+// CalibrateWith is Calibrate under accountant m. With MethodPLD, a noise
+// multiplier whose PLD the accountant cannot compute within its tolerance
+// is judged by its RDP ε instead (an upper bound too), so the answer is
+// still a multiplier whose ε is at most the target.
+func CalibrateWith(m Method, target, delta float64, steps int, s Sampling, orders []float64) (float64, error) {
 	if !(target > 0) || math.IsInf(target, 0) {
 		return 0, fmt.Errorf("calibrate: target epsilon = %v, need a finite value > 0", target)
 	}
 	if steps < 1 {
 		return 0, fmt.Errorf("calibrate: steps = %d, need ≥ 1", steps)
 	}
+	if _, err := ParseMethod(string(m)); err != nil {
+		return 0, fmt.Errorf("calibrate: %w", err)
+	}
 	epsAt := func(z float64) (float64, error) {
-		e, _, err := EpsilonAfter(GaussianEvent{Multiplier: z, Sampling: s}, steps, delta, orders)
-		return e, err
+		r, err := EpsilonBy(m, GaussianEvent{Multiplier: z, Sampling: s}, steps, delta, orders)
+		return r.Epsilon, err
 	}
 	lo, hi := 1.0, 1.0
 	for {

@@ -11,10 +11,11 @@ import (
 // Release once per round on the update it is about to send and Epsilon
 // when the round ends. Not safe for concurrent use.
 type NodeDP struct {
-	mech  *Gaussian
-	src   Source
-	acct  *Accountant
-	delta float64
+	mech   *Gaussian
+	src    Source
+	acct   *Accountant
+	delta  float64
+	method Method
 }
 
 // NewNodeDP checks the settings (clip > 0, noise multiplier > 0, δ in
@@ -35,7 +36,19 @@ func NewNodeDP(clip, multiplier, delta float64, src Source) (*NodeDP, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NodeDP{mech: g, src: src, acct: acct, delta: delta}, nil
+	return &NodeDP{mech: g, src: src, acct: acct, delta: delta, method: MethodRDP}, nil
+}
+
+// UseAccountant makes Epsilon report ε under m (MethodRDP by default). The
+// RDP accountant keeps counting the releases either way: every release is
+// the same Gaussian event, so the PLD of the composition is that event's
+// n-fold one.
+func (n *NodeDP) UseAccountant(m Method) error {
+	if _, err := ParseMethod(string(m)); err != nil {
+		return fmt.Errorf("node-level DP: %w", err)
+	}
+	n.method = m
+	return nil
 }
 
 // UseOrders makes the accountant compute ε over orders (DenseOrders, say)
@@ -64,15 +77,19 @@ func (n *NodeDP) Release(update []float32) (Released, error) {
 }
 
 // Epsilon is the node's ε at its δ after the releases so far (0 before
-// the first).
-func (n *NodeDP) Epsilon() float64 {
-	eps, _, err := n.acct.Epsilon(n.delta)
+// the first), under its accountant.
+func (n *NodeDP) Epsilon() float64 { return n.Reading().Epsilon }
+
+// Reading is Epsilon with the accountant that gave it: PLD's when asked
+// for and it succeeded, RDP's otherwise (with the reason PLD failed).
+func (n *NodeDP) Reading() Reading {
+	r, err := n.acct.Reading(n.method, n.mech.ev, n.delta)
 	if err != nil {
 		// δ was checked at construction and RDP values are never NaN or
 		// negative; report no guarantee rather than a wrong one.
-		return math.Inf(1)
+		r.Epsilon = math.Inf(1)
 	}
-	return eps
+	return r
 }
 
 // Clip is the L2 bound of the released update; Multiplier is z.

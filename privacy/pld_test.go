@@ -275,3 +275,55 @@ func BenchmarkPLD100kSteps(b *testing.B) {
 		}
 	}
 }
+
+func TestCalibrateWithPLD(t *testing.T) {
+	// DP-SGD on MNIST for 15 epochs: PLD needs less noise than RDP for
+	// ε = 1.13, and the σ it returns meets the target by PLD.
+	s := Poisson(256.0 / 60000)
+	zp, err := CalibrateWith(MethodPLD, 1.13, 1e-5, 3516, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := CalibrateWith(MethodRDP, 1.13, 1e-5, 3516, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := EpsilonPLD(GaussianEvent{Multiplier: zp, Sampling: s}, 3516, 1e-5)
+	if err != nil || eps > 1.13 || eps < 1.13*0.999 || !(zp < zr) {
+		t.Errorf("σ by PLD %v (its ε %v, %v), by RDP %v", zp, eps, err, zr)
+	}
+	// σ = 1.1 gives 1.1339 by PLD, so the calibrated σ is just above it.
+	if zp < 1.1 || zp > 1.12 {
+		t.Errorf("σ by PLD for ε = 1.13: %v, want just above 1.1", zp)
+	}
+	if _, err := CalibrateWith("prv", 1, 1e-5, 10, s, nil); err == nil {
+		t.Error("an unknown accountant accepted")
+	}
+}
+
+func TestQuestionSideBySide(t *testing.T) {
+	q := Question{Sigma: 1.1, Q: 256.0 / 60000, Steps: 14063, Delta: 1e-5}
+	a, err := q.Answer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Accountant != MethodRDP || a.Epsilon != a.RDPEpsilon || a.PLDEpsilon == nil || !(*a.PLDEpsilon < a.RDPEpsilon) {
+		t.Fatalf("answer %+v", a)
+	}
+	if s := a.String(); !strings.Contains(s, "by RDP") || !strings.Contains(s, "PLD: ε = 2.382") {
+		t.Errorf("sentence %q", s)
+	}
+	q.Accountant = MethodPLD
+	b, err := q.Answer()
+	if err != nil || b.Accountant != MethodPLD || b.Epsilon != *a.PLDEpsilon || !strings.Contains(b.String(), "by PLD; RDP: ε = ") {
+		t.Errorf("PLD answer %+v (%v): %s", b, err, b)
+	}
+	// A δ the PLD accountant cannot meet: RDP's bound, named.
+	c, err := Question{Sigma: 1.1, Q: 0.01, Steps: 100, Delta: 1e-19, Accountant: MethodPLD}.Answer()
+	if err != nil || c.Accountant != MethodRDP || c.PLDEpsilon != nil || c.PLDError == "" || !strings.Contains(c.String(), "the RDP bound is printed") {
+		t.Errorf("fallback answer %+v (%v): %s", c, err, c)
+	}
+	if _, err := (Question{Sigma: 1, Q: 1, Steps: 1, Delta: 1e-5, Accountant: "prv"}).Answer(); err == nil {
+		t.Error("an unknown accountant accepted")
+	}
+}

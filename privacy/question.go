@@ -31,17 +31,28 @@ type Question struct {
 	TargetEps float64
 	// Orders is the RDP order grid (nil: DefaultOrders).
 	Orders []float64
+	// Accountant is the accountant whose ε calibration solves for and
+	// Answer.Epsilon states ("": MethodRDP). Both are reported either way.
+	Accountant Method
 }
 
-// Answer is a Question's (ε, δ) statement.
+// Answer is a Question's (ε, δ) statement, by both accountants.
 type Answer struct {
 	Sigma    float64 `json:"sigma"`
 	Q        float64 `json:"q"`
 	Sampling string  `json:"sampling"`
 	Steps    int     `json:"steps"`
 	Delta    float64 `json:"delta"`
-	Epsilon  float64 `json:"epsilon"`
-	Order    float64 `json:"rdp_order"`
+	// Epsilon is the ε of Accountant, the accountant asked for, or RDP's
+	// when PLD was asked for and failed (PLDError says why).
+	Epsilon    float64 `json:"epsilon"`
+	Accountant Method  `json:"accountant"`
+	// RDPEpsilon at the order Order, and PLDEpsilon (absent when the PLD
+	// accountant failed, with PLDError), side by side.
+	RDPEpsilon float64  `json:"rdp_epsilon"`
+	Order      float64  `json:"rdp_order"`
+	PLDEpsilon *float64 `json:"pld_epsilon"`
+	PLDError   string   `json:"pld_error,omitempty"`
 	// Calibrated is true when Sigma was solved for.
 	Calibrated bool `json:"calibrated"`
 	// EdgeOrder is true when the optimum sat at the grid's end, where a
@@ -80,6 +91,9 @@ func (q Question) validate() error {
 	if !(q.Delta > 0 && q.Delta < 1) {
 		errs = append(errs, fmt.Sprintf("delta = %v, allowed range (0, 1)", q.Delta))
 	}
+	if _, err := ParseMethod(string(q.Accountant)); err != nil {
+		errs = append(errs, err.Error())
+	}
 	switch {
 	case q.TargetEps != 0 && q.Sigma != 0:
 		errs = append(errs, "give either sigma or a target epsilon, not both")
@@ -104,41 +118,63 @@ func (q Question) Answer() (Answer, error) {
 		return Answer{}, err
 	}
 	s := q.sampling()
+	method, _ := ParseMethod(string(q.Accountant))
 	a := Answer{Sigma: q.Sigma, Q: s.Rate(), Sampling: s.String(), Steps: q.Steps, Delta: q.Delta}
 	if q.TargetEps > 0 {
-		z, err := Calibrate(q.TargetEps, q.Delta, q.Steps, s, q.Orders)
+		z, err := CalibrateWith(method, q.TargetEps, q.Delta, q.Steps, s, q.Orders)
 		if err != nil {
 			return Answer{}, err
 		}
 		a.Sigma, a.Calibrated = z, true
 	}
+	ev := GaussianEvent{Multiplier: a.Sigma, Sampling: s}
 	acct, err := NewAccountant(q.Orders)
 	if err != nil {
 		return Answer{}, err
 	}
-	if err := acct.Compose(GaussianEvent{Multiplier: a.Sigma, Sampling: s}, q.Steps); err != nil {
+	if err := acct.Compose(ev, q.Steps); err != nil {
 		return Answer{}, err
 	}
-	if a.Epsilon, a.Order, err = acct.Epsilon(q.Delta); err != nil {
+	if a.RDPEpsilon, a.Order, err = acct.Epsilon(q.Delta); err != nil {
 		return Answer{}, err
 	}
 	o := acct.Orders()
-	a.EdgeOrder = !math.IsInf(a.Epsilon, 1) && a.Epsilon > 0 && (a.Order == o[0] || a.Order == o[len(o)-1])
+	a.EdgeOrder = !math.IsInf(a.RDPEpsilon, 1) && a.RDPEpsilon > 0 && (a.Order == o[0] || a.Order == o[len(o)-1])
+	if pld, err := EpsilonPLD(ev, q.Steps, q.Delta); err != nil {
+		a.PLDError = err.Error()
+	} else {
+		a.PLDEpsilon = &pld
+	}
+	a.Epsilon, a.Accountant = a.RDPEpsilon, MethodRDP
+	if method == MethodPLD && a.PLDEpsilon != nil {
+		a.Epsilon, a.Accountant = *a.PLDEpsilon, MethodPLD
+	}
 	return a, nil
 }
 
 // String is the answer as one sentence, e.g. "noise multiplier 1.1 with
-// poisson q = 0.004267 over 14063 steps: (ε = 2.92, δ = 1e-05)-DP (RDP
-// order 10)".
+// poisson q = 0.004267 over 14063 steps: (ε = 2.92, δ = 1e-05)-DP by RDP
+// (order 10, Balle et al. 2020 conversion); PLD: ε = 2.382", the
+// accountant asked for first.
 func (a Answer) String() string {
 	verb := "noise multiplier"
 	if a.Calibrated {
 		verb = "smallest noise multiplier"
 	}
-	s := fmt.Sprintf("%s %.6g with %s over %d steps: (ε = %.4g, δ = %g)-DP (RDP order %.6g, Balle et al. 2020 conversion)",
-		verb, a.Sigma, a.Sampling, a.Steps, a.Epsilon, a.Delta, a.Order)
+	rdp := fmt.Sprintf("RDP (order %g, Balle et al. 2020 conversion)", a.Order)
 	if a.EdgeOrder {
-		s += "; the optimum is at the end of the order grid, a wider grid may give a smaller ε"
+		rdp += " — the optimum is at the end of the order grid, a wider grid may give a smaller ε"
 	}
-	return s
+	pld := "PLD failed: " + a.PLDError
+	if a.PLDEpsilon != nil {
+		pld = fmt.Sprintf("PLD: ε = %.4g", *a.PLDEpsilon)
+	}
+	head := fmt.Sprintf("%s %.6g with %s over %d steps: (ε = %.4g, δ = %g)-DP by ", verb, a.Sigma, a.Sampling, a.Steps, a.Epsilon, a.Delta)
+	if a.Accountant == MethodPLD {
+		return head + fmt.Sprintf("PLD; RDP: ε = %.4g at order %g", a.RDPEpsilon, a.Order)
+	}
+	if a.PLDEpsilon == nil && a.PLDError != "" {
+		return head + rdp + "; " + pld + " (the RDP bound is printed)"
+	}
+	return head + rdp + "; " + pld
 }

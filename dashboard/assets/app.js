@@ -292,9 +292,12 @@
     var pr = fs.filter(function (f) { return f.privacy; });
     $("f-eps").hidden = !pr.length;
     if (pr.length) {
+      // The accountant of the ε, named when it is not the default RDP.
+      var acct = pr[pr.length - 1].privacy.accountant;
+      var by = acct ? " (" + acct + ")" : "";
       lineChart($("c-eps"), { series: [
-        { name: "max ε", color: PALETTE[3], pts: pr.map(function (f) { return [f.round, f.privacy.honest_max_epsilon]; }) },
-        { name: "mean ε", color: PALETTE[5], pts: pr.map(function (f) { return [f.round, f.privacy.honest_mean_epsilon]; }) }],
+        { name: "max ε" + by, color: PALETTE[3], pts: pr.map(function (f) { return [f.round, f.privacy.honest_max_epsilon]; }) },
+        { name: "mean ε" + by, color: PALETTE[5], pts: pr.map(function (f) { return [f.round, f.privacy.honest_mean_epsilon]; }) }],
         ylabel: label("epsilon"), y0: 0, marker: selRound, integerX: true });
     }
     var f = frames[selRun] && frames[selRun][selRound];

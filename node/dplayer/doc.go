@@ -1,7 +1,9 @@
 // Package dplayer is differential privacy as node layers, at the two
 // levels a run can choose (the [privacy] section's mode), each charging
 // its releases to a privacy.Accountant whose ε goes into Ready as a
-// node.PrivacyReport every round.
+// node.PrivacyReport every round — RDP's, or with UseAccountant(
+// privacy.MethodPLD) the PLD accountant's, falling back to RDP's bound
+// (named in the report) where PLD cannot answer.
 //
 // Node level (Layer, New): the round's update is clipped to L2 norm C and
 // noised with N(0, (zC)² I) once per round, after training and before the

@@ -213,8 +213,9 @@ func (l *Layer) derived(tag string, d, w []float32) error {
 
 // End implements node.Layer: the node's ε so far goes into Ready.Reports.
 func (l *Layer) End(rd *node.Ready) error {
+	r := l.dp.Reading()
 	rd.Reports = append(rd.Reports, &node.PrivacyReport{
-		Mode: "node", Epsilon: l.dp.Epsilon(), Delta: l.dp.Delta(),
+		Mode: "node", Epsilon: r.Epsilon, Delta: l.dp.Delta(), Accountant: string(r.Accountant), Fallback: r.Fallback,
 		Multiplier: l.dp.Multiplier(), Clip: l.dp.Clip(), Releases: l.dp.Releases(),
 		Sampling: privacy.Unamplified().String(), Seeded: l.seeded,
 		Norm: l.last.Norm, Clipped: l.last.Clipped,
@@ -240,6 +241,7 @@ type Sample struct {
 	event  privacy.GaussianEvent
 	delta  float64
 	clip   float64
+	method privacy.Method
 }
 
 // NewSample returns node id's DP-SGD trainer and accounting layer
@@ -270,7 +272,8 @@ func NewSample(id int, model *nn.Model, random seed.Source, cfg nn.DPConfig, del
 		s = privacy.Poisson(cfg.Rate)
 	}
 	return &Sample{id: id, random: random, sgd: sgd, src: src, seeded: random.Seeded(seed.Noise),
-		acct: acct, event: privacy.GaussianEvent{Multiplier: cfg.Multiplier, Sampling: s}, delta: delta, clip: cfg.Clip}, nil
+		acct: acct, event: privacy.GaussianEvent{Multiplier: cfg.Multiplier, Sampling: s}, delta: delta, clip: cfg.Clip,
+		method: privacy.MethodRDP}, nil
 }
 
 // UseOrders makes the layer's accountant compute ε over orders (e.g.
@@ -290,6 +293,20 @@ func (l *Sample) UseOrders(orders []float64) error {
 
 // UseOrders is NodeDP.UseOrders for the layer's accountant.
 func (l *Layer) UseOrders(orders []float64) error { return l.dp.UseOrders(orders) }
+
+// UseAccountant makes the layer report ε under m (privacy.MethodRDP by
+// default; privacy.MethodPLD falls back to RDP, named in the report, where
+// PLD fails).
+func (l *Layer) UseAccountant(m privacy.Method) error { return l.dp.UseAccountant(m) }
+
+// UseAccountant is Layer.UseAccountant for the DP-SGD steps.
+func (l *Sample) UseAccountant(m privacy.Method) error {
+	if _, err := privacy.ParseMethod(string(m)); err != nil {
+		return fmt.Errorf("sample dp layer: %w", err)
+	}
+	l.method = m
+	return nil
+}
 
 // Train implements node.Trainer: DP-SGD.
 func (l *Sample) Train(src nn.Batches, opt nn.Optimizer, cfg nn.TrainConfig, rng *rand.Rand) (nn.TrainResult, error) {
@@ -339,12 +356,12 @@ func (l *Sample) End(rd *node.Ready) error {
 			return err
 		}
 	}
-	eps, _, err := l.acct.Epsilon(l.delta)
+	r, err := l.acct.Reading(l.method, l.event, l.delta)
 	if err != nil {
 		return err
 	}
 	rd.Reports = append(rd.Reports, &node.PrivacyReport{
-		Mode: "sample", Epsilon: eps, Delta: l.delta, Multiplier: l.event.Multiplier, Clip: l.clip,
+		Mode: "sample", Epsilon: r.Epsilon, Delta: l.delta, Accountant: string(r.Accountant), Fallback: r.Fallback, Multiplier: l.event.Multiplier, Clip: l.clip,
 		Releases: l.acct.Steps(), Sampling: l.event.Sampling.String(), Seeded: l.seeded,
 	})
 	return nil
