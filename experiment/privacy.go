@@ -2,13 +2,14 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/trellis-fl/trellis/node/dplayer"
 	"math"
+	"slices"
 
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/node/dplayer"
 	"github.com/trellis-fl/trellis/privacy"
 )
 
@@ -58,6 +59,11 @@ func privacySetup(c config.Config) *Privacy {
 type nodeDP struct {
 	z, delta float64
 	dc       nn.DPConfig
+	// steps and sampling are what the calibration assumed: the releases
+	// of all rounds (node level) or the DP-SGD steps of the configured
+	// local training.
+	steps    int
+	sampling privacy.Sampling
 }
 
 // nodeDP is the DP setting of a node with n training samples (s.Privacy
@@ -93,7 +99,7 @@ func (s Setup) nodeDP(n int) (nodeDP, error) {
 			return nodeDP{}, fmt.Errorf("privacy.target_epsilon: %w", err)
 		}
 	}
-	out := nodeDP{z: z, delta: delta}
+	out := nodeDP{z: z, delta: delta, steps: steps, sampling: sampling}
 	if dp.Sample {
 		out.dc = nn.DPConfig{Clip: dp.Clip, Multiplier: z}
 		if dp.Poisson {
@@ -144,4 +150,67 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 	}
 	cfg.Layers, cfg.Trainer = append(cfg.Layers, l), l
 	return nil
+}
+
+// NodePrivacy is one node's DP setting in a run and the ε it reaches after
+// the configured rounds and local training, by both accountants.
+type NodePrivacy struct {
+	Node       int     `json:"node"`
+	Byzantine  bool    `json:"byzantine"`
+	Train      int     `json:"train_samples"`
+	Multiplier float64 `json:"noise_multiplier"`
+	Sampling   string  `json:"sampling"`
+	Steps      int     `json:"steps"`
+	Delta      float64 `json:"delta"`
+	// Accountant is the run's accountant (privacy.accountant), whose ε
+	// the run reports and target_epsilon calibrates.
+	Accountant privacy.Method `json:"accountant"`
+	RDPEpsilon float64        `json:"rdp_epsilon"`
+	// PLDEpsilon is absent when the PLD accountant failed (PLDError).
+	PLDEpsilon *float64 `json:"pld_epsilon"`
+	PLDError   string   `json:"pld_error,omitempty"`
+}
+
+// PrivacyOf is every node's DP setting in the run c (nil when c runs no
+// DP): its training split, noise multiplier (calibrated as the run
+// calibrates it), sampling, step count and δ, and the ε after all rounds
+// by RDP (over the run's order grid) and by PLD, side by side — the ε the
+// run's records end with, as long as local training takes the configured
+// steps. It partitions the data as the run does; nothing is trained.
+func PrivacyOf(c config.Config) ([]NodePrivacy, error) {
+	if !c.PrivacyOn() {
+		return nil, nil
+	}
+	tt, err := LoadData(c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := SetupOf(c, tt)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NodePrivacy, len(p.splits))
+	for i, sp := range p.splits {
+		nd, err := p.s.nodeDP(len(sp.Train))
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		ev := privacy.GaussianEvent{Multiplier: nd.z, Sampling: nd.sampling}
+		np := NodePrivacy{Node: i, Byzantine: slices.Contains(p.byz, i), Train: len(sp.Train), Multiplier: nd.z,
+			Sampling: nd.sampling.String(), Steps: nd.steps, Delta: nd.delta, Accountant: p.s.Privacy.accountant()}
+		if np.RDPEpsilon, _, err = privacy.EpsilonAfter(ev, nd.steps, nd.delta, p.s.Privacy.Orders); err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		if eps, err := privacy.EpsilonPLD(ev, nd.steps, nd.delta); err != nil {
+			np.PLDError = err.Error()
+		} else {
+			np.PLDEpsilon = &eps
+		}
+		out[i] = np
+	}
+	return out, nil
 }

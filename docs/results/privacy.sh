@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the tables of docs/results/privacy.md: runs the three quick
 # privacy presets (resuming any that stopped), prints accuracy and ε by
-# rule × attack with `trellis report --rows/--cols`. About 17 minutes on 2
+# rule × attack with `trellis report --rows/--cols`, and each preset's ε by
+# RDP and PLD side by side (`trellis privacy --config`). About 17 minutes on 2
 # shared, busy cores (216 runs). The audit tables: trellis run
 # privacy/audit-quick -o OUT/audit && trellis audit OUT/audit, trellis run
 # privacy/lira-quick -o OUT/lira, then docs/results/privacy_audit.py on
@@ -32,6 +33,10 @@ done
 echo "## ε reached (largest over honest nodes; the same under every attack)"
 "$t" report "$out/sample" --rows label --cols privacy.target_epsilon --where adversary.attack=none --metric honest_max_epsilon
 "$t" report "$out/node" --rows label --cols privacy.noise_multiplier --where adversary.attack=none --metric honest_max_epsilon
+echo "## ε by RDP and by PLD for the same noise (each node's, from the config: nothing is trained)"
+for p in sample node audit lira; do
+  "$t" privacy --config "privacy/$p-quick" | grep -v ': no DP$' | sort -u -t: -k2
+done
 echo "## delta_max (weight on Byzantine senders): no DP, DP-SGD ε = 4 and 1, node-level z = 1"
 "$t" report "$out/baseline" --rows label --cols adversary.attack --metric delta_max
 for e in 4 1; do
