@@ -128,12 +128,14 @@ type profile interface {
 // with δ' the reverse direction's profile (rev), computed without the 1.
 func discretize(pr, rev profile, h, tail float64) (p lossPMF, noise float64, err error) {
 	lo, hi := pr.support(tail)
+	// Checked in floating point before anything becomes an index: a
+	// tiny noise multiplier puts the loss's tail beyond any int.
+	if !(math.Abs(lo) < 1e12 && math.Abs(hi) < 1e12 && (hi-lo)/h < pldMaxWindow-2) {
+		return lossPMF{}, 0, errWindow{what: fmt.Sprintf("one release's privacy loss spans [%.4g, %.4g]", lo, hi), h: h}
+	}
 	i0, i1 := int(math.Floor(lo/h)), int(math.Ceil(hi/h))
 	if i1 <= i0 {
 		i1 = i0 + 1
-	}
-	if n := i1 - i0 + 1; n > pldMaxWindow || math.IsNaN(lo) || math.IsNaN(hi) {
-		return lossPMF{}, 0, fmt.Errorf("pld: one release's privacy loss spans [%.4g, %.4g], more than %d grid points of %g", lo, hi, pldMaxWindow, h)
 	}
 	d := make([]float64, i1-i0+1)
 	for i := range d {
@@ -186,6 +188,13 @@ func compose(parts []lossPMF, counts []int, tail float64) (composeResult, error)
 	h := parts[0].h
 	total, base, span, logFinite := 0, 0, 0, 0.0
 	longest := 0
+	var wide float64 // the support's extent, in floating point
+	for i, p := range parts {
+		wide += float64(counts[i]) * float64(len(p.mass)+abs(p.lo))
+	}
+	if !(wide < 1e15) {
+		return composeResult{}, errWindow{what: fmt.Sprintf("the composition's privacy loss spans %.3g grid points", wide), h: h}
+	}
 	for i, p := range parts {
 		c := counts[i]
 		total += c
@@ -212,7 +221,7 @@ func compose(parts []lossPMF, counts []int, tail float64) (composeResult, error)
 		n <<= 1
 	}
 	if n > pldMaxWindow {
-		return composeResult{}, errWindow{n: hi - lo + 1, h: h}
+		return composeResult{}, errWindow{what: fmt.Sprintf("the composed privacy loss needs %d grid points", hi-lo+1), h: h}
 	}
 	acc := make([]complex128, n)
 	buf := make([]complex128, n)
@@ -251,14 +260,22 @@ func compose(parts []lossPMF, counts []int, tail float64) (composeResult, error)
 	}, nil
 }
 
-// errWindow is a composition too wide for the largest FFT at grid step h.
+// errWindow is a distribution too wide for the largest FFT at grid step
+// h (a coarser grid may do).
 type errWindow struct {
-	n int
-	h float64
+	what string
+	h    float64
 }
 
 func (e errWindow) Error() string {
-	return fmt.Sprintf("pld: the composed privacy loss needs %d grid points of %g, more than %d", e.n, e.h, pldMaxWindow)
+	return fmt.Sprintf("pld: %s at a grid step of %g, more than %d points", e.what, e.h, pldMaxWindow)
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
 }
 
 // powComplex is z^c for real c ≥ 1, in polar form.

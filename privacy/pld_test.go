@@ -327,3 +327,25 @@ func TestQuestionSideBySide(t *testing.T) {
 		t.Error("an unknown accountant accepted")
 	}
 }
+
+// Extreme settings give an ε or an error, never a panic or a hang.
+func TestPLDExtremeSettings(t *testing.T) {
+	for _, z := range []float64{1e-8, 0.05, 1e8} {
+		for _, s := range []Sampling{Poisson(1e-12), Poisson(0.5), Unamplified()} {
+			for _, n := range []int{1, 1e9} {
+				if z == 0.05 && n > 1 && s.Rate() < 1 {
+					continue // seconds of FFTs before the error
+				}
+				eps, err := EpsilonPLD(GaussianEvent{Multiplier: z, Sampling: s}, n, 1e-5)
+				if err == nil && (math.IsNaN(eps) || eps < 0) {
+					t.Errorf("z %v %v × %d: ε = %v", z, s, n, eps)
+				}
+			}
+		}
+	}
+	for _, e := range []float64{1e-9, 1e300} {
+		if eps, err := EpsilonPLD(LaplaceEvent{Epsilon: e}, 3, 1e-5); err == nil && (math.IsNaN(eps) || eps > 3*e*(1+1e-9)+1e-3) {
+			t.Errorf("laplace %v: ε = %v", e, eps)
+		}
+	}
+}
