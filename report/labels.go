@@ -75,6 +75,9 @@ var metricTable = []Metric{
 	{"honest_max_epsilon", "largest ε of an honest node so far", "ε at δ"},
 	{"honest_mean_epsilon", "mean ε of honest nodes so far", "ε at δ"},
 	{"delta", "δ of the privacy account", "probability"},
+	{"accountant", "privacy accountant of ε when not the default RDP", "pld, rdp or pld+rdp"},
+	{"rdp_fallbacks", "honest nodes whose PLD failed (RDP ε reported)", "nodes"},
+	{"accountant_fallback", "why the PLD accountant could not answer", "error text"},
 	// One node's record (metrics.jsonl).
 	{"node", "node", "id, from 0"},
 	{"byzantine", "Byzantine (ground truth)", "true/false"},
