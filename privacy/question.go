@@ -161,7 +161,7 @@ func (a Answer) String() string {
 	if a.Calibrated {
 		verb = "smallest noise multiplier"
 	}
-	rdp := fmt.Sprintf("RDP (order %g, Balle et al. 2020 conversion)", a.Order)
+	rdp := fmt.Sprintf("RDP (order %.6g, Balle et al. 2020 conversion)", a.Order)
 	if a.EdgeOrder {
 		rdp += " — the optimum is at the end of the order grid, a wider grid may give a smaller ε"
 	}
@@ -171,7 +171,7 @@ func (a Answer) String() string {
 	}
 	head := fmt.Sprintf("%s %.6g with %s over %d steps: (ε = %.4g, δ = %g)-DP by ", verb, a.Sigma, a.Sampling, a.Steps, a.Epsilon, a.Delta)
 	if a.Accountant == MethodPLD {
-		return head + fmt.Sprintf("PLD; RDP: ε = %.4g at order %g", a.RDPEpsilon, a.Order)
+		return head + fmt.Sprintf("PLD; RDP: ε = %.4g at order %.6g", a.RDPEpsilon, a.Order)
 	}
 	if a.PLDEpsilon == nil && a.PLDError != "" {
 		return head + rdp + "; " + pld + " (the RDP bound is printed)"
