@@ -59,11 +59,10 @@
 // # Metrics
 //
 // NodeMetrics and MonitorMetrics (metrics.go) count what a node process
-// and the monitor do; ServeMetrics serves them at /metrics in the
-// Prometheus text exposition format, written here rather than with
-// prometheus/client_golang (a few counters and histograms do not need its
-// dependencies in a static binary). ParsePrometheus reads the format back
-// strictly (the tests scrape over HTTP and parse).
+// and the monitor do; ServeMetrics serves them at /metrics through
+// prometheus/client_golang, with its standard process_… and go_…
+// collectors beside trellis's own. The tests scrape over HTTP and parse the
+// text format strictly with a parser of their own.
 //
 // # Transport: why our own ZMTP
 //

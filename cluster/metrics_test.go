@@ -1,13 +1,18 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +50,7 @@ func scrape(t *testing.T, m Prometheus) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ParsePrometheus(strings.NewReader(string(body)))
+	out, err := parsePrometheus(strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, body)
 	}
@@ -105,7 +110,7 @@ func TestMetricsOfARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	mon := scrape(t, mm)
-	for name, want := range map[string]float64{
+	wantSamples(t, "monitor", mon, map[string]float64{
 		"trellis_monitor_round":                           2,
 		"trellis_monitor_rounds_written_total":            3,
 		"trellis_monitor_records_total":                   8, // 3 rounds × 2 nodes, and each node's last
@@ -114,16 +119,12 @@ func TestMetricsOfARun(t *testing.T) {
 		"trellis_monitor_missing_nodes":                   0,
 		"trellis_monitor_round_seconds_count":             3,
 		`trellis_monitor_round_seconds_bucket{le="+Inf"}`: 3,
-	} {
-		if got, ok := mon[name]; !ok || got != want {
-			t.Errorf("monitor %s = %v (present %v), want %v", name, got, ok, want)
-		}
-	}
+	})
 	if mon["trellis_monitor_bytes_received_total"] <= 0 {
 		t.Error("the monitor received no bytes")
 	}
 	node := scrape(t, nm[1])
-	for name, want := range map[string]float64{
+	wantSamples(t, "node", node, map[string]float64{
 		`trellis_node_round{node="1"}`:                  2,
 		`trellis_node_rounds_total{node="1"}`:           3,
 		`trellis_node_messages_sent_total{node="1"}`:    3,
@@ -135,11 +136,7 @@ func TestMetricsOfARun(t *testing.T) {
 		`trellis_node_exchange_seconds_count{node="1"}`: 3,
 		`trellis_node_train_seconds_count{node="1"}`:    3,
 		`trellis_node_missing_markers_total{node="1"}`:  0,
-	} {
-		if got, ok := node[name]; !ok || got != want {
-			t.Errorf("node %s = %v (present %v), want %v", name, got, ok, want)
-		}
-	}
+	})
 	// Node 0's three vectors and three markers, and its leave marker if it
 	// came before node 1 stopped listening.
 	if got := node[`trellis_node_frames_received_total{node="1"}`]; got != 6 && got != 7 {
@@ -147,6 +144,72 @@ func TestMetricsOfARun(t *testing.T) {
 	}
 	if node[`trellis_node_bytes_sent_total{node="1"}`] <= 0 || node[`trellis_node_bytes_received_total{node="1"}`] <= 0 {
 		t.Error("node 1 counted no bytes")
+	}
+}
+
+// A node's and the monitor's /metrics carry every trellis metric under its
+// name and labels, updated by what the node records, and the client
+// library's process and Go runtime metrics.
+func TestMetricsNamesAndStandardCollectors(t *testing.T) {
+	nm := NewNodeMetrics(3)
+	nm.sent(100, true, true)
+	nm.sent(10, false, true)
+	nm.sent(50, true, false)
+	nm.received(70)
+	nm.record(&Record{Round: 4, Late: 2, Missing: []int{1}, RoundSeconds: 0.3, TrainSeconds: 0.1, Refused: map[string]int{"garbage": 5}})
+	node := scrape(t, nm)
+	wantSamples(t, "node", node, map[string]float64{
+		`trellis_node_round{node="3"}`:                             4,
+		`trellis_node_rounds_total{node="3"}`:                      1,
+		`trellis_node_messages_sent_total{node="3"}`:               1,
+		`trellis_node_frames_sent_total{node="3"}`:                 2,
+		`trellis_node_bytes_sent_total{node="3"}`:                  110,
+		`trellis_node_frames_dropped_total{node="3"}`:              1,
+		`trellis_node_frames_received_total{node="3"}`:             1,
+		`trellis_node_bytes_received_total{node="3"}`:              70,
+		`trellis_node_refused_total{node="3",reason="garbage"}`:    5,
+		`trellis_node_late_total{node="3"}`:                        2,
+		`trellis_node_missing_markers_total{node="3"}`:             1,
+		`trellis_node_missing_peers{node="3"}`:                     1,
+		`trellis_node_round_seconds_bucket{node="3",le="0.25"}`:    0,
+		`trellis_node_round_seconds_bucket{node="3",le="0.5"}`:     1,
+		`trellis_node_round_seconds_sum{node="3"}`:                 0.3,
+		`trellis_node_train_seconds_bucket{node="3",le="0.1"}`:     1,
+		`trellis_node_exchange_seconds_count{node="3"}`:            1,
+		`trellis_node_exchange_seconds_bucket{node="3",le="0.25"}`: 1,
+		`trellis_node_exchange_seconds_bucket{node="3",le="0.1"}`:  0,
+		`trellis_node_round_seconds_bucket{node="3",le="+Inf"}`:    1,
+	})
+	if got := scrape(t, NewNodeMetrics(0))[`trellis_node_round{node="0"}`]; got != -1 {
+		t.Errorf("a fresh node's round is %v, want -1", got)
+	}
+	mon := scrape(t, NewMonitorMetrics())
+	for name, want := range map[string]float64{"trellis_monitor_round": -1, "trellis_monitor_rounds_written_total": 0, "trellis_monitor_records_total": 0} {
+		if got, ok := mon[name]; !ok || got != want {
+			t.Errorf("monitor %s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	for _, m := range []map[string]float64{node, mon} {
+		for _, name := range []string{"process_resident_memory_bytes", "process_open_fds", "go_goroutines", "go_memstats_heap_alloc_bytes"} {
+			if m[name] <= 0 {
+				t.Errorf("%s = %v, want > 0", name, m[name])
+			}
+		}
+		for _, name := range []string{"process_cpu_seconds_total", "go_gc_duration_seconds_count", `go_info{version="` + runtime.Version() + `"}`} {
+			if _, ok := m[name]; !ok {
+				t.Errorf("no %s", name)
+			}
+		}
+	}
+}
+
+// wantSamples checks scraped samples against their wanted values.
+func wantSamples(t *testing.T, who string, got, want map[string]float64) {
+	t.Helper()
+	for name, w := range want {
+		if g, ok := got[name]; !ok || g != w {
+			t.Errorf("%s %s = %v (present %v), want %v", who, name, g, ok, w)
+		}
 	}
 }
 
@@ -162,11 +225,11 @@ func TestParsePrometheusRefuses(t *testing.T) {
 		"# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 0\nh_count 1\n",
 		"# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 0\nh_count 3\n",
 	} {
-		if _, err := ParsePrometheus(strings.NewReader(text)); err == nil {
+		if _, err := parsePrometheus(strings.NewReader(text)); err == nil {
 			t.Errorf("accepted %q", text)
 		}
 	}
-	m, err := ParsePrometheus(strings.NewReader("# HELP h a histogram\n# TYPE h histogram\nh_bucket{n=\"0\",le=\"1\"} 1\nh_bucket{n=\"0\",le=\"+Inf\"} 2\nh_sum{n=\"0\"} 3.5\nh_count{n=\"0\"} 2\n"))
+	m, err := parsePrometheus(strings.NewReader("# HELP h a histogram\n# TYPE h histogram\nh_bucket{n=\"0\",le=\"1\"} 1\nh_bucket{n=\"0\",le=\"+Inf\"} 2\nh_sum{n=\"0\"} 3.5\nh_count{n=\"0\"} 2\n"))
 	if err != nil || m[`h_sum{n="0"}`] != 3.5 {
 		t.Errorf("a valid histogram: %v %v", m, err)
 	}
@@ -222,4 +285,134 @@ func TestMonitorWritesARoundNobodyReported(t *testing.T) {
 	if n := strings.Count(string(b), `"missing":true`); n != run.Nodes {
 		t.Errorf("%d node records marked missing, want %d:\n%s", n, run.Nodes, b)
 	}
+}
+
+// parsePrometheus reads the text exposition format strictly, independently
+// of the client library that writes it: every sample's family declared by
+// # TYPE before it, metric and label names valid, label values quoted,
+// values numbers, a histogram's buckets cumulative and ending in
+// le="+Inf" equal to its _count. It returns each sample by its name and
+// labels as written (`name{a="b"}`).
+func parsePrometheus(r io.Reader) (map[string]float64, error) {
+	out := map[string]float64{}
+	types := map[string]string{}
+	lastBucket := map[string]float64{}
+	infBucket := map[string]float64{} // by the _count sample that must equal it
+	sc := bufio.NewScanner(r)
+	for ln := 1; sc.Scan(); ln++ {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			f := strings.SplitN(line, " ", 4)
+			if len(f) < 3 || (f[1] != "HELP" && f[1] != "TYPE") || !validName(f[2]) {
+				return nil, fmt.Errorf("line %d: bad comment %q", ln, line)
+			}
+			if f[1] == "TYPE" {
+				if len(f) != 4 || !slices.Contains([]string{"counter", "gauge", "histogram", "summary", "untyped"}, f[3]) {
+					return nil, fmt.Errorf("line %d: bad type %q", ln, line)
+				}
+				if _, dup := types[f[2]]; dup {
+					return nil, fmt.Errorf("line %d: %s declared twice", ln, f[2])
+				}
+				types[f[2]] = f[3]
+			}
+			continue
+		}
+		sp := strings.LastIndexByte(line, ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("line %d: no value: %q", ln, line)
+		}
+		key, val := line[:sp], line[sp+1:]
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: value %q: %w", ln, val, err)
+		}
+		name, labels := key, ""
+		if i := strings.IndexByte(key, '{'); i >= 0 {
+			if !strings.HasSuffix(key, "}") {
+				return nil, fmt.Errorf("line %d: unclosed labels: %q", ln, key)
+			}
+			name, labels = key[:i], key[i+1:len(key)-1]
+			if err := checkLabels(labels); err != nil {
+				return nil, fmt.Errorf("line %d: %w", ln, err)
+			}
+		}
+		if !validName(name) {
+			return nil, fmt.Errorf("line %d: bad metric name %q", ln, name)
+		}
+		family := name
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(name, suf); ok && (types[b] == "histogram" || types[b] == "summary" && suf != "_bucket") {
+				family = b
+			}
+		}
+		if _, ok := types[family]; !ok {
+			return nil, fmt.Errorf("line %d: %s has no # TYPE before it", ln, name)
+		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("line %d: %s twice", ln, key)
+		}
+		out[key] = v
+		if family != name && strings.HasSuffix(name, "_bucket") {
+			series := bucketSeries(labels)
+			if prev, ok := lastBucket[family+series]; ok && v < prev {
+				return nil, fmt.Errorf("line %d: %s buckets not cumulative", ln, family)
+			}
+			lastBucket[family+series] = v
+			if strings.Contains(labels, `le="+Inf"`) {
+				count := family + "_count"
+				if series != "" {
+					count += "{" + series + "}"
+				}
+				infBucket[count] = v
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	for series, v := range infBucket {
+		if c, ok := out[series]; !ok || c != v {
+			return nil, fmt.Errorf("%s: the +Inf bucket is %v, the count %v", series, v, c)
+		}
+	}
+	return out, nil
+}
+
+// bucketSeries is a bucket's labels without le.
+func bucketSeries(labels string) string {
+	var keep []string
+	for _, l := range strings.Split(labels, ",") {
+		if !strings.HasPrefix(l, "le=") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, ",")
+}
+
+func checkLabels(labels string) error {
+	for labels != "" {
+		eq := strings.IndexByte(labels, '=')
+		if eq <= 0 || !validName(labels[:eq]) || len(labels) < eq+2 || labels[eq+1] != '"' {
+			return fmt.Errorf("bad label in %q", labels)
+		}
+		rest := labels[eq+1:]
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return fmt.Errorf("bad label value in %q", labels)
+		}
+		labels = strings.TrimPrefix(rest[len(q):], ",")
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
