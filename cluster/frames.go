@@ -30,11 +30,17 @@ const (
 
 // leavePhase in a marker's phase says that its sender takes part in no
 // round from Round on (a graceful stop): its peers stop waiting for it.
-const leavePhase = ^uint32(0)
+// joinPhase says that it takes part again from Round on (a node restarted
+// with --resume after it left): its peers wait for it again.
+const (
+	leavePhase = ^uint32(0)
+	joinPhase  = ^uint32(0) - 1
+)
 
 // Marker says that From sent To Count messages in phase Phase of round
 // Round, and whether it was the round's last phase (or, with Phase =
-// leavePhase, that From takes part in no round from Round on).
+// leavePhase, that From takes part in no round from Round on; with Phase
+// = joinPhase, that it takes part again from Round on).
 type Marker struct {
 	From, To uint32
 	Round    uint64

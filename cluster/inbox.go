@@ -34,8 +34,12 @@ type slot struct {
 type sender struct {
 	// left is set when the sender said it takes part in no round from
 	// leftAt on (a graceful stop): no phase of those rounds waits for it.
-	left     bool
-	leftAt   uint64
+	left   bool
+	leftAt uint64
+	// joined is set when a sender that had left came back, from joinedAt
+	// on: a leave marker of an earlier round is then a replay.
+	joined   bool
+	joinedAt uint64
 	marked   bool
 	mark     slot
 	msgs     map[slot][]*wire.Message
@@ -194,28 +198,50 @@ func (in *inbox) handleMarker(frame []byte) bool {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if mk.Phase == leavePhase && int(mk.From) < len(in.senders) && mk.To == in.me {
-		s := in.senders[mk.From]
-		if !s.left || mk.Round < s.leftAt {
-			s.left, s.leftAt = true, mk.Round
-		}
-		in.notify()
-		return true
-	}
-	sl := slot{mk.Round, mk.Phase}
-	if int(mk.From) >= len(in.senders) || mk.To != in.me || mk.Round < in.round || mk.Round > in.round+2 {
+	if int(mk.From) >= len(in.senders) || mk.To != in.me {
 		in.refused[RefusedMarker]++ // signed, so perhaps a replay: the connection stays
 		return true
 	}
 	s := in.senders[mk.From]
+	switch mk.Phase {
+	case leavePhase:
+		// A leave from before the sender's last return is a replay.
+		if (!s.left || mk.Round < s.leftAt) && (!s.joined || mk.Round >= s.joinedAt) {
+			s.left, s.leftAt = true, mk.Round
+		}
+		in.notify()
+		return true
+	case joinPhase:
+		s.rejoin(mk.Round)
+		in.notify()
+		return true
+	}
+	sl := slot{mk.Round, mk.Phase}
+	if mk.Round < in.round || mk.Round > in.round+2 {
+		in.refused[RefusedMarker]++
+		return true
+	}
 	if s.marked && (sl.round < s.mark.round || sl.round == s.mark.round && sl.phase <= s.mark.phase) {
 		in.refused[RefusedMarker]++ // a replayed or out-of-order marker
 		return true
 	}
+	// A phase marker of a round after the sender left: it came back (its
+	// join marker was lost, or it restarted from an older build).
+	s.rejoin(mk.Round)
 	s.marked, s.mark = true, sl
 	s.markers[sl] = true
 	in.notify()
 	return true
+}
+
+// rejoin records that the sender takes part again from round r on: a
+// sender that left before r is waited for again (a join for a round
+// before it left is a replay, and changes nothing).
+func (s *sender) rejoin(r uint64) {
+	if s.left && r >= s.leftAt {
+		s.left = false
+		s.joined, s.joinedAt = true, r
+	}
 }
 
 // open makes r the open round: what is still held of earlier rounds

@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +57,10 @@ type LaunchConfig struct {
 	// Dashboard, when set, is the HOST:PORT the monitor serves its live
 	// dashboard on (trellis monitor --dashboard).
 	Dashboard string
+	// Abort, when closed (a second signal), stops every process at once:
+	// each still sends its leave marker, the monitor writes what it has,
+	// and the launch removes its sockets.
+	Abort <-chan struct{}
 }
 
 // ClusterDir is the subdirectory of a launched run's directory with what
@@ -64,9 +68,16 @@ type LaunchConfig struct {
 const ClusterDir = "cluster"
 
 // Launch writes the run's config, keys and peers file, starts the monitor
-// and the nodes, and waits for them. Cancelling ctx asks every process to
-// stop after its current round (SIGINT) and kills those still running a
-// minute later; the run directory then holds every finished round.
+// and the nodes, and waits for them (superviseLaunch). Cancelling ctx
+// asks every process to stop after its current round (SIGTERM; then the
+// monitor writes every round of which a record arrived, the missing ones
+// marked, and the summary); lc.Abort, or a minute without the processes
+// stopping, stops them at once (a second SIGTERM), and those still running
+// 15 s later are killed. The Unix sockets' temporary directory is removed
+// in every case. It returns nil when every round was written, an error
+// wrapping ErrStopped when the run was stopped before, and a process's
+// failure (a node that could not start or exited with an error) after
+// stopping every other process.
 func Launch(ctx context.Context, lc LaunchConfig) error {
 	if lc.Nodes < 1 || len(lc.Config) == 0 {
 		return fmt.Errorf("launch: a config of %d bytes for %d nodes", len(lc.Config), lc.Nodes)
@@ -140,11 +151,10 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		procs = append(procs, cmd)
 		return nil
 	}
-	stopAll := func(sig os.Signal) {
+	killAll := func() { // a launch that could not start them all
 		for _, p := range procs {
-			if p.ProcessState == nil {
-				_ = p.Process.Signal(sig)
-			}
+			_ = p.Process.Kill()
+			_ = p.Wait()
 		}
 	}
 	metrics := func(k int) []string {
@@ -174,7 +184,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	for i := range lc.Nodes {
 		f, err := os.Create(filepath.Join(cdir, fmt.Sprintf("node-%d.log", i)))
 		if err != nil {
-			stopAll(syscall.SIGKILL)
+			killAll()
 			return err
 		}
 		logs[i] = f
@@ -191,48 +201,155 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}
 		if err := start(fmt.Sprintf("node %d", i), args, f); err != nil {
-			stopAll(syscall.SIGKILL)
+			killAll()
 			return err
 		}
 	}
-	errs := make([]error, len(procs))
-	var wg sync.WaitGroup
+	return superviseLaunch(ctx, lc, procs, logs, stderr)
+}
+
+// How long a stopping launch waits before it stops its processes at once
+// (a second SIGTERM: they still clean up), and then before it kills them.
+const (
+	launchStopWait  = time.Minute
+	launchAbortWait = 15 * time.Second
+	// launchLastRecords is how long a stopping monitor gets, after the
+	// last node exited, before it is told to write what it has.
+	launchLastRecords = 2 * time.Second
+)
+
+// superviseLaunch waits for the launch's processes (procs[0] the monitor,
+// procs[1+i] node i, logging into logs[i]). A signal (ctx) or a second
+// one (lc.Abort) is passed on to every process; a node or the monitor
+// that fails (an exit code other than 0 and ExitStopped) stops all the
+// others and is the launch's error, its log's error line quoted; a node
+// killed by a signal the launch did not send is reported and waited
+// without (a node restarted by hand with --resume rejoins; in lock-step
+// its peers mark it missing). It returns nil when the monitor wrote every
+// round, an error wrapping ErrStopped when it was stopped before.
+func superviseLaunch(ctx context.Context, lc LaunchConfig, procs []*exec.Cmd, logs []*os.File, stderr io.Writer) error {
+	type exit struct {
+		k   int
+		err error
+	}
+	exits := make(chan exit, len(procs))
 	for k, p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[k] = p.Wait()
-		}()
+		go func() { exits <- exit{k, p.Wait()} }()
 	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case <-ctx.Done():
-		stopAll(syscall.SIGINT)
+	exited := make([]bool, len(procs))
+	signalAll := func(sig os.Signal) {
+		for k, p := range procs {
+			if !exited[k] {
+				_ = p.Process.Signal(sig)
+			}
+		}
+	}
+	name := func(k int) string {
+		if k == 0 {
+			return "the monitor"
+		}
+		return fmt.Sprintf("node %d", k-1)
+	}
+	var failed []error
+	monitorOK, stopping := false, false
+	ctxDone, abort := ctx.Done(), lc.Abort
+	var escalate, kill <-chan time.Time
+	stop := func() { // each process stops after its current round
+		if !stopping {
+			stopping = true
+			signalAll(syscall.SIGTERM)
+			escalate = time.After(launchStopWait)
+		}
+	}
+	stopNow := func() { // a second SIGTERM: at once, still cleaning up
+		if kill == nil {
+			stopping = true
+			signalAll(syscall.SIGTERM)
+			escalate, kill = nil, time.After(launchAbortWait)
+		}
+	}
+	// Once every node exited, a stopping monitor has every record it will
+	// get (a node that failed sends none): after a moment for the last
+	// ones to arrive, it is told to write what it has.
+	var nodesGone <-chan time.Time
+	for running := len(procs); running > 0; {
 		select {
-		case <-finished:
-		case <-time.After(time.Minute):
-			stopAll(syscall.SIGKILL)
-			<-finished
+		case <-nodesGone:
+			nodesGone = nil
+			if !exited[0] {
+				_ = procs[0].Process.Signal(syscall.SIGTERM)
+			}
+		case e := <-exits:
+			running--
+			exited[e.k] = true
+			if stopping && running == 1 && !exited[0] && nodesGone == nil {
+				nodesGone = time.After(launchLastRecords)
+			}
+			var ee *exec.ExitError
+			switch {
+			case e.err == nil:
+				monitorOK = monitorOK || e.k == 0
+			case errors.As(e.err, &ee) && ee.ExitCode() == ExitStopped:
+				// Stopped by a signal, its finished rounds written.
+			case stopping && errors.As(e.err, &ee) && ee.ExitCode() < 0:
+				// Killed by the launch's own signal (before it could
+				// handle it, or after the last wait).
+			case errors.As(e.err, &ee) && ee.ExitCode() < 0 && e.k > 0:
+				restart := ""
+				if lc.Checkpoints {
+					restart = "; restart it with its command line plus --resume"
+				}
+				fmt.Fprintf(stderr, "trellis launch: %s was killed (%v): the others go on without it%s\n", name(e.k), e.err, restart)
+			default:
+				msg := e.err.Error()
+				if e.k > 0 {
+					if line := lastErrorLine(logs[e.k-1].Name()); line != "" {
+						msg += ": " + line
+					}
+					msg += " (log: " + logs[e.k-1].Name() + ")"
+				}
+				failed = append(failed, fmt.Errorf("%s failed: %s", name(e.k), msg))
+				if running > 0 {
+					fmt.Fprintf(stderr, "trellis launch: %s failed: stopping every other process\n", name(e.k))
+				}
+				stop()
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			stop()
+		case <-abort:
+			abort = nil
+			stopNow()
+		case <-escalate:
+			stopNow()
+		case <-kill:
+			kill = nil
+			signalAll(syscall.SIGKILL)
 		}
 	}
-	var bad []error
-	for k, err := range errs {
-		if err == nil {
-			continue
-		}
-		who := "the monitor"
-		if k > 0 {
-			who = fmt.Sprintf("node %d (log: %s)", k-1, logs[k-1].Name())
-		}
-		bad = append(bad, fmt.Errorf("%s: %w", who, err))
+	switch {
+	case len(failed) > 0:
+		return errors.Join(failed...)
+	case monitorOK:
+		return nil // every round written, even if a signal came at the end
 	}
-	if ctx.Err() != nil {
-		// The processes' exit statuses say they were stopped: expected.
-		return fmt.Errorf("interrupted; the finished rounds are in %s", lc.Out)
+	return fmt.Errorf("%w: the finished rounds are in %s", ErrStopped, lc.Out)
+}
+
+// lastErrorLine is the last line of a process's log that the trellis
+// command printed for its error ("trellis: …"), or "".
+func lastErrorLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
 	}
-	return errors.Join(bad...)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if line, ok := strings.CutPrefix(lines[i], "trellis: "); ok {
+			return line
+		}
+	}
+	return ""
 }
 
 // withDefaultsForLaunch fills the launch's timing: the epoch StartDelay

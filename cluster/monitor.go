@@ -41,7 +41,11 @@ type MonitorConfig struct {
 	Dir string
 	// Gap, when positive, writes a round that some nodes have not reported
 	// Gap after its first record arrived, with those nodes marked missing
-	// (wall-clock mode: a node died); 0 waits for every node's record.
+	// (wall-clock mode: a node died). 0 (lock-step) waits for every
+	// node's record, except those a peer gave up on: a node whose phase
+	// marker a peer's record of that round or a later one lists as missing
+	// (it missed the phase timeout: it died, or left), or that said it is
+	// done.
 	Gap time.Duration
 	// Metrics, when set, is updated as records arrive and rounds are
 	// written (ServeMetrics serves it).
@@ -51,6 +55,9 @@ type MonitorConfig struct {
 	// a metrics.Latest sink (a live viewer such as the dashboard: it may
 	// skip records and never holds the monitor up).
 	Live metrics.Sink
+	// Abort, when closed, stops the monitor at once (a second signal): it
+	// writes what it has as a stop does, without waiting for the nodes.
+	Abort <-chan struct{}
 }
 
 // stopWait is how long a stopped monitor waits for the nodes to finish
@@ -71,8 +78,11 @@ type pending struct {
 // anything to a node) and writes each round's record to cfg.Out, built as
 // the simulator builds it (metrics.Record) from the nodes' Ready values
 // and the ground truth the monitor knows from the run. It returns nil when
-// every round is written or every node said it is done, or an error when
-// ctx is cancelled (the rounds complete by then are written).
+// every round is written. Cancelling ctx stops it as it stops the nodes:
+// it takes the records of their current rounds until every node is done
+// (at most stopWait), writes every round of which a record arrived (the
+// records that never came marked missing) and returns an error wrapping
+// ErrStopped; so does every node saying it is done before the last round.
 func RunMonitor(ctx context.Context, cfg MonitorConfig) error {
 	log := cfg.Log
 	if log == nil {
@@ -112,7 +122,10 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) error {
 	}
 	defer df.Close()
 	m := &monitor{s: s, graph: s.Graph, byz: s.byzantine(), rd: cfg.Out, pend: map[int]*pending{}, done: make([]bool, s.Nodes), log: log,
-		prev: time.Now(), driver: json.NewEncoder(df), metrics: cfg.Metrics}
+		prev: time.Now(), driver: json.NewEncoder(df), metrics: cfg.Metrics, gaveUp: make([]int, s.Nodes)}
+	for j := range m.gaveUp {
+		m.gaveUp[j] = -1
+	}
 	if cfg.Live != nil {
 		m.live = metrics.NewFanout()
 		m.live.Add(cfg.Live, metrics.Latest, 0)
@@ -121,8 +134,8 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// A stop (ctx) lets the nodes finish their current round: the monitor
-	// takes records until every node is done, for at most stopWait, and
-	// writes only the rounds complete by then.
+	// takes records until every node is done, for at most stopWait; an
+	// abort, not at all.
 	var runErr error
 	ctxDone, stopTimer := ctx.Done(), (<-chan time.Time)(nil)
 loop:
@@ -135,40 +148,51 @@ loop:
 			}
 		case <-tick.C:
 		case <-ctxDone:
+			log.Info("stopping: waiting for the nodes' current rounds")
 			ctxDone, stopTimer = nil, time.After(stopWait)
 		case <-stopTimer:
+			break loop
+		case <-cfg.Abort:
+			for len(records) > 0 { // what arrived is kept
+				if err := m.add(<-records); err != nil {
+					runErr = err
+				}
+			}
 			break loop
 		}
 		if err := m.flush(cfg.Gap, false); err != nil {
 			runErr = err
 			break
 		}
-	}
-	stopping := ctxDone == nil
-	if stopping && runErr == nil {
-		runErr = ctx.Err()
+		if stopTimer != nil && m.settled() {
+			break // stopping, and no node has a round in progress
+		}
 	}
 	// Every round is written: give the nodes a moment to say they are done
 	// (their last frames then leave their queues without waiting for a
 	// monitor that is gone).
-	for end := time.After(5 * time.Second); runErr == nil && m.next == s.Rounds && m.ndone < s.Nodes; {
+	end := time.After(5 * time.Second)
+moment:
+	for runErr == nil && m.next == s.Rounds && !m.settled() {
 		select {
 		case rec := <-records:
 			_ = m.add(rec)
 		case <-end:
-			m.ndone = s.Nodes
+			break moment
 		case <-ctx.Done():
-			m.ndone = s.Nodes
+			break moment
+		case <-cfg.Abort:
+			break moment
 		}
 	}
 	if runErr == nil && m.next < s.Rounds {
-		// Every node is done, some early (stopped on their own): write
-		// what arrived, the missing records marked.
+		// Stopped, or every node is done, some early (stopped on their
+		// own): write what arrived, the missing records marked.
 		if err := m.flush(0, true); err != nil {
 			runErr = err
 		}
 		if runErr == nil && m.next < s.Rounds {
-			runErr = fmt.Errorf("the nodes stopped after %d of %d rounds", m.next, s.Rounds)
+			runErr = fmt.Errorf("%w: %d of %d rounds written", ErrStopped, m.next, s.Rounds)
 		}
 	}
 	return runErr
@@ -190,6 +214,24 @@ type monitor struct {
 	driver  *json.Encoder
 	metrics *MonitorMetrics
 	live    *metrics.Fanout // nil without MonitorConfig.Live
+	// gaveUp is, per node, the last round of which a peer's record lists
+	// it as missing (-1: none): in lock-step (no gap) the monitor waits
+	// for no record of it up to that round.
+	gaveUp []int
+	// latest is the latest round of which a record arrived.
+	latest int
+}
+
+// settled reports whether no node has a round in progress that the
+// monitor could still get a record of: every node is done, or a peer's
+// record of the latest round lists it as missing (it died, or left).
+func (m *monitor) settled() bool {
+	for j, done := range m.done {
+		if !done && m.gaveUp[j] < m.latest {
+			return false
+		}
+	}
+	return true
 }
 
 // DriverFile is the file of a deployed run's directory with what the
@@ -218,6 +260,17 @@ func (m *monitor) add(rec *Record) error {
 			m.ndone++
 		}
 		return nil
+	}
+	if m.done[rec.Node] {
+		// A node that stopped came back (--resume): waited for again.
+		m.done[rec.Node] = false
+		m.ndone--
+	}
+	m.latest = max(m.latest, rec.Round)
+	for _, j := range rec.Missing {
+		if j >= 0 && j < len(m.gaveUp) {
+			m.gaveUp[j] = max(m.gaveUp[j], rec.Round)
+		}
 	}
 	if rec.Round < m.next {
 		m.log.Warn("record of a round already written", "node", rec.Node, "round", rec.Round)
@@ -252,6 +305,7 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		p := m.pend[m.next]
 		switch {
 		case p != nil && p.n == m.s.Nodes:
+		case p != nil && gap == 0 && m.givenUp(m.next, p):
 		case p != nil && gap > 0 && time.Since(p.first) > gap:
 		case all && p != nil:
 		case p == nil && m.later(gap, all):
@@ -267,6 +321,18 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		m.next++
 	}
 	return nil
+}
+
+// givenUp reports whether every record of round r that has not arrived
+// (p) is of a node a peer gave up on in round r or later, or of a node
+// that is done.
+func (m *monitor) givenUp(r int, p *pending) bool {
+	for j, got := range p.got {
+		if !got && !m.done[j] && m.gaveUp[j] < r {
+			return false
+		}
+	}
+	return true
 }
 
 // later reports whether a round after m.next has records and could be

@@ -174,7 +174,29 @@ type NodeConfig struct {
 	// it).
 	Metrics *NodeMetrics
 	Log     *slog.Logger
+	// Abort, when closed, stops the node at once (a second signal): the
+	// round in progress is dropped, the node still tells its peers it
+	// leaves and the monitor it is done, and unbinds its endpoint.
+	Abort <-chan struct{}
 }
+
+// ErrStopped is what a node, the monitor and a launch stopped by a signal
+// before the run's last round return (wrapped): what was finished is
+// written, and the run can be told apart from one that failed (the CLI
+// exits with ExitStopped).
+var ErrStopped = errors.New("stopped before the run's last round")
+
+// Exit codes of `trellis launch`, `trellis node` and `trellis monitor`
+// (the CLI's; 1 is any error).
+const (
+	// ExitStopped: stopped by SIGINT or SIGTERM before the last round;
+	// every finished round is written (the monitor: with the records that
+	// never came marked missing, and the summary of the rounds written).
+	ExitStopped = 3
+)
+
+// errAborted is a round cut short by NodeConfig.Abort.
+var errAborted = errors.New("aborted")
 
 // driver runs one node.
 type driver struct {
@@ -190,6 +212,10 @@ type driver struct {
 	peers []*Pusher
 	mon   *Pusher
 	log   *slog.Logger
+	// abortCtx is cancelled when NodeConfig.Abort closes (or the driver
+	// closes): training stops between batches.
+	abortCtx   context.Context
+	closeAbort context.CancelFunc
 }
 
 // Limits of the transport.
@@ -198,6 +224,7 @@ const (
 	queueBytes  = 512 << 20
 	linger      = 10 * time.Second
 	peerLinger  = 2 * time.Second
+	abortLinger = time.Second
 )
 
 // RunNode runs node cfg.ID for the experiment's rounds: it binds its
@@ -221,21 +248,31 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 		last = first - 1
 	}
 	defer func() { d.leave(last) }()
+	stopped := false
 	for r := first; r < rounds; r++ {
-		if ctx.Err() != nil {
-			d.log.Info("stopping after the current round", "round", r)
+		if ctx.Err() != nil || d.aborted() {
+			stopped = true
 			break
 		}
 		if d.cfg.Mode == Wallclock {
 			var ok bool
 			if r, ok = d.waitRound(ctx, r); !ok {
+				stopped = true
 				break
 			}
 			if r >= rounds {
 				break
 			}
 		}
+		if cfg.Resume && last == first-1 {
+			d.join(r) // peers it left wait for it again
+		}
 		rec, err := d.round(ctx, r)
+		if errors.Is(err, errAborted) {
+			d.log.Warn("stopped at once: round dropped", "round", r)
+			stopped = true
+			break
+		}
 		if err != nil {
 			return fmt.Errorf("node %d round %d: %w", d.id, r, err)
 		}
@@ -252,12 +289,29 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 			}
 		}
 	}
-	if d.cfg.Export != "" {
+	if d.cfg.Export != "" && !d.aborted() { // an aborted round left the model half-updated
 		if err := d.export(); err != nil {
 			return fmt.Errorf("node %d: exporting the model: %w", d.id, err)
 		}
 	}
-	return d.push(&Record{Node: d.id, Round: -1, Done: true})
+	if err := d.push(&Record{Node: d.id, Round: -1, Done: true}); err != nil {
+		return err
+	}
+	if stopped {
+		d.log.Info("stopped: left the run", "after_round", last)
+		return fmt.Errorf("node %d: %w (after round %d)", d.id, ErrStopped, last)
+	}
+	return nil
+}
+
+// aborted reports whether NodeConfig.Abort is closed.
+func (d *driver) aborted() bool {
+	select {
+	case <-d.cfg.Abort:
+		return true
+	default:
+		return false
+	}
 }
 
 // export writes the node's model to cfg.Export (a temporary file renamed
@@ -303,12 +357,20 @@ func (d *driver) checkpoint(r int) error {
 // leave tells every peer that this node takes part in no round after
 // last, so that none waits for it (the graph may make any peer a
 // neighbour later).
-func (d *driver) leave(last int) {
+func (d *driver) leave(last int) { d.announce(uint64(last+1), leavePhase) }
+
+// join tells every peer that this node, restarted, takes part again from
+// round r on, so that a peer it left (a leave marker) waits for it again.
+func (d *driver) join(r int) { d.announce(uint64(r), joinPhase) }
+
+// announce sends every peer a marker of round r and phase leavePhase or
+// joinPhase.
+func (d *driver) announce(r uint64, phase uint32) {
 	for j, p := range d.peers {
 		if p == nil {
 			continue
 		}
-		if mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(j), Round: uint64(last + 1), Phase: leavePhase}, d.ident); err == nil {
+		if mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(j), Round: r, Phase: phase}, d.ident); err == nil {
 			p.Send(mk)
 		}
 	}
@@ -381,24 +443,42 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		d.close()
 		return nil, err
 	}
+	d.abortCtx, d.closeAbort = context.WithCancel(context.Background())
+	if cfg.Abort != nil {
+		go func() {
+			select {
+			case <-cfg.Abort:
+				d.closeAbort()
+			case <-d.abortCtx.Done():
+			}
+		}()
+	}
 	return d, nil
 }
 
 // close sends what is queued (a peer that is gone gets peerLinger, the
-// monitor linger), all connections at once, and unbinds.
+// monitor linger; abortLinger each after an abort), all connections at
+// once, and unbinds.
 func (d *driver) close() {
+	peerWait, monWait := peerLinger, linger
+	if d.aborted() {
+		peerWait, monWait = abortLinger, abortLinger
+	}
 	var wg sync.WaitGroup
 	for _, p := range d.peers {
 		if p != nil {
-			wg.Go(func() { p.Close(peerLinger) })
+			wg.Go(func() { p.Close(peerWait) })
 		}
 	}
 	if d.mon != nil {
-		wg.Go(func() { d.mon.Close(linger) })
+		wg.Go(func() { d.mon.Close(monWait) })
 	}
 	wg.Wait()
 	if d.ln != nil {
 		d.ln.Close()
+	}
+	if d.closeAbort != nil {
+		d.closeAbort()
 	}
 }
 
@@ -423,10 +503,14 @@ func (d *driver) waitRound(ctx context.Context, r int) (int, bool) {
 		}
 	}
 	start, _ := d.window(r)
+	timer := time.NewTimer(time.Until(start))
+	defer timer.Stop()
 	select {
-	case <-time.After(time.Until(start)):
+	case <-timer.C:
 		return r, true
 	case <-ctx.Done():
+		return r, false
+	case <-d.cfg.Abort:
 		return r, false
 	}
 }
@@ -448,7 +532,7 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 	idle := d.idle
 	roundEnd := time.Time{}
 	if !idle {
-		tctx := context.WithoutCancel(ctx) // a round, once begun, finishes
+		tctx := d.abortCtx // a round, once begun, finishes, unless aborted
 		if d.cfg.Mode == Wallclock {
 			start, end := d.window(r)
 			roundEnd = end.Add(-d.cfg.Grace)
@@ -458,8 +542,11 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 		}
 		// Training stopped at its wall-clock deadline is a round that goes
 		// on with what it has (lock-step training has no deadline).
-		if _, err := d.n.Train(tctx); err != nil && !errors.Is(err, nn.ErrStopped) && !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := d.n.Train(tctx); err != nil && !errors.Is(err, nn.ErrStopped) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			return nil, err
+		}
+		if d.aborted() {
+			return nil, errAborted
 		}
 	} else if d.cfg.Mode == Wallclock {
 		_, end := d.window(r)
@@ -493,7 +580,11 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			}
 		}
 		sl := slot{uint64(r), uint32(phase)}
-		rec.Missing = append(rec.Missing, d.wait(in, sl, deadline)...)
+		missing, ok := d.wait(in, sl, deadline)
+		if !ok {
+			return nil, errAborted
+		}
+		rec.Missing = append(rec.Missing, missing...)
 		msgs, late := d.in.take(in, sl)
 		rec.Late += len(late)
 		for _, m := range late {
@@ -560,20 +651,23 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 }
 
 // wait waits until every in-neighbour's marker for sl arrived (or the
-// neighbour left), or the deadline; it returns those missing.
-func (d *driver) wait(from []int, sl slot, deadline time.Time) []int {
+// neighbour left), or the deadline; it returns those missing, and false
+// if NodeConfig.Abort closed first.
+func (d *driver) wait(from []int, sl slot, deadline time.Time) ([]int, bool) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
 		awaited, gone := d.in.missing(from, sl)
 		if len(awaited) == 0 {
-			return gone
+			return gone, true
 		}
 		select {
 		case <-d.in.wake:
+		case <-d.cfg.Abort:
+			return nil, false
 		case <-timer.C:
 			d.log.Warn("phase closed without every marker", "round", sl.round, "phase", sl.phase, "missing", awaited)
-			return append(awaited, gone...)
+			return append(awaited, gone...), true
 		}
 	}
 }

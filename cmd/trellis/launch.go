@@ -30,8 +30,17 @@ func launchCmd(o *options) *cobra.Command {
 talking ZeroMQ over Unix sockets. Lock-step mode (the default) gives the simulator's
 metrics bit for bit; wallclock runs rounds on the epoch t0 + kΔ. The run directory
 (-o, default runs/NAME) holds the same files as ` + "`trellis run`" + `'s, plus cluster/ with the
-config, keys, peers file and each node's log. Ctrl-C stops every process after its
-current round.` + memHelp,
+config, keys, peers file and each node's log.
+
+SIGINT (Ctrl-C) or SIGTERM stops every process after its current round: each node tells
+its peers it leaves, the monitor writes every round of which a record arrived (the
+records that never came marked missing) and the summary, and the sockets are removed;
+a second signal (or a minute without the processes stopping) stops them at once, still
+cleaning up. A node that fails (it cannot start, or exits with an error) stops every
+other process, and the launch names its error. A node killed by a signal is reported and
+the run goes on without it (restart it with --resume in wallclock mode with
+--checkpoints). Exit code: 0 every round written, 3 stopped before the last round (the
+finished rounds are written), 1 an error.` + memHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := loadConfigOrPreset(args[0], nil)
@@ -58,7 +67,9 @@ current round.` + memHelp,
 					return err
 				}
 			}
-			return cluster.Launch(cmd.Context(), lc)
+			ctx, abort := stopSignals(cmd.Context())
+			lc.Abort = abort
+			return cluster.Launch(ctx, lc)
 		},
 	}
 	mf.register(cmd, false)

@@ -17,12 +17,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 
 	"github.com/spf13/cobra"
+
+	"github.com/trellis-fl/trellis/cluster"
 )
 
 func main() {
@@ -30,8 +33,17 @@ func main() {
 	defer stop()
 	if err := newRoot(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "trellis:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the process's exit code after err: cluster.ExitStopped for
+// a deployed run stopped by a signal before its last round, else 1.
+func exitCode(err error) int {
+	if errors.Is(err, cluster.ErrStopped) {
+		return cluster.ExitStopped
+	}
+	return 1
 }
 
 // options are the flags every command shares.

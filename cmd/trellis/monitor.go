@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -25,8 +26,16 @@ func monitorCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "monitor --config CFG --peers PEERS [-o DIR]",
 		Short: "receive a deployed run's records and write its run directory (passive: never sends to nodes)",
-		Args:  cobra.NoArgs,
+		Long: `Receive a deployed run's records on the peers file's monitor endpoint and write its run
+directory, as ` + "`trellis run`" + ` writes it. It never sends anything to a node. SIGINT or
+SIGTERM stops it as it stops the nodes: it takes the records of their current rounds,
+then writes every round of which a record arrived (the records that never came marked
+missing) and the summary; a second signal does so at once. Exit code: 0 every round
+written, 3 stopped before the last round, 1 an error.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Before the data load: a stop while loading is a stop too.
+			ctx, abort := stopSignals(cmd.Context())
 			c, peers, err := f.load()
 			if err != nil {
 				return err
@@ -61,7 +70,6 @@ func monitorCmd(o *options) *cobra.Command {
 				return err
 			}
 			bar := newProgress(o.stderr, o.quiet)
-			ctx := stopContext(cmd.Context())
 			var pm *cluster.MonitorMetrics
 			if metricsAddr != "" {
 				pm = cluster.NewMonitorMetrics()
@@ -82,15 +90,19 @@ func monitorCmd(o *options) *cobra.Command {
 				return err
 			}
 			err = cluster.RunMonitor(ctx, cluster.MonitorConfig{Run: clusterRun(d), Out: rd,
-				Endpoint: peers.Monitor, Directory: dir, Dir: out, Gap: gap, Metrics: pm, Live: live})
+				Endpoint: peers.Monitor, Directory: dir, Dir: out, Gap: gap, Metrics: pm, Live: live, Abort: abort})
+			stopped := errors.Is(err, cluster.ErrStopped)
+			if stopped {
+				err = nil // a stopped run's rounds are written, with its summary
+			}
 			fin, err := rd.Close(err)
 			bar.done()
 			dashDone(err)
-			if err != nil && ctx.Err() != nil {
-				return fmt.Errorf("interrupted; the %d finished rounds are in %s", fin.Rounds, out)
-			}
 			if err != nil {
 				return err
+			}
+			if stopped {
+				return fmt.Errorf("%w: the %d rounds written are in %s (the records that never came marked missing)", cluster.ErrStopped, fin.Rounds, out)
 			}
 			if !o.quiet {
 				fmt.Fprintf(o.stderr, "%s: %d rounds, final honest local accuracy %.4f, delta_max %.4f\n", out, fin.Rounds, fin.HonestLocalAcc, fin.DeltaMax)

@@ -56,15 +56,22 @@ func (f *clusterFlags) source(c config.Config) (seed.Source, error) {
 
 const metricsUsage = "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; :PORT binds 127.0.0.1 only)"
 
-// stopContext is cancelled by the first SIGINT or SIGTERM (a graceful stop
-// after the current round); a second one kills the process.
-func stopContext(ctx context.Context) context.Context {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+// stopSignals is how launch, node and monitor stop: the first SIGINT or
+// SIGTERM cancels the returned context (a graceful stop after the current
+// round), the second closes abort (stop at once, still cleaning up). A
+// third is handled as the second: the process cleans up, then exits.
+func stopSignals(ctx context.Context) (stop context.Context, abort <-chan struct{}) {
+	stop, cancel := context.WithCancel(ctx)
+	ab := make(chan struct{})
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		stop()
+		<-sig
+		cancel()
+		<-sig
+		close(ab)
 	}()
-	return ctx
+	return stop, ab
 }
 
 func nodeCmd(o *options) *cobra.Command {
@@ -82,7 +89,9 @@ the peers file, runs every round (lock-step, or on the wall-clock epoch t0 + kΔ
 exchanges signed messages with the round's neighbours over ZeroMQ (ZMTP 3.1), and
 pushes its per-round record to the monitor. Without --key, keys derive from the
 seed (simulation keys: anyone who knows the seed can forge them). SIGINT or SIGTERM
-stops it after the current round. With --checkpoint DIR it writes its state there
+stops it after the current round (it tells its peers it leaves, so none waits for it;
+a second signal drops the round in progress); it then exits with code 3 (stopped
+before the last round; 0: every round run, 1: an error). With --checkpoint DIR it writes its state there
 after every round (atomically); --resume restarts from it after a crash or a kill:
 the node restores its model, optimizer, strategy and trust state and joins the
 wall-clock round that is open (the rounds it missed are missing in the run).
@@ -93,6 +102,8 @@ optimizer and buffers) and refuses to start when that exceeds the available memo
 numbers; --dry-run prints the estimate and exits, --no-memory-check starts anyway.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Before the data load: a stop while loading is a stop too.
+			ctx, abort := stopSignals(cmd.Context())
 			c, peers, err := f.load()
 			if err != nil {
 				return err
@@ -138,7 +149,6 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 				level = slog.LevelInfo
 			}
 			log := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})).With("node", id)
-			ctx := stopContext(cmd.Context())
 			var pm *cluster.NodeMetrics
 			if metricsAddr != "" {
 				pm = cluster.NewNodeMetrics(id)
@@ -148,7 +158,7 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 				}
 				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
 			}
-			nc.Peers, nc.Timing, nc.StateDir, nc.Resume, nc.Metrics, nc.Log, nc.Export = peers, t, state, resume, pm, log, export
+			nc.Peers, nc.Timing, nc.StateDir, nc.Resume, nc.Metrics, nc.Log, nc.Export, nc.Abort = peers, t, state, resume, pm, log, export, abort
 			return cluster.RunNode(ctx, nc)
 		},
 	}
