@@ -35,9 +35,37 @@
 // the round with what it has. A node that is past a window (it started
 // late) joins the window that is open. Early messages (up to two rounds
 // ahead) are held; late ones are handed to the node, which drops and counts
-// them, and counted in the Record. SIGINT or SIGTERM stops a node after its
-// current round; it then tells every peer it leaves (a leave marker), so
-// no phase waits for it.
+// them, and counted in the Record.
+//
+// # Stopping, failures and exit codes
+//
+// SIGINT and SIGTERM mean the same to `trellis launch`, `trellis node` and
+// `trellis monitor` (NodeConfig.Abort, MonitorConfig.Abort and
+// LaunchConfig.Abort carry the second one). A node stops after its current
+// round and tells every peer it leaves (a leave marker), so no phase waits
+// for it; the monitor takes the records of the nodes' current rounds (until
+// every node is done or a peer gave up on it, at most 45 s), then writes
+// every round of which a record arrived, the records that never came
+// marked missing, and the summary of those rounds; the launch passes the
+// signal on to every process and removes its sockets' temporary directory.
+// A second signal stops at once: a node drops the round in progress but
+// still sends its leave marker, the monitor writes what it has. Exit codes:
+// 0, the run completed (every round written; a record may be marked
+// missing); ExitStopped (3), stopped by a signal before the last round;
+// 1, an error. A node that fails (it cannot start, or exits with an
+// error) makes the launch stop every other process and exit 1 with that
+// node's error; a node killed by a signal does not: the launch says so and
+// the run goes on without it (in wall-clock mode it can be restarted with
+// --resume, and the launch of the completed run still exits 0).
+//
+// A node that misses its phase timeout is marked missing for that round in
+// either mode: in wall-clock mode the monitor writes a round Gap after its
+// first record; in lock-step (Gap 0) it waits for every node's record
+// except those of a node that a peer's record of that round or a later
+// one lists as missing (it died, or left) or that said it is done, so a
+// dead node hangs neither its peers nor the monitor. A node restarted
+// with --resume after it left sends every peer a join marker before its
+// first round, and is waited for again (by its peers and the monitor).
 //
 // # Checkpoints and --resume
 //
@@ -114,7 +142,8 @@
 //	     2     4  from
 //	     6     4  to
 //	    10     8  round
-//	    18     4  phase (0xFFFFFFFF: "I take part in no round from `round` on")
+//	    18     4  phase (0xFFFFFFFF: "I take part in no round from `round` on";
+//	              0xFFFFFFFE: "I take part again from `round` on")
 //	    22     4  count: messages sent on this link in the phase
 //	    26     1  1 if this was the round's last phase, else 0
 //	    27    64  Ed25519ctx signature by `from`, context

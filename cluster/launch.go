@@ -47,8 +47,8 @@ type LaunchConfig struct {
 	Quiet  bool
 	// Checkpoints (wall-clock) gives every node a checkpoint directory,
 	// Out/cluster/node-I.state, so that a node that died can be restarted
-	// with `trellis node … --resume` (its command line is in its log's
-	// directory: the launch's own, plus --resume).
+	// with `trellis node … --resume` (its command line is the first line
+	// of its log, node-I.log: run it again plus --resume).
 	Checkpoints bool
 	// MetricsPort, when positive, serves Prometheus metrics on the
 	// loopback interface: the monitor's at 127.0.0.1:MetricsPort, node
@@ -200,6 +200,10 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}
+		if _, err := fmt.Fprintf(f, "command: %s\n", commandLine(lc.Exe, args)); err != nil {
+			killAll()
+			return err
+		}
 		if err := start(fmt.Sprintf("node %d", i), args, f); err != nil {
 			killAll()
 			return err
@@ -297,7 +301,7 @@ func superviseLaunch(ctx context.Context, lc LaunchConfig, procs []*exec.Cmd, lo
 			case errors.As(e.err, &ee) && ee.ExitCode() < 0 && e.k > 0:
 				restart := ""
 				if lc.Checkpoints {
-					restart = "; restart it with its command line plus --resume"
+					restart = "; restart it with the command on the first line of its log plus --resume"
 				}
 				fmt.Fprintf(stderr, "trellis launch: %s was killed (%v): the others go on without it%s\n", name(e.k), e.err, restart)
 			default:
@@ -334,6 +338,21 @@ func superviseLaunch(ctx context.Context, lc LaunchConfig, procs []*exec.Cmd, lo
 		return nil // every round written, even if a signal came at the end
 	}
 	return fmt.Errorf("%w: the finished rounds are in %s", ErrStopped, lc.Out)
+}
+
+// commandLine is exe and args as a shell reads them (an argument with
+// anything but letters, digits and -_./:=+, quoted).
+func commandLine(exe string, args []string) string {
+	words := make([]string, 0, 1+len(args))
+	for _, a := range append([]string{exe}, args...) {
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+", r))
+		}) {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
 }
 
 // lastErrorLine is the last line of a process's log that the trellis
