@@ -217,8 +217,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 const (
 	launchStopWait  = time.Minute
 	launchAbortWait = 15 * time.Second
-	// launchLastRecords is how long a stopping monitor gets, after the
-	// last node exited, before it is told to write what it has.
+	// launchLastRecords is how long the monitor gets, after the last node
+	// process exited, before it is told to stop, and then to write what
+	// it has.
 	launchLastRecords = 2 * time.Second
 )
 
@@ -230,7 +231,9 @@ const (
 // killed by a signal the launch did not send is reported and waited
 // without (a node restarted by hand with --resume rejoins; in lock-step
 // its peers mark it missing). It returns nil when the monitor wrote every
-// round, an error wrapping ErrStopped when it was stopped before.
+// round, an error wrapping ErrStopped when it was stopped before. Once
+// every node process exited, a monitor still waiting (for the records of
+// a node that died) is stopped, and told to write what it has.
 func superviseLaunch(ctx context.Context, lc LaunchConfig, procs []*exec.Cmd, logs []*os.File, stderr io.Writer) error {
 	type exit struct {
 		k   int
@@ -272,21 +275,30 @@ func superviseLaunch(ctx context.Context, lc LaunchConfig, procs []*exec.Cmd, lo
 			escalate, kill = nil, time.After(launchAbortWait)
 		}
 	}
-	// Once every node exited, a stopping monitor has every record it will
-	// get (a node that failed sends none): after a moment for the last
-	// ones to arrive, it is told to write what it has.
+	// Once every node process exited, the monitor has every record it
+	// will get from them (a node that failed or was killed may owe some,
+	// and nobody may have missed its markers): after a moment for the
+	// last ones to arrive it is told to stop, and after another to write
+	// what it has at once. A node restarted by hand ends its last round
+	// with the others (the same windows), within that moment.
 	var nodesGone <-chan time.Time
+	monitorTold := 0
 	for running := len(procs); running > 0; {
 		select {
 		case <-nodesGone:
 			nodesGone = nil
-			if !exited[0] {
+			if !exited[0] && monitorTold < 2 {
 				_ = procs[0].Process.Signal(syscall.SIGTERM)
+				monitorTold++
+				nodesGone = time.After(launchLastRecords)
 			}
 		case e := <-exits:
 			running--
 			exited[e.k] = true
-			if stopping && running == 1 && !exited[0] && nodesGone == nil {
+			if running == 1 && !exited[0] && nodesGone == nil {
+				if stopping {
+					monitorTold = max(monitorTold, 1)
+				}
 				nodesGone = time.After(launchLastRecords)
 			}
 			var ee *exec.ExitError

@@ -45,7 +45,10 @@ type MonitorConfig struct {
 	// node's record, except those a peer gave up on: a node whose phase
 	// marker a peer's record of that round or a later one lists as missing
 	// (it missed the phase timeout: it died, or left), or that said it is
-	// done.
+	// done. (A node that died after its peers had its last markers but
+	// before its records reached the monitor is waited for until the
+	// monitor is stopped: `trellis launch` stops it once every node
+	// process exited.)
 	Gap time.Duration
 	// Metrics, when set, is updated as records arrive and rounds are
 	// written (ServeMetrics serves it).
