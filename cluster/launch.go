@@ -163,7 +163,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		}
 		return []string{"--metrics", "127.0.0.1:" + strconv.Itoa(lc.MetricsPort+k)}
 	}
-	monArgs := append(append([]string{"monitor", "-o", lc.Out, "--gap", gap.String()}, common...), metrics(0)...)
+	monArgs := append(append([]string{"monitor", "-o", lc.Out, "--gap", gap.String(), "--phase-timeout", t.PhaseTimeout.String()}, common...), metrics(0)...)
 	if lc.Quiet {
 		monArgs = append(monArgs, "-q")
 	}

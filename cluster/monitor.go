@@ -45,11 +45,16 @@ type MonitorConfig struct {
 	// node's record, except those a peer gave up on: a node whose phase
 	// marker a peer's record of that round or a later one lists as missing
 	// (it missed the phase timeout: it died, or left), or that said it is
-	// done. (A node that died after its peers had its last markers but
+	// done, once the round waited Wait after its last record (or the
+	// last such report) for those records. (A node that died after its peers had its last markers but
 	// before its records reached the monitor is waited for until the
 	// monitor is stopped: `trellis launch` stops it once every node
 	// process exited.)
 	Gap time.Duration
+	// Wait (lock-step) is how long the monitor still waits for a record
+	// of a node a peer gave up on (it may be alive, one phase timeout
+	// behind): the nodes' phase timeout (default 2 minutes).
+	Wait time.Duration
 	// Metrics, when set, is updated as records arrive and rounds are
 	// written (ServeMetrics serves it).
 	Metrics *MonitorMetrics
@@ -128,6 +133,12 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) error {
 		prev: time.Now(), driver: json.NewEncoder(df), metrics: cfg.Metrics, gaveUp: make([]int, s.Nodes)}
 	for j := range m.gaveUp {
 		m.gaveUp[j] = -1
+	}
+	m.wait = cfg.Wait
+	if cfg.Gap > 0 {
+		m.wait = cfg.Gap
+	} else if m.wait <= 0 {
+		m.wait = 2 * time.Minute
 	}
 	if cfg.Live != nil {
 		m.live = metrics.NewFanout()
@@ -223,12 +234,19 @@ type monitor struct {
 	gaveUp []int
 	// latest is the latest round of which a record arrived.
 	latest int
+	// gaveUpAt is when the last record listing a missing node arrived;
+	// wait is how long to wait since then (MonitorConfig.Wait, or Gap).
+	gaveUpAt time.Time
+	wait     time.Duration
 }
 
 // settled reports whether no node has a round in progress that the
 // monitor could still get a record of: every node is done, or a peer's
 // record of the latest round lists it as missing (it died, or left).
 func (m *monitor) settled() bool {
+	if !m.quiet(time.Time{}) {
+		return m.ndone == m.s.Nodes
+	}
 	for j, done := range m.done {
 		if !done && m.gaveUp[j] < m.latest {
 			return false
@@ -273,6 +291,7 @@ func (m *monitor) add(rec *Record) error {
 	for _, j := range rec.Missing {
 		if j >= 0 && j < len(m.gaveUp) {
 			m.gaveUp[j] = max(m.gaveUp[j], rec.Round)
+			m.gaveUpAt = time.Now()
 		}
 	}
 	if rec.Round < m.next {
@@ -308,7 +327,7 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		p := m.pend[m.next]
 		switch {
 		case p != nil && p.n == m.s.Nodes:
-		case p != nil && gap == 0 && m.givenUp(m.next, p):
+		case p != nil && gap == 0 && m.quiet(p.last) && m.givenUp(m.next, p):
 		case p != nil && gap > 0 && time.Since(p.first) > gap:
 		case all && p != nil:
 		case p == nil && m.later(gap, all):
@@ -324,6 +343,12 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		m.next++
 	}
 	return nil
+}
+
+// quiet reports whether the monitor waited m.wait since t and since the
+// last report of a node that a peer gave up on.
+func (m *monitor) quiet(t time.Time) bool {
+	return time.Since(t) > m.wait && time.Since(m.gaveUpAt) > m.wait
 }
 
 // givenUp reports whether every record of round r that has not arrived

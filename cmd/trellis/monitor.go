@@ -20,7 +20,7 @@ import (
 
 func monitorCmd(o *options) *cobra.Command {
 	var f clusterFlags
-	var gap time.Duration
+	var gap, wait time.Duration
 	var metricsAddr string
 	dash := &dashFlag{}
 	cmd := &cobra.Command{
@@ -90,7 +90,7 @@ written, 3 stopped before the last round, 1 an error.`,
 				return err
 			}
 			err = cluster.RunMonitor(ctx, cluster.MonitorConfig{Run: clusterRun(d), Out: rd,
-				Endpoint: peers.Monitor, Directory: dir, Dir: out, Gap: gap, Metrics: pm, Live: live, Abort: abort})
+				Endpoint: peers.Monitor, Directory: dir, Dir: out, Gap: gap, Wait: wait, Metrics: pm, Live: live, Abort: abort})
 			stopped := errors.Is(err, cluster.ErrStopped)
 			if stopped {
 				err = nil // a stopped run's rounds are written, with its summary
@@ -113,6 +113,7 @@ written, 3 stopped before the last round, 1 an error.`,
 	f.add(cmd)
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().DurationVar(&gap, "gap", 0, "write a round this long after its first record even if some nodes never reported (0: wait for all)")
+	cmd.Flags().DurationVar(&wait, "phase-timeout", 2*time.Minute, "lockstep (no --gap): the nodes' phase timeout; a node a peer gave up on is waited for this long more, then marked missing")
 	dash.register(cmd)
 	return cmd
 }
