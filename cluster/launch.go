@@ -37,9 +37,6 @@ type LaunchConfig struct {
 	SeedKeys bool
 	// TCP puts the endpoints on 127.0.0.1 ports instead of Unix sockets.
 	TCP bool
-	// Encryption is every process's --encryption (default auto: CURVE
-	// over TCP, none over Unix sockets).
-	Encryption Encryption
 	// Randomness is the nodes' --randomness ("private" or "seeded").
 	Randomness string
 	// StartDelay (wall-clock) is how long after the launch the epoch t0
@@ -64,6 +61,9 @@ type LaunchConfig struct {
 	// each still sends its leave marker, the monitor writes what it has,
 	// and the launch removes its sockets.
 	Abort <-chan struct{}
+	// NodeArgs are more arguments of every node process (the CLI's
+	// --data-file: the dataset file the nodes map).
+	NodeArgs []string
 }
 
 // ClusterDir is the subdirectory of a launched run's directory with what
@@ -128,9 +128,6 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	if lc.Randomness != "" {
 		common = append(common, "--randomness", lc.Randomness)
 	}
-	if lc.Encryption != "" {
-		common = append(common, "--encryption", string(lc.Encryption))
-	}
 	var nodeArgs []string
 	var gap time.Duration
 	switch t.Mode {
@@ -176,9 +173,6 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	if lc.Dashboard != "" {
 		monArgs = append(monArgs, "--dashboard", lc.Dashboard)
 	}
-	if !lc.SeedKeys {
-		monArgs = append(monArgs, "--key", filepath.Join(keyDir, MonitorKeyFile))
-	}
 	if err := start("the monitor", monArgs, stderr); err != nil {
 		return err
 	}
@@ -205,7 +199,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		// The launcher checked every node process and the monitor together
 		// (or was told not to): a node started here does not check again,
 		// when the others' memory is not yet taken.
-		args = append(args, "--no-memory-check")
+		args = append(append(args, "--no-memory-check"), lc.NodeArgs...)
 		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}

@@ -62,7 +62,7 @@ func (b *Batcher) Next(x []float32, y []int) int {
 	}
 	n := min(len(y), len(b.order)-b.pos)
 	for j, i := range b.order[b.pos : b.pos+n] {
-		src := b.d.X[int(i)*l : (int(i)+1)*l]
+		src := b.d.Row(int(i))
 		dst := x[j*l : (j+1)*l]
 		if b.tf != nil {
 			b.tf.Apply(dst, src)

@@ -31,6 +31,11 @@ type Dataset struct {
 	GroupNames []string
 	// Norm records the normalization the loader applied.
 	Norm Normalization
+	// Rows, when not nil, is where each sample's values are in X: sample
+	// i is row Rows[i] of X (a shared dataset file stores each node's
+	// samples next to each other, so that a node maps only its own pages;
+	// OpenShared). Indices everywhere else stay the samples'.
+	Rows []int32
 }
 
 // Normalization records how raw values were turned into X, so that a reader
@@ -60,6 +65,9 @@ func (d *Dataset) NumClasses() int { return len(d.Classes) }
 // Row returns sample i's values (a view into X, not a copy).
 func (d *Dataset) Row(i int) []float32 {
 	l := d.RowLen()
+	if d.Rows != nil {
+		i = int(d.Rows[i])
+	}
 	return d.X[i*l : (i+1)*l : (i+1)*l]
 }
 

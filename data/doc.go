@@ -7,6 +7,11 @@
 //   - Memory: a Dataset is the only copy of the samples; partitions, client
 //     splits and batchers hold int32 indices. Client splits are windows of the
 //     partition's lists, which SplitClients reorders in place.
+//   - One copy for many processes: WriteShared writes a decoded TrainTest
+//     (with checksums, each client's samples stored together when given an
+//     order; Dataset.Rows maps a sample to its row) and OpenShared maps it
+//     read-only, so the node processes of a launch on one machine share
+//     the samples in the page cache and each maps only the pages it reads.
 //   - Normalization, applied by the loaders and recorded in Dataset.Norm:
 //     MNIST x/255 then (x-0.1307)/0.3081; Fashion-MNIST x/255 then
 //     (x-0.2860)/0.3530 (its training set's statistics); CIFAR-10 x/255 then

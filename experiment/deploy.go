@@ -129,3 +129,33 @@ func Fingerprint(c config.Config) (string, error) {
 	sum := sha256.Sum256(b.Bytes())
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// RowOrder is the order a shared dataset file stores the training samples
+// in (data.WriteShared): node 0's training, validation and test samples,
+// then node 1's, …, then the samples no node holds. A node process maps
+// its own pages of the file and little else.
+func (s Setup) RowOrder() ([]int32, error) {
+	p, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	n := s.Data.Train.Len()
+	held := make([]bool, n)
+	order := make([]int32, 0, n)
+	for _, sp := range p.splits {
+		for _, idx := range [][]int32{sp.Train, sp.Val, sp.Test} {
+			for _, i := range idx {
+				if !held[i] {
+					held[i] = true
+					order = append(order, i)
+				}
+			}
+		}
+	}
+	for i := range n {
+		if !held[i] {
+			order = append(order, int32(i))
+		}
+	}
+	return order, nil
+}

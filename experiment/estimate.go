@@ -30,7 +30,9 @@ import (
 // (EstimateRuntimeBytes).
 type Estimate struct {
 	// What is estimated: "run" (a simulated run: every node in one
-	// process), "node process" (one node of a deployed run) or "monitor".
+	// process), "node process" (one node of a deployed run), "launched
+	// node process" (one of `trellis launch`, mapping the shared dataset
+	// file) or "monitor".
 	Kind  string `json:"kind"`
 	Name  string `json:"name"`
 	Nodes int    `json:"nodes"`
@@ -221,6 +223,17 @@ func EstimateNodeProcess(c config.Config, d DataShape) (Estimate, error) {
 	return estimate(c, "node process", d)
 }
 
+// launchedNode is the kind of a `trellis launch` node process: it maps the
+// launch's shared dataset file (data.OpenShared) instead of decoding the
+// dataset, so its dataset memory is the pages of its own samples and of
+// the global test set it evaluates on, and the labels.
+const launchedNode = "launched node process"
+
+// EstimateLaunchedNode estimates one node process of `trellis launch`.
+func EstimateLaunchedNode(c config.Config, d DataShape) (Estimate, error) {
+	return estimate(c, launchedNode, d)
+}
+
 // EstimateMonitor estimates a deployed run's monitor: no dataset, no
 // model, the nodes' records of the rounds in flight.
 func EstimateMonitor(c config.Config) Estimate {
@@ -239,6 +252,10 @@ func EstimateMonitor(c config.Config) Estimate {
 
 func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	e := Estimate{Kind: kind, Name: c.Name, Nodes: c.Nodes}
+	mapped := kind == launchedNode
+	if mapped {
+		kind = "node process" // but for the dataset
+	}
 	if c.Nodes < 1 {
 		return e, fmt.Errorf("nodes = %d, need ≥ 1", c.Nodes)
 	}
@@ -419,13 +436,28 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		}
 		return b
 	}
-	shared(fmt.Sprintf("dataset %s (decoded)", c.Data.Dataset), ds(int64(d.Train))+ds(int64(d.Test)),
-		fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row)))
 	pool := int64(d.Train)
 	if c.Data.Samples > 0 {
 		pool = min(pool, int64(c.Data.Samples))
 	}
 	perNodeSamples := (pool + n - 1) / n
+	var global int64
+	switch {
+	case c.Evaluation.GlobalTest < 0:
+		global = int64(d.Test)
+	case c.Evaluation.GlobalTest > 0:
+		global = min(int64(c.Evaluation.GlobalTest), int64(d.Test))
+	}
+	if mapped {
+		// Its own samples are next to each other in the file (RowOrder);
+		// a page fault maps up to 64 KiB around it.
+		pages := floats(mul(perNodeSamples+global, row)) + 2*64<<10
+		shared(fmt.Sprintf("dataset %s (mapped file)", c.Data.Dataset), pages+alloc(8*int64(d.Train+d.Test))+alloc(4*int64(d.Train)),
+			fmt.Sprintf("the pages of its %s samples and %s global test samples; labels and row positions of all", group(perNodeSamples), group(global)))
+	} else {
+		shared(fmt.Sprintf("dataset %s (decoded)", c.Data.Dataset), ds(int64(d.Train))+ds(int64(d.Test)),
+			fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row)))
+	}
 	// The partition and the splits of every client (all of them, in a
 	// node process too: the split is computed whole).
 	shared("partition and splits", add(mul(3, 4, pool), mul(n, 4, 48)), "index lists of every client")
@@ -434,13 +466,6 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		batchers += alloc(4*int64(float64(perNodeSamples)*splitFraction(c, i)+0.5)) + alloc(80)
 	}
 	per("data batchers", batchers, fmt.Sprintf("%s samples a node: each split's order", group(perNodeSamples)))
-	var global int64
-	switch {
-	case c.Evaluation.GlobalTest < 0:
-		global = int64(d.Test)
-	case c.Evaluation.GlobalTest > 0:
-		global = min(int64(c.Evaluation.GlobalTest), int64(d.Test))
-	}
 	if global > 0 {
 		shared("global test indices", alloc(4*global), "")
 		per("evaluation: global test order", alloc(4*global), fmt.Sprintf("%s indices, copied by each node's batcher", group(global)))
@@ -499,7 +524,7 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	}
 	e.RoundGarbage, e.Rounds = roundGarbage, c.Rounds
 	e.setGarbage(c.Rounds - 1) // the last round's is live
-	if c.Data.Samples > 0 {
+	if c.Data.Samples > 0 && !mapped {
 		e.Notes = append(e.Notes, fmt.Sprintf("data.samples = %d uses part of the training set; the whole dataset is decoded", c.Data.Samples))
 	}
 	return e, nil

@@ -7,8 +7,9 @@ import (
 )
 
 // LaunchEstimate is a deployed run on one machine (`trellis launch`): a
-// monitor and one OS process per node, each node process loading the
-// dataset and building its node, plus the launcher itself.
+// monitor and one OS process per node, each node process mapping the
+// launch's shared dataset file and building its node, plus the launcher
+// itself and the file's pages in the page cache, once.
 type LaunchEstimate struct {
 	// Node is one node process, Monitor the monitor's, and Total the
 	// machine's: Nodes node processes, the monitor and the launcher.
@@ -20,18 +21,30 @@ type LaunchEstimate struct {
 // EstimateLaunch estimates c launched on one machine, on a dataset of
 // shape d.
 func EstimateLaunch(c config.Config, d DataShape) (LaunchEstimate, error) {
-	node, err := EstimateNodeProcess(c, d)
+	node, err := EstimateLaunchedNode(c, d)
 	if err != nil {
 		return LaunchEstimate{}, err
 	}
 	mon := EstimateMonitor(c)
 	total := Estimate{Kind: "launch", Name: c.Name, Nodes: c.Nodes, Params: node.Params, Model: node.Model,
 		Parts: []EstimatePart{
-			{Name: "node processes", Each: node.Peak, Count: c.Nodes, PerNode: true, How: "each its expected peak: its own dataset, splits and node"},
+			{Name: "node processes", Each: node.Peak, Count: c.Nodes, PerNode: true, How: "each its expected peak: its pages of the shared dataset file, splits and node"},
+			{Name: "shared dataset file", Each: sharedFileBytes(d), Count: 1, How: "decoded once by the launcher, in the page cache"},
 			{Name: "monitor", Each: mon.Peak, Count: 1},
 			{Name: "launcher (this process)", Each: EstimateRuntimeBytes, Count: 1},
 		}}
 	return LaunchEstimate{Node: node, Monitor: mon, Total: Totals(total)}, nil
+}
+
+// sharedFileBytes is the size of the launch's decoded dataset file:
+// float32 samples and int32 labels, row positions and groups.
+func sharedFileBytes(d DataShape) int64 {
+	row := int64(1)
+	for _, s := range d.Shape {
+		row = mul(row, int64(s))
+	}
+	n := int64(d.Train + d.Test)
+	return add(mul(4, n, row), mul(12, n))
 }
 
 // CheckLaunchMemory refuses a launch whose total live memory exceeds
@@ -51,8 +64,8 @@ func CheckLaunchMemory(c config.Config, l LaunchEstimate, d DataShape, m Memory)
 // neighbourhood), running the nodes in one process, or more machines.
 func launchFits(c config.Config, d DataShape, avail int64) []string {
 	most := mostNodes(c, func(x config.Config) bool {
-		node, err := EstimateNodeProcess(x, d)
-		return err == nil && int64(x.Nodes)*node.Peak+EstimateMonitor(x).Peak+EstimateRuntimeBytes <= avail
+		node, err := EstimateLaunchedNode(x, d)
+		return err == nil && int64(x.Nodes)*node.Peak+sharedFileBytes(d)+EstimateMonitor(x).Peak+EstimateRuntimeBytes <= avail
 	})
 
 	var fits []string

@@ -9,8 +9,9 @@ import (
 	"github.com/trellis-fl/trellis/config"
 )
 
-// A launch is its node processes at their expected peak, the monitor at
-// its, and the launcher's runtime, added up here by hand.
+// A launch is its node processes at their expected peak, the shared
+// dataset file once, the monitor at its peak, and the launcher's runtime,
+// added up here by hand.
 func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 	c, d := handConfig()
 	c.Nodes = 7
@@ -18,7 +19,7 @@ func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := EstimateNodeProcess(c, d)
+	node, err := EstimateLaunchedNode(c, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,14 +27,42 @@ func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 	if l.Node.Peak != node.Peak || l.Monitor.Peak != mon.Peak {
 		t.Fatalf("node %d, monitor %d; want %d, %d", l.Node.Peak, l.Monitor.Peak, node.Peak, mon.Peak)
 	}
-	want := 7*node.Peak + mon.Peak + EstimateRuntimeBytes
+	file := int64(110 * (4*4 + 4 + 4 + 4)) // 110 samples: 4 float32 values, a label, a row position, a group's room
+	want := 7*node.Peak + file + mon.Peak + EstimateRuntimeBytes
 	if l.Total.Kind != "launch" || l.Total.Live != want || l.Total.Peak != want {
-		t.Errorf("launch %s: live %d, peak %d; want %d (7 × %d + %d + %d)", l.Total.Kind, l.Total.Live, l.Total.Peak,
-			want, node.Peak, mon.Peak, EstimateRuntimeBytes)
+		t.Errorf("launch %s: live %d, peak %d; want %d (7 × %d + %d + %d + %d)", l.Total.Kind, l.Total.Live, l.Total.Peak,
+			want, node.Peak, file, mon.Peak, EstimateRuntimeBytes)
 	}
 	c.Nodes = 0
 	if _, err := EstimateLaunch(c, d); err == nil {
 		t.Error("a launch of 0 nodes estimated")
+	}
+}
+
+// A launched node process maps its own samples and the global test set,
+// not the whole dataset: for 200 nodes on MNIST its dataset part is the
+// pages of 300 training and 10,000 test samples (plus two 64 KiB
+// fault-around windows) and 8 + 4 bytes of labels and row positions per
+// sample, where a node process that decodes holds all 70,000 samples.
+func TestLaunchedNodeMapsItsOwnSamples(t *testing.T) {
+	c := config.Default()
+	c.Nodes, c.Model.Hidden = 200, []int{256, 128}
+	d := DataShape{Name: "MNIST", Train: 60000, Test: 10000, Shape: []int{1, 28, 28}, Classes: 10}
+	launched, err := EstimateLaunchedNode(c, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoding, err := EstimateNodeProcess(c, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Up to 64 KiB more: the allocator's rounding of the two slices.
+	want := int64((300+10000)*784*4+2*64<<10) + int64(70000*8) + int64(60000*4)
+	if got := part(t, launched, "dataset mnist (mapped file)").Each; got < want || got > want+64<<10 {
+		t.Errorf("mapped dataset part %d, want %d (+ at most 64 KiB)", got, want)
+	}
+	if l, d := launched.Peak, decoding.Peak; l >= d {
+		t.Errorf("a launched node's peak %d is not below a decoding node's (%d)", l, d)
 	}
 }
 

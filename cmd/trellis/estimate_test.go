@@ -128,7 +128,7 @@ func TestLaunchDryRun(t *testing.T) {
 	if err := run([]string{"launch", "quickstart", "--dry-run"}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	for _, want := range []string{"memory estimate: node process quickstart", "memory estimate: monitor quickstart",
+	for _, want := range []string{"memory estimate: launched node process quickstart", "memory estimate: monitor quickstart",
 		"memory estimate: launch quickstart", "node processes", "validator and inbox"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("launch --dry-run lacks %q:\n%s", want, out.String())

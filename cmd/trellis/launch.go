@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -61,9 +62,11 @@ finished rounds are written), 1 an error.` + memHelp,
 				lc.Out = filepath.Join("runs", c.Name)
 			}
 			lc.Timing.Mode = cluster.Mode(mode)
-			if err := lc.Encryption.Check(); err != nil {
-				return fmt.Errorf("--%w", err)
+			file, err := writeSharedData(c, lc.Out)
+			if err != nil {
+				return err
 			}
+			lc.NodeArgs = append(lc.NodeArgs, "--data-file", file)
 			if lc.Dashboard != "" {
 				// Checked here, before any process starts; the monitor binds it.
 				if err := dashboard.CheckAddr(lc.Dashboard); err != nil {
@@ -82,12 +85,45 @@ finished rounds are written), 1 an error.` + memHelp,
 	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
 	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
 	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")
-	cmd.Flags().StringVar((*string)(&lc.Encryption), "encryption", string(cluster.EncryptAuto), encryptionUsage)
 	cmd.Flags().BoolVar(&lc.Checkpoints, "checkpoints", false, "wallclock: every node writes its checkpoint after every round into cluster/node-I.state (restart one with `trellis node … --checkpoint DIR --resume`)")
 	cmd.Flags().IntVar(&lc.MetricsPort, "metrics-port", 0, "serve Prometheus metrics on 127.0.0.1: the monitor's at this port, node i's at port+1+i")
 	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")
 	cmd.Flags().StringVar(&lc.Dashboard, "dashboard", "", "HOST:PORT: the monitor serves a live dashboard of the run in the browser (e.g. 127.0.0.1:8080; a non-loopback host exposes the run and is warned about)")
 	return cmd
+}
+
+// SharedDataFile is the decoded dataset a launch writes in its run
+// directory's cluster/ for its node processes to map.
+const SharedDataFile = "dataset.bin"
+
+// writeSharedData loads c's dataset once and writes it decoded into the
+// launch's directory, for every node process to map read-only
+// (data.OpenShared) instead of decoding its own copy, each node's samples
+// together (Setup.RowOrder); it returns the file's path. The launcher's copy is given back to the system before
+// the processes start.
+func writeSharedData(c config.Config, out string) (string, error) {
+	dir := filepath.Join(out, cluster.ClusterDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, SharedDataFile)
+	err := func() error {
+		tt, err := experiment.LoadData(c)
+		if err != nil {
+			return err
+		}
+		s, err := experiment.SetupOf(c, tt)
+		if err != nil {
+			return err
+		}
+		order, err := s.RowOrder()
+		if err != nil {
+			return err
+		}
+		return data.WriteShared(path, tt, order)
+	}()
+	debug.FreeOSMemory()
+	return path, err
 }
 
 // launchable returns c as the config file every process of its launch

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/wire"
@@ -22,7 +22,7 @@ import (
 // clusterFlags are the flags the node and monitor processes share.
 type clusterFlags struct {
 	config, peers, randomness string
-	mode, encryption          string
+	mode                      string
 }
 
 func (f *clusterFlags) add(cmd *cobra.Command) {
@@ -30,18 +30,12 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.peers, "peers", "", "the peers file: endpoints and public keys (required; `trellis keys` writes one)")
 	cmd.Flags().StringVar(&f.randomness, "randomness", "private", "private: DP noise, masks and keys from crypto/rand; seeded: every stream from the seed (reproducible, not private)")
 	cmd.Flags().StringVar(&f.mode, "mode", "lockstep", "lockstep (a phase closes when every expected message arrived) or wallclock (rounds on t0 + kΔ)")
-	cmd.Flags().StringVar(&f.encryption, "encryption", string(cluster.EncryptAuto), encryptionUsage)
 	_ = cmd.MarkFlagRequired("config")
 	_ = cmd.MarkFlagRequired("peers")
 }
 
-const encryptionUsage = "which links use ZeroMQ's CURVE encryption: auto (those over TCP), curve (all) or none; every process of a run needs the same"
-
 // load reads the config and the peers file.
 func (f *clusterFlags) load() (config.Config, *cluster.Peers, error) {
-	if err := cluster.Encryption(f.encryption).Check(); err != nil {
-		return config.Config{}, nil, fmt.Errorf("--%w", err)
-	}
 	c, err := config.Load(f.config)
 	if err != nil {
 		return c, nil, err
@@ -84,7 +78,7 @@ func stopSignals(ctx context.Context) (stop context.Context, abort <-chan struct
 func nodeCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var id int
-	var key, epoch, state, metricsAddr, export string
+	var key, epoch, state, metricsAddr, export, dataFile string
 	var resume bool
 	var t cluster.Timing
 	var mf memFlags
@@ -119,10 +113,6 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 				return err
 			}
 			var keys wire.KeySource = wire.NewSeedKeys(c.Seed, c.Nodes)
-			var monitorKey ed25519.PublicKey // the peers file's, unless the keys derive from the seed
-			if key == "" {
-				monitorKey = cluster.SeedMonitorIdentity(c.Seed).Public()
-			}
 			switch {
 			case key != "":
 				keys = cluster.Keys{Peers: peers, PrivatePath: key}
@@ -133,7 +123,7 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 			if err != nil {
 				return err
 			}
-			tt, err := experiment.LoadData(c)
+			tt, err := nodeData(c, dataFile)
 			if err != nil {
 				return err
 			}
@@ -170,7 +160,6 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
 			}
 			nc.Peers, nc.Timing, nc.StateDir, nc.Resume, nc.Metrics, nc.Log, nc.Export, nc.Abort = peers, t, state, resume, pm, log, export, abort
-			nc.Encryption, nc.MonitorKey = cluster.Encryption(f.encryption), monitorKey
 			return cluster.RunNode(ctx, nc)
 		},
 	}
@@ -184,10 +173,26 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 	cmd.Flags().StringVar(&state, "checkpoint", "", "write the node's checkpoint into this directory after every round")
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().StringVar(&export, "export", "", "after the last round, write the node's model to this file (safetensors: PyTorch's safetensors.torch.load_file reads it)")
+	cmd.Flags().StringVar(&dataFile, "data-file", "", "map this decoded dataset file read-only instead of loading the dataset (launch writes one, cluster/dataset.bin, for its nodes to share)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
 	mf.register(cmd, false)
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
+}
+
+// nodeData is the node process's dataset: the shared file mapped
+// read-only (every node process of a launch maps the one the launch wrote,
+// so the samples are in memory once) or, without one, the dataset loaded.
+// The mapping lives as long as the process.
+func nodeData(c config.Config, file string) (data.TrainTest, error) {
+	if file == "" {
+		return experiment.LoadData(c)
+	}
+	s, err := data.OpenShared(file)
+	if err != nil {
+		return data.TrainTest{}, err
+	}
+	return s.TrainTest, nil
 }
 
 // clusterRun is the run every process of a deployment shares (cluster.Run),

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# 200 node processes on one machine: runs bench/procs200/mlp-200.toml with
+# `trellis run` (the simulator, one process) and with `trellis launch
+# --mode wallclock` (a monitor and one process per node on this machine,
+# over Unix sockets), and prints for each: the time per round, the peak RSS
+# (the simulator's; for the launch, the sum of every node process's peak
+# RSS and the largest), the node processes' proportional set size (PSS:
+# shared pages divided among the processes that map them), and the
+# machine's peak used memory (MemTotal − MemAvailable, sampled every
+# 0.5 s, minus what was used before).
+#
+#   bench/procs200.sh                  # DELTA=60s START=90s by default
+#   DELTA=40s NODES=50 SIM=0 bench/procs200.sh
+#
+# The launch runs with --no-memory-check: the estimate's runtime constant
+# is a decoding process's, above what a node mapping the shared file holds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+delta=${DELTA:-60s}
+start=${START:-90s}
+nodes=${NODES:-200}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bin="$tmp/trellis"
+go build -o "$bin" ./cmd/trellis
+sed "s/^nodes = .*/nodes = $nodes/" bench/procs200/mlp-200.toml > "$tmp/cfg.toml"
+
+used() { awk '/MemTotal/ { t = $2 } /MemAvailable/ { a = $2 } END { print t - a }' /proc/meminfo; }
+
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+echo "instruction sets: $(grep -o 'avx[^ ]*' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+echo "open files: ulimit -n $(ulimit -n)"
+
+# The simulator (SIM=0 skips it).
+if [ "${SIM:-1}" != 0 ]; then
+/usr/bin/time -f '%M' -o "$tmp/sim.rss" "$bin" run "$tmp/cfg.toml" -o "$tmp/sim" -q > /dev/null
+simdir=$(dirname "$(ls "$tmp"/sim/*/timings.jsonl 2> /dev/null | head -1 || ls "$tmp"/sim/timings.jsonl)")
+awk -v rss="$(cat "$tmp/sim.rss")" 'match($0, /"round_seconds":[0-9.eE+-]+/) { v = substr($0, RSTART + 16, RLENGTH - 16); printf "simulator round %d: %.2f s\n", n++, v }
+	END { printf "simulator peak RSS: %.0f MiB\n", rss / 1024 }' "$simdir/timings.jsonl"
+fi
+
+# The launch: sample every node process's peak RSS and PSS, and the machine.
+base=$(used)
+"$bin" launch "$tmp/cfg.toml" -o "$tmp/clu" -q --no-memory-check --mode wallclock --delta "$delta" --start-delay "$start" 2> "$tmp/launch.err" &
+pid=$!
+declare -A hwm pss anon
+peak=0
+while kill -0 "$pid" 2> /dev/null; do
+	for c in $(pgrep -P "$pid"); do
+		if grep -q -a -- "--data-file" "/proc/$c/cmdline" 2> /dev/null; then
+			h=$(awk '/VmHWM/ { print $2 }' "/proc/$c/status" 2> /dev/null || true)
+			p=$(awk '/^Pss:/ { print $2 }' "/proc/$c/smaps_rollup" 2> /dev/null || true)
+			[ -n "$h" ] && hwm[$c]=$h
+			[ -n "$p" ] && [ "$p" -gt "${pss[$c]:-0}" ] && pss[$c]=$p
+			a=$(awk '/RssAnon/ { print $2 }' "/proc/$c/status" 2> /dev/null || true)
+			[ -n "$a" ] && [ "$a" -gt "${anon[$c]:-0}" ] && anon[$c]=$a
+		fi
+	done
+	u=$(($(used) - base))
+	[ "$u" -gt "$peak" ] && peak=$u
+	sleep 0.5
+done
+rc=0
+wait "$pid" || rc=$?
+echo "launch exit code: $rc"
+[ "$rc" -eq 0 ] || tail -20 "$tmp/launch.err"
+printf '%s\n' "${anon[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "peak private (anonymous) memory per process: median %.1f, max %.1f MiB\n", a[int((NR + 1) / 2)] / 1024, a[NR] / 1024 }'
+printf '%s\n' "${hwm[@]}" | sort -n | awk '{ a[NR] = $1; s += $1 } END { printf "node processes: %d; peak RSS per process: min %.1f, median %.1f, max %.1f MiB; sum %.2f GiB\n", NR, a[1] / 1024, a[int((NR + 1) / 2)] / 1024, a[NR] / 1024, s / 1048576 }'
+printf '%s\n' "${pss[@]}" | sort -n | awk '{ a[NR] = $1; s += $1 } END { printf "peak PSS per process: median %.1f, max %.1f MiB; sum %.2f GiB\n", a[int((NR + 1) / 2)] / 1024, a[NR] / 1024, s / 1048576 }'
+awk -v p="$peak" 'BEGIN { printf "machine peak used memory (over the idle baseline): %.2f GiB\n", p / 1048576 }'
+awk 'match($0, /"round_seconds":[0-9.eE+-]+/) { v = substr($0, RSTART + 16, RLENGTH - 16); printf "launch round %d: %.2f s\n", n++, v }' "$tmp/clu/timings.jsonl" 2> /dev/null || true
+# What the nodes' rounds took of Δ (driver.jsonl: each node's own round
+# and training seconds, evaluation included).
+awk 'match($0, /"round":[0-9]+/) { r = substr($0, RSTART + 8, RLENGTH - 8) }
+     match($0, /"round_seconds":[0-9.eE+-]+/) { v = substr($0, RSTART + 16, RLENGTH - 16); if (v > mx[r]) mx[r] = v; s[r] += v; n[r]++ }
+     match($0, /"train_seconds":[0-9.eE+-]+/) { tv = substr($0, RSTART + 16, RLENGTH - 16); ts[r] += tv }
+     END { for (r in n) printf "launch round %d, the nodes own round: mean %.2f s, max %.2f s (training: mean %.2f s)\n", r, s[r] / n[r], mx[r], ts[r] / n[r] }' "$tmp/clu/driver.jsonl" | sort -n -k3 || true
+grep -c '"missing":true' "$tmp/clu/metrics.jsonl" | awk '{ printf "node records marked missing: %d\n", $1 }' || true

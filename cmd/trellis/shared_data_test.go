@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
+)
+
+// A run on the launch's shared dataset file (each node's samples stored
+// together, mapped) is the run on the dataset loaded: every round's
+// metrics equal; and a node given a damaged file refuses to start with
+// what is wrong.
+func TestSharedDataFileRunsAsTheDataset(t *testing.T) {
+	c, err := config.Parse([]byte(`
+name = "shared"
+nodes = 5
+rounds = 2
+[data]
+samples = 1500
+[model]
+hidden = [16]
+[topology]
+kind = "ring"
+[strategy]
+name = "fedavg"
+[evaluation]
+global_test = 300
+`), "shared.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	path, err := writeSharedData(c, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != filepath.Join(out, "cluster", SharedDataFile) {
+		t.Errorf("the file is %s", path)
+	}
+	run := func(tt data.TrainTest) []*metrics.Round {
+		s, err := experiment.SetupOf(c, tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []*metrics.Round
+		if err := s.Run(t.Context(), metrics.SinkFunc(func(r *metrics.Round) error { rs = append(rs, r); return nil })); err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	loaded, err := experiment.LoadData(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := nodeData(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mapped.Train.Rows == nil {
+		t.Fatal("the launch's file keeps the samples in index order, not each node's together")
+	}
+	want, got := run(loaded), run(mapped)
+	if len(got) != 2 || !reflect.DeepEqual(got, want) {
+		t.Errorf("the run on the mapped file differs from the run on the dataset:\n%+v\n%+v", got, want)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodeData(c, path); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("a truncated file: %v", err)
+	}
+}

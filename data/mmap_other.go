@@ -1,0 +1,18 @@
+//go:build !unix
+
+package data
+
+import (
+	"io"
+	"os"
+)
+
+// mapFile reads the file into memory where there is no mmap: each process
+// then holds its own copy.
+func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
+	mem := make([]byte, size)
+	if _, err := f.ReadAt(mem, 0); err != nil && err != io.EOF {
+		return nil, nil, err
+	}
+	return mem, func() error { return nil }, nil
+}
