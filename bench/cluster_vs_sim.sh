@@ -18,10 +18,7 @@ bin="$tmp/trellis"
 go build -o "$bin" ./cmd/trellis
 
 # mean_round DIR: mean round_seconds of rounds ≥ 1 in DIR/timings.jsonl.
-mean_round() {
-	awk 'match($0, /"round_seconds":[0-9.eE+-]+/) { v = substr($0, RSTART + 16, RLENGTH - 16); if (n++ > 0) { s += v; k++ } }
-	     END { printf "%.3f", s / k }' "$1/timings.jsonl"
-}
+mean_round() { awk -f bench/mean_round.awk "$1/timings.jsonl"; }
 
 printf '%-28s %4s %10s %10s %9s %9s %9s %12s %s\n' config rep sim_round clu_round overhead sim_wall clu_wall node_rss_MiB metrics
 for cfg in bench/cluster/*.toml; do

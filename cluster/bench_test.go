@@ -18,7 +18,9 @@ import (
 // goroutines of one process; the bytes cross the kernel as between two
 // processes): "raw" hands frames to a counter, "validated" runs the node's
 // inbox on them (decode within wire's limits and verify the Ed25519ctx
-// signature, as every received message is before the node sees it).
+// signature, as every received message is before the node sees it);
+// "raw-curve" is "raw" with the CURVE mechanism (each frame boxed by the
+// sender and opened by the receiver).
 func BenchmarkTransfer1M(b *testing.B) {
 	ids, dir := wire.SimIdentities(1, 2)
 	data := make([]float32, 1<<20)
@@ -34,7 +36,8 @@ func BenchmarkTransfer1M(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, mode := range []string{"raw", "validated"} {
+	server, client := newCurveKey(b), newCurveKey(b)
+	for _, mode := range []string{"raw", "raw-curve", "validated"} {
 		b.Run(mode, func(b *testing.B) {
 			ep := "ipc://" + filepath.Join(b.TempDir(), "b.sock")
 			if len(ep) > 100 {
@@ -51,7 +54,13 @@ func BenchmarkTransfer1M(b *testing.B) {
 					return ok
 				}
 			}
-			l, err := Listen(ep, wire.DefaultLimits().MaxMessageBytes, 4, handle)
+			var cs *CurveServer
+			var cc *CurveClient
+			if mode == "raw-curve" {
+				cs = &CurveServer{Key: server, Allow: allowOnly(client)}
+				cc = &CurveClient{Key: client, Server: server.Public}
+			}
+			l, err := ListenCurve(ep, wire.DefaultLimits().MaxMessageBytes, 4, cs, handle)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -59,7 +68,7 @@ func BenchmarkTransfer1M(b *testing.B) {
 			if ep[:3] == "tcp" {
 				ep = "tcp://" + l.Addr().String()
 			}
-			p, err := Dial(ep, 64, 1<<30)
+			p, err := DialCurve(ep, 64, 1<<30, cc)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -122,19 +122,20 @@ type curveSession struct {
 	recvPrefix string
 	sendNonce  uint64
 	recvNonce  uint64 // the last nonce received: the next must be larger
+	pt, out    []byte // seal's buffers, reused: a frame is written before the next is sealed
 }
 
 // seal is frame as a MESSAGE command's body (more and command flags
-// clear): a new buffer of len(frame)+curveOverhead bytes. (NaCl's boxes
-// do not work in place: the plaintext is one copy, the box another.)
+// clear), len(frame)+curveOverhead bytes, valid until the next seal.
+// (NaCl's boxes do not work in place: the plaintext is one copy, the box
+// another; both buffers are kept for the next frame.)
 func (s *curveSession) seal(frame []byte) []byte {
 	s.sendNonce++
-	pt := make([]byte, 1+len(frame)) // the flags byte, then the frame
-	copy(pt[1:], frame)
-	buf := make([]byte, 16, len(frame)+curveOverhead)
-	copy(buf, "\x07MESSAGE")
-	binary.BigEndian.PutUint64(buf[8:], s.sendNonce)
-	return box.SealAfterPrecomputation(buf, pt, shortNonce(s.sendPrefix, s.sendNonce), &s.shared)
+	s.pt = append(append(s.pt[:0], 0), frame...) // the flags byte, then the frame
+	s.out = append(s.out[:0], "\x07MESSAGE"...)
+	s.out = binary.BigEndian.AppendUint64(s.out, s.sendNonce)
+	s.out = box.SealAfterPrecomputation(s.out, s.pt, shortNonce(s.sendPrefix, s.sendNonce), &s.shared)
+	return s.out
 }
 
 // open decrypts a MESSAGE body and returns its flags (ZMTP's

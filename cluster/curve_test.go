@@ -136,7 +136,8 @@ func TestCurveSessionRefusesReplaysAndTampering(t *testing.T) {
 	recv := &curveSession{recvPrefix: clientMsgNonce}
 	box.Precompute(&send.shared, &peer.Public, &k.Secret)
 	box.Precompute(&recv.shared, &k.Public, &peer.Secret)
-	m1, m2 := send.seal([]byte("first")), send.seal([]byte("second"))
+	m1 := bytes.Clone(send.seal([]byte("first")))
+	m2 := bytes.Clone(send.seal([]byte("second")))
 	bad := bytes.Clone(m2)
 	bad[len(bad)-1] ^= 1
 	if _, _, err := recv.open(bytes.Clone(bad)); err == nil {

@@ -95,7 +95,8 @@
 // # Transport: why our own ZMTP
 //
 // The paper's runtime uses ZeroMQ; so does this one, on the wire: ZMTP 3.1
-// with the NULL mechanism, PUSH → PULL, over tcp:// and ipc:// (zmtp.go).
+// with the NULL or the CURVE mechanism, PUSH → PULL, over tcp:// and
+// ipc:// (zmtp.go, curve.go).
 // A peer on real libzmq talks to a trellis node (the Python interop test).
 // The implementation is our own, about 400 lines of Go, because the pure-Go
 // library (github.com/go-zeromq/zmq4 v0.17.0, the version the module proxy
@@ -118,11 +119,51 @@
 // commands after the handshake (PING) are ignored. A connection that
 // delivers a frame no honest peer sends (garbage, an unknown sender, a bad
 // signature) is closed, and one that is idle for 10 minutes too (a Pusher
-// reconnects when it next sends). What this does not stop: the NULL
-// mechanism authenticates no connection, so a peer that opens connections
-// up to the Listener's limit (4 per node plus 16) and keeps them busy
-// with valid-looking traffic can keep an honest peer from connecting;
-// ZMTP's CURVE mechanism would close that gap.
+// reconnects when it next sends). What NULL does not stop: it
+// authenticates no connection, so a peer that opens connections up to the
+// Listener's limit (4 per node plus 16) and keeps them busy with
+// valid-looking traffic can keep an honest peer from connecting; CURVE
+// closes that gap, as only the peers file's nodes complete its handshake.
+//
+// # Encrypted links: CURVE
+//
+// Links to tcp:// endpoints use ZMTP's CURVE mechanism by default
+// (Encryption: auto; curve also encrypts ipc://, none nothing), as libzmq
+// implements CurveZMQ: the client sends HELLO from a fresh short-term key
+// C′ to the server's long-term key S; the server answers WELCOME with its
+// fresh short-term key S′ and a cookie (C′ and its short-term secret,
+// sealed with a per-connection key, so it holds nothing until the client
+// proves itself); the client sends INITIATE, holding the cookie, its
+// long-term key C and a vouch (C′ and S boxed from C to S′), and its
+// socket type; the server checks the vouch and that C is a node of the
+// peers file (else it answers ERROR and closes), and answers READY. Every
+// frame after that is a MESSAGE: the frame and its flags in a NaCl box
+// (XSalsa20-Poly1305) between the short-term keys, under a counter nonce
+// that must grow (a replayed or altered frame closes the connection,
+// counted as "undecryptable"). The boxes, secretboxes and key generation
+// are golang.org/x/crypto's. A server that refuses a client counts it
+// (Stats.Handshakes, a round record's refused "handshake") and logs at
+// most one a second; a client that fails the handshake (the server holds
+// another key) retries with backoff, as for a server that is down, and
+// logs each new error once. Neither blocks anything but that connection.
+//
+// Keys: a node's CURVE key is its Ed25519 key carried over to X25519, as
+// libsodium's crypto_sign_ed25519_sk_to_curve25519 and
+// crypto_sign_ed25519_pk_to_curve25519 do (wire.Identity.CurveSecret,
+// wire.CurvePublic: the clamped scalar Ed25519 signs with, and the
+// Edwards point's birational image u = (1 + y)/(1 − y)). We derive rather
+// than list a second, signed key in the peers file because the peers file
+// already authenticates the Ed25519 key: there is nothing new to
+// distribute, to sign or to get out of step, and a pyzmq peer computes the
+// same key with libsodium (the interop test does). Using one key pair for
+// both Ed25519 signatures and X25519 agreement is the construction
+// libsodium provides for this and has been shown secure for this pair of
+// schemes. The monitor, which signs nothing, has its own key
+// (MonitorKeyFile; the peers file's monitor_key), from the seed with
+// seed keys (SeedMonitorIdentity). Over Unix sockets on one machine
+// encryption is off unless asked: only the machine's own users can reach
+// them (the socket directory is private to the launch), and the cost of
+// CURVE (BENCHMARKS.md) buys nothing there.
 //
 // # Frames
 //

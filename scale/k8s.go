@@ -186,6 +186,10 @@ func K8sLaunch(k K8s, nodes, port int, t Timing) ([]byte, error) {
 		}
 		keys[wire.NodeKeyFile(i)] = b
 	}
+	// The monitor's key: its socket is encrypted (CURVE over TCP).
+	if keys[cluster.MonitorKeyFile], err = os.ReadFile(filepath.Join(tmp, cluster.MonitorKeyFile)); err != nil {
+		return nil, err
+	}
 	secret := obj{"apiVersion": "v1", "kind": "Secret", "metadata": k.meta(k.Name + "-keys"), "type": "Opaque", "data": keys}
 	svc := func(name string, selector obj, headless bool) obj {
 		spec := obj{"selector": selector, "ports": []obj{{"name": "zmtp", "port": port, "targetPort": port}}}
@@ -227,12 +231,13 @@ func K8sLaunch(k K8s, nodes, port int, t Timing) ([]byte, error) {
 		"restartPolicy": "Never",
 		"containers": []obj{{
 			"name": "monitor", "image": k.Image,
-			"command":      append(append([]string{k.trellis(), "monitor", "-o", "/runs/" + k.Name}, cfg...), t.monitorArgs()...),
+			"command": append(append([]string{k.trellis(), "monitor", "-o", "/runs/" + k.Name, "--key", "/keys/" + cluster.MonitorKeyFile},
+				cfg...), t.monitorArgs()...),
 			"ports":        []obj{{"name": "zmtp", "containerPort": port}},
-			"volumeMounts": mounts,
+			"volumeMounts": append(slices.Clone(mounts), obj{"name": "keys", "mountPath": "/keys", "readOnly": true}),
 			"resources":    requests("", k.MonitorMemory),
 		}},
-		"volumes": k.volumes(),
+		"volumes": append(k.volumes(), obj{"name": "keys", "secret": obj{"secretName": k.Name + "-keys", "defaultMode": 0o400}}),
 	}
 	// The monitor binds its endpoint's host name: its Service's.
 	monSpec["hostname"], monSpec["subdomain"] = monName, monName

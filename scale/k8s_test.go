@@ -287,9 +287,17 @@ func TestK8sLaunch(t *testing.T) {
 	if got, err := config.Parse([]byte(cm.Data["config.toml"]), "config map"); err != nil || got.Nodes != n {
 		t.Errorf("the config map's config: %v, %d nodes", err, got.Nodes)
 	}
-	// Every node's key, each matching its public key in the peers file.
-	if len(sec.Data) != n || sec.Type != corev1.SecretTypeOpaque {
-		t.Errorf("%d keys in a %s secret, want %d", len(sec.Data), sec.Type, n)
+	// Every node's key, each matching its public key in the peers file,
+	// and the monitor's (its socket is encrypted), matching monitor_key.
+	if len(sec.Data) != n+1 || sec.Type != corev1.SecretTypeOpaque {
+		t.Errorf("%d keys in a %s secret, want %d", len(sec.Data), sec.Type, n+1)
+	}
+	monKey := filepath.Join(t.TempDir(), cluster.MonitorKeyFile)
+	if err := os.WriteFile(monKey, sec.Data[cluster.MonitorKeyFile], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.ReadMonitorKey(monKey, peers); err != nil {
+		t.Errorf("the secret's monitor key: %v", err)
 	}
 	for i := range n {
 		name := wire.NodeKeyFile(i)
@@ -321,6 +329,10 @@ func TestK8sLaunch(t *testing.T) {
 		if v.PersistentVolumeClaim != nil {
 			claim = v.PersistentVolumeClaim.ClaimName
 		}
+	}
+	if !strings.Contains(strings.Join(mon.Containers[0].Command, " "), "--key /keys/"+cluster.MonitorKeyFile) ||
+		!slices.ContainsFunc(mon.Containers[0].VolumeMounts, func(vm corev1.VolumeMount) bool { return vm.MountPath == "/keys" && vm.ReadOnly }) {
+		t.Errorf("the monitor does not read its key from the secret: %q, %+v", mon.Containers[0].Command, mon.Containers[0].VolumeMounts)
 	}
 	if claim != "runs" || !slices.ContainsFunc(mon.Containers[0].VolumeMounts, func(vm corev1.VolumeMount) bool { return vm.MountPath == "/runs" && !vm.ReadOnly }) {
 		t.Errorf("the monitor writes no run directory: %+v %+v", mon.Volumes, mon.Containers[0].VolumeMounts)

@@ -252,13 +252,13 @@ ENDPOINTS=()
 for ((i = 0; i < NODES; i++)); do
 	ENDPOINTS+=(--endpoint "tcp://$(cat "$CL/hosts/$i"):$((PORT + 1 + i))")
 done
-rm -f "$CL"/node-*.key "$CL/peers.toml" "$CL/directory.keys"
+rm -f "$CL"/node-*.key "$CL/monitor.key" "$CL/peers.toml" "$CL/directory.keys"
 "$TRELLIS" keys --nodes "$NODES" "${ENDPOINTS[@]}" --monitor "tcp://$(hostname):$PORT" --quiet -o "$CL"
 `)
 	if t.Mode == "wallclock" {
 		fmt.Fprintf(&b, "NODE_ARGS+=(--epoch \"$(date -u -d \"@$(($(date +%%s) + %d))\" +%%Y-%%m-%%dT%%H:%%M:%%SZ)\")\n", int(t.Start.Seconds()+0.5))
 	}
-	b.WriteString(`"$TRELLIS" monitor --config "$CL/config.toml" --peers "$CL/peers.toml" "${MONITOR_ARGS[@]}" --quiet -o "$OUT" &
+	b.WriteString(`"$TRELLIS" monitor --config "$CL/config.toml" --peers "$CL/peers.toml" --key "$CL/monitor.key" "${MONITOR_ARGS[@]}" --quiet -o "$OUT" &
 MONITOR=$!
 srun --ntasks="$NODES" --distribution=block --kill-on-bad-exit=1 bash -c \
 	'exec "$1" node --config "$2/config.toml" --peers "$2/peers.toml" --key "$2/node-$SLURM_PROCID.key" --id "$SLURM_PROCID" --quiet "${@:3}" 2> "$2/node-$SLURM_PROCID.log"' \

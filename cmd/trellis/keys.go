@@ -18,9 +18,11 @@ func keysCmd(o *options) *cobra.Command {
 		Use:   "keys --nodes N (--endpoint EP … | --ipc DIR) --monitor EP -o DIR",
 		Short: "write per-node key files and the peers file (endpoints and public keys) of a deployment",
 		Long: `Write a deployment's keys into DIR: node-I.key (node I's Ed25519 private key, readable
-by its owner only; copy it to that node's machine), directory.keys, and peers.toml,
-which lists the monitor's endpoint and every node's endpoint and public key (give
-every process the same peers.toml). Endpoints are tcp://HOST:PORT or ipc://PATH:
+by its owner only; copy it to that node's machine), monitor.key (the monitor's, for its
+encrypted socket: trellis monitor --key), directory.keys, and peers.toml, which lists the
+monitor's endpoint and public key and every node's endpoint and public key (give every
+process the same peers.toml). Links over TCP are encrypted with CURVE, each node's key
+carried over from its Ed25519 key. Endpoints are tcp://HOST:PORT or ipc://PATH:
 --endpoint once per node in id order, or --ipc DIR for Unix sockets in DIR.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
