@@ -96,16 +96,24 @@ type testCluster struct {
 
 // startNode0 starts node 0; with keyFiles the keys are fresh key files
 // (else derived from the seed), and with listen1 the test binds node 1's
-// endpoint itself.
+// endpoint itself. The endpoints are Unix sockets.
 func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster {
 	t.Helper()
-	c, s := testSetup(t, text)
 	sock, err := os.MkdirTemp("", "tc-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sock) })
-	tc := &testCluster{peers: IPCEndpoints(sock, 2), keys: wire.NewSeedKeys(c.Seed, 2),
+	return startNode0On(t, IPCEndpoints(sock, 2), text, keyFiles, listen1)
+}
+
+// startNode0On is startNode0 on the endpoints of peers; links over TCP
+// are encrypted (EncryptAuto), the test's sockets too.
+func startNode0On(t *testing.T, peers *Peers, text string, keyFiles, listen1 bool) *testCluster {
+	t.Helper()
+	c, s := testSetup(t, text)
+	var err error
+	tc := &testCluster{peers: peers, keys: wire.NewSeedKeys(c.Seed, 2),
 		markers: make(chan Marker, 64), vectors: make(chan *wire.Message, 64), records: make(chan *Record, 64), done: make(chan error, 1),
 		metrics: NewNodeMetrics(0)}
 	node0Keys := tc.keys
@@ -121,7 +129,13 @@ func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster 
 		t.Fatal(err)
 	}
 	dir, _ := tc.keys.Directory()
-	mon, err := Listen(tc.peers.Monitor, maxRecordBytes, 8, func(b []byte) bool {
+	monID := SeedMonitorIdentity(c.Seed)
+	if keyFiles {
+		if monID, err = ReadMonitorKey(filepath.Join(tc.keyDir, MonitorKeyFile), tc.peers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mon, err := listenSecured(EncryptAuto, tc.peers.Monitor, maxRecordBytes, 8, monID, dir, nil, func(b []byte) bool {
 		if r, err := decodeRecord(b, dir); err == nil {
 			tc.records <- r
 		}
@@ -134,12 +148,12 @@ func startNode0(t *testing.T, text string, keyFiles, listen1 bool) *testCluster 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	nc := testNode(t, s, 0, node0Keys)
-	nc.Peers, nc.Timing, nc.Metrics = tc.peers, Timing{Mode: Lockstep, PhaseTimeout: time.Minute}, tc.metrics
+	nc.Peers, nc.Timing, nc.Metrics, nc.MonitorKey = tc.peers, Timing{Mode: Lockstep, PhaseTimeout: time.Minute}, tc.metrics, monID.Public()
 	go func() { tc.done <- RunNode(ctx, nc) }()
 	if !listen1 {
 		return tc
 	}
-	me, err := Listen(tc.peers.Endpoint(1), 1<<26, 8, func(b []byte) bool {
+	me, err := listenSecured(EncryptAuto, tc.peers.Endpoint(1), 1<<26, 8, tc.self, dir, nil, func(b []byte) bool {
 		if len(b) > 0 && b[0] == controlByte {
 			if mk, err := decodeMarker(b, dir); err == nil {
 				tc.markers <- mk

@@ -30,16 +30,34 @@ func python(t *testing.T) string {
 // (python3-zmq) and libsodium (python3-nacl) plays node 1 of a two-node
 // run; it verifies the trellis node's signed models and phase markers and
 // answers with its own, which the trellis node validates and uses, every
-// round.
+// round: over Unix sockets with the NULL mechanism, and over TCP with
+// CURVE both ways (the Python peer's PUSH a CURVE client of the node, its
+// PULL a CURVE server the node connects to).
 func TestPythonPeer(t *testing.T) {
 	py := python(t)
-	tc := startNode0(t, twoNodes, true, false)
+	t.Run("ipc", func(t *testing.T) {
+		tc := startNode0(t, twoNodes, true, false)
+		pythonPeer(t, py, tc)
+	})
+	t.Run("tcp-curve", func(t *testing.T) {
+		peers, err := LoopbackEndpoints(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := startNode0On(t, peers, twoNodes, true, false)
+		pythonPeer(t, py, tc, "curve")
+	})
+}
+
+// pythonPeer runs testdata/peer.py as node 1 of tc for 3 rounds and
+// checks that node 0 accepted and used its messages every round.
+func pythonPeer(t *testing.T, py string, tc *testCluster, extra ...string) {
 	dir, _ := tc.keys.Directory()
 	pub0, _ := dir.Key(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "peer.py"), tc.peers.Endpoint(1), tc.peers.Endpoint(0),
-		filepath.Join(tc.keyDir, wire.NodeKeyFile(1)), hex.EncodeToString(pub0), "1", "0", "3")
+	cmd := exec.CommandContext(ctx, py, append([]string{filepath.Join("testdata", "peer.py"), tc.peers.Endpoint(1), tc.peers.Endpoint(0),
+		filepath.Join(tc.keyDir, wire.NodeKeyFile(1)), hex.EncodeToString(pub0), "1", "0", "3"}, extra...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python peer: %v\n%s", err, out)

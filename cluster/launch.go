@@ -37,6 +37,9 @@ type LaunchConfig struct {
 	SeedKeys bool
 	// TCP puts the endpoints on 127.0.0.1 ports instead of Unix sockets.
 	TCP bool
+	// Encryption is every process's --encryption (default auto: CURVE
+	// over TCP, none over Unix sockets).
+	Encryption Encryption
 	// Randomness is the nodes' --randomness ("private" or "seeded").
 	Randomness string
 	// StartDelay (wall-clock) is how long after the launch the epoch t0
@@ -128,6 +131,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	if lc.Randomness != "" {
 		common = append(common, "--randomness", lc.Randomness)
 	}
+	if lc.Encryption != "" {
+		common = append(common, "--encryption", string(lc.Encryption))
+	}
 	var nodeArgs []string
 	var gap time.Duration
 	switch t.Mode {
@@ -172,6 +178,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	}
 	if lc.Dashboard != "" {
 		monArgs = append(monArgs, "--dashboard", lc.Dashboard)
+	}
+	if !lc.SeedKeys {
+		monArgs = append(monArgs, "--key", filepath.Join(keyDir, MonitorKeyFile))
 	}
 	if err := start("the monitor", monArgs, stderr); err != nil {
 		return err

@@ -37,6 +37,11 @@ type MonitorConfig struct {
 	// Directory holds the nodes' public keys: a record is decoded only
 	// once its signature verifies.
 	Directory *wire.Directory
+	// Encryption says whether the monitor's socket uses CURVE (as for a
+	// node, NodeConfig.Encryption), with Identity's key (MonitorKeyFile,
+	// or SeedMonitorIdentity); only the Directory's nodes may connect.
+	Encryption Encryption
+	Identity   *wire.Identity
 	// Dir is the run directory: the monitor adds DriverFile to it.
 	Dir string
 	// Gap, when positive, writes a round that some nodes have not reported
@@ -105,7 +110,10 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) error {
 	}
 	records := make(chan *Record, 4*s.Nodes)
 	quit := make(chan struct{})
-	ln, err := Listen(cfg.Endpoint, maxRecordBytes+recordHeader+wire.SignatureSize, 4*s.Nodes+16, func(frame []byte) bool {
+	if err := cfg.Encryption.Check(); err != nil {
+		return err
+	}
+	ln, err := listenSecured(cfg.Encryption, cfg.Endpoint, maxRecordBytes+recordHeader+wire.SignatureSize, 4*s.Nodes+16, cfg.Identity, cfg.Directory, log, func(frame []byte) bool {
 		rec, err := decodeRecord(frame, cfg.Directory)
 		if err != nil || rec.Node < 0 || rec.Node >= s.Nodes || rec.Round < -1 || rec.Round >= s.Rounds {
 			log.Warn("record refused", "err", err)

@@ -25,7 +25,11 @@ const PeersFile = "peers.toml"
 type Peers struct {
 	// Monitor is the monitor's endpoint (ipc://PATH or tcp://HOST:PORT).
 	Monitor string `toml:"monitor"`
-	Nodes   []Peer `toml:"node"`
+	// MonitorKey is the monitor's Ed25519 public key in hex (its CURVE key
+	// for encrypted links, MonitorKeyFile); empty in a run whose keys
+	// derive from the seed.
+	MonitorKey string `toml:"monitor_key,omitempty"`
+	Nodes      []Peer `toml:"node"`
 }
 
 // Peer is one node's entry.
@@ -50,7 +54,7 @@ func LoadPeers(path string, n int) (*Peers, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %q (want monitor and [[node]] tables of id, endpoint, key)", path, und[0].String())
+		return nil, fmt.Errorf("%s: unknown key %q (want monitor, monitor_key and [[node]] tables of id, endpoint, key)", path, und[0].String())
 	}
 	if err := p.check(n); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -89,7 +93,27 @@ func (p *Peers) check(n int) error {
 	if keys != 0 && keys != n {
 		return fmt.Errorf("%d of %d nodes have a key: list every node's or none (seed keys)", keys, n)
 	}
+	if p.MonitorKey != "" {
+		if _, err := p.monitorPublic(); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// monitorPublic is the monitor's public key (nil if the file has none).
+func (p *Peers) monitorPublic() (ed25519.PublicKey, error) {
+	if p.MonitorKey == "" {
+		return nil, nil
+	}
+	k, err := hex.DecodeString(p.MonitorKey)
+	if err != nil || len(k) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("monitor_key is not %d bytes of hex", ed25519.PublicKeySize)
+	}
+	if _, err := wire.CurvePublic(k); err != nil {
+		return nil, fmt.Errorf("monitor_key: %w", err)
+	}
+	return k, nil
 }
 
 // Endpoint is node i's endpoint.
@@ -123,7 +147,7 @@ func (p *Peers) Directory() (*wire.Directory, error) {
 // Write writes the peers file atomically.
 func (p *Peers) Write(path string) error {
 	var buf bytes.Buffer
-	buf.WriteString("# trellis peers: the monitor's endpoint, every node's endpoint and Ed25519 public key\n")
+	buf.WriteString("# trellis peers: the monitor's endpoint and public key, every node's endpoint and Ed25519 public key\n")
 	if err := toml.NewEncoder(&buf).Encode(p); err != nil {
 		return err
 	}
@@ -193,11 +217,15 @@ func LoopbackEndpoints(n int) (*Peers, error) {
 	return p, nil
 }
 
-// WriteKeys makes fresh keys for p's nodes from rand (crypto/rand.Reader),
-// writes each node's private key file into dir (wire.NodeKeyFile,
-// readable by its owner only) and the peers file with the public keys.
+// WriteKeys makes fresh keys for p's nodes and its monitor from rand
+// (crypto/rand.Reader), writes each node's private key file into dir
+// (wire.NodeKeyFile, readable by its owner only), the monitor's
+// (MonitorKeyFile, likewise) and the peers file with the public keys.
 func WriteKeys(dir string, p *Peers, rand io.Reader) error {
 	if err := wire.WriteKeyFiles(dir, len(p.Nodes), rand); err != nil {
+		return err
+	}
+	if err := writeMonitorKey(dir, p, rand); err != nil {
 		return err
 	}
 	d, err := wire.KeyFiles{DirectoryPath: filepath.Join(dir, wire.DirectoryKeyFile)}.Directory()

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -154,6 +155,14 @@ type NodeConfig struct {
 	// Global: the node evaluates on the global test set too.
 	Global bool
 	Peers  *Peers
+	// Encryption says which links use CURVE (default EncryptAuto: those
+	// over TCP). A node's CURVE key is its Identity's; a peer's derives
+	// from its Directory entry, and only the Directory's nodes may
+	// connect.
+	Encryption Encryption
+	// MonitorKey is the monitor's public key, for an encrypted link to it
+	// (default: the peers file's monitor_key).
+	MonitorKey ed25519.PublicKey
 	Timing
 	// MaxBuffered bounds the bytes held per sender (default 64 MiB plus
 	// four of the largest messages the limits allow).
@@ -427,21 +436,31 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 	// Frames no longer than the node's largest message (markers and
 	// handshakes are far smaller).
 	maxFrame := max(adm.MaxMessageBytes(), 1<<16)
-	if d.ln, err = Listen(cfg.Peers.Endpoint(d.id), maxFrame, 4*run.Nodes+16, handle); err != nil {
+	if err := cfg.Encryption.Check(); err != nil {
+		return nil, err
+	}
+	monitorKey := cfg.MonitorKey
+	if monitorKey == nil {
+		if monitorKey, err = cfg.Peers.monitorPublic(); err != nil {
+			return nil, err
+		}
+	}
+	if d.ln, err = listenSecured(cfg.Encryption, cfg.Peers.Endpoint(d.id), maxFrame, 4*run.Nodes+16, d.ident, cfg.Directory, d.log, handle); err != nil {
 		return nil, err
 	}
 	d.peers = make([]*Pusher, run.Nodes)
 	for j := range d.peers {
 		if j != d.id {
-			if d.peers[j], err = Dial(cfg.Peers.Endpoint(j), queueFrames, queueBytes); err != nil {
+			pub, _ := cfg.Directory.Key(uint32(j))
+			if d.peers[j], err = dialSecured(cfg.Encryption, cfg.Peers.Endpoint(j), d.ident, pub, d.log); err != nil {
 				d.close()
-				return nil, err
+				return nil, fmt.Errorf("node %d: %w", j, err)
 			}
 		}
 	}
-	if d.mon, err = Dial(cfg.Peers.Monitor, queueFrames, queueBytes); err != nil {
+	if d.mon, err = dialSecured(cfg.Encryption, cfg.Peers.Monitor, d.ident, monitorKey, d.log); err != nil {
 		d.close()
-		return nil, err
+		return nil, fmt.Errorf("the monitor: %w", err)
 	}
 	d.abortCtx, d.closeAbort = context.WithCancel(context.Background())
 	if cfg.Abort != nil {
@@ -684,6 +703,9 @@ func (d *driver) push(rec *Record) error {
 	}
 	if v := s.Closed.Swap(0); v > 0 {
 		rec.Refused["closed"] += int(v) // connections closed after an unacceptable frame
+	}
+	if v := s.Undecryptable.Swap(0); v > 0 {
+		rec.Refused["undecryptable"] += int(v) // CURVE frames that did not authenticate
 	}
 	d.cfg.Metrics.record(rec)
 	b, err := encodeRecord(rec, d.ident)

@@ -207,7 +207,8 @@ func simulateAndLaunch(t *testing.T, bin, text string, flags ...string) (c confi
 
 // TestLockstepMatchesSimulator checks, on small configs, that
 // `trellis launch` (a monitor and one process per node over IPC, and over
-// TCP on the loopback, fresh key files, private randomness) writes
+// TCP on the loopback — encrypted with CURVE, the default over TCP —,
+// fresh key files, private randomness) writes
 // metrics.jsonl, rounds.jsonl and edges.jsonl bit-identical to the
 // simulator's run of the same config.
 func TestLockstepMatchesSimulator(t *testing.T) {

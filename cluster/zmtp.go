@@ -66,12 +66,12 @@ func checkGreeting(g []byte, mechanism string) error {
 }
 
 // readGreeting reads the peer's greeting and checks it names mechanism.
-func readGreeting(c io.Reader, mechanism string) ([]byte, error) {
+func readGreeting(c io.Reader, mechanism string) error {
 	g := make([]byte, greetingSize)
 	if _, err := io.ReadFull(c, g); err != nil {
-		return nil, fmt.Errorf("greeting: %w", err)
+		return fmt.Errorf("greeting: %w", err)
 	}
-	return g, checkGreeting(g, mechanism)
+	return checkGreeting(g, mechanism)
 }
 
 // readyCommand is a READY command frame (flags, size, body) naming our
@@ -131,7 +131,7 @@ func handshake(c net.Conn, ours, want string) error {
 	if _, err := c.Write(append(greeting("NULL", false), readyCommand(ours)...)); err != nil {
 		return err
 	}
-	if _, err := readGreeting(c, "NULL"); err != nil {
+	if err := readGreeting(c, "NULL"); err != nil {
 		return err
 	}
 	body, err := readCommand(c, "READY")

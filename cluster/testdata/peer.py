@@ -8,7 +8,14 @@ endpoint, connects a PUSH socket to the trellis node, and every round
 receives the node's model message and phase marker, checks both signatures,
 and answers with a signed model message of its own and its marker.
 
-usage: peer.py MY_ENDPOINT NODE_ENDPOINT MY_KEY_FILE NODE_PUBKEY_HEX ME NODE ROUNDS
+With "curve" last, both sockets use libzmq's CURVE mechanism: its PULL
+socket is a CURVE server and its PUSH socket a CURVE client of the node,
+each with the X25519 key libsodium derives from the Ed25519 keys
+(crypto_sign_ed25519_sk_to_curve25519 of its own seed,
+crypto_sign_ed25519_pk_to_curve25519 of the node's public key), as
+trellis derives them.
+
+usage: peer.py MY_ENDPOINT NODE_ENDPOINT MY_KEY_FILE NODE_PUBKEY_HEX ME NODE ROUNDS [curve]
 """
 import hashlib
 import struct
@@ -88,6 +95,7 @@ def marker(seed, frm, to, rnd, phase, count, last):
 
 def main():
     my_ep, node_ep, key_file, node_pub_hex, me, node, rounds = sys.argv[1:8]
+    curve = sys.argv[8:] == ["curve"]
     me, node, rounds = int(me), int(node), int(rounds)
     fields = open(key_file).read().split()
     assert int(fields[0]) == me, "key file of another node"
@@ -95,8 +103,15 @@ def main():
     node_pub = bytes.fromhex(node_pub_hex)
     ctx = zmq.Context()
     pull = ctx.socket(zmq.PULL)
-    pull.bind(my_ep)
     push = ctx.socket(zmq.PUSH)
+    if curve:
+        pk, sk = na.crypto_sign_seed_keypair(seed)
+        for s in (pull, push):
+            s.curve_secretkey = na.crypto_sign_ed25519_sk_to_curve25519(sk)
+            s.curve_publickey = na.crypto_sign_ed25519_pk_to_curve25519(pk)
+        pull.curve_server = True
+        push.curve_serverkey = na.crypto_sign_ed25519_pk_to_curve25519(node_pub)
+    pull.bind(my_ep)
     push.setsockopt(zmq.LINGER, 5000)
     push.connect(node_ep)
     pull.setsockopt(zmq.RCVTIMEO, 120000)

@@ -62,6 +62,9 @@ finished rounds are written), 1 an error.` + memHelp,
 				lc.Out = filepath.Join("runs", c.Name)
 			}
 			lc.Timing.Mode = cluster.Mode(mode)
+			if err := lc.Encryption.Check(); err != nil {
+				return fmt.Errorf("--%w", err)
+			}
 			file, err := writeSharedData(c, lc.Out)
 			if err != nil {
 				return err
@@ -85,6 +88,7 @@ finished rounds are written), 1 an error.` + memHelp,
 	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
 	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
 	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")
+	cmd.Flags().StringVar((*string)(&lc.Encryption), "encryption", string(cluster.EncryptAuto), encryptionUsage)
 	cmd.Flags().BoolVar(&lc.Checkpoints, "checkpoints", false, "wallclock: every node writes its checkpoint after every round into cluster/node-I.state (restart one with `trellis node … --checkpoint DIR --resume`)")
 	cmd.Flags().IntVar(&lc.MetricsPort, "metrics-port", 0, "serve Prometheus metrics on 127.0.0.1: the monitor's at this port, node i's at port+1+i")
 	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")

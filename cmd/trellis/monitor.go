@@ -21,7 +21,7 @@ import (
 func monitorCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var gap, wait time.Duration
-	var metricsAddr string
+	var metricsAddr, key string
 	dash := &dashFlag{}
 	cmd := &cobra.Command{
 		Use:   "monitor --config CFG --peers PEERS [-o DIR]",
@@ -49,9 +49,17 @@ written, 3 stopped before the last round, 1 an error.`,
 				return err
 			}
 			var dir *wire.Directory
-			if peers.HasKeys() {
+			var ident *wire.Identity // the monitor's key, for an encrypted socket
+			switch {
+			case key != "":
+				if ident, err = cluster.ReadMonitorKey(key, peers); err != nil {
+					return err
+				}
 				dir, err = peers.Directory()
-			} else {
+			case peers.HasKeys():
+				dir, err = peers.Directory()
+			default:
+				ident = cluster.SeedMonitorIdentity(c.Seed)
 				dir, err = wire.NewSeedKeys(c.Seed, c.Nodes).Directory()
 			}
 			if err != nil {
@@ -90,7 +98,8 @@ written, 3 stopped before the last round, 1 an error.`,
 				return err
 			}
 			err = cluster.RunMonitor(ctx, cluster.MonitorConfig{Run: clusterRun(d), Out: rd,
-				Endpoint: peers.Monitor, Directory: dir, Dir: out, Gap: gap, Wait: wait, Metrics: pm, Live: live, Abort: abort})
+				Endpoint: peers.Monitor, Directory: dir, Dir: out, Gap: gap, Wait: wait, Metrics: pm, Live: live, Abort: abort,
+				Encryption: cluster.Encryption(f.encryption), Identity: ident})
 			stopped := errors.Is(err, cluster.ErrStopped)
 			if stopped {
 				err = nil // a stopped run's rounds are written, with its summary
@@ -112,6 +121,7 @@ written, 3 stopped before the last round, 1 an error.`,
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
+	cmd.Flags().StringVar(&key, "key", "", "the monitor's private key file ("+cluster.MonitorKeyFile+" from `trellis keys`), for an encrypted socket")
 	cmd.Flags().DurationVar(&gap, "gap", 0, "write a round this long after its first record even if some nodes never reported (0: wait for all)")
 	cmd.Flags().DurationVar(&wait, "phase-timeout", 2*time.Minute, "lockstep (no --gap): the nodes' phase timeout; a node a peer gave up on is waited for this long more, then marked missing")
 	dash.register(cmd)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,7 +23,7 @@ import (
 // clusterFlags are the flags the node and monitor processes share.
 type clusterFlags struct {
 	config, peers, randomness string
-	mode                      string
+	mode, encryption          string
 }
 
 func (f *clusterFlags) add(cmd *cobra.Command) {
@@ -30,12 +31,18 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.peers, "peers", "", "the peers file: endpoints and public keys (required; `trellis keys` writes one)")
 	cmd.Flags().StringVar(&f.randomness, "randomness", "private", "private: DP noise, masks and keys from crypto/rand; seeded: every stream from the seed (reproducible, not private)")
 	cmd.Flags().StringVar(&f.mode, "mode", "lockstep", "lockstep (a phase closes when every expected message arrived) or wallclock (rounds on t0 + kΔ)")
+	cmd.Flags().StringVar(&f.encryption, "encryption", string(cluster.EncryptAuto), encryptionUsage)
 	_ = cmd.MarkFlagRequired("config")
 	_ = cmd.MarkFlagRequired("peers")
 }
 
+const encryptionUsage = "which links use ZeroMQ's CURVE encryption: auto (those over TCP), curve (all) or none; every process of a run needs the same"
+
 // load reads the config and the peers file.
 func (f *clusterFlags) load() (config.Config, *cluster.Peers, error) {
+	if err := cluster.Encryption(f.encryption).Check(); err != nil {
+		return config.Config{}, nil, fmt.Errorf("--%w", err)
+	}
 	c, err := config.Load(f.config)
 	if err != nil {
 		return c, nil, err
@@ -113,6 +120,10 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 				return err
 			}
 			var keys wire.KeySource = wire.NewSeedKeys(c.Seed, c.Nodes)
+			var monitorKey ed25519.PublicKey // the peers file's, unless the keys derive from the seed
+			if key == "" {
+				monitorKey = cluster.SeedMonitorIdentity(c.Seed).Public()
+			}
 			switch {
 			case key != "":
 				keys = cluster.Keys{Peers: peers, PrivatePath: key}
@@ -160,6 +171,7 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
 			}
 			nc.Peers, nc.Timing, nc.StateDir, nc.Resume, nc.Metrics, nc.Log, nc.Export, nc.Abort = peers, t, state, resume, pm, log, export, abort
+			nc.Encryption, nc.MonitorKey = cluster.Encryption(f.encryption), monitorKey
 			return cluster.RunNode(ctx, nc)
 		},
 	}
