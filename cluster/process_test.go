@@ -449,6 +449,7 @@ type wallclockRun struct {
 	bin, dir string
 	out      string // the run directory
 	node     func(i int) []string
+	start    func(host int, args ...string) *exec.Cmd // a process on host (node i: host i)
 	monitor  *exec.Cmd
 	nodes    []*exec.Cmd
 }
@@ -458,26 +459,61 @@ type wallclockRun struct {
 // lasting delta.
 func startWallclock(t *testing.T, text string, nodes int, startIn, delta time.Duration) *wallclockRun {
 	t.Helper()
+	return startWallclockWith(t, text, nodes, startIn, delta, wallclockOptions{})
+}
+
+// wallclockOptions change how startWallclockWith deploys a run.
+type wallclockOptions struct {
+	// epochShift, when set, shifts node i's epoch: a node whose clock is
+	// off by s sees every window start s early, as if its epoch were
+	// shifted by −s (the node reads the clock only against its epoch).
+	epochShift func(i int) time.Duration
+	// hosts, when set, runs node i in namespace host i and the monitor in
+	// host nodes, over TCP.
+	hosts *netns
+}
+
+// startWallclockWith is startWallclock with options.
+func startWallclockWith(t *testing.T, text string, nodes int, startIn, delta time.Duration, o wallclockOptions) *wallclockRun {
+	t.Helper()
 	wc := &wallclockRun{t: t, bin: trellisBinary(t)}
 	dir, cfgPath := writeConfig(t, text)
 	wc.dir, wc.out = dir, filepath.Join(dir, "run")
-	sock, err := os.MkdirTemp("", "wc-")
-	if err != nil {
-		t.Fatal(err)
+	peers := &cluster.Peers{Monitor: "tcp://" + addr(nodes) + ":7100"}
+	if o.hosts != nil {
+		for i := range nodes {
+			peers.Nodes = append(peers.Nodes, cluster.Peer{ID: i, Endpoint: "tcp://" + addr(i) + ":7000"})
+		}
+	} else {
+		sock, err := os.MkdirTemp("", "wc-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(sock) })
+		peers = cluster.IPCEndpoints(sock, nodes)
 	}
-	t.Cleanup(func() { os.RemoveAll(sock) })
 	peersPath := filepath.Join(dir, cluster.PeersFile)
-	if err := cluster.IPCEndpoints(sock, nodes).Write(peersPath); err != nil {
+	if err := peers.Write(peersPath); err != nil {
 		t.Fatal(err)
 	}
-	epoch := time.Now().Add(startIn).Format(time.RFC3339Nano)
+	epoch := time.Now().Add(startIn)
 	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", "wallclock", "-q"}
 	wc.node = func(i int) []string {
-		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", epoch, "--delta", delta.String(), "--checkpoint", wc.state(i)}, common...)
+		e := epoch
+		if o.epochShift != nil {
+			e = e.Add(o.epochShift(i))
+		}
+		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", e.Format(time.RFC3339Nano), "--delta", delta.String(), "--checkpoint", wc.state(i)}, common...)
 	}
-	wc.monitor = startProcess(t, wc.bin, append([]string{"monitor", "-o", wc.out, "--gap", "4s"}, common...)...)
+	wc.start = func(h int, args ...string) *exec.Cmd {
+		if o.hosts != nil {
+			return startProcess(t, "ip", append([]string{"netns", "exec", o.hosts.host(h), wc.bin}, args...)...)
+		}
+		return startProcess(t, wc.bin, args...)
+	}
+	wc.monitor = wc.start(nodes, append([]string{"monitor", "-o", wc.out, "--gap", "4s"}, common...)...)
 	for i := range nodes {
-		wc.nodes = append(wc.nodes, startProcess(t, wc.bin, wc.node(i)...))
+		wc.nodes = append(wc.nodes, wc.start(i, wc.node(i)...))
 	}
 	return wc
 }
@@ -505,7 +541,7 @@ func (wc *wallclockRun) kill(i int) int {
 
 // resume restarts node i from its checkpoint (--resume).
 func (wc *wallclockRun) resume(i int) {
-	wc.nodes[i] = startProcess(wc.t, wc.bin, append(wc.node(i), "--resume")...)
+	wc.nodes[i] = wc.start(i, append(wc.node(i), "--resume")...)
 }
 
 // waitRounds waits until the monitor wrote n rounds.
@@ -539,6 +575,14 @@ func (wc *wallclockRun) wait() {
 // modelValues is how many parameter and state values a config's model has.
 func modelValues(t *testing.T, c config.Config) int {
 	t.Helper()
+	params, state := modelSizes(t, c)
+	return params + state
+}
+
+// modelSizes is how many parameters and state values a config's model
+// has.
+func modelSizes(t *testing.T, c config.Config) (params, state int) {
+	t.Helper()
 	tt, err := experiment.LoadData(c)
 	if err != nil {
 		t.Fatal(err)
@@ -552,7 +596,7 @@ func modelValues(t *testing.T, c config.Config) int {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	return m.NumParams() + len(m.State())
+	return m.NumParams(), len(m.State())
 }
 
 // roundOnly is a cluster.Checkpointer that reads a checkpoint's round

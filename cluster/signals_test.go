@@ -351,7 +351,7 @@ func restartUnderLaunch(t *testing.T, sig syscall.Signal) (l *launched, rc int, 
 	}
 	waitUntil(t, "no checkpoint", func() bool { return checkpoint() >= 0 })
 	_ = syscall.Kill(pid, sig)
-	waitUntil(t, "the node still runs", func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) })
+	waitUntil(t, "the node still runs", func() bool { return !alive(pid) })
 	stoppedAt = checkpoint()
 	waitUntil(t, "rounds not written", func() bool { return l.rounds() >= stoppedAt+3 })
 	if stoppedAt > rounds-4 {

@@ -256,5 +256,15 @@ five rounds):
 What the deployed runs lost, counted (driver.jsonl, metrics.jsonl):
 
 %s`, maxGap, maxGap5, verdict, same, total, strings.Join(differ, ", "), strings.Join(figures, "\n"), table.String(), costs.String())
-	return os.WriteFile(filepath.Join(docs, "cluster.md"), []byte(md), 0o644)
+	path := filepath.Join(docs, "cluster.md")
+	// The chaos suite's section (TestChaos in package cluster) is kept.
+	if old, err := os.ReadFile(path); err == nil {
+		if k := strings.Index(string(old), chaosSection); k >= 0 {
+			md = strings.TrimRight(md, "\n") + "\n\n" + string(old[k:])
+		}
+	}
+	return os.WriteFile(path, []byte(md), 0o644)
 }
+
+// chaosSection heads the part of cluster.md this program does not write.
+const chaosSection = "## The chaos suite"
