@@ -105,7 +105,9 @@ func sweptParams(cs []config.Config) []map[string]string {
 
 // LoadDirs adds every run under each root (a run directory, a sweep, or
 // the demo's directory of runs) to the page with its rounds as on file,
-// and returns how many runs it added.
+// and returns how many runs it added. A run whose files are damaged
+// (rundir.Verify) is shown with the damage as its error, which Warnings
+// also lists.
 func (s *Server) LoadDirs(roots ...string) (int, error) {
 	n := 0
 	for _, root := range roots {
@@ -125,6 +127,15 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 			}
 			info := describe(rd.c, rd.path)
 			info.Dir, info.Params = dir, params[i]
+			// A record file cut short or edited is shown as on file, with
+			// the damage said on the page and to the caller (Warnings):
+			// the readers would stop quietly at its first bad line.
+			if err := rundir.Verify(rd.path, rd.c.Nodes, rd.c.FinalRounds); err != nil {
+				info.Error = err.Error()
+				s.mu.Lock()
+				s.warnings = append(s.warnings, err.Error())
+				s.mu.Unlock()
+			}
 			run := s.AddRun(info)
 			if err := s.loadRounds(run, rd.path); err != nil {
 				return n, err

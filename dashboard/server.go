@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -62,8 +63,10 @@ type Server struct {
 	hub  *hub
 	mu   sync.Mutex
 	runs []RunInfo
-	done chan struct{}
-	once sync.Once
+	// warnings are what LoadDirs found wrong in the run directories.
+	warnings []string
+	done     chan struct{}
+	once     sync.Once
 	// WriteTimeout bounds one write to a viewer; a viewer that takes
 	// longer is dropped (its browser reconnects and resumes).
 	WriteTimeout time.Duration
@@ -113,6 +116,14 @@ func (s *Server) Run(run int) (RunInfo, bool) {
 		return RunInfo{}, false
 	}
 	return s.runs[run], true
+}
+
+// Warnings lists the damaged run directories LoadDirs found, one
+// message each (the file and the line).
+func (s *Server) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.warnings)
 }
 
 // Sink returns the sink of a live run: add it to the run's metrics.Fanout

@@ -485,10 +485,16 @@ func fixedPerLabel(runs []RunResult, values []map[string]string, k string) bool 
 	return true
 }
 
-// readRun loads one run's curves (evaluated rounds) and final metrics.
+// readRun loads one run's curves (evaluated rounds) and final metrics,
+// after checking that its files are whole (rundir.Verify).
 func readRun(dir string, c config.Config) (RunResult, error) {
 	r := RunResult{Label: c.Label(), Strategy: c.Strategy.Name, Params: map[string]string{}, Seed: c.Seed,
 		Curves: map[string]Series{}, Final: map[string]float64{}}
+	// The readers stop quietly at a line that does not decode: a run cut
+	// short or edited would otherwise be reported as if whole.
+	if err := rundir.Verify(dir, c.Nodes, c.FinalRounds); err != nil {
+		return r, err
+	}
 	recs, err := rundir.ReadRoundFields(dir)
 	if err != nil {
 		return r, err

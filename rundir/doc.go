@@ -21,7 +21,12 @@
 // summary and audit through a temporary file synced and renamed into place
 // (WriteAtomic); the record files a whole round at a time, node lines
 // before the round's aggregate line, so the complete lines of
-// rounds.jsonl count the complete rounds. Readers stop at a torn last line.
+// rounds.jsonl count the complete rounds. Readers stop at a torn last line;
+// since they would stop as quietly at a line cut or edited later, a tool
+// that reads a run back checks it first (Verify: every line whole, the
+// rounds complete and in order, each round's aggregates those of its node
+// lines, the summary the mean of the last rounds, the manifest decoding),
+// as the report and trellis serve do.
 //
 // Resuming (Previous, Spec.Resume): a directory whose manifest holds the
 // same config hash continues after its last complete round; the driver

@@ -91,6 +91,9 @@ one row per run with the comparison plot. Ctrl-C stops it.`,
 			if err != nil {
 				return err
 			}
+			for _, w := range srv.Warnings() {
+				fmt.Fprintln(o.stderr, "trellis: warning:", w)
+			}
 			l, url, err := listen(o, addr)
 			if err != nil {
 				return err
