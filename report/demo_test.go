@@ -2,10 +2,12 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
 )
@@ -104,5 +106,42 @@ func TestDemoTellsTheStory(t *testing.T) {
 	}
 	if f := d.Finals(fins); len(f) != 5 || f["trimmed_mean(f=auto)"] != fins[2] {
 		t.Errorf("finals by label %v", f)
+	}
+}
+
+// The demo's plot draws the accuracy its printed table shows — honest
+// global accuracy — for every strategy, local-only included (whose own
+// headline elsewhere is local accuracy), and says so.
+func TestDemoPlotIsTheTablesAccuracy(t *testing.T) {
+	base := DemoBase()
+	base.Nodes, base.Rounds, base.Data.Samples, base.Model.Kind, base.Evaluation.GlobalTest = 4, 2, 400, "logreg", 100
+	d, err := NewDemo(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for k, dir := range d.Dirs(out) {
+		if _, err := experiment.RunToDir(t.Context(), d.Configs[k], dir, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var intro bytes.Buffer
+	d.WriteIntro(&intro)
+	if !strings.Contains(intro.String(), capital(Label("honest_global_acc"))) {
+		t.Fatalf("the table is not of global accuracy: %s", intro.String())
+	}
+	md, err := d.Report(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md, "The accuracy plots show honest global accuracy.") {
+		t.Errorf("results.md does not say the plots show global accuracy:\n%s", md)
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "accuracy.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg, []byte(Label("honest_global_acc"))) || bytes.Contains(svg, []byte("(local)")) {
+		t.Errorf("accuracy.svg is not labelled with global accuracy for every run")
 	}
 }

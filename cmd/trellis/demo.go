@@ -64,7 +64,7 @@ func runDemo(cmd *cobra.Command, o *options, d *report.Demo, out string) error {
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if _, err := report.Results(out); err != nil {
+	if _, err := d.Report(out); err != nil {
 		return fmt.Errorf("demo: report: %w", err)
 	}
 	if o.json {
