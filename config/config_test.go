@@ -103,23 +103,24 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
-// TestREADMEConfigExample keeps the README's config example valid.
-func TestREADMEConfigExample(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestGuideConfigExample keeps the config example of the experiments guide
+// (docs/guides/experiments.md, its first toml block) valid.
+func TestGuideConfigExample(t *testing.T) {
+	b, err := os.ReadFile("../docs/guides/experiments.md")
 	if err != nil {
-		t.Skip("README not found")
+		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(b), "```toml\n")
 	if !ok {
-		t.Fatal("README has no toml example")
+		t.Fatal("docs/guides/experiments.md has no toml example")
 	}
 	text, _, _ := strings.Cut(rest, "```")
-	c, err := Parse([]byte(text), "README example")
+	c, err := Parse([]byte(text), "docs/guides/experiments.md example")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if runs, _, err := c.Expand(); err != nil || len(runs) != 18 {
-		t.Errorf("README sweep: %d runs (%v), want 3 fractions × 2 rules × 3 seeds", len(runs), err)
+		t.Errorf("docs/guides/experiments.md's sweep: %d runs (%v), want 3 fractions × 2 rules × 3 seeds", len(runs), err)
 	}
 }
 

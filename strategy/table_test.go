@@ -37,9 +37,9 @@ func TestDocsTableIsTheRegistry(t *testing.T) {
 	t.Errorf("%s's table of strategies differs from the registry; run go test ./strategy -run TestDocsTable -update\ngot:\n%s\nwant:\n%s", path, got, want)
 }
 
-// README's list of strategies is Names().
-func TestREADMEListsEveryStrategy(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// The methods guide's list of strategies (docs/guides/methods.md) is Names().
+func TestMethodsGuideListsEveryStrategy(t *testing.T) {
+	b, err := os.ReadFile("../docs/guides/methods.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +47,14 @@ func TestREADMEListsEveryStrategy(t *testing.T) {
 	doc := string(b)
 	i := strings.Index(doc, lead)
 	if i < 0 {
-		t.Fatalf("README.md lacks %q", lead)
+		t.Fatalf("docs/guides/methods.md lacks %q", lead)
 	}
 	list := doc[i+len(lead):]
 	list = list[:strings.Index(list, "\n- ")]
 	words := strings.FieldsFunc(list, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '_') })
 	for _, name := range Names() {
 		if !slices.Contains(words, name) {
-			t.Errorf("README.md's list of strategies lacks %s", name)
+			t.Errorf("docs/guides/methods.md's list of strategies lacks %s", name)
 		}
 	}
 }

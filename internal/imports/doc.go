@@ -1,6 +1,6 @@
 // Package imports holds the repository's self-checks: that the module's
 // packages import only what the package table of docs/architecture.md
-// allows (and that the table matches the design's), and that no tracked
-// file cites something outside the repository (a team write-up's path or
-// an issue number).
+// allows, that README.md's package map has a row for every package, and
+// that no tracked file cites something outside the repository (a team
+// write-up's path or an issue number).
 package imports
