@@ -56,7 +56,7 @@ func endingStreams(h http.Handler) http.Handler {
 // dumpDOM loads url in headless Chromium, lets its script run, and
 // returns the DOM it built. Chromium is stopped once the document is out
 // (a live page keeps its event stream open).
-func dumpDOM(t *testing.T, bin, url string) string {
+func dumpDOM(t *testing.T, bin, url string, flags ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a hang check, not a timing claim
 	defer cancel()
@@ -75,9 +75,10 @@ func dumpDOM(t *testing.T, bin, url string) string {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--no-first-run", "--no-default-browser-check", "--user-data-dir="+profile, "--virtual-time-budget=10000",
-		"--enable-logging=stderr", "--v=0", "--dump-dom", url)
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--no-first-run", "--no-default-browser-check", "--user-data-dir=" + profile, "--virtual-time-budget=10000",
+		"--enable-logging=stderr", "--v=0"}, flags...)
+	cmd := exec.CommandContext(ctx, bin, append(args, "--dump-dom", url)...)
 	// Its own process group, so that killing it stops its helpers too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
@@ -194,8 +195,20 @@ func TestBrowserLivePage(t *testing.T) {
 	if got := attr(t, dom, `<svg[^>]*data-round="(\d+)"`); got != "4" {
 		t.Fatalf("after the slider went back: graph of round %s, want 4", got)
 	}
-	if !strings.Contains(dom, `round-out">4 of`) {
-		t.Fatal("the round label does not say 4")
+	if !strings.Contains(dom, `round-out">4 of 0–5 (6 of 10 rounds run so far)`) {
+		t.Fatalf("the round label does not say 4 of the rounds on hand: %s", attr(t, dom, `id="round-out"[^>]*>([^<]*)<`))
+	}
+	if got := attr(t, dom, `<input id="slider"[^>]*max="(\d+)"`); got != "5" {
+		t.Errorf("the slider ends at round %s, want the last on hand, 5", got)
+	}
+	// The run ends: the page says so instead of "disconnected …
+	// reconnecting", and its stream stops.
+	s.Update(run, func(i *RunInfo) { i.Status = Finished })
+	s.End("")
+	dom = dumpDOM(t, bin, ts.URL+"/")
+	noErrors(t, dom)
+	if got := attr(t, dom, `<span id="conn" class="([^"]*)">`) + ": " + attr(t, dom, `id="conn"[^>]*>([^<]*)<`); got != "conn done: finished" {
+		t.Errorf("the live page of a finished run says %q, want finished", got)
 	}
 }
 
@@ -217,6 +230,7 @@ func TestBrowserSweepAndReport(t *testing.T) {
 	if n, err := s.LoadDirs(dir); err != nil || n != 3 {
 		t.Fatalf("LoadDirs: %d %v", n, err)
 	}
+	s.End("read from disk") // as trellis serve does
 	ts := httptest.NewServer(endingStreams(s.Handler()))
 	defer ts.Close()
 	defer s.Close()
@@ -227,6 +241,9 @@ func TestBrowserSweepAndReport(t *testing.T) {
 	}
 	if c := strings.Count(dom, `class="l status-finished"`); c != 3 {
 		t.Fatalf("%d runs shown finished, want 3", c)
+	}
+	if got := attr(t, dom, `id="conn"[^>]*>([^<]*)<`); got != "finished (all 3 runs) · read from disk" {
+		t.Errorf("trellis serve's badge says %q, want finished", got)
 	}
 	if !regexp.MustCompile(`id="compare"[^>]*><svg`).MatchString(dom) || strings.Count(dom, `class="curve"`) < 3 {
 		t.Fatal("no comparison plot")
@@ -275,7 +292,8 @@ func TestPageLabelsAreInTheTable(t *testing.T) {
 			t.Errorf("app.js asks for the label of %q, which the table lacks", name)
 		}
 	}
-	page := pageHTML([]byte(`<script src="app.js"></script>`), "", false, nil)
+	page := pageHTML([]byte(`<script src="model.js"></script>
+<script src="app.js"></script>`), "", false, nil)
 	if !bytes.Contains(page, []byte(`"final_honest_global_acc":"final honest global accuracy (fraction)"`)) {
 		t.Errorf("the served page does not carry the label table: %.300s", page)
 	}

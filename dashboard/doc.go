@@ -22,6 +22,20 @@
 //     round's graph rebuilt from its config. A run directory without the
 //     file (written before it existed, or with run.edges = false) shows
 //     the graph without weights.
+//   - When the runs can no longer change (a live sweep is over, or
+//     trellis serve reads them from disk) the server adds an end event
+//     (End): the page then says "finished" and stops its stream instead of
+//     showing a lost connection, and a browser reconnecting later is told
+//     204 No Content, which stops an EventSource for good.
+//   - What the page shows is computed apart from the DOM in model.js
+//     (tested with node): the sweep's comparison groups the runs by
+//     variant and grid point and draws each group's mean over seeds with
+//     a min–max band, its number at the line's end and its long labels in
+//     a table under the plot (no legend to cut short); the colour is the
+//     variant and the dash the grid point when that tells every group
+//     apart. The round slider spans the rounds on hand, so the knob and
+//     the label agree while a run is still going.
 //   - The server serves its page and its API only, and binds a
-//     non-loopback address only when asked to (Listen).
+//     non-loopback address only when asked to (Listen); an address on
+//     every interface is shown as 127.0.0.1 with a note (PageURL).
 package dashboard

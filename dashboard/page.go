@@ -30,9 +30,10 @@ func pageHTML(tmpl []byte, title string, inline bool, events [][]byte) []byte {
 	}
 	b := bytes.ReplaceAll(tmpl, []byte("{{TITLE}}"), []byte(html.EscapeString(title)))
 	if !inline {
-		return bytes.Replace(b, []byte(`<script src="app.js"></script>`), append(labelsScript(), `<script src="app.js"></script>`...), 1)
+		return bytes.Replace(b, []byte(`<script src="model.js"></script>`), append(labelsScript(), `<script src="model.js"></script>`...), 1)
 	}
 	css, _ := assets.ReadFile("assets/app.css")
+	model, _ := assets.ReadFile("assets/model.js")
 	js, _ := assets.ReadFile("assets/app.js")
 	b = bytes.Replace(b, []byte(`<link rel="stylesheet" href="app.css">`), append(append([]byte("<style>\n"), css...), "</style>"...), 1)
 	var data bytes.Buffer
@@ -41,8 +42,12 @@ func pageHTML(tmpl []byte, title string, inline bool, events [][]byte) []byte {
 	// encoding/json escapes <, > and & in strings, so no event closes the
 	// script element.
 	data.Write(joinEvents(events))
-	data.WriteString(";</script>\n<script>\n")
-	data.Write(bytes.ReplaceAll(js, []byte("</script"), []byte(`<\/script`)))
-	data.WriteString("</script>")
-	return bytes.Replace(b, []byte(`<script src="app.js"></script>`), data.Bytes(), 1)
+	data.WriteString(";</script>\n")
+	for _, code := range [][]byte{model, js} {
+		data.WriteString("<script>\n")
+		data.Write(bytes.ReplaceAll(code, []byte("</script"), []byte(`<\/script`)))
+		data.WriteString("</script>\n")
+	}
+	b = bytes.Replace(b, []byte("<script src=\"model.js\"></script>\n"), nil, 1)
+	return bytes.Replace(b, []byte(`<script src="app.js"></script>`), bytes.TrimSuffix(data.Bytes(), []byte("\n")), 1)
 }

@@ -2,11 +2,13 @@ package dashboard
 
 import (
 	"bufio"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,7 +17,7 @@ import (
 	"github.com/trellis-fl/trellis/metrics"
 )
 
-//go:embed assets/index.html assets/app.js assets/app.css
+//go:embed assets/index.html assets/model.js assets/app.js assets/app.css
 var assets embed.FS
 
 // Status of a run on the page.
@@ -67,6 +69,7 @@ type Server struct {
 	warnings []string
 	done     chan struct{}
 	once     sync.Once
+	endOnce  sync.Once
 	// WriteTimeout bounds one write to a viewer; a viewer that takes
 	// longer is dropped (its browser reconnects and resumes).
 	WriteTimeout time.Duration
@@ -143,12 +146,29 @@ func (s *Server) round(run int, r *metrics.Round, in func(int) []int) error {
 	return s.hub.add(newFrame(run, r, in))
 }
 
-// Close ends every open stream; the server serves no more events.
+// endEvent tells the page that no more events will come: it stops its
+// stream instead of reconnecting, and says the runs are over.
+type endEvent struct {
+	Type string `json:"type"` // "end"
+	// Note says why, shown after the runs' statuses ("read from disk").
+	Note string `json:"note,omitempty"`
+}
+
+// End marks the page complete: the runs will not change (they finished,
+// or they are read from disk), so every stream ends once it has sent the
+// events so far, and a browser that reconnects afterwards is told 204 No
+// Content, which stops it. Events added afterwards are dropped.
+func (s *Server) End(note string) {
+	s.endOnce.Do(func() { _ = s.hub.end(endEvent{Type: "end", Note: note}) })
+}
+
+// Close ends every open stream, after sending it the events so far (End's
+// included); the server serves no more events.
 func (s *Server) Close() {
 	s.once.Do(func() { close(s.done) })
 }
 
-// Handler serves the page ("/", "/app.js", "/app.css"), the event stream
+// Handler serves the page ("/", "/model.js", "/app.js", "/app.css"), the event stream
 // ("/api/events", Server-Sent Events; Last-Event-ID or ?from=N resumes)
 // and every event so far as one JSON array ("/api/events.json"). Any
 // other path is 404, any method but GET and HEAD 405.
@@ -167,6 +187,8 @@ func (s *Server) Handler() http.Handler {
 			s.asset(w, "assets/index.html", "text/html; charset=utf-8")
 		case "/app.js":
 			s.asset(w, "assets/app.js", "text/javascript; charset=utf-8")
+		case "/model.js":
+			s.asset(w, "assets/model.js", "text/javascript; charset=utf-8")
 		case "/app.css":
 			s.asset(w, "assets/app.css", "text/css; charset=utf-8")
 		case "/api/events":
@@ -215,8 +237,9 @@ func joinEvents(evs [][]byte) []byte {
 const maxBurst = 256
 
 // stream writes the events to one viewer as Server-Sent Events, from
-// where it resumes, until it goes away, the server closes, or a write
-// takes longer than WriteTimeout. It runs on the viewer's own goroutine:
+// where it resumes, until it goes away, it has sent the end (End) or the
+// events so far when the server closes, or a write takes longer than
+// WriteTimeout. It runs on the viewer's own goroutine:
 // nothing else waits for it.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	from := 0
@@ -228,6 +251,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		if n, err := strconv.Atoi(q); err == nil && n >= 0 {
 			from = n
 		}
+	}
+	if evs, _, ended := s.hub.sinceEnd(from); ended && len(evs) == 0 {
+		// Past the end: 204 stops an EventSource for good.
+		w.WriteHeader(http.StatusNoContent)
+		return
 	}
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -250,8 +278,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	beat := time.NewTicker(s.Heartbeat)
 	defer beat.Stop()
+	closing := false
 	for {
-		evs, wake := s.hub.since(from)
+		evs, wake, ended := s.hub.sinceEnd(from)
+		if len(evs) == 0 && (ended || closing) {
+			return // everything sent: the last event the end, or the server closing
+		}
 		if len(evs) > 0 {
 			evs = evs[:min(len(evs), maxBurst)]
 			ok := send(func() error {
@@ -277,7 +309,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-s.done:
-			return
+			closing = true // send what is left (the end), then stop
 		}
 	}
 }
@@ -299,6 +331,23 @@ func Listen(addr string) (net.Listener, string, error) {
 		return nil, "", err
 	}
 	return l, warning, nil
+}
+
+// PageURL is the address to open the page of a server listening on a:
+// for an unspecified address (0.0.0.0, ::: every interface), which is no
+// address to browse to, 127.0.0.1 on this machine, with a note that says
+// so and gives the host's name for other machines.
+func PageURL(a net.Addr) (url, note string) {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return "http://" + a.String() + "/", ""
+	}
+	port := strconv.Itoa(tcp.Port)
+	note = "listening on all interfaces"
+	if host, err := os.Hostname(); err == nil && host != "" {
+		note += "; from another machine: http://" + net.JoinHostPort(host, port) + "/"
+	}
+	return "http://" + net.JoinHostPort("127.0.0.1", port) + "/", note
 }
 
 // CheckAddr checks a dashboard address as Listen does, without binding
@@ -332,16 +381,29 @@ func loopback(host string) bool {
 	return true
 }
 
-// Serve serves the page on l until Close; it returns when l is closed.
+// Serve serves the page on l until Close; it returns when l is closed
+// and the open streams have sent their last events (the end), or after
+// shutdownGrace.
 func (s *Server) Serve(l net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-s.done
-		_ = hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if hs.Shutdown(ctx) != nil {
+			_ = hs.Close()
+		}
 	}()
 	err := hs.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
+		<-shut
 		return nil
 	}
 	return err
 }
+
+// shutdownGrace bounds how long Serve waits, once closed, for the open
+// streams to send their last events.
+const shutdownGrace = 3 * time.Second

@@ -36,11 +36,19 @@ func (d *dashFlag) start(o *options, cfg config.Config, out string, force bool) 
 	}
 	srv := dashboard.New("trellis: " + cfg.Name)
 	sw := srv.Plan(out, runs, force)
-	go func() { _ = srv.Serve(l) }()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(l)
+	}()
 	fmt.Fprintf(o.stderr, "trellis: dashboard at %s\n", url)
 	return sw.Live, func(res *experiment.SweepResult) {
 		sw.Done(res)
+		// The open pages learn that the runs are over (and stop
+		// reconnecting) before the server stops.
+		srv.End("")
 		srv.Close()
+		<-served
 		fmt.Fprintf(o.stderr, "trellis: dashboard closed; `trellis serve %s` shows the finished runs\n", out)
 	}, nil
 }
@@ -59,7 +67,8 @@ func (d *dashFlag) startRun(o *options, cfg config.Config, out string) (metrics.
 }
 
 // listen binds the dashboard's address, printing the warning of a
-// non-loopback one, and returns the listener and the page's URL.
+// non-loopback one, and returns the listener and the page's URL (with,
+// for every interface, a note saying so: dashboard.PageURL).
 func listen(o *options, addr string) (net.Listener, string, error) {
 	l, warning, err := dashboard.Listen(addr)
 	if err != nil {
@@ -68,7 +77,11 @@ func listen(o *options, addr string) (net.Listener, string, error) {
 	if warning != "" {
 		fmt.Fprintln(o.stderr, "trellis: warning:", warning)
 	}
-	return l, "http://" + l.Addr().String() + "/", nil
+	url, note := dashboard.PageURL(l.Addr())
+	if note != "" {
+		url += " (" + note + ")"
+	}
+	return l, url, nil
 }
 
 func serveCmd(o *options) *cobra.Command {
@@ -91,6 +104,9 @@ one row per run with the comparison plot. Ctrl-C stops it.`,
 			if err != nil {
 				return err
 			}
+			// Runs on disk do not change: the page says so and does not
+			// wait for more.
+			srv.End("read from disk")
 			for _, w := range srv.Warnings() {
 				fmt.Fprintln(o.stderr, "trellis: warning:", w)
 			}

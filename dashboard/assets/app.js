@@ -4,7 +4,8 @@
 // window.TRELLIS_EVENTS in a self-contained report file.
 (function () {
   "use strict";
-  var PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  var TM = window.TrellisModel; // model.js: what to show, computed without the DOM
+  var PALETTE = TM.PALETTE;
   var HONEST = "#1f77b4", BYZ = "#d62728";
   var runs = [];        // RunInfo by run number
   var frames = [];      // per run: array indexed by round (holes allowed)
@@ -12,6 +13,7 @@
   var selRound = -1, follow = true;
   var sortKey = "id", sortDir = 1;
   var pending = false;
+  var ended = null, open = false, es = null; // the stream: its end event, whether it is up
   var $ = function (id) { return document.getElementById(id); };
   // Every metric's label and unit, by name: the report's one label table
   // (report.Metrics), given by the server or the report file.
@@ -41,6 +43,11 @@
     if (ev.type === "run") {
       runs[ev.run] = ev;
       if (!frames[ev.run]) frames[ev.run] = [];
+    } else if (ev.type === "end") {
+      // No more events will come (the run finished, or the runs are read
+      // from disk): stop the stream, or the browser would reconnect.
+      ended = ev;
+      if (es) es.close();
     } else if (ev.type === "round") {
       if (!frames[ev.run]) frames[ev.run] = [];
       frames[ev.run][ev.round] = ev;
@@ -69,8 +76,10 @@
     return out;
   }
 
-  // lineChart draws series [{name, color, pts: [[x, y]], band: [[x, lo, hi]], dash}]
-  // into el as an SVG line chart.
+  // lineChart draws series [{name, color, pts: [[x, y]], band: [[x, lo, hi]], dash, key}]
+  // into el as an SVG line chart: with a legend right of the axes, or
+  // with o.endKeys each series' key at the end of its line instead (the
+  // caller lists the keys in a table).
   function lineChart(el, o) {
     var W = 520, H = 260, L = 52, R = o.legendWidth || 150, T = 12, B = 36;
     var xs = [], ys = [];
@@ -107,7 +116,7 @@
       if (band.length > 1) {
         var d = "M" + band.map(function (b) { return sx(b[0]) + "," + sy(Math.min(y1, b[2])); }).join("L");
         d += "L" + band.slice().reverse().map(function (b) { return sx(b[0]) + "," + sy(Math.max(y0, b[1])); }).join("L") + "Z";
-        svg.push('<path class="band" fill="' + s.color + '" d="' + d + '"/>');
+        svg.push('<path class="band" fill="' + s.color + '"' + (o.bandOpacity ? ' fill-opacity="' + o.bandOpacity + '"' : "") + ' d="' + d + '"/>');
       }
     });
     o.series.forEach(function (s) {
@@ -120,6 +129,23 @@
     });
     if (o.marker !== undefined && o.marker >= x0 && o.marker <= x1) {
       svg.push('<line class="marker" x1="' + sx(o.marker) + '" x2="' + sx(o.marker) + '" y1="' + T + '" y2="' + (T + ph) + '"/>');
+    }
+    if (o.endKeys) {
+      var ends = o.series.map(function (s) {
+        var pts = s.pts.filter(function (p) { return isFinite(p[1]); });
+        return pts.length ? pts[pts.length - 1] : null;
+      });
+      var drawn = o.series.filter(function (_, k) { return ends[k]; });
+      var at = TM.spreadLabels(drawn.map(function (s) { var e = ends[o.series.indexOf(s)]; return sy(Math.max(y0, Math.min(y1, e[1]))); }), 12, T + 4, T + ph);
+      svg.push('<g class="keys">');
+      drawn.forEach(function (s, k) {
+        var e = ends[o.series.indexOf(s)], ex = sx(e[0]), ey = sy(Math.max(y0, Math.min(y1, e[1])));
+        svg.push('<path class="leader" stroke="' + s.color + '" d="M' + ex.toFixed(1) + "," + ey.toFixed(1) + "L" + (L + pw + 8) + "," + at[k].toFixed(1) + '"/>');
+        svg.push('<text class="key" data-key="' + esc(s.key) + '" x="' + (L + pw + 10) + '" y="' + (at[k] + 4).toFixed(1) + '" fill="' + s.color + '">' + esc(s.key) + "</text>");
+      });
+      svg.push("</g></svg>");
+      el.innerHTML = svg.join("");
+      return;
     }
     svg.push('<g class="legend">');
     o.series.forEach(function (s, k) {
@@ -185,6 +211,7 @@
     $("sweep").hidden = n <= 1;
     if (n > 1) renderSweep();
     renderRun();
+    showConn();
     document.body.setAttribute("data-rendered", String((+document.body.getAttribute("data-rendered") || 0) + 1));
   }
 
@@ -195,55 +222,96 @@
     return undefined;
   }
 
+  // wbr lets a run's path break after its slashes and equals signs, and
+  // soft lets a label or a value break after "_" and "(", so that the
+  // sweep's tables fit a narrow page.
+  function wbr(s) { return esc(s).replace(/([\/=])/g, "$1<wbr>"); }
+  function soft(s) { return esc(s).replace(/([_(])/g, "$1<wbr>"); }
+
+  // swatch is a short line in a series' colour and dash: its key in the
+  // plot's table and the runs table.
+  function swatch(g) {
+    return '<svg class="swatch" viewBox="0 0 36 10" width="36" height="10"><line x1="1" x2="35" y1="5" y2="5" stroke="' + g.color + '" stroke-width="2.5"' +
+      (g.dash ? ' stroke-dasharray="' + g.dash + '"' : "") + "/></svg>";
+  }
+
+  // span is "mean (min–max)" of values, or the one value.
+  function span(vs) {
+    vs = vs.filter(function (v) { return typeof v === "number" && isFinite(v); });
+    if (!vs.length) return "–";
+    var s = 0;
+    vs.forEach(function (v) { s += v; });
+    if (vs.length === 1) return fmt(vs[0]);
+    return fmt(s / vs.length) + " (" + fmt(Math.min.apply(null, vs)) + "–" + fmt(Math.max.apply(null, vs)) + ")";
+  }
+
   function renderSweep() {
     var keys = [];
     runs.forEach(function (r) { if (r && r.params) Object.keys(r.params).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
     keys.sort();
-    var head = "<tr><th class=l>#</th><th class=l>run</th><th class=l>label</th>" + keys.map(function (k) { return "<th class=l>" + esc(k) + "</th>"; }).join("") +
+    var short = TM.shortKeys(keys);
+    var keyHeads = keys.map(function (k, j) { return '<th class="l narrow" title="' + esc(k) + '">' + esc(short[j]) + "</th>"; }).join("");
+    var groups = TM.seriesGroups(runs), groupOf = {};
+    groups.forEach(function (g) { g.runs.forEach(function (i) { groupOf[i] = g; }); });
+    var head = "<tr><th class=l>#</th><th class=l>series</th><th class=l>run</th><th class=l>label</th>" + keyHeads +
       "<th>seed</th><th class=l>status</th><th>rounds done</th>" + ["final_honest_global_acc", "final_honest_local_acc", "final_delta_max"].map(function (k) { return "<th>" + esc(label(k)) + "</th>"; }).join("") + "</tr>";
     $("runs").tHead.innerHTML = head;
-    var labels = [];
-    runs.forEach(function (r) { if (r && labels.indexOf(r.label) < 0) labels.push(r.label); });
     var rows = runs.map(function (r, i) {
       if (!r) return "";
-      var fs = roundsOf(i), done = fs.length;
+      var fs = roundsOf(i), done = fs.length, g = groupOf[i];
       // A run kept on file by a sweep that shows it without its rounds:
       // the rounds its summary counts.
       if (!done && r.final && typeof r.final.rounds === "number") done = r.final.rounds;
-      return '<tr data-run="' + i + '"' + (i === selRun ? ' class="sel"' : "") + "><td class=l>" + i + "</td><td class=l>" + esc(r.dir || ".") + "</td><td class=l>" + esc(r.label) + "</td>" +
-        keys.map(function (k) { return "<td class=l>" + esc((r.params || {})[k] || "") + "</td>"; }).join("") +
-        "<td>" + r.seed + '</td><td class="l status-' + esc(r.status) + '">' + esc(r.status) + (r.error ? " (" + esc(r.error) + ")" : "") + "</td><td>" + done + "/" + r.rounds + "</td>" +
+      return '<tr data-run="' + i + '"' + (i === selRun ? ' class="sel"' : "") + "><td class=l>" + i + '</td><td class="l series">' + swatch(g) + " " + esc(g.key) +
+        '</td><td class="l path">' + wbr(r.dir || ".") + "</td><td class=l>" + soft(r.label) + "</td>" +
+        keys.map(function (k) { return "<td class=l>" + soft((r.params || {})[k] || "") + "</td>"; }).join("") +
+        "<td>" + r.seed + '</td><td class="l status-' + esc(r.status) + '">' + esc(r.status) + (r.error ? ' <span class="error">(' + esc(r.error) + ")</span>" : "") + "</td><td>" + done + "/" + r.rounds + "</td>" +
         "<td>" + fmt(finalOf(i, "final_honest_global_acc")) + "</td><td>" + fmt(finalOf(i, "final_honest_local_acc")) + "</td><td>" + fmt(finalOf(i, "final_delta_max")) + "</td></tr>";
     });
     $("runs").tBodies[0].innerHTML = rows.join("");
-    var series = [], kinds = {};
+
+    // The comparison: one series per configuration (variant and grid
+    // point), its mean over seeds and the min–max band; the long labels go
+    // in the table under the plot, the plot has each series' key.
+    var kinds = {};
     runs.forEach(function (r, i) { if (r && roundsOf(i).length) kinds[accuracyOf(i)] = true; });
-    var mixed = Object.keys(kinds).length > 1;
-    runs.forEach(function (r, i) {
-      if (!r) return;
-      var pts = accuracyCurve(i);
-      if (!pts.length) return;
-      var li = labels.indexOf(r.label);
-      var which = accuracyOf(i) === "honest_global_acc" ? " (global)" : " (local)";
-      series.push({ name: (r.dir || r.label) + (mixed ? which : ""), color: PALETTE[li % 10], dash: li >= 10 ? "6 3" : "", pts: pts });
+    var drawn = Object.keys(kinds), mixed = drawn.length > 1;
+    var series = [], keyRows = [];
+    groups.forEach(function (g) {
+      var have = g.runs.filter(function (i) { return roundsOf(i).length; });
+      var mb = TM.meanBand(have.map(accuracyCurve));
+      if (mb.pts.length) series.push({ name: g.key, key: g.key, color: g.color, dash: g.dash, pts: mb.pts, band: mb.band });
+      var acc = have.length ? accuracyOf(have[0]) : "";
+      keyRows.push('<tr data-series="' + esc(g.key) + '"><td class="l key">' + swatch(g) + ' <b style="color:' + g.color + '">' + esc(g.key) + "</b></td><td class=l>" + soft(g.label) + "</td>" +
+        keys.map(function (k) { return "<td class=l>" + soft(g.params[k] === undefined ? "" : g.params[k]) + "</td>"; }).join("") +
+        (mixed ? "<td class=l>" + (acc === "honest_global_acc" ? "global" : acc ? "local" : "–") + "</td>" : "") +
+        "<td class=l>" + g.seeds.join(", ") + "</td><td class=l>" + g.runs.map(function (i) { return "#" + i; }).join(", ") + "</td>" +
+        "<td>" + span(g.runs.map(function (i) { return finalOf(i, "final_" + accuracyOf(i)); })) + "</td></tr>");
     });
-    var drawn = Object.keys(kinds);
-    lineChart($("compare"), { series: series, ylabel: drawn.length === 1 ? label(drawn[0]) : "honest accuracy (fraction)", y0: 0, y1: 1, integerX: true, legendWidth: 190 });
+    lineChart($("compare"), { series: series, ylabel: drawn.length === 1 ? label(drawn[0]) : "honest accuracy (fraction)", y0: 0, y1: 1, integerX: true,
+      endKeys: true, legendWidth: 40, bandOpacity: groups.length > 6 ? 0.6 : 1 });
+    var kt = $("compare-key");
+    kt.tHead.innerHTML = "<tr><th class=l>key</th><th class=l>label</th>" + keyHeads + (mixed ? "<th class=l>accuracy</th>" : "") +
+      "<th class=l>seeds</th><th class=l>runs</th><th>" + esc(drawn.length === 1 ? label("final_" + drawn[0]) : "final honest accuracy (fraction)") + ": mean (min–max)</th></tr>";
+    kt.tBodies[0].innerHTML = keyRows.join("");
   }
 
   function renderRun() {
     var fs = roundsOf(selRun), info = runs[selRun];
     if (!info && !fs.length) return;
-    var last = fs.length ? fs[fs.length - 1].round : 0;
+    var st = TM.sliderState(fs.map(function (f) { return f.round; }), selRound, follow, info && info.rounds ? info.rounds : 0);
     var slider = $("slider");
-    slider.max = String(last);
-    if (follow || selRound < 0 || selRound > last) selRound = last;
-    slider.value = String(selRound);
-    $("round-out").textContent = fs.length ? selRound + " of 0–" + ((info && info.rounds ? info.rounds : last + 1) - 1) : "–";
+    slider.min = String(st.min);
+    slider.max = String(st.max);
+    slider.value = String(st.value);
+    if (fs.length) selRound = st.round;
+    $("round-out").textContent = st.text;
     if (info) {
       $("run-title").textContent = (runs.length > 1 ? "Run " + selRun + ": " : "") + info.label + (info.dir ? " — " + info.dir : "");
       $("run-meta").textContent = info.nodes + " nodes, " + info.rounds + " rounds, strategy " + info.strategy + ", seed " + info.seed + " · " + info.status +
         (fs.length ? " · " + fs.length + " rounds received" : "") + " · accuracies are fractions, rounds count from 0";
+      $("run-error").hidden = !info.error;
+      $("run-error").textContent = info.error || "";
       $("cmd").textContent = info.command || "";
       $("config").textContent = info.config || "";
       $("manifest").textContent = info.manifest || "";
@@ -407,6 +475,14 @@
   window.trellisDashboard = { select: function (run, round) { if (run !== undefined) { selRun = run; userPickedRun = true; } if (round !== undefined) { selRound = round; follow = false; $("follow").checked = false; } render(); } };
 
   var conn = $("conn");
+  // showConn says whether the page is live, lost, or showing runs that
+  // will not change (model.js's connState).
+  function showConn() {
+    if (window.TRELLIS_EVENTS) return;
+    var c = TM.connState(runs, ended, open);
+    conn.textContent = c.text;
+    conn.className = c.cls;
+  }
   if (window.TRELLIS_EVENTS) {
     window.TRELLIS_EVENTS.forEach(ingest);
     userPickedRun = false;
@@ -414,9 +490,9 @@
     conn.textContent = "report: " + runs.length + " run(s), data inline";
     render();
   } else if (window.EventSource) {
-    var es = new EventSource("api/events");
-    es.onopen = function () { conn.textContent = "live"; conn.className = "conn live"; };
-    es.onerror = function () { conn.textContent = "disconnected (the run may have ended); reconnecting…"; conn.className = "conn off"; };
+    es = new EventSource("api/events");
+    es.onopen = function () { open = true; showConn(); };
+    es.onerror = function () { open = false; showConn(); };
     es.onmessage = function (m) {
       var ev;
       try { ev = JSON.parse(m.data); } catch (e) { report("bad event: " + e); return; }
