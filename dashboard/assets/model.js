@@ -111,13 +111,15 @@
   // connState is what the connection badge says: ended (the server said
   // no more events will come: the run finished, or trellis serve shows
   // runs from disk), open (the stream is up) or neither (lost, the
-  // browser retrying). Runs by status make the ended text.
+  // browser retrying). Runs by status make the ended text, which also
+  // counts the runs with an error (a failed run, a damaged directory).
   function connState(runs, ended, open) {
     if (ended) {
-      var n = {}, total = 0;
-      runs.forEach(function (r) { if (r) { n[r.status] = (n[r.status] || 0) + 1; total++; } });
+      var n = {}, total = 0, bad = 0;
+      runs.forEach(function (r) { if (r) { n[r.status] = (n[r.status] || 0) + 1; total++; if (r.error) bad++; } });
       var text = n.finished === total ? (total > 1 ? "finished (all " + total + " runs)" : "finished")
         : "ended: " + Object.keys(n).sort().map(function (s) { return n[s] + " " + s; }).join(", ");
+      if (bad) text += " · " + bad + (bad > 1 ? " runs" : " run") + " with errors (see the table)";
       return { text: text + (ended.note ? " · " + ended.note : ""), cls: "conn done" };
     }
     if (open) return { text: "live", cls: "conn live" };

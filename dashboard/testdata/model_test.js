@@ -95,6 +95,8 @@ test("the badge: live while streaming, finished when ended, lost otherwise", fun
   assert.strictEqual(M.connState([{ status: "finished" }], { type: "end" }, false).text, "finished");
   assert.strictEqual(M.connState([{ status: "finished" }, { status: "interrupted" }], { type: "end" }, false).text, "ended: 1 finished, 1 interrupted");
   assert.strictEqual(M.connState(done, null, false).cls, "conn off");
+  assert.strictEqual(M.connState([{ status: "finished", error: "metrics.jsonl line 3 …" }, { status: "finished" }], { type: "end" }, false).text,
+    "finished (all 2 runs) · 1 run with errors (see the table)");
 });
 
 test("keys at line ends keep apart and inside the plot", function () {
