@@ -144,7 +144,7 @@ type Adversary struct {
 // Trust is DMTT's topology-trust layer (package trust; the DMTT paper,
 // §III-D and Algorithms 1–3). It runs when strategy.name =
 // "dmtt" or enabled = true; τ_trust is dmtt's option tau_trust (0.25 for
-// other strategies). Every value has the spec's default.
+// other strategies). Every value but Rules has the paper's default.
 type Trust struct {
 	Enabled  bool    `toml:"enabled"`
 	Rho      float64 `toml:"rho"`       // link-reliability EMA rate ρ
@@ -158,10 +158,12 @@ type Trust struct {
 	Eta      float64 `toml:"eta"`       // uncertainty penalty η
 	TauU     float64 `toml:"tau_u"`     // uncertainty allowance τ_U
 	Wd       float64 `toml:"wd"`        // weight w_d of a direct confirmation
-	// Rules are the evidence rules: "spec" (the DMTT paper's protocol
-	// as written, the default), "screen" (trust.ScreenRules: no evidence
-	// for a coalition) or "screen_unhopped" (the same, disputes
-	// decided without the hop discount: trust.Rules.Unhopped).
+	// Rules are the evidence rules: "screen" (the default,
+	// trust.ScreenRules: no evidence for a coalition), "spec" (the DMTT
+	// paper's protocol as written, which omission liars pass; the presets
+	// that reproduce the paper's tables set it) or "screen_unhopped" (the
+	// screen rules, disputes decided without the hop discount:
+	// trust.Rules.Unhopped).
 	Rules string `toml:"rules"`
 	// DisjointPaths k > 0 is the high-assurance mode: support through
 	// k+1 node-disjoint paths (trust.Rules.DisjointPaths).
@@ -445,6 +447,11 @@ func Defaults() string {
 # [sweep.grid]
 # "adversary.fraction" = [0.1, 0.3, 0.5]
 # "strategy.name" = ["fedavg", "robust"]
+
+# [trust] rules = "screen", the default, is the DMTT paper's topology trust
+# with the evidence rules that screen omission liars; rules = "spec" is the
+# paper's protocol as written (omission liars keep trust and pass the
+# screen), which the presets reproducing the paper's tables set.
 `)
 	return buf.String()
 }

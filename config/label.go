@@ -14,8 +14,9 @@ func LabelKeys() []string {
 }
 
 // Label names a run's strategy as plots and tables show it: its explicit
-// label (sweep variants) if it has one, else the name (or robust's rule),
-// then its score and options in brackets when set.
+// label (sweep variants) if it has one, else the name (or robust's rule,
+// with its explicit f when the rule takes one), then its score and options
+// in brackets when set.
 func (c Config) Label() string {
 	if c.RunLabel != "" {
 		return c.RunLabel
@@ -36,7 +37,10 @@ func (c Config) Label() string {
 func (c Config) baseLabel() string {
 	switch c.Strategy.Name {
 	case "robust":
-		if f, ok := c.ExplicitF(); ok && f > 0 {
+		// A sweep over rules with one f gives it to the rules that take
+		// one (validateSet): the others ignore it, and their label must
+		// not say otherwise.
+		if f, ok := c.ExplicitF(); ok && f > 0 && c.RobustTakesF() {
 			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, f)
 		}
 		return c.Strategy.Rule

@@ -11,7 +11,8 @@ import (
 )
 
 // TestTrustRulesKeys: trust.rules, trust.disjoint_paths and trust.wd reach
-// the trust layer's Config; an unknown rule set is refused.
+// the trust layer's Config, the screen rules by default; an unknown rule
+// set is refused.
 func TestTrustRulesKeys(t *testing.T) {
 	base := "[model]\nhead = \"evidential\"\n[strategy]\nname = \"dmtt\"\n[trust]\n"
 	for _, c := range []struct {
@@ -19,7 +20,7 @@ func TestTrustRulesKeys(t *testing.T) {
 		want trust.Rules
 		wd   float64
 	}{
-		{"", trust.Rules{}, 1},
+		{"", trust.ScreenRules(), 1},
 		{"rules = \"spec\"\nwd = 2.0", trust.Rules{}, 2},
 		{"rules = \"screen\"\ndisjoint_paths = 1", trust.Rules{IndependentPaths: true, Conflict: true, Quorum: true, DisjointPaths: 1}, 1},
 		{"rules = \"screen_unhopped\"", trust.Rules{IndependentPaths: true, Conflict: true, Quorum: true, Unhopped: true}, 1},

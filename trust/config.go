@@ -118,7 +118,11 @@ type Rules struct {
 // mode.
 func ScreenRules() Rules { return Rules{IndependentPaths: true, Conflict: true, Quorum: true} }
 
-// DefaultConfig returns the parameters of the DMTT paper.
+// DefaultConfig returns the parameters of the DMTT paper, with its evidence
+// rules as written (zero Rules). Experiment configs run ScreenRules unless
+// they ask for the paper's (trust.rules = "spec" in package config): with
+// the rules as written omission liars keep trust (package doc, "Evidence
+// rules").
 func DefaultConfig() Config {
 	return Config{
 		Rho: 0.1, InitialReliability: 0.5, Timeout: 3,
