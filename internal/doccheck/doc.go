@@ -1,8 +1,9 @@
 // Package doccheck holds the test that keeps the documents true: it runs
 // every fenced sh block of README.md and of every page under docs/ with a
 // freshly built trellis on PATH, checks that every Go block is an excerpt
-// of the compiled code it names, and that every relative link leads to a
-// file (and heading) of the repository.
+// of the compiled code it names, that every relative link leads to a file
+// (and heading) of the repository, and that docs/README.md indexes every
+// guide, method page and results page.
 //
 // A block may carry a marker, an HTML comment on the line just above it
 // (invisible when rendered), of directives separated by ";":

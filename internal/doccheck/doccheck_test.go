@@ -652,3 +652,33 @@ func TestHeadingAnchors(t *testing.T) {
 		t.Errorf("headingAnchors = %q, want %q", got, want)
 	}
 }
+
+// TestIndexLinksEveryGuide: docs/README.md, the documents' index, links
+// every guide under docs/guides/ and every method and results page.
+func TestIndexLinksEveryGuide(t *testing.T) {
+	index, err := os.ReadFile(filepath.Join(root, "docs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for _, m := range link.FindAllStringSubmatch(string(index), -1) {
+		file, _, _ := strings.Cut(m[1], "#")
+		targets = append(targets, filepath.ToSlash(filepath.Clean(file)))
+	}
+	n := 0
+	for _, dir := range []string{"guides", "methods", "results"} {
+		pages, err := filepath.Glob(filepath.Join(root, "docs", dir, "*.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pages {
+			n++
+			if rel := dir + "/" + filepath.Base(p); !slices.Contains(targets, rel) {
+				t.Errorf("docs/README.md does not link docs/%s: add it to the index", rel)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found %d pages under docs/guides, docs/methods and docs/results", n)
+	}
+}
