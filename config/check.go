@@ -80,9 +80,22 @@ var adversaryKeys = []string{"attack", "sigma", "replace", "scale", "percent", "
 	"perturbation", "gamma_init", "b", "same_for_all", "idle", "liar", "claim_forgery", "claim_replay", "claim_flood"}
 
 // validateFile checks what only the file can tell: keys set that the run
-// ignores. A key a sweep varies is judged per run instead.
-func (c Config) validateFile(md toml.MetaData) error {
-	return c.validateSet(func(section, key string) bool { return md.IsDefined(section, key) })
+// ignores. A key counts as set when the file names it, whatever its value
+// (a rule named next to a strategy without one is a mistake even when it
+// names the default rule), except in a copy of `trellis config defaults`
+// (defaultsCopy), which names every key: there a key counts as set when
+// it differs from its default. A key a sweep varies is judged per run
+// instead.
+func (c Config) validateFile(md toml.MetaData, defaultsCopy bool) error {
+	defined := func(section, key string) bool { return md.IsDefined(section, key) }
+	if defaultsCopy {
+		flat, defaults := flatten(c), flatten(Default())
+		defined = func(section, key string) bool {
+			k := section + "." + key
+			return md.IsDefined(section, key) && flat[k] != defaults[k]
+		}
+	}
+	return c.validateSet(defined)
 }
 
 // CheckSet applies the checks of keys a file sets but the run ignores to
@@ -91,7 +104,7 @@ func (c Config) CheckSet(keys []string) error {
 	return c.validateSet(func(section, key string) bool { return slices.Contains(keys, section+"."+key) })
 }
 
-func (c Config) validateSet(defined func(section, key string) bool) error {
+func (c Config) validateSet(set func(section, key string) bool) error {
 	var errs []error
 	swept := func(key string) bool {
 		if _, ok := c.Sweep.Grid[key]; ok {
@@ -106,13 +119,6 @@ func (c Config) validateSet(defined func(section, key string) bool) error {
 			}
 		}
 		return false
-	}
-	// A key counts as set when the file sets it to something other than
-	// its default (a copy of `trellis config defaults` sets every key).
-	flat, defaults := flatten(c), flatten(Default())
-	set := func(section, key string) bool {
-		k := section + "." + key
-		return defined(section, key) && flat[k] != defaults[k]
 	}
 	st := c.Strategy
 	if set("strategy", "rule") && st.Name != "robust" && st.Name != "rdpfl" && !swept("strategy.name") {

@@ -302,7 +302,10 @@ func Parse(text []byte, name string) (Config, error) {
 		cfg.Evaluation.GlobalTest = ConvGlobalTest
 		cfg.Evaluation.ConvDefault = true
 	}
-	fileErr := cfg.validateFile(md)
+	if len(md.Keys()) == 0 {
+		return cfg, fmt.Errorf("%s: the file sets no key (it is empty, or only comments): say at least what differs from the defaults, e.g. name = \"my-run\"; `trellis config defaults` prints every key, `trellis presets show quickstart` a whole example", name)
+	}
+	fileErr := cfg.validateFile(md, bytes.HasPrefix(text, []byte(DefaultsHeader)) || namesEveryKey(md))
 	if bytes.HasPrefix(text, []byte(ResolvedHeader)) {
 		fileErr = nil // a run's config.toml names every key, applicable or not
 	}
@@ -323,6 +326,23 @@ const ConvGlobalTest = 1000
 // resolved, with every key, so the checks of keys a file sets but the run
 // ignores do not apply to it.
 const ResolvedHeader = "# trellis: the resolved config of this run (every key, defaults included)\n"
+
+// namesEveryKey reports whether a file names every key the defaults
+// encode: a copy of `trellis config defaults`, or a config as resolved and
+// encoded whole (the file a launch gives its processes).
+func namesEveryKey(md toml.MetaData) bool {
+	for k := range flatten(Default()) {
+		if !md.IsDefined(strings.Split(k, ".")...) {
+			return false
+		}
+	}
+	return true
+}
+
+// DefaultsHeader starts `trellis config defaults` (Defaults): a copy of
+// it names every key, so Parse counts a key of it as set only where it
+// differs from its default.
+const DefaultsHeader = "# trellis experiment defaults: a config file only needs what differs.\n"
 
 // Load reads and parses a TOML config file.
 func Load(path string) (Config, error) {
@@ -428,7 +448,7 @@ func editDistance(a, b string) int {
 // Defaults renders Default as commented TOML.
 func Defaults() string {
 	var buf bytes.Buffer
-	buf.WriteString("# trellis experiment defaults: a config file only needs what differs.\n")
+	buf.WriteString(DefaultsHeader)
 	_ = toml.NewEncoder(&buf).Encode(Default())
 	buf.WriteString(`
 # Keys without a value by default:

@@ -3,8 +3,9 @@
 // config defaults`), strict decoding (Parse, Load: an unknown key names
 // the nearest valid one, a value of the wrong type names the key and the
 // line), validation of the file (Validate: every key's range and the
-// combinations of keys, all problems at once; CheckSet for keys set with
-// `--set`), sweeps (Expand, Set) and run labels, and resolving a command
+// combinations of keys, all problems at once; a key counts as set when
+// the file names it, except in a copy of the defaults; CheckSet for keys
+// set with `--set`), sweeps (Expand, Set) and run labels, and resolving a command
 // line's argument against the built-in presets (Resolve, package configs).
 //
 // It also derives what the config's keys mean to the packages below it

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/trellis-fl/trellis/configs"
@@ -41,7 +44,7 @@ func Resolve(arg string, sets []string) (Config, Source, error) {
 		src = Source{Ref: strings.TrimSuffix(arg, ".toml"), Preset: true, Text: b}
 		cfg, err = Parse(b, "preset "+arg)
 	} else {
-		return cfg, src, fmt.Errorf("%q is neither a config file nor a preset (presets: %s)", arg, strings.Join(configs.Names(), ", "))
+		return cfg, src, fmt.Errorf("%q is neither a config file nor a preset: %s", arg, PresetHint(arg))
 	}
 	if err != nil || len(sets) == 0 {
 		return cfg, src, err
@@ -61,4 +64,35 @@ func Resolve(arg string, sets []string) (Config, Source, error) {
 		return cfg, src, fmt.Errorf("%s with --set: %w", arg, err)
 	}
 	return cfg, src, nil
+}
+
+// PresetHint names the presets closest to a name that is none (a typo, a
+// family left out): "did you mean …?", or where the list is.
+func PresetHint(name string) string {
+	name = strings.TrimSuffix(name, ".toml")
+	type near struct {
+		name string
+		d    int
+	}
+	var nears []near
+	for _, n := range configs.Names() {
+		d := min(editDistance(name, n), editDistance(name, path.Base(n)))
+		if len(name) >= 4 && (strings.HasPrefix(n, name) || strings.HasPrefix(path.Base(n), name)) {
+			d = min(d, 1) // the start of a name
+		}
+		if d <= max(2, len(name)/3) {
+			nears = append(nears, near{n, d})
+		}
+	}
+	slices.SortStableFunc(nears, func(a, b near) int { return a.d - b.d })
+	if len(nears) == 0 {
+		return "`trellis presets` lists the presets"
+	}
+	var names []string
+	for _, n := range nears[:min(3, len(nears))] {
+		if n.d <= nears[0].d+1 {
+			names = append(names, strconv.Quote(n.name))
+		}
+	}
+	return "did you mean " + strings.Join(names, " or ") + "? (`trellis presets` lists them all)"
 }

@@ -187,3 +187,25 @@ func TestDMTTConfigErrors(t *testing.T) {
 		t.Errorf("claim attack %+v", a)
 	}
 }
+
+// Configs that used to be accepted silently: one node, a file that sets
+// nothing, a rule next to a strategy without one even when it names the
+// default rule. A copy of `trellis config defaults` (every key named)
+// stays valid.
+func TestSilentAcceptsAreRefused(t *testing.T) {
+	wantErr(t, "one node", "nodes = 1", "nodes = 1", "allowed range 2 to 100000")
+	wantErr(t, "empty", "", "sets no key", "trellis config defaults")
+	wantErr(t, "comments only", "# nothing\n\n", "sets no key")
+	wantErr(t, "default rule under fedavg", "[strategy]\nname = \"fedavg\"\nrule = \"median\"", `strategy.rule = "median"`, "remove strategy.rule")
+	wantErr(t, "default sigma without an adversary", "[adversary]\nsigma = 10.0", "adversary.sigma set")
+	if _, err := Parse([]byte(Defaults()), "defaults.toml"); err != nil {
+		t.Errorf("a copy of the defaults: %v", err)
+	}
+	if _, err := Parse([]byte(strings.TrimPrefix(Defaults(), DefaultsHeader)), "defaults.toml"); err != nil {
+		t.Errorf("a copy of the defaults without its first line: %v", err)
+	}
+	c := Default()
+	if err := c.CheckSet([]string{"strategy.rule"}); err == nil {
+		t.Error("--set strategy.rule=median under fedavg accepted")
+	}
+}

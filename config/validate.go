@@ -50,8 +50,8 @@ func (c Config) Validate() error {
 		// are would average the whole learning curve.
 		bad("final_rounds", c.FinalRounds, fmt.Sprintf("counts evaluated rounds; with rounds = %d and eval_every = %d only %d are evaluated", c.Rounds, c.EvalEvery, n))
 	}
-	if c.Nodes < 1 || c.Nodes > 100_000 {
-		bad("nodes", c.Nodes, "allowed range 1 to 100000")
+	if c.Nodes < 2 || c.Nodes > 100_000 {
+		bad("nodes", c.Nodes, "allowed range 2 to 100000 (a node learns with its peers: one node alone has none)")
 	}
 	oneOf("init", c.Init, []string{"same", "per_node"})
 	oneOf("data.dataset", c.Data.Dataset, Datasets)

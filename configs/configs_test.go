@@ -1,6 +1,9 @@
 package configs_test
 
 import (
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/configs"
@@ -30,5 +33,29 @@ func TestSummary(t *testing.T) {
 	}
 	if configs.Summary("nosuch", 80) != "" {
 		t.Error("an unknown preset has a summary")
+	}
+}
+
+// Every preset file in this directory is embedded (a family left out of
+// the go:embed line cannot be run by name).
+func TestEveryPresetFileIsEmbedded(t *testing.T) {
+	names := map[string]bool{}
+	for _, n := range configs.Names() {
+		names[n] = true
+	}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".toml") {
+			return err
+		}
+		if n := strings.TrimSuffix(filepath.ToSlash(p), ".toml"); !names[n] {
+			t.Errorf("%s is not embedded: `trellis run %s` would not find it", p, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := config.Resolve("secagg/modes-quick", nil); err != nil {
+		t.Errorf("secagg/modes-quick: %v", err)
 	}
 }
