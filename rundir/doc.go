@@ -7,7 +7,8 @@
 // A run directory holds
 //
 //	config.toml    the config as resolved (text given by the caller)
-//	manifest.json  name, seed, versions, machine, start and end, the config's hash
+//	manifest.json  name, seed, versions and commit (or why none), machine, start and end,
+//	               the config's hash, and once finished the record files' SHA-256
 //	metrics.jsonl  one line per round per node (NodeLine), reproducible
 //	rounds.jsonl   one line per round: the aggregates over nodes
 //	timings.jsonl  wall-clock seconds per round, never reproducible
@@ -32,8 +33,10 @@
 // same config hash continues after its last complete round; the driver
 // recomputes the rounds on file and the Writer checks that each one's
 // lines are byte for byte those on file before appending the rest, so
-// the files end identical to an uninterrupted run's. A directory holding
-// another config's run is refused (ErrOtherConfig).
+// the files end identical to an uninterrupted run's. A finished run is
+// kept only when its record files are still those it wrote
+// (VerifyFinished: their SHA-256 against the manifest's). A directory
+// holding another config's run is refused (ErrOtherConfig).
 //
 // Checkpoints are encoded by experiment (a node's Snapshot on disk);
 // this package only says where they are in a run directory (ModelDir,

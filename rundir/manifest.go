@@ -8,18 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 )
 
 // Manifest records what a run needs to be re-run exactly.
 type Manifest struct {
-	Name       string    `json:"name"`
-	Seed       uint64    `json:"seed"`
-	Module     string    `json:"module"`
-	Version    string    `json:"version"`
-	Revision   string    `json:"vcs_revision,omitempty"`
+	Name     string `json:"name"`
+	Seed     uint64 `json:"seed"`
+	Module   string `json:"module"`
+	Version  string `json:"version"`
+	Revision string `json:"vcs_revision,omitempty"`
+	// Modified and VCSTime are vcs.modified and vcs.time of the binary's
+	// build; VCSMissing says why there is no revision (VCSAbsent).
+	Modified   bool      `json:"vcs_modified,omitempty"`
+	VCSTime    string    `json:"vcs_time,omitempty"`
+	VCSMissing string    `json:"vcs_missing,omitempty"`
 	GoVersion  string    `json:"go_version"`
 	GOOS       string    `json:"goos"`
 	GOARCH     string    `json:"goarch"`
@@ -41,6 +45,10 @@ type Manifest struct {
 	// the JSON of experiment.FRecord: the run directory keeps it without
 	// knowing the config's types.
 	F json.RawMessage `json:"f,omitempty"`
+	// Records is, once the run finished, the SHA-256 (hex) of each record
+	// file by name (metrics.jsonl, rounds.jsonl): VerifyFinished checks a
+	// finished run's records against it before it is kept.
+	Records map[string]string `json:"records_sha256,omitempty"`
 }
 
 // NewManifest is the manifest of a run starting now: its name, seed and
@@ -49,14 +57,8 @@ func NewManifest(name string, seed uint64, randomness string) Manifest {
 	m := Manifest{Name: name, Seed: seed, GoVersion: runtime.Version(), GOOS: runtime.GOOS,
 		GOARCH: runtime.GOARCH, CPU: cpuName(), GOMAXPROCS: runtime.GOMAXPROCS(0), Start: time.Now().UTC(),
 		Randomness: randomness}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		m.Module, m.Version = bi.Main.Path, bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				m.Revision = s.Value
-			}
-		}
-	}
+	b := ReadBuild()
+	m.Module, m.Version, m.Revision, m.Modified, m.VCSTime, m.VCSMissing = b.Module, b.Version, b.Revision, b.Modified, b.Time, b.Missing
 	return m
 }
 
@@ -108,6 +110,10 @@ const Finished = -1
 // ErrOtherConfig, or with force removed (force also redoes a run of the
 // same config).
 func Previous(dir, hash string, rounds int, force bool) (int, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		// Not a run, and --force would not make it one.
+		return 0, fmt.Errorf("%s is a file, not a run directory: remove it, or use another output directory", dir)
+	}
 	man, err := ReadManifest(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		if Has(dir, MetricsFile) && !force {
@@ -135,6 +141,9 @@ func Previous(dir, hash string, rounds int, force bool) (int, error) {
 		return 0, Remove(dir)
 	}
 	if _, ok := ReadFinal(dir); ok {
+		if err := VerifyFinished(dir, man); err != nil {
+			return 0, err
+		}
 		return Finished, nil
 	}
 	return completeRounds(dir, rounds)
@@ -156,6 +165,11 @@ func FinishedRun(dir, hash string) (Final, bool, error) {
 		return Final{}, false, fmt.Errorf("%s: %w (config_sha256 %.12s…, this sweep's run has %.12s…)", dir, ErrOtherConfig, man.ConfigHash, hash)
 	}
 	fin, ok := ReadFinal(dir)
+	if ok {
+		if err := VerifyFinished(dir, man); err != nil {
+			return Final{}, false, err
+		}
+	}
 	return fin, ok, nil
 }
 

@@ -194,6 +194,11 @@ func (w *Writer) End(runErr error) (Final, error) {
 		runErr = errors.Join(runErr, w.edges.Close())
 	}
 	w.man.End = time.Now().UTC()
+	if runErr == nil {
+		var err error
+		w.man.Records, err = recordDigests(w.dir)
+		runErr = err
+	}
 	runErr = errors.Join(runErr, WriteManifest(w.dir, w.man))
 	fin := finalOf(w.evaluated, w.spec.FinalRounds, w.man.Rounds)
 	fin.DivergedRound, fin.Diverged = w.firstDiverged, w.lastDiverged
