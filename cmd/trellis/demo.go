@@ -41,9 +41,9 @@ As every output of trellis: accuracies are fractions (0–1) and rounds count fr
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		out := o.out
-		if out == "" {
-			out = filepath.Join("runs", "demo")
+		out, err := o.outDir(filepath.Join("runs", "demo"))
+		if err != nil {
+			return err
 		}
 		return runDemo(cmd, o, d, out)
 	}

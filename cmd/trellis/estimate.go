@@ -36,13 +36,38 @@ func (m *memFlags) register(c *cobra.Command, probe bool) {
 	f.BoolVar(&m.noCheck, "no-memory-check", false, "start even when the estimate exceeds the available memory")
 }
 
-// memoryGate runs before a run or sweep: with --dry-run (or --probe) it
+// sweepFit is the memory estimate of a sweep's runs against this
+// machine's available memory.
+type sweepFit struct {
+	runs   []experiment.RunEstimate
+	mem    experiment.Memory
+	memErr error
+	// check is the refusal of the largest run (the runs of a sweep run one
+	// after another), nil when it fits.
+	check error
+}
+
+// fitSweep estimates the runs of cfg that shard owns (an error: the
+// estimate cannot be made, e.g. a dataset that cannot be found).
+func fitSweep(cfg config.Config, shard experiment.Shard) (sweepFit, error) {
+	es, err := experiment.EstimateSweep(cfg, shard)
+	if err != nil || len(es) == 0 {
+		return sweepFit{}, err
+	}
+	f := sweepFit{runs: es}
+	f.mem, f.memErr = experiment.MachineMemory()
+	big := es[experiment.Largest(es)]
+	f.check = experiment.CheckMemory(big.Config, big.Estimate, big.Shape, f.mem)
+	return f, nil
+}
+
+// gate runs before a run or sweep: with --dry-run (or --probe) it
 // prints the estimates and reports done; otherwise it refuses a run that
 // would not fit (unless --no-memory-check) and bounds the heap's garbage
 // to the available memory (a soft limit, GOMEMLIMIT unless set).
 func (m *memFlags) gate(ctx context.Context, o *options, cfg config.Config, shard experiment.Shard) (done bool, err error) {
 	dry := m.dryRun || m.probe
-	es, err := experiment.EstimateSweep(cfg, shard)
+	fit, err := fitSweep(cfg, shard)
 	if err != nil {
 		if dry {
 			return true, err
@@ -50,12 +75,11 @@ func (m *memFlags) gate(ctx context.Context, o *options, cfg config.Config, shar
 		// The run reports its own error (a dataset it cannot load).
 		return false, nil
 	}
-	if len(es) == 0 {
+	if len(fit.runs) == 0 {
 		return dry, nil
 	}
-	mem, memErr := experiment.MachineMemory()
+	es, mem, memErr, check := fit.runs, fit.mem, fit.memErr, fit.check
 	big := es[experiment.Largest(es)]
-	check := experiment.CheckMemory(big.Config, big.Estimate, big.Shape, mem)
 	if !dry {
 		if check != nil {
 			if m.noCheck {

@@ -29,6 +29,12 @@ carried over from its Ed25519 key. Endpoints are tcp://HOST:PORT or ipc://PATH:
 			if o.out == "" {
 				return fmt.Errorf("give the output directory with -o")
 			}
+			if _, err := o.outDir(""); err != nil {
+				return err
+			}
+			if nodes < 2 {
+				return fmt.Errorf("--nodes %d: a deployment needs at least 2 nodes (nodes learn from their peers); give the number of node processes", nodes)
+			}
 			var p *cluster.Peers
 			switch {
 			case sockDir != "":

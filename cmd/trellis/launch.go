@@ -48,19 +48,22 @@ finished rounds are written), 1 an error.` + memHelp,
 			if err != nil {
 				return err
 			}
-			if done, err := mf.launchGate(o, c); done || err != nil {
+			done, err := mf.launchGate(o, c)
+			if err != nil {
+				return err
+			}
+			// After the memory check (it builds the graph), and before a
+			// dry run says the launch is fine.
+			if lc.Config, err = launchable(c); err != nil || done {
 				return err
 			}
 			if lc.Exe, err = os.Executable(); err != nil {
 				return err
 			}
-			if lc.Config, err = launchable(c); err != nil {
+			if lc.Out, err = o.outDir(filepath.Join("runs", c.Name)); err != nil {
 				return err
 			}
-			lc.Nodes, lc.Out, lc.Stderr, lc.Quiet = c.Nodes, o.out, o.stderr, o.quiet
-			if lc.Out == "" {
-				lc.Out = filepath.Join("runs", c.Name)
-			}
+			lc.Nodes, lc.Stderr, lc.Quiet = c.Nodes, o.stderr, o.quiet
 			lc.Timing.Mode = cluster.Mode(mode)
 			if err := lc.Encryption.Check(); err != nil {
 				return fmt.Errorf("--%w", err)
@@ -107,11 +110,10 @@ const SharedDataFile = "dataset.bin"
 // the processes start.
 func writeSharedData(c config.Config, out string) (string, error) {
 	dir := filepath.Join(out, cluster.ClusterDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
 	path := filepath.Join(dir, SharedDataFile)
 	err := func() error {
+		// The data first: a dataset that cannot be loaded leaves no
+		// directory behind.
 		tt, err := experiment.LoadData(c)
 		if err != nil {
 			return err
@@ -122,6 +124,9 @@ func writeSharedData(c config.Config, out string) (string, error) {
 		}
 		order, err := s.RowOrder()
 		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 		return data.WriteShared(path, tt, order)

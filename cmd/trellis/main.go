@@ -22,6 +22,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -62,12 +64,25 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "decentralized, personalized federated learning that keeps working when some peers lie",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version(),
+		// -o "" would silently become the default directory.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if f := cmd.Flags().Lookup("out"); f != nil && f.Changed && strings.TrimSpace(o.out) == "" {
+				return errors.New(`-o "": the output directory is empty; give a directory, or leave -o out for the default (runs/NAME)`)
+			}
+			return checkJSON(cmd, o)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				return printVersion(o)
+			}
+			return cmd.Help()
+		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.Flags().BoolP("version", "v", false, "print the version and the commit it was built from (--json: as JSON)")
 	root.PersistentFlags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
-	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout")
+	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout (run, sweep, demo, report, validate, presets, config defaults, bench rules, privacy, audit, --version; launch and node with --dry-run)")
 	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
 	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o), validateCmd(o), auditCmd(o))
 	root.AddCommand(nodeCmd(o))
@@ -77,6 +92,54 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(slurmCmd(o), k8sCmd(o))
 	root.AddCommand(serveCmd(o))
 	return root
+}
+
+// outDir is the output directory: -o, or def when -o is not given. A
+// path that exists and is not a directory is refused here, before any
+// work: nothing could be written under it, and no flag would change that.
+func (o *options) outDir(def string) (string, error) {
+	out := o.out
+	if out == "" {
+		out = def
+	}
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("-o %s: is a file, not a directory; give a directory (a new one, or one trellis wrote), or remove the file", out)
+	}
+	return out, nil
+}
+
+// jsonCommands are the commands that print a machine-readable summary
+// with --json, each with the flag it needs for one ("" none).
+var jsonCommands = map[string]string{
+	"trellis": "", "trellis demo": "", "trellis run": "", "trellis sweep": "", "trellis report": "",
+	"trellis presets": "", "trellis presets show": "", "trellis config defaults": "", "trellis validate": "",
+	"trellis bench rules": "", "trellis privacy": "", "trellis audit": "",
+	"trellis launch": "--dry-run", "trellis node": "--dry-run",
+}
+
+// checkJSON refuses --json where the command would ignore it.
+func checkJSON(cmd *cobra.Command, o *options) error {
+	if !o.json {
+		return nil
+	}
+	need, ok := jsonCommands[cmd.CommandPath()]
+	if ok && need == "" {
+		return nil
+	}
+	if ok {
+		if f := cmd.Flags().Lookup(strings.TrimPrefix(need, "--")); f != nil && f.Changed {
+			return nil
+		}
+		return fmt.Errorf("--json: `%s` prints a machine-readable summary only with %s; leave --json out", cmd.CommandPath(), need)
+	}
+	var with []string
+	for c, need := range jsonCommands {
+		if c != "trellis" && need == "" {
+			with = append(with, strings.TrimPrefix(c, "trellis "))
+		}
+	}
+	slices.Sort(with)
+	return fmt.Errorf("--json: `%s` has no machine-readable output; leave --json out (it works with %s, and --version)", cmd.CommandPath(), strings.Join(with, ", "))
 }
 
 // run executes the command line args (for tests).

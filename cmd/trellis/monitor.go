@@ -69,9 +69,9 @@ written, 3 stopped before the last round, 1 an error.`,
 			if err != nil {
 				return err
 			}
-			out := o.out
-			if out == "" {
-				out = filepath.Join("runs", c.Name)
+			out, err := o.outDir(filepath.Join("runs", c.Name))
+			if err != nil {
+				return err
 			}
 			live, dashDone, err := dash.startRun(o, c, out)
 			if err != nil {

@@ -74,7 +74,10 @@ is printed, named as such.`,
 	}
 	f := c.Flags()
 	f.Float64Var(&q.Sigma, "sigma", 0, "noise multiplier z = noise standard deviation / clip norm")
-	f.Float64Var(&q.Q, "q", 1, "Poisson sampling rate per step, in (0, 1]")
+	// -q is the sampling rate here, not the global --quiet (which this
+	// command, printing no progress, shadows with a long-only flag).
+	f.Float64VarP(&q.Q, "q", "q", 1, "Poisson sampling rate per step, in (0, 1] (-q 0.5 = --q 0.5)")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress output (there is none)")
 	f.BoolVar(&q.NotPoisson, "not-poisson", false, "the sampling was not Poisson: claim no amplification (q = 1)")
 	f.IntVar(&q.Steps, "steps", 0, "number of steps (DP-SGD iterations, or rounds of node-level release)")
 	f.Float64Var(&q.Delta, "delta", 1e-5, "δ of the (ε, δ) guarantee, in (0, 1)")

@@ -8,12 +8,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/configs"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/report"
 	"github.com/trellis-fl/trellis/rundir"
+	"github.com/trellis-fl/trellis/scale"
 )
 
 func runCmd(o *options, name string) *cobra.Command {
@@ -33,8 +35,10 @@ func runCmd(o *options, name string) *cobra.Command {
 
 A run directory records its config's hash: calling the command again with the
 same config resumes an interrupted run after its last complete round (the
-final files are those of an uninterrupted run) and keeps finished ones; with
-another config it refuses, unless --force redoes the runs.` + shardHelp + memHelp,
+final files are those of an uninterrupted run) and keeps finished ones whose
+records are still those they wrote (an edited or truncated metrics.jsonl or
+rounds.jsonl is refused); with another config it refuses, unless --force
+redoes the runs.` + shardHelp + memHelp,
 		Args: sf.args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			shard, err := sf.get()
@@ -45,9 +49,9 @@ another config it refuses, unless --force redoes the runs.` + shardHelp + memHel
 			if err != nil {
 				return err
 			}
-			out := o.out
-			if out == "" {
-				out = filepath.Join("runs", cfg.Name)
+			out, err := o.outDir(filepath.Join("runs", cfg.Name))
+			if err != nil {
+				return err
 			}
 			if sf.merge {
 				return mergeSweep(o, cfg, out, args[1:])
@@ -71,7 +75,7 @@ another config it refuses, unless --force redoes the runs.` + shardHelp + memHel
 			dashDone(res)
 			if err != nil {
 				if cmd.Context().Err() != nil {
-					return fmt.Errorf("interrupted; finished rounds are in %s, and `trellis %s %s%s -o %s` resumes after the last one", out, name, args[0], sf.again(), out)
+					return fmt.Errorf("interrupted; finished rounds are in %s, and `%s` resumes after the last one", out, resumeCommand(cmd, args[0], out))
 				}
 				if res == nil || !keepGoing {
 					return err
@@ -92,6 +96,36 @@ another config it refuses, unless --force redoes the runs.` + shardHelp + memHel
 	mf.register(c, true)
 	dash.register(c)
 	return c
+}
+
+// resumeCommand is the command line that resumes an interrupted run or
+// sweep into out: the command and its config, every flag given (each
+// --set in order: they define the runs) but --force, which would redo the
+// finished rounds, and -o out.
+func resumeCommand(cmd *cobra.Command, arg, out string) string {
+	words := []string{cmd.CommandPath(), scale.Quote(arg)}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "force", "out":
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				words = append(words, "--"+f.Name, scale.Quote(v))
+			}
+			return
+		}
+		if f.Value.Type() == "bool" {
+			if f.Value.String() == "true" {
+				words = append(words, "--"+f.Name)
+			} else {
+				words = append(words, "--"+f.Name+"=false")
+			}
+			return
+		}
+		words = append(words, "--"+f.Name, scale.Quote(f.Value.String()))
+	})
+	return strings.Join(append(words, "-o", scale.Quote(out)), " ")
 }
 
 // noteDefaults says which defaults that change what is measured the config
@@ -265,7 +299,7 @@ func presetsCmd(o *options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, ok := configs.Read(strings.TrimSuffix(args[0], ".toml"))
 			if !ok {
-				return fmt.Errorf("no preset %q (presets: %s)", args[0], strings.Join(configs.Names(), ", "))
+				return fmt.Errorf("no preset %q: %s", args[0], config.PresetHint(args[0]))
 			}
 			if o.json {
 				return jsonOut(o.stdout, map[string]string{"name": args[0], "toml": string(b)})

@@ -16,8 +16,8 @@ import (
 // shardHelp is the sweep command's help on --shard and --merge.
 const shardHelp = `
 
-A sweep can run as several jobs: --shard I/N runs only the runs k (0-based, in
-` + "`trellis validate`" + ` order) with k mod N = I, into the same directory layout, and
+A sweep can run as several jobs: --shard I/N runs only the runs k (numbered from
+0 as ` + "`trellis validate`" + ` lists them) with k mod N = I, into the same directory layout, and
 writes no summary; --shard auto takes I and N from a Slurm job array
 (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job
 (JOB_COMPLETION_INDEX, with N from --shard-count or TRELLIS_SHARD_COUNT). Once every
@@ -34,7 +34,7 @@ type shardFlags struct {
 
 func (s *shardFlags) add(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&s.shard, "shard", "", "I/N: run only the runs k with k mod N = I (0 ≤ I < N, Expand order); auto: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX")
+	f.StringVar(&s.shard, "shard", "", "I/N: run only the runs k with k mod N = I (0 ≤ I < N; `trellis validate` numbers the runs); auto: from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX")
 	f.IntVar(&s.count, "shard-count", 0, "with --shard auto: the number of shards, where the scheduler does not say it (a Kubernetes Indexed Job)")
 	f.BoolVar(&s.merge, "merge", false, "run nothing: assemble the sweep's summary.csv, results.md and plots in -o DIR from finished runs there and in the directories given after the config, or name the missing runs")
 }
@@ -69,18 +69,6 @@ func (s *shardFlags) get() (experiment.Shard, error) {
 		return experiment.Shard{}, errors.New("--shard-count goes with --shard auto (--shard I/N gives the count)")
 	}
 	return experiment.ParseShard(s.shard)
-}
-
-// again is the shard flags as given, for the command that resumes.
-func (s *shardFlags) again() string {
-	if s.shard == "" {
-		return ""
-	}
-	out := " --shard " + scale.Quote(s.shard)
-	if s.count != 0 {
-		out += fmt.Sprintf(" --shard-count %d", s.count)
-	}
-	return out
 }
 
 // mergeSweep is `trellis sweep CFG --merge [DIR…]`.
