@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,6 +45,9 @@ finished rounds are written), 1 an error.` + memHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := loadConfigOrPreset(args[0], nil)
 			if err != nil {
+				return err
+			}
+			if c, err = oneExperiment(c); err != nil {
 				return err
 			}
 			done, err := mf.launchGate(o, c)
@@ -135,14 +137,24 @@ func writeSharedData(c config.Config, out string) (string, error) {
 	return path, err
 }
 
-// launchable returns c as the config file every process of its launch
-// reads, or why it cannot run as one process per node: a sweep is many
-// experiments, and an attack that reads every honest payload has no
-// process to run in (adversary.CheckLocal).
-func launchable(c config.Config) ([]byte, error) {
-	if len(c.Sweep.Seeds) > 0 || len(c.Sweep.Grid) > 0 || len(c.Sweep.Variants) > 0 {
-		return nil, errors.New("launch runs one experiment: this config has a [sweep]; run its runs' configs one at a time")
+// oneExperiment is the one run of c's sweep (c itself without one): a
+// launch runs one experiment, and a sweep of several is refused.
+func oneExperiment(c config.Config) (config.Config, error) {
+	runs, _, err := c.Expand()
+	if err != nil {
+		return c, err
 	}
+	if len(runs) != 1 {
+		return c, fmt.Errorf("launch runs one experiment: this config's [sweep] has %d runs; launch its runs' configs one at a time", len(runs))
+	}
+	return runs[0].Config, nil
+}
+
+// launchable returns c, one experiment (oneExperiment), as the config file
+// every process of its launch reads, or why it cannot run as one process
+// per node: an attack that reads every honest payload has no process to
+// run in (adversary.CheckLocal).
+func launchable(c config.Config) ([]byte, error) {
 	s, err := experiment.SetupOf(c, data.TrainTest{}) // the adversary, not the samples
 	if err != nil {
 		return nil, err

@@ -239,6 +239,14 @@ func TestLaunchDryRunRefusesWhatLaunchRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot run as one process per node") {
 		t.Errorf("launch --dry-run of an omniscient attack: %v", err)
 	}
+	err = run([]string{"launch", "byzantine-sweep", "--dry-run"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "this config's [sweep] has 27 runs") {
+		t.Errorf("launch --dry-run of a sweep: %v", err)
+	}
+	one := writeFile(t, dir, "one.toml", tinyToml("one", 4, 1, "[sweep]\nseeds = [2]\n"))
+	if err := run([]string{"launch", one, "--dry-run"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Errorf("launch --dry-run of a sweep of one run: %v", err)
+	}
 	cifar := writeFile(t, dir, "cifar.toml", "name = \"c\"\n[data]\ndataset = \"cifar10\"\ndir = \""+filepath.Join(dir, "none")+"\"\n")
 	out := filepath.Join(dir, "out")
 	if err := run([]string{"launch", cifar, "-o", out, "-q"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
