@@ -56,10 +56,16 @@ redoes the runs.` + shardHelp + memHelp,
 			if sf.merge {
 				return mergeSweep(o, cfg, out, args[1:])
 			}
+			// The memory check first: the warnings of a robust rule build
+			// the graph, which a run too large for the machine cannot.
+			done, err := mf.gate(cmd.Context(), o, cfg, shard)
+			if err != nil {
+				return err
+			}
 			warn(o, cfg)
 			noteDefaults(o, cfg)
-			if done, err := mf.gate(cmd.Context(), o, cfg, shard); done || err != nil {
-				return err
+			if done {
+				return nil
 			}
 			live, dashDone, err := dash.start(o, cfg, out, force)
 			if err != nil {

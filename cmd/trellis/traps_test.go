@@ -42,10 +42,19 @@ func TestValidateRefusesWhatRunRefusesForMemory(t *testing.T) {
 }
 
 func TestValidateOfAHundredThousandNodesIsAClearRefusal(t *testing.T) {
-	cfg := writeFile(t, t.TempDir(), "big.toml", "name = \"big\"\nnodes = 100000\n")
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "big.toml", "name = \"big\"\nnodes = 100000\n")
 	err := run([]string{"validate", cfg}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "needs about") || !strings.Contains(err.Error(), "it would fit with nodes =") {
 		t.Errorf("validate nodes = 100000: %v", err)
+	}
+	// A robust rule's warnings resolve f on the graph: after the check.
+	robust := []string{"--set", "strategy.name=robust", "--set", "strategy.rule=trimmed_mean", "--set", "adversary.fraction=0.1", "--set", "adversary.attack=gaussian"}
+	for _, cmd := range []string{"validate", "run"} {
+		err := run(append([]string{cmd, cfg, "-o", filepath.Join(dir, "out")}, robust...), &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "needs about") {
+			t.Errorf("%s of a robust rule on 100 000 nodes: %v", cmd, err)
+		}
 	}
 }
 
