@@ -12,8 +12,9 @@
 #   bench/procs200.sh                  # DELTA=60s START=90s by default
 #   DELTA=40s NODES=50 SIM=0 bench/procs200.sh
 #
-# The launch runs with --no-memory-check: the estimate's runtime constant
-# is a decoding process's, above what a node mapping the shared file holds.
+# It also prints, for one node process, what its resident set is made of:
+# private (anonymous) memory, the program's pages and the shared dataset
+# file's pages (smaps), and the launch's own memory estimate beside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 delta=${DELTA:-60s}
@@ -40,12 +41,25 @@ awk -v rss="$(cat "$tmp/sim.rss")" 'match($0, /"round_seconds":[0-9.eE+-]+/) { v
 fi
 
 # The launch: sample every node process's peak RSS and PSS, and the machine.
+"$bin" launch "$tmp/cfg.toml" -o "$tmp/est" --dry-run 2>&1 | grep -A30 '^memory estimate: launched node' | grep -E '^ *(live|expected peak)' | head -2 | sed 's/^ */launch estimate of a node process: /'
+"$bin" launch "$tmp/cfg.toml" -o "$tmp/est" --dry-run 2>&1 | grep -A12 '^memory estimate: launch ' | grep -E '^ *expected peak' | sed 's/^ */launch estimate of the machine: /'
 base=$(used)
-"$bin" launch "$tmp/cfg.toml" -o "$tmp/clu" -q --no-memory-check --mode wallclock --delta "$delta" --start-delay "$start" 2> "$tmp/launch.err" &
+"$bin" launch "$tmp/cfg.toml" -o "$tmp/clu" -q --mode wallclock --delta "$delta" --start-delay "$start" 2> "$tmp/launch.err" &
 pid=$!
 declare -A hwm pss anon
 peak=0
+one=""
+declare -A part
 while kill -0 "$pid" 2> /dev/null; do
+	# One node process's resident set by mapping (smaps is too slow to
+	# read for all of them every half second).
+	[ -n "$one" ] && [ -e "/proc/$one/smaps" ] || one=$(pgrep -P "$pid" -f -- "--data-file" | head -1 || true)
+	if [ -n "$one" ]; then
+		while read -r k v; do
+			[ "$v" -gt "${part[$k]:-0}" ] && part[$k]=$v
+		done < <(awk -v bin="$bin" '/^[0-9a-f]+-/ { name = $6 } /^Rss:/ { if (name == bin) p += $2; else if (name ~ /dataset.bin$/) d += $2; else if (name == "" || name ~ /^\[/) a += $2; else o += $2 }
+			END { print "program", p + 0; print "dataset", d + 0; print "anonymous", a + 0; print "other", o + 0 }' "/proc/$one/smaps" 2> /dev/null || true)
+	fi
 	for c in $(pgrep -P "$pid"); do
 		if grep -q -a -- "--data-file" "/proc/$c/cmdline" 2> /dev/null; then
 			h=$(awk '/VmHWM/ { print $2 }' "/proc/$c/status" 2> /dev/null || true)
@@ -67,6 +81,7 @@ echo "launch exit code: $rc"
 printf '%s\n' "${anon[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "peak private (anonymous) memory per process: median %.1f, max %.1f MiB\n", a[int((NR + 1) / 2)] / 1024, a[NR] / 1024 }'
 printf '%s\n' "${hwm[@]}" | sort -n | awk '{ a[NR] = $1; s += $1 } END { printf "node processes: %d; peak RSS per process: min %.1f, median %.1f, max %.1f MiB; sum %.2f GiB\n", NR, a[1] / 1024, a[int((NR + 1) / 2)] / 1024, a[NR] / 1024, s / 1048576 }'
 printf '%s\n' "${pss[@]}" | sort -n | awk '{ a[NR] = $1; s += $1 } END { printf "peak PSS per process: median %.1f, max %.1f MiB; sum %.2f GiB\n", a[int((NR + 1) / 2)] / 1024, a[NR] / 1024, s / 1048576 }'
+echo "one node process's resident set at its largest, by part: program text and data ${part[program]:-?} KiB, dataset file ${part[dataset]:-?} KiB, anonymous (heap, runtime) ${part[anonymous]:-?} KiB, other files ${part[other]:-?} KiB"
 awk -v p="$peak" 'BEGIN { printf "machine peak used memory (over the idle baseline): %.2f GiB\n", p / 1048576 }'
 awk 'match($0, /"round_seconds":[0-9.eE+-]+/) { v = substr($0, RSTART + 16, RLENGTH - 16); printf "launch round %d: %.2f s\n", n++, v }' "$tmp/clu/timings.jsonl" 2> /dev/null || true
 # What the nodes' rounds took of Δ (driver.jsonl: each node's own round

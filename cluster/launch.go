@@ -151,9 +151,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	start := func(name string, args []string, out io.Writer) error {
 		cmd := exec.Command(lc.Exe, args...)
 		cmd.Stdout, cmd.Stderr = out, out
-		// Their own process group (the launch forwards Ctrl-C itself), and
-		// killed if the launch dies.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = childAttr()
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("starting %s: %w", name, err)
 		}

@@ -72,5 +72,8 @@ func (b *Batcher) Next(x []float32, y []int) int {
 		y[j] = b.d.Y[i]
 	}
 	b.pos += n
+	if b.d.stream != nil {
+		b.d.stream.copied(n * l * 4)
+	}
 	return n
 }

@@ -36,6 +36,10 @@ type Dataset struct {
 	// samples next to each other, so that a node maps only its own pages;
 	// OpenShared). Indices everywhere else stay the samples'.
 	Rows []int32
+	// stream, when not nil, drops the pages of a mapped X from the
+	// process's resident set as batchers read them (OpenShared's test
+	// set).
+	stream *pageDropper
 }
 
 // Normalization records how raw values were turned into X, so that a reader

@@ -73,7 +73,7 @@ func TestSharedRoundTrip(t *testing.T) {
 			}
 		}
 		g, w := *got, *want
-		g.X, w.X, g.Rows = nil, nil, nil
+		g.X, w.X, g.Rows, g.stream = nil, nil, nil, nil
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("%s: %+v, want %+v", want.Name, g, w)
 		}

@@ -49,6 +49,14 @@ type Estimate struct {
 	Peak int64 `json:"peak_bytes"`
 	// PerNode is the bytes every node adds (the per-node parts).
 	PerNode int64 `json:"per_node_bytes"`
+	// Private is the part of Peak that is this process's own: Peak less
+	// the pages it shares with the machine's other processes (PageCache
+	// parts). A launch's machine holds every process's Private and the
+	// shared pages once.
+	Private int64 `json:"private_bytes"`
+	// GCPercent is the collector's GOGC the process runs with: the
+	// garbage between collections is at most this share of the heap.
+	GCPercent int `json:"gc_percent"`
 	// Work is a round's work: training samples and evaluated samples
 	// (all nodes), the basis of a time estimate (Probe measures one).
 	TrainSamples int64 `json:"train_samples_per_round"`
@@ -74,9 +82,22 @@ type EstimatePart struct {
 	// Garbage marks the part that is not live: what accumulates between
 	// collections.
 	Garbage bool `json:"garbage,omitempty"`
+	// OutsideHeap marks a part that is not on the Go heap (the runtime's
+	// own structures, program text, mapped file pages): the collector's
+	// garbage is a share of the heap only.
+	OutsideHeap bool `json:"outside_heap,omitempty"`
+	// PageCache marks file pages shared with every process that maps the
+	// same file (the program's text, the launch's dataset file): in each
+	// process's resident set, once on the machine.
+	PageCache bool `json:"page_cache,omitempty"`
 	// How says how it was counted.
 	How string `json:"how,omitempty"`
 }
+
+// NodeGCPercent is the Go collector's GOGC in a node process (`trellis
+// node`, unless GOGC is set): its heap grows this many percent above the
+// live data between collections.
+const NodeGCPercent = 25
 
 // EstimateRuntimeBytes is what a trellis process takes besides its heap:
 // the Go runtime's own structures, goroutine stacks, the program's text
@@ -84,6 +105,18 @@ type EstimatePart struct {
 // Measured: the peak resident set of a 2-node logistic regression on MNIST
 // less its heap (BENCHMARKS.md, "Memory estimate").
 const EstimateRuntimeBytes = 48 << 20
+
+// A node process of `trellis launch` maps the shared dataset file and so
+// never touches the embedded MNIST files; its resident memory outside the
+// heap is the runtime's own (private) and the program's text and data
+// pages it executes and reads (shared with every process of the same
+// binary, in the page cache once). Measured on the 200-process MNIST MLP
+// launch (BENCHMARKS.md, "200 node processes"): RssAnon less the heap for
+// the first, the binary's resident pages (smaps) for the second.
+const (
+	LaunchedNodeRuntimeBytes = 6 << 20
+	LaunchedNodeProgramBytes = 19 << 20
+)
 
 // DataShape is what an estimate needs of a dataset: its sample counts, one
 // sample's shape and the classes.
@@ -251,10 +284,13 @@ func EstimateMonitor(c config.Config) Estimate {
 }
 
 func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
-	e := Estimate{Kind: kind, Name: c.Name, Nodes: c.Nodes}
+	e := Estimate{Kind: kind, Name: c.Name, Nodes: c.Nodes, GCPercent: 100}
 	mapped := kind == launchedNode
 	if mapped {
 		kind = "node process" // but for the dataset
+	}
+	if kind == "node process" {
+		e.GCPercent = NodeGCPercent // `trellis node` sets it
 	}
 	if c.Nodes < 1 {
 		return e, fmt.Errorf("nodes = %d, need ≥ 1", c.Nodes)
@@ -449,11 +485,14 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		global = min(int64(c.Evaluation.GlobalTest), int64(d.Test))
 	}
 	if mapped {
-		// Its own samples are next to each other in the file (RowOrder);
-		// a page fault maps up to 64 KiB around it.
-		pages := floats(mul(perNodeSamples+global, row)) + 2*64<<10
-		shared(fmt.Sprintf("dataset %s (mapped file)", c.Data.Dataset), pages+alloc(8*int64(d.Train+d.Test))+alloc(4*int64(d.Train)),
-			fmt.Sprintf("the pages of its %s samples and %s global test samples; labels and row positions of all", group(perNodeSamples), group(global)))
+		// Its own samples are next to each other in the file (the
+		// launch's row order); the global test set is read through a
+		// window whose pages are dropped as it goes (data.OpenShared).
+		pages := floats(mul(perNodeSamples, row)) + min(floats(mul(global, row)), data.SharedStreamWindow) + 2*64<<10
+		e.Parts = append(e.Parts, EstimatePart{Name: fmt.Sprintf("dataset %s (mapped file)", c.Data.Dataset), Each: pages, Count: 1,
+			OutsideHeap: true, PageCache: true,
+			How: fmt.Sprintf("the pages of its %s samples and a %s window of the global test set", group(perNodeSamples), bytesText(data.SharedStreamWindow))})
+		shared("labels and row positions", alloc(8*int64(d.Train+d.Test))+alloc(4*int64(d.Train)), "of every sample")
 	} else {
 		shared(fmt.Sprintf("dataset %s (decoded)", c.Data.Dataset), ds(int64(d.Train))+ds(int64(d.Test)),
 			fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row)))
@@ -499,7 +538,15 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		}
 		shared("attack vectors", mul(byz, fan, sends, V), fmt.Sprintf("%d Byzantine nodes × %d links", byz, fan))
 	}
-	shared("runtime and program", EstimateRuntimeBytes, "measured: Go runtime, stacks, program text and data")
+	if mapped {
+		e.Parts = append(e.Parts,
+			EstimatePart{Name: "Go runtime and stacks", Each: LaunchedNodeRuntimeBytes, Count: 1, OutsideHeap: true, How: "measured"},
+			EstimatePart{Name: "program text and data", Each: LaunchedNodeProgramBytes, Count: 1, OutsideHeap: true, PageCache: true,
+				How: "measured: the pages of the binary it runs, shared by every node process"})
+	} else {
+		e.Parts = append(e.Parts, EstimatePart{Name: "runtime and program", Each: EstimateRuntimeBytes, Count: 1, OutsideHeap: true,
+			How: "measured: Go runtime, stacks, program text and data"})
+	}
 
 	// Training work of a round.
 	steps := int64(c.Training.Steps)
@@ -540,14 +587,20 @@ func splitFraction(c config.Config, i int) float64 {
 }
 
 // setGarbage puts the garbage of k rounds in e: what piles up until the
-// collector runs, at the latest when the heap has doubled (GOGC = 100).
+// collector runs, at the latest when the heap has grown by e.GCPercent
+// (GOGC).
 func (e *Estimate) setGarbage(k int) {
 	e.Parts = slices.DeleteFunc(e.Parts, func(p EstimatePart) bool { return p.Garbage })
 	e.finish()
-	heap := e.Live - EstimateRuntimeBytes
-	if g := min(heap, mul(int64(max(0, k)), e.RoundGarbage)); g > 0 {
+	var heap int64
+	for _, p := range e.Parts {
+		if !p.OutsideHeap {
+			heap = add(heap, p.Bytes)
+		}
+	}
+	if g := min(heap/100*int64(e.GCPercent), mul(int64(max(0, k)), e.RoundGarbage)); g > 0 {
 		e.Parts = append(e.Parts, EstimatePart{Name: "garbage between collections", Each: g, Count: 1, Garbage: true,
-			How: fmt.Sprintf("%s a round over %d rounds, at most the live heap (GOGC = 100)", bytesText(e.RoundGarbage), k)})
+			How: fmt.Sprintf("%s a round over %d rounds, at most %d %% of the live heap (GOGC = %d)", bytesText(e.RoundGarbage), k, e.GCPercent, e.GCPercent)})
 		e.finish()
 	}
 }
@@ -575,10 +628,14 @@ func Totals(e Estimate) Estimate {
 
 // finish fills the totals from the parts.
 func (e *Estimate) finish() {
-	e.Live, e.PerNode, e.Peak = 0, 0, 0
+	e.Live, e.PerNode, e.Peak, e.Private = 0, 0, 0, 0
+	var pageCache int64
 	for i := range e.Parts {
 		p := &e.Parts[i]
 		p.Bytes = mul(p.Each, int64(max(1, p.Count)))
+		if p.PageCache {
+			pageCache = add(pageCache, p.Bytes)
+		}
 		if p.Garbage {
 			e.Peak = add(e.Peak, p.Bytes)
 			continue
@@ -589,6 +646,7 @@ func (e *Estimate) finish() {
 		}
 	}
 	e.Peak = add(e.Peak, e.Live)
+	e.Private = e.Peak - pageCache
 }
 
 func modelDescription(s nn.Spec) string {

@@ -28,8 +28,9 @@ func EstimateLaunch(c config.Config, d DataShape) (LaunchEstimate, error) {
 	mon := EstimateMonitor(c)
 	total := Estimate{Kind: "launch", Name: c.Name, Nodes: c.Nodes, Params: node.Params, Model: node.Model,
 		Parts: []EstimatePart{
-			{Name: "node processes", Each: node.Peak, Count: c.Nodes, PerNode: true, How: "each its expected peak: its pages of the shared dataset file, splits and node"},
-			{Name: "shared dataset file", Each: sharedFileBytes(d), Count: 1, How: "decoded once by the launcher, in the page cache"},
+			{Name: "node processes", Each: node.Private, Count: c.Nodes, PerNode: true, How: "each its expected peak but for the pages every node process shares: its heap, runtime, index lists and node"},
+			{Name: "program text and data", Each: LaunchedNodeProgramBytes, Count: 1, PageCache: true, How: "the binary's pages, shared by the node processes"},
+			{Name: "shared dataset file", Each: sharedFileBytes(d), Count: 1, PageCache: true, How: "decoded once by the launcher, in the page cache"},
 			{Name: "monitor", Each: mon.Peak, Count: 1},
 			{Name: "launcher (this process)", Each: EstimateRuntimeBytes, Count: 1},
 		}}
@@ -65,7 +66,7 @@ func CheckLaunchMemory(c config.Config, l LaunchEstimate, d DataShape, m Memory)
 func launchFits(c config.Config, d DataShape, avail int64) []string {
 	most := mostNodes(c, func(x config.Config) bool {
 		node, err := EstimateLaunchedNode(x, d)
-		return err == nil && int64(x.Nodes)*node.Peak+sharedFileBytes(d)+EstimateMonitor(x).Peak+EstimateRuntimeBytes <= avail
+		return err == nil && int64(x.Nodes)*node.Private+LaunchedNodeProgramBytes+sharedFileBytes(d)+EstimateMonitor(x).Peak+EstimateRuntimeBytes <= avail
 	})
 
 	var fits []string

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/data"
 )
 
-// A launch is its node processes at their expected peak, the shared
-// dataset file once, the monitor at its peak, and the launcher's runtime,
-// added up here by hand.
+// A launch is its node processes at their expected peak less the pages
+// they share, the program's pages and the shared dataset file once, the
+// monitor at its peak, and the launcher's runtime, added up here by hand.
 func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 	c, d := handConfig()
 	c.Nodes = 7
@@ -27,11 +28,16 @@ func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 	if l.Node.Peak != node.Peak || l.Monitor.Peak != mon.Peak {
 		t.Fatalf("node %d, monitor %d; want %d, %d", l.Node.Peak, l.Monitor.Peak, node.Peak, mon.Peak)
 	}
+	mapped := part(t, node, "dataset mnist (mapped file)").Each
+	if private := node.Peak - LaunchedNodeProgramBytes - mapped; node.Private != private {
+		t.Errorf("a node process's private bytes %d, want %d (its peak %d less the program's %d and its mapped pages' %d)",
+			node.Private, private, node.Peak, LaunchedNodeProgramBytes, mapped)
+	}
 	file := int64(110 * (4*4 + 4 + 4 + 4)) // 110 samples: 4 float32 values, a label, a row position, a group's room
-	want := 7*node.Peak + file + mon.Peak + EstimateRuntimeBytes
+	want := 7*node.Private + LaunchedNodeProgramBytes + file + mon.Peak + EstimateRuntimeBytes
 	if l.Total.Kind != "launch" || l.Total.Live != want || l.Total.Peak != want {
-		t.Errorf("launch %s: live %d, peak %d; want %d (7 × %d + %d + %d + %d)", l.Total.Kind, l.Total.Live, l.Total.Peak,
-			want, node.Peak, file, mon.Peak, EstimateRuntimeBytes)
+		t.Errorf("launch %s: live %d, peak %d; want %d (7 × %d + %d + %d + %d + %d)", l.Total.Kind, l.Total.Live, l.Total.Peak,
+			want, node.Private, LaunchedNodeProgramBytes, file, mon.Peak, EstimateRuntimeBytes)
 	}
 	c.Nodes = 0
 	if _, err := EstimateLaunch(c, d); err == nil {
@@ -39,11 +45,12 @@ func TestEstimateLaunchAddsItsProcesses(t *testing.T) {
 	}
 }
 
-// A launched node process maps its own samples and the global test set,
-// not the whole dataset: for 200 nodes on MNIST its dataset part is the
-// pages of 300 training and 10,000 test samples (plus two 64 KiB
-// fault-around windows) and 8 + 4 bytes of labels and row positions per
-// sample, where a node process that decodes holds all 70,000 samples.
+// A launched node process maps its own samples and reads the global test
+// set through a window, not the whole dataset: for 200 nodes on MNIST its
+// dataset part is the pages of 300 training samples and the window (plus
+// two 64 KiB fault-around windows), and 8 + 4 bytes of labels and row
+// positions per sample, where a node process that decodes holds all
+// 70,000 samples.
 func TestLaunchedNodeMapsItsOwnSamples(t *testing.T) {
 	c := config.Default()
 	c.Nodes, c.Model.Hidden = 200, []int{256, 128}
@@ -56,10 +63,15 @@ func TestLaunchedNodeMapsItsOwnSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := int64(300*784*4 + data.SharedStreamWindow + 2*64<<10)
+	// Up to 8 KiB more: its rows' pages rounded to whole ones.
+	if got := part(t, launched, "dataset mnist (mapped file)").Each; got < want || got > want+8<<10 {
+		t.Errorf("mapped dataset part %d, want %d (+ at most 8 KiB)", got, want)
+	}
 	// Up to 64 KiB more: the allocator's rounding of the two slices.
-	want := int64((300+10000)*784*4+2*64<<10) + int64(70000*8) + int64(60000*4)
-	if got := part(t, launched, "dataset mnist (mapped file)").Each; got < want || got > want+64<<10 {
-		t.Errorf("mapped dataset part %d, want %d (+ at most 64 KiB)", got, want)
+	want = int64(70000*8) + int64(60000*4)
+	if got := part(t, launched, "labels and row positions").Each; got < want || got > want+64<<10 {
+		t.Errorf("labels and row positions %d, want %d (+ at most 64 KiB)", got, want)
 	}
 	if l, d := launched.Peak, decoding.Peak; l >= d {
 		t.Errorf("a launched node's peak %d is not below a decoding node's (%d)", l, d)
@@ -227,9 +239,9 @@ func TestMemoryText(t *testing.T) {
 // The probe's text keeps its clauses apart: the measured peak, then what
 // rounds this long mean for the garbage.
 func TestProbeTextSeparatesItsClauses(t *testing.T) {
-	e := Estimate{Rounds: 100, RoundGarbage: 10 << 20, Parts: []EstimatePart{
+	e := Estimate{Rounds: 100, RoundGarbage: 10 << 20, GCPercent: 100, Parts: []EstimatePart{
 		{Name: "model", Each: 200 << 20, Count: 1},
-		{Name: "runtime and program", Each: EstimateRuntimeBytes, Count: 1},
+		{Name: "runtime and program", Each: EstimateRuntimeBytes, Count: 1, OutsideHeap: true},
 	}}
 	e.setGarbage(e.Rounds - 1)
 	p := ProbeResult{Rounds: 100, RoundSeconds: 60, PeakRSS: 300 << 20}
