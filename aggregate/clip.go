@@ -41,11 +41,14 @@ func (c *Clip) Apply(xs [][]float32) ([][]float32, error) {
 // Credit implements Pre.
 func (c *Clip) Credit(w []float64) []float64 { return c.cl.credit(w) }
 
-// AdaptiveClip is ARC-style adaptive clipping (after Allouah et al., 2024;
-// "ARC-style adaptive clipping" in docs/methods/toolbox.md): the clipping
-// radius is the (n − F)-th smallest input norm, so the F largest inputs
-// are clipped to it (fewer when norms tie). It needs n > F. Credit is as
-// for Clip.
+// AdaptiveClip is Adaptive Robust Clipping, ARC (Allouah et al., "Adaptive
+// Gradient Clipping for Robust Federated Learning", ICLR 2025, Algorithm
+// 2, as ByzFL's ARC computes it): with k = ⌊2·(F/n)·(n − F)⌋, the k inputs
+// of largest norm are clipped to the (k+1)-th largest norm, that is the
+// radius is the (n − k)-th smallest norm (fewer are clipped when norms
+// tie). k is not F: it grows with the fraction F/n and is at most n/2 —
+// F = 1 of 10 clips 1, F = 2 of 10 clips 3, F = 4 of 20 clips 6. It needs
+// n > F. Credit is as for Clip.
 type AdaptiveClip struct {
 	// F is the number of faulty inputs to tolerate.
 	F int
@@ -76,9 +79,13 @@ func (a *AdaptiveClip) Apply(xs [][]float32) ([][]float32, error) {
 	a.cl.norms(xs, a.Threads)
 	a.sorted = append(a.sorted[:0], a.cl.norm...)
 	slices.Sort(a.sorted)
-	a.tau = a.sorted[n-a.F-1]
+	a.tau = a.sorted[n-arcClipped(n, a.F)-1]
 	return a.cl.clip(xs, a.tau, a.Threads), nil
 }
+
+// arcClipped is ARC's number of clipped inputs, ⌊2·(f/n)·(n − f)⌋, in
+// exact integer arithmetic (0 <= f < n).
+func arcClipped(n, f int) int { return 2 * f * (n - f) / n }
 
 // Radius reports the clipping radius of the last Apply.
 func (a *AdaptiveClip) Radius() float64 { return a.tau }

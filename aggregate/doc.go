@@ -76,4 +76,19 @@
 //     for n inputs of a given length, each rule counting its own next to
 //     its allocations (TestScratchMatchesTheHeap holds them to the heap);
 //     the memory estimate of a run asks it.
+//
+// # Definitions checked against the papers
+//
+//   - rtc steps by (1/(n+1))·Σ over the kept inputs' clipped differences,
+//     n the number of inputs: the remove-then-clip paper's Eq. 9 (Yang and
+//     Ghaderi, AAAI 2024) puts a removed neighbour's weight w_ij on the
+//     node's own vector, so removal shrinks the step instead of handing
+//     the removed weight to the kept inputs (RTC).
+//   - arc clips the k = ⌊2·(f/n)·(n − f)⌋ largest inputs to the (k+1)-th
+//     largest norm, the ARC paper's Algorithm 2 (Allouah et al., ICLR
+//     2025), not the f largest (AdaptiveClip).
+//   - centerpoint searches the exact region of the promised depth, built
+//     in rational arithmetic from the half-planes through two inputs, for
+//     a float32 point, and refuses only when that region holds none
+//     (Centerpoint).
 package aggregate

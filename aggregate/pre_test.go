@@ -137,6 +137,54 @@ func TestClipping(t *testing.T) {
 	}
 }
 
+// ARC clips k = ⌊2·(f/n)·(n − f)⌋ inputs, not f (the ARC paper's
+// Algorithm 2). Hand values on the scalars 1..10 (norms 1..10): f = 2
+// gives k = ⌊2·0.2·8⌋ = 3, so 8, 9 and 10 are clipped to the fourth
+// largest norm, 7; f = 1 gives k = ⌊1.8⌋ = 1 (10 to 9); f = 4 gives
+// k = ⌊4.8⌋ = 4 (7..10 to 6). Then, for every n <= 24 and f < n, with
+// distinct norms, the number clipped is the paper's k, computed here in
+// floating point from its formula.
+func TestARCClipsThePapersCount(t *testing.T) {
+	ten := scalars(3, 10, 1, 7, 5, 2, 9, 4, 8, 6)
+	for _, c := range []struct {
+		f      int
+		radius float64
+	}{{1, 9}, {2, 7}, {4, 6}} {
+		a := &AdaptiveClip{F: c.f}
+		out, err := a.Apply(ten)
+		if err != nil || a.Radius() != c.radius {
+			t.Fatalf("f = %d: radius %v (%v), want %v", c.f, a.Radius(), err, c.radius)
+		}
+		for i, x := range ten {
+			if want := min(float64(x[0]), c.radius); float64(out[i][0]) != want {
+				t.Errorf("f = %d: input %v -> %v, want %v", c.f, x[0], out[i][0], want)
+			}
+		}
+	}
+	for n := 1; n <= 24; n++ {
+		xs := make([][]float32, n)
+		for i := range xs {
+			xs[i] = []float32{float32(i + 1), float32(-i)} // norms increasing in i
+		}
+		for f := 0; f < n; f++ {
+			k := int(math.Floor(2*float64(f)/float64(n)*float64(n-f) + 1e-9))
+			out, err := (&AdaptiveClip{F: f}).Apply(xs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clipped := 0
+			for i := range xs {
+				if !slices.Equal(out[i], xs[i]) {
+					clipped++
+				}
+			}
+			if clipped != k {
+				t.Errorf("n = %d, f = %d: %d clipped, the paper's ⌊2(f/n)(n − f)⌋ = %d", n, f, clipped, k)
+			}
+		}
+	}
+}
+
 // A chain runs its pre-aggregators in order and credits the rule's
 // weights back to the original inputs.
 func TestChain(t *testing.T) {

@@ -11,24 +11,35 @@ import (
 
 // RTC is remove-then-clip (Yang and Ghaderi, AAAI 2024; survey Table 8,
 // the LIGHTYEAR paper's SCClip reference): around a reference x_0, remove
-// the F inputs farthest from it, then step from x_0 by the mean of the
-// clipped differences of the rest, the reference counting as a zero step:
+// the F inputs farthest from it, then step from x_0 by the clipped
+// differences of the rest. The step follows the paper's Eq. 9,
 //
-//	x_0 + (1/(m+1)) Σ_{j kept} (x_j − x_0)·min(1, τ/||x_j − x_0||)
+//	RTC_i = Σ_{j ∈ S_i} w_ij (x_i + CLIP(x_j − x_i, τ)) + Σ_{j ∈ R_i} w_ij x_i + w_ii x_i,
 //
-// for m kept inputs. τ is Tau when positive; Tau = 0 takes the median of
-// the kept inputs' distances to x_0 (the upper one of the middle two for
+// with the uniform weights w_ij = 1/(n+1) over the node and its n
+// neighbours: a removed neighbour (R_i) keeps its weight and puts it on the
+// node's own vector, so only the kept ones (S_i, m = n − F of them) move
+// it:
+//
+//	x_0 + (1/(n+1)) Σ_{j kept} (x_j − x_0)·min(1, τ/||x_j − x_0||).
+//
+// (Dividing by m + 1 instead, as if the removed neighbours had never been
+// there, would give every kept neighbour, a Byzantine one that survived
+// removal included, the weight 1/(m+1) > w_ij and make the step
+// (n+1)/(m+1) times larger.) τ is Tau when positive; Tau = 0 takes the median
+// of the kept inputs' distances to x_0 (the upper one of the middle two for
 // even m), so the farther half of what survived removal is clipped — the
-// project's choice: the paper sets τ from bounds the deployment does not
-// know. As a Centered rule x_0 is the node's own vector (the paper's
-// decentralized use); as a Rule it is the coordinate-wise median of the
-// inputs, whose weights then carry the reference's share.
+// project's choice: the paper's Eq. 10 sets τ from the Byzantine weight
+// δ_max, which the deployment does not know. As a Centered rule x_0 is the
+// node's own vector (the paper's decentralized use); as a Rule it is the
+// coordinate-wise median of the inputs, which then stands for the own
+// vector, and whose weights carry the reference's share.
 //
 // Distances are computed directly in float64, and the kept inputs are
 // ranked by distance (ties by contents, then index: the later goes) and
 // summed in float64 in that order, so the output is bit-identical under
 // any permutation of the inputs. Weights gives kept input j
-// min(1, τ/||x_j − x_0||)/(m + 1) and the reference the rest. It needs
+// min(1, τ/||x_j − x_0||)/(n + 1) and the reference the rest. It needs
 // n > F as a Rule and n >= F around an own vector.
 //
 // An RTC holds scratch: use it through a pointer, from one goroutine at a
@@ -132,13 +143,13 @@ func (c *RTC) run(dst, ref []float32, xs [][]float32) {
 		if dj := c.dist[j]; dj > tau {
 			s = tau / dj
 		}
-		c.w[j] = s / float64(m+1)
+		c.w[j] = s / float64(n+1)
 		for k, v := range xs[j] {
 			c.acc[k] += (float64(v) - float64(ref[k])) * s
 		}
 	}
 	for k, v := range c.acc {
-		dst[k] = float32(float64(ref[k]) + v/float64(m+1))
+		dst[k] = float32(float64(ref[k]) + v/float64(n+1))
 	}
 }
 
