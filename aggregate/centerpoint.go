@@ -17,15 +17,21 @@ import (
 //   - d = 2: the first candidate, in this order, whose depth is at least
 //     ceil(n/3): the coordinate-wise median (weights: the median's); the
 //     inputs, the lexicographically smallest qualifying one (weight 1);
-//     for n <= CenterpointSearch, the intersections of lines through two
-//     pairs of distinct inputs, enumerated in lexicographic order of the
-//     inputs (weight 1/4 to each of the four inputs), each rounded to
-//     float32 and, failing that, its eight float32 neighbors; last, the
-//     float32 rounding of the mean of all the intersections found deep
-//     (an interior point of the deep region when it has an interior;
-//     weight spread over their inputs). The deepest point of a planar set
-//     is a vertex of that arrangement, so in exact arithmetic the search
-//     finds the deep region.
+//     then, for n <= CenterpointSearch, a point of the deep region itself.
+//     That region (deepregion.go) is the intersection of the closed
+//     half-planes, bounded by lines through two inputs, whose open
+//     complement holds at most ceil(n/3) − 1 inputs; it is built in exact
+//     rational arithmetic (big.Rat), so near-collinear inputs, whose deep
+//     region is a sliver far thinner than float32 spacing, lose nothing to
+//     rounding. Its centroid's float32 rounding or one of that rounding's
+//     eight neighbors is taken when deep; otherwise the float32 points of
+//     the region are searched exactly, pair of float32 runs by pair of runs
+//     (in a run of one exponent the float32 values are evenly spaced, so
+//     the region's float32 points there are lattice points, counted by
+//     floor sums), and the first found is taken. Weights: spread evenly
+//     over the inputs the region's edges pass through. This phase
+//     allocates its big.Rat values (Centerpoint is not a config rule, of
+//     which calls allocate nothing once sized).
 //   - d > 2 or d = 0: an error (ErrLength). For models there is no
 //     usable centerpoint: with n <= d + 1 inputs in general position the
 //     promised depth ceil(n/(d+1)) is 1, which every input has, and
@@ -35,12 +41,12 @@ import (
 //
 // The depth of the returned float32 point is always checked exactly
 // (orientation signs in float64 with an error bound, in big.Float when the
-// bound is not met): it is never shallower than promised. Rounding
-// can make the promise impossible: when the deep region is a single point
-// that is not a float32 pair (four inputs in convex position: the
-// crossing of the diagonals), no float32 point reaches the depth, and the
-// rule returns an error wrapping ErrNoCenterpoint, as it does when n is
-// above the search bound and no median or input qualifies.
+// bound is not met): it is never shallower than promised. The rule
+// returns an error wrapping ErrNoCenterpoint only when no float32 point
+// has the promised depth — when the deep region is a single point that is
+// not a float32 pair (four inputs in convex position: the crossing of the
+// diagonals), or a sliver between float32 points — or when n is above the
+// search bound and no median or input qualifies.
 //
 // Every candidate set and order is a function of the multiset of inputs, so
 // the output is bit-identical under any permutation of them.
@@ -58,8 +64,9 @@ type Centerpoint struct {
 // point of the promised depth.
 var ErrNoCenterpoint = errors.New("no float32 point of the promised depth")
 
-// CenterpointSearch bounds n for the line-intersection search of the d = 2
-// centerpoint: O(n^4) candidates, O(n log n) each.
+// CenterpointSearch bounds n for the deep-region search of the d = 2
+// centerpoint: O(n^3) exact orientation tests and O(n^2) exact clips of
+// the region.
 const CenterpointSearch = 32
 
 // Name implements Rule.
@@ -112,70 +119,103 @@ func (c *Centerpoint) Aggregate(dst []float32, xs [][]float32) error {
 			return nil
 		}
 	}
-	// Intersections of lines through pairs of distinct inputs.
-	if n > CenterpointSearch {
-		c.s.fail()
-		return fmt.Errorf("centerpoint: %w: no median or input has depth >= %d and n = %d is above the line-intersection search bound %d", ErrNoCenterpoint, need, n, CenterpointSearch)
-	}
-	o := c.ord
-	distinct := func(a, b int) bool { return c.pts[o[a]] != c.pts[o[b]] }
-	var sx, sy float64 // the deep intersections' sum, for the last candidate
-	deep := 0
-	clear(c.w)
-	for a := 0; a < n; a++ {
-		for b := a + 1; b < n; b++ {
-			if !distinct(a, b) {
-				continue
-			}
-			for e := a + 1; e < n; e++ {
-				for f := e + 1; f < n; f++ {
-					if e == b || f == b || !distinct(e, f) {
-						continue
-					}
-					px, py, ok := intersect(c.pts[o[a]], c.pts[o[b]], c.pts[o[e]], c.pts[o[f]])
-					if !ok || c.depth(px, py) < need {
-						continue
-					}
-					sx, sy = sx+px, sy+py
-					deep++
-					for _, k := range []int{a, b, e, f} {
-						c.w[o[k]] += 0.25
-					}
-					if q, ok := c.round32(px, py, need); ok {
-						dst[0], dst[1] = q[0], q[1]
-						clear(c.w)
-						for _, k := range []int{a, b, e, f} {
-							c.w[o[k]] += 0.25
-						}
-						c.s.done()
-						return nil
-					}
-				}
-			}
-		}
-	}
-	if deep > 0 {
-		if q, ok := c.round32(sx/float64(deep), sy/float64(deep), need); ok {
-			dst[0], dst[1] = q[0], q[1]
-			for i := range c.w {
-				c.w[i] /= float64(deep)
-			}
+	if c.collinear() {
+		// The middle input along the line (the lexicographic order is the
+		// order along it) has depth >= ceil(n/2); the fast depth, which
+		// the input phase asks first, can misjudge inputs all collinear.
+		if i := c.ord[(n-1)/2]; exactDepth(c.pts, xs[i][0], xs[i][1]) >= need {
+			copy(dst, xs[i])
+			c.w[i] = 1
 			c.s.done()
 			return nil
 		}
+		c.s.fail()
+		return fmt.Errorf("centerpoint: %w: the n = %d inputs are on one line and the middle one has depth < %d", ErrNoCenterpoint, n, need)
 	}
-	c.s.fail()
-	return fmt.Errorf("centerpoint: %w: depth >= %d among n = %d inputs (%d intersections of that depth, none with a float32 point of it nearby: the deep region is too thin for float32)", ErrNoCenterpoint, need, n, deep)
+	// The exact region of the promised depth, and a float32 point in it.
+	if n > CenterpointSearch {
+		c.s.fail()
+		return fmt.Errorf("centerpoint: %w: no median or input has depth >= %d and n = %d is above the deep-region search bound %d", ErrNoCenterpoint, need, n, CenterpointSearch)
+	}
+	g, hs := c.deepRegion(need)
+	if len(g.v) == 0 {
+		c.s.fail()
+		return fmt.Errorf("centerpoint: %w: the region of depth >= %d among n = %d inputs came out empty", ErrNoCenterpoint, need, n)
+	}
+	deep := func(x, y float32) bool { return exactDepth(c.pts, x, y) >= need }
+	// Its centroid first (inside it, and central), then every float32
+	// point of it in a fixed order.
+	cx, cy := new(big.Rat), new(big.Rat)
+	for _, v := range g.v {
+		cx.Add(cx, v.x)
+		cy.Add(cy, v.y)
+	}
+	k := new(big.Rat).SetInt64(int64(len(g.v)))
+	fx, _ := cx.Quo(cx, k).Float64()
+	fy, _ := cy.Quo(cy, k).Float64()
+	q, ok := round32(fx, fy, deep)
+	if !ok {
+		q, ok = float32In(g, deep)
+	}
+	if !ok {
+		c.s.fail()
+		return fmt.Errorf("centerpoint: %w: depth >= %d among n = %d inputs is reached only off the float32 grid (the deep region, %d vertices, holds no float32 point)", ErrNoCenterpoint, need, n, len(g.v))
+	}
+	dst[0], dst[1] = q[0], q[1]
+	c.regionWeights(g, hs)
+	c.s.done()
+	return nil
+}
+
+// collinear reports whether every input lies on one line.
+func (c *Centerpoint) collinear() bool {
+	p := c.pts[0]
+	for _, q := range c.pts {
+		if q == p {
+			continue
+		}
+		for _, z := range c.pts {
+			if orient(p, q, z) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// regionWeights spreads the weight evenly over the inputs the deep
+// region's edges pass through (the inputs that determine it); over all
+// inputs when no edge comes from an input pair.
+func (c *Centerpoint) regionWeights(g polygon, hs []halfPlane) {
+	clear(c.w)
+	var on []int
+	for _, l := range g.lab {
+		if l >= 0 {
+			on = append(on, hs[l].i, hs[l].j)
+		}
+	}
+	slices.Sort(on)
+	on = slices.Compact(on)
+	if len(on) == 0 {
+		for i := range c.w {
+			c.w[i] = 1 / float64(len(c.w))
+		}
+		return
+	}
+	for _, i := range on {
+		c.w[i] = 1 / float64(len(on))
+	}
 }
 
 // round32 returns the float32 rounding of (x, y), or one of its eight
-// float32 neighbors, whose exact depth is at least need.
-func (c *Centerpoint) round32(x, y float64, need int) ([2]float32, bool) {
+// float32 neighbors, that deep accepts.
+func round32(x, y float64, deep func(x, y float32) bool) ([2]float32, bool) {
 	x32, y32 := float32(x), float32(y)
 	up, down := float32(math.Inf(1)), float32(math.Inf(-1))
 	for _, qx := range []float32{x32, math.Nextafter32(x32, down), math.Nextafter32(x32, up)} {
 		for _, qy := range []float32{y32, math.Nextafter32(y32, down), math.Nextafter32(y32, up)} {
-			if c.deep32(qx, qy, need) {
+			if !math.IsInf(float64(qx), 0) && !math.IsInf(float64(qy), 0) && deep(qx, qy) {
 				return [2]float32{qx, qy}, true
 			}
 		}
@@ -208,20 +248,6 @@ func (c *Centerpoint) Weights() []float64 {
 
 // Dropped implements Dropper.
 func (c *Centerpoint) Dropped() int { return c.s.Dropped() }
-
-// intersect returns the intersection of line ab and line ef, or false when
-// they are parallel.
-func intersect(a, b, e, f [2]float64) (x, y float64, ok bool) {
-	d1x, d1y := b[0]-a[0], b[1]-a[1]
-	d2x, d2y := f[0]-e[0], f[1]-e[1]
-	den := d1x*d2y - d1y*d2x
-	if den == 0 {
-		return 0, 0, false
-	}
-	t := ((e[0]-a[0])*d2y - (e[1]-a[1])*d2x) / den
-	x, y = a[0]+t*d1x, a[1]+t*d1y
-	return x, y, !math.IsInf(x, 0) && !math.IsInf(y, 0) && !math.IsNaN(x) && !math.IsNaN(y)
-}
 
 // depth returns the Tukey depth of (px, py) among c.pts: the points equal
 // to it plus the fewest points in an open half-plane whose boundary passes

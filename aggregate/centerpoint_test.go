@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -72,7 +73,7 @@ func TestCenterpoint(t *testing.T) {
 		c := &Centerpoint{}
 		got := make([]float32, 2)
 		if err := c.Aggregate(got, xs); errors.Is(err, ErrNoCenterpoint) {
-			phases["refused"]++ // no float32 point of the depth (see TestCenterpointRoundingNeverShallower)
+			phases[fmt.Sprintf("refused n=%d", n)]++ // no float32 point of the depth (see TestCenterpointRoundingNeverShallower)
 			continue
 		} else if err != nil {
 			t.Fatal(err)
@@ -81,20 +82,24 @@ func TestCenterpoint(t *testing.T) {
 			t.Fatalf("trial %d, n=%d: %v has depth %d < %d", trial, n, got, d, (n+2)/3)
 		}
 		w := c.Weights()
+		med := make([]float32, 2)
+		if err := (&Median{}).Aggregate(med, xs); err != nil {
+			t.Fatal(err)
+		}
 		switch {
 		case slices.Contains(w, 1):
 			phases["input"]++
-		case slices.Contains(w, 0.25):
-			phases["intersection"]++
-		default:
+		case slices.Equal(got, med):
 			phases["median"]++
+		default:
+			phases["region"]++
 		}
 		if s := sum(w); math.Abs(s-1) > 1e-12 {
 			t.Fatalf("weights sum to %v", s)
 		}
 	}
 	t.Logf("candidates used: %v", phases)
-	if phases["input"] == 0 || phases["median"] == 0 || phases["intersection"] == 0 {
+	if phases["input"] == 0 || phases["median"] == 0 || phases["region"] == 0 {
 		t.Errorf("the random sets did not exercise the candidates: %v", phases)
 	}
 }
