@@ -14,10 +14,11 @@ import (
 // inputs and whose open complement holds at most k − 1 inputs. (If p has
 // depth < k, some closed half-plane through p holds at most k − 1 inputs;
 // widen it to an open one with the same inputs, push its boundary outward
-// until it meets an input q, then turn it about q, away from p, until it
-// meets a second input: no input enters the open side on the way, and
-// one of the two turning directions meets an input before p unless every
-// input is on the line through q and p. The converse is immediate.) So
+// until it meets an input q, then turn it about q until it meets a second
+// input: no input enters the open side on the way, and one of the two
+// turning directions meets an input before the boundary reaches p unless
+// every input is on the line through q and p. Conversely, p inside such an
+// open side has a closed half-plane through p within it.) So
 // the region is a convex polygon cut from the inputs' bounding box by
 // O(n²) half-planes, computed here in big.Rat: its vertices are exact
 // rationals, never rounded.
