@@ -45,6 +45,10 @@ type Config struct {
 	Evaluation Evaluation `toml:"evaluation"`
 	Run        Run        `toml:"run"`
 	Sweep      Sweep      `toml:"sweep"`
+	// WorstCase is `trellis worst-case`'s search (WorstCase); nil, and
+	// left out of the TOML, in every other config, so a config without it
+	// keeps its hash.
+	WorstCase *WorstCase `toml:"worst_case,omitempty"`
 }
 
 // Data names the dataset.
@@ -296,6 +300,7 @@ func Parse(text []byte, name string) (Config, error) {
 			return cfg, fmt.Errorf("%s: %s", name, strings.Join(msgs, "; "))
 		}
 	}
+	cfg.fillWorstCase(md)
 	if !md.IsDefined("evaluation", "global_test") && slices.Contains(convModels, cfg.Model.Kind) {
 		// A convolutional model on every node × the whole global test set
 		// takes minutes per evaluated round; a file asks for all with -1.
@@ -391,6 +396,12 @@ func configKeys() []string {
 		keys = append(keys, k)
 	}
 	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "strategy.exchange", "label")
+	for k := range flatten(struct {
+		W WorstCase `toml:"worst_case"`
+	}{WorstCase{SearchSeeds: []uint64{1}, ConfirmSeeds: []uint64{1}, Attacks: []string{""}, Placements: []string{""}}}) {
+		keys = append(keys, k)
+	}
+	keys = append(keys, "worst_case.defences")
 	for _, k := range optionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}
@@ -507,6 +518,6 @@ func DefaultsMap() map[string]any {
 // Flatten maps every dotted key of c but the sweep to its value as text
 // ("strategy.rule" → "median"): how reports tell runs apart.
 func Flatten(c Config) map[string]string {
-	c.Sweep = Sweep{}
+	c.Sweep, c.WorstCase = Sweep{}, nil
 	return flatten(c)
 }

@@ -196,6 +196,7 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, c.validateWorstCase()...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/rundir"
@@ -26,6 +27,10 @@ type RunOptions struct {
 	// Live, when set, also gets the run's records as a metrics.Latest sink
 	// (a live viewer: it may skip records and never makes a round wait).
 	Live metrics.Sink
+	// Data, when set, is the run's dataset as LoadData returns it, loaded
+	// once by a caller that makes many runs of it (decoding the embedded
+	// MNIST takes longer than a short run); runs only read it.
+	Data *data.TrainTest
 }
 
 // RunToDir is RunToDirWith without force.
@@ -64,8 +69,10 @@ func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions
 		}
 		done = 0
 	}
-	tt, err := LoadData(c)
-	if err != nil {
+	var tt data.TrainTest
+	if o.Data != nil {
+		tt = *o.Data
+	} else if tt, err = LoadData(c); err != nil {
 		return rundir.Final{}, err
 	}
 	s, err := SetupOf(c, tt)
@@ -135,11 +142,12 @@ func runSpec(c config.Config, header, hash, randomness string, progress rundir.P
 		Edges: c.Run.Edges, Progress: progress}, nil
 }
 
-// ConfigHash is the SHA-256 of c's resolved TOML, the sweep and the run
-// section (workers, wire round trip: they never change results) left out:
+// ConfigHash is the SHA-256 of c's resolved TOML, the sweep, the
+// worst-case search and the run section (workers, wire round trip: they
+// never change results) left out:
 // what a run directory records to know which config it holds.
 func ConfigHash(c config.Config) (string, error) {
-	c.Sweep, c.Run = config.Sweep{}, config.Run{}
+	c.Sweep, c.Run, c.WorstCase = config.Sweep{}, config.Run{}, nil
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(c); err != nil {
 		return "", err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/rundir"
+	"github.com/trellis-fl/trellis/strategy"
 )
 
 // Results reads every finished run under dir (a run directory, a sweep, or
@@ -123,12 +124,10 @@ func ResultsCurve(dir, curve string) (string, error) {
 // LIGHTYEAR, MURMURA and DMTT on it — so that its headline is the honest
 // nodes' local (personalized) accuracy; the others train one model per
 // node towards a common one, judged on the global test set.
-func Personalized(strategy string) bool {
-	switch strategy {
-	case "local", "ditto", "rdpfl", "lightyear", "murmura", "dmtt":
-		return true
-	}
-	return false
+// The strategy's registry row says it (strategy.Row.Personalized).
+func Personalized(name string) bool {
+	r, ok := strategy.Lookup(name)
+	return ok && r.Personalized
 }
 
 // AccuracyCurve is the accuracy a run's plots show by default: honest

@@ -61,8 +61,9 @@ func DMTTGates(s, sii, t, norm, ownNorm, gamma, tauTrust, kappa float64) bool {
 }
 
 var dmttRow = Row{
-	Name:    "dmtt",
-	Summary: "DMTT: MURMURA's model trust with topology trust from signed claims and a collaborator budget",
+	Name:         "dmtt",
+	Personalized: true,
+	Summary:      "DMTT: MURMURA's model trust with topology trust from signed claims and a collaborator budget",
 	Options: []Option{
 		{Name: "n_eval", Default: DMTTNEval, Lo: 1, Hi: 1 << 20, Whole: true},
 		{Name: "w_a", Default: MurmuraWA, Lo: 0, Hi: 1},

@@ -37,9 +37,10 @@ var ScoreKinds = []string{ScoreNTK, ScoreCalibration, ScoreCosine, ScoreNTKLogit
 // The paper's defaults: tau = 0.6, g = 0.95, n_val = 128; include_self 1
 // is the authors' aggregation, 0 (default) the paper's Eq. 17.
 var lightyearRow = Row{
-	Name:    "lightyear",
-	Summary: "LIGHTYEAR: score peers' models on the own validation data, keep those that agree",
-	Score:   true,
+	Name:         "lightyear",
+	Personalized: true,
+	Summary:      "LIGHTYEAR: score peers' models on the own validation data, keep those that agree",
+	Score:        true,
 	Options: []Option{
 		{Name: "tau", Default: LightyearTau, Lo: 0, Hi: 1},
 		{Name: "g", Default: LightyearG, Lo: 0, Hi: 1, LoOpen: true},

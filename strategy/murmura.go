@@ -59,8 +59,9 @@ func Evidence(o *agreement.Outputs) (acc, vacuity float64, ok bool) {
 // The DMTT paper's defaults (the evidential model, §IV-E), and the authors'
 // code where the paper is silent.
 var murmuraRow = Row{
-	Name:    "murmura",
-	Summary: "MURMURA: trust-weighted aggregation from peers' model scores on the own validation data",
+	Name:         "murmura",
+	Personalized: true,
+	Summary:      "MURMURA: trust-weighted aggregation from peers' model scores on the own validation data",
 	Options: []Option{
 		{Name: "w_a", Default: MurmuraWA, Lo: 0, Hi: 1},
 		{Name: "tau_u", Default: MurmuraTauU, Lo: 0, Hi: 1},

@@ -50,10 +50,11 @@ func (f *FedProx) LocalTraining(v *View, base nn.TrainConfig) nn.TrainConfig {
 }
 
 var dittoRow = Row{
-	Name:      "ditto",
-	Summary:   "a personal model regularized towards the shared FedAvg one",
-	Weighting: true,
-	Options:   []Option{{Name: "lambda", Default: DittoLambda, Lo: 0, Hi: math.Inf(1), HiOpen: true}},
+	Name:         "ditto",
+	Personalized: true,
+	Summary:      "a personal model regularized towards the shared FedAvg one",
+	Weighting:    true,
+	Options:      []Option{{Name: "lambda", Default: DittoLambda, Lo: 0, Hi: math.Inf(1), HiOpen: true}},
 	build: func(p Params, o Values) (Strategy, error) {
 		return &Ditto{FedAvg: FedAvg{Weighting: p.Weighting}, Lambda: o["lambda"]}, nil
 	},

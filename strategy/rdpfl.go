@@ -29,11 +29,12 @@ const (
 var RDPFLRules = []string{"mean", "median", "trimmed_mean", "geometric_median"}
 
 var rdpflRow = Row{
-	Name:      "rdpfl",
-	Summary:   "R-DPFL: a robust neighbourhood direction, predicted from history and clipped around the prediction",
-	Rule:      true,
-	F:         true,
-	Ablations: true,
+	Name:         "rdpfl",
+	Personalized: true,
+	Summary:      "R-DPFL: a robust neighbourhood direction, predicted from history and clipped around the prediction",
+	Rule:         true,
+	F:            true,
+	Ablations:    true,
 	Options: []Option{
 		{Name: "lambda", Default: RDPFLLambda, Lo: 0, Hi: math.Inf(1), HiOpen: true},
 		{Name: "g", Default: RDPFLG, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},

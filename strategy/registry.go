@@ -17,6 +17,11 @@ type Row struct {
 	Name string
 	// Summary is one line saying what the strategy does.
 	Summary string
+	// Personalized: each node keeps a personal model that it evaluates on
+	// its own data, so the method is judged by the honest nodes' local
+	// accuracy; the others train one model per node towards a common one,
+	// judged on the global test set.
+	Personalized bool
 	// Weighting: the strategy averages with a weighting (uniform or
 	// Metropolis–Hastings, Params.Weighting); the others ignore it, so New
 	// refuses one.

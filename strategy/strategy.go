@@ -123,9 +123,10 @@ type Strategy interface {
 }
 
 var localRow = Row{
-	Name:    "local",
-	Summary: "no collaboration",
-	build:   func(Params, Values) (Strategy, error) { return Local{}, nil },
+	Name:         "local",
+	Personalized: true,
+	Summary:      "no collaboration",
+	build:        func(Params, Values) (Strategy, error) { return Local{}, nil },
 }
 
 // Local never collaborates: the node keeps its locally trained model.
