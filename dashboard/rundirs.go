@@ -115,35 +115,68 @@ func (s *Server) LoadDirs(roots ...string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		cs := make([]config.Config, len(rds))
-		for i, rd := range rds {
-			cs[i] = rd.c
+		for i := range rds {
+			if len(roots) > 1 || rds[i].rel == "" {
+				rds[i].rel = filepath.Join(filepath.Base(filepath.Clean(root)), rds[i].rel)
+			}
 		}
-		params := sweptParams(cs)
-		for i, rd := range rds {
-			dir := rd.rel
-			if len(roots) > 1 || dir == "" {
-				dir = filepath.Join(filepath.Base(filepath.Clean(root)), rd.rel)
-			}
-			info := describe(rd.c, rd.path)
-			info.Dir, info.Params = dir, params[i]
-			// A record file cut short or edited is shown as on file, with
-			// the damage said on the page and to the caller (Warnings):
-			// the readers would stop quietly at its first bad line.
-			if err := rundir.Verify(rd.path, rd.c.Nodes, rd.c.FinalRounds); err != nil {
-				info.Error = err.Error()
-				s.mu.Lock()
-				s.warnings = append(s.warnings, err.Error())
-				s.mu.Unlock()
-			}
-			run := s.AddRun(info)
-			if err := s.loadRounds(run, rd.path); err != nil {
-				return n, err
-			}
-			n++
+		k, err := s.addRuns(rds)
+		n += k
+		if err != nil {
+			return n, err
 		}
 	}
 	return n, nil
+}
+
+// addRuns adds runs to the page, each named by its rel, with the keys
+// that differ among them as its parameters.
+func (s *Server) addRuns(rds []runDir) (int, error) {
+	cs := make([]config.Config, len(rds))
+	for i, rd := range rds {
+		cs[i] = rd.c
+	}
+	params := sweptParams(cs)
+	for i, rd := range rds {
+		info := describe(rd.c, rd.path)
+		info.Dir, info.Params = rd.rel, params[i]
+		// A record file cut short or edited is shown as on file, with
+		// the damage said on the page and to the caller (Warnings):
+		// the readers would stop quietly at its first bad line.
+		if err := rundir.Verify(rd.path, rd.c.Nodes, rd.c.FinalRounds); err != nil {
+			info.Error = err.Error()
+			s.mu.Lock()
+			s.warnings = append(s.warnings, err.Error())
+			s.mu.Unlock()
+		}
+		run := s.AddRun(info)
+		if err := s.loadRounds(run, rd.path); err != nil {
+			return i, err
+		}
+	}
+	return len(rds), nil
+}
+
+// WriteReportOf writes the self-contained report of chosen run
+// directories (dirs, relative to root, each shown by that path) to
+// root/report.html, titled title: a worst-case search draws its
+// confirmed runs, not its hundreds of short ones.
+func WriteReportOf(root, title string, dirs []string) (string, error) {
+	s := New(title)
+	rds := make([]runDir, len(dirs))
+	for i, d := range dirs {
+		p := filepath.Join(root, d)
+		c, err := loadConfig(p)
+		if err != nil {
+			return "", err
+		}
+		rds[i] = runDir{path: p, rel: d, c: c}
+	}
+	if _, err := s.addRuns(rds); err != nil {
+		return "", err
+	}
+	path := filepath.Join(root, ReportFile)
+	return path, s.writePage(path)
 }
 
 // describe is a run's RunInfo from its config and what its directory

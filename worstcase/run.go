@@ -501,7 +501,6 @@ func (s *Search) Estimate() Estimate {
 	return e
 }
 
-
 // Dir is a run's directory relative to the search's output.
 func (s *Search) Dir(r Run) string {
 	_, rel, _ := s.RunConfig(r)

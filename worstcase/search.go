@@ -55,7 +55,9 @@ type Run struct {
 // accuracy (the objective), δ_max, and the accuracy of the worst honest
 // node.
 type Outcome struct {
-	Acc, DeltaMax, WorstNode float64
+	Acc       float64 `json:"acc"`
+	DeltaMax  float64 `json:"delta_max"`
+	WorstNode float64 `json:"worst_node_acc"`
 }
 
 // Lookup gives a finished run's outcome; false for a run not finished.

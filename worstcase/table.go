@@ -173,3 +173,41 @@ func (s *Search) ConfirmedDirs(res *Result) []string {
 	}
 	return dirs
 }
+
+// Row is a defence's line of the tables, for JSON.
+type Row struct {
+	Defence    string      `json:"defence"`
+	Metric     string      `json:"metric"`
+	NoAttack   Outcome     `json:"no_attack"`
+	Worst      Outcome     `json:"worst"`
+	Attack     string      `json:"attack"`
+	Parameters string      `json:"parameters"`
+	Placement  string      `json:"placement"`
+	Runs       int         `json:"runs"`
+	Families   []FamilyRow `json:"families"`
+}
+
+// FamilyRow is a family's worst point against a defence, for JSON.
+type FamilyRow struct {
+	Family     string   `json:"family"`
+	SearchAcc  float64  `json:"search_acc"`
+	Confirmed  *Outcome `json:"confirmed,omitempty"`
+	Parameters string   `json:"parameters"`
+	Placement  string   `json:"placement"`
+	Refined    bool     `json:"refined"`
+}
+
+// Rows is the result as the tables show it.
+func (s *Search) Rows(res *Result) []Row {
+	var rows []Row
+	for d, dr := range res.Defences {
+		a, p, pl := s.Describe(dr.Worst.Point)
+		r := Row{Defence: dr.Name, Metric: s.Metric[d], NoAttack: dr.NoAttack, Worst: dr.Worst.Outcome, Attack: a, Parameters: p, Placement: pl, Runs: dr.Runs}
+		for _, f := range dr.Families {
+			_, fp, fpl := s.Describe(f.Worst.Point)
+			r.Families = append(r.Families, FamilyRow{Family: f.Family, SearchAcc: f.Worst.Outcome.Acc, Confirmed: f.Confirmed, Parameters: fp, Placement: fpl, Refined: f.Refined})
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

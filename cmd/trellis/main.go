@@ -82,7 +82,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.Flags().BoolP("version", "v", false, "print the version and the commit it was built from (--json: as JSON)")
 	root.PersistentFlags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
-	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout (run, sweep, demo, report, validate, presets, config defaults, bench rules, privacy, audit, --version; launch and node with --dry-run)")
+	root.PersistentFlags().BoolVar(&o.json, "json", false, "print a machine-readable summary on stdout (run, sweep, worst-case, demo, report, validate, presets, config defaults, bench rules, privacy, audit, --version; launch and node with --dry-run)")
 	root.PersistentFlags().StringVarP(&o.out, "out", "o", "", "output directory (default runs/NAME)")
 	root.AddCommand(demoCmd(o), runCmd(o, "run"), runCmd(o, "sweep"), reportCmd(o), presetsCmd(o), configCmd(o), benchCmd(o), privacyCmd(o), validateCmd(o), auditCmd(o))
 	root.AddCommand(nodeCmd(o))
@@ -91,6 +91,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(keysCmd(o))
 	root.AddCommand(slurmCmd(o), k8sCmd(o))
 	root.AddCommand(serveCmd(o))
+	root.AddCommand(worstCaseCmd(o))
 	return root
 }
 
@@ -113,7 +114,7 @@ func (o *options) outDir(def string) (string, error) {
 var jsonCommands = map[string]string{
 	"trellis": "", "trellis demo": "", "trellis run": "", "trellis sweep": "", "trellis report": "",
 	"trellis presets": "", "trellis presets show": "", "trellis config defaults": "", "trellis validate": "",
-	"trellis bench rules": "", "trellis privacy": "", "trellis audit": "",
+	"trellis bench rules": "", "trellis privacy": "", "trellis audit": "", "trellis worst-case": "",
 	"trellis launch": "--dry-run", "trellis node": "--dry-run",
 }
 

@@ -49,6 +49,9 @@ redoes the runs.` + shardHelp + memHelp,
 			if err != nil {
 				return err
 			}
+			if cfg.WorstCase != nil {
+				return fmt.Errorf("%s is a worst-case search ([worst_case]): run it with `trellis worst-case %s`", args[0], scale.Quote(args[0]))
+			}
 			out, err := o.outDir(filepath.Join("runs", cfg.Name))
 			if err != nil {
 				return err

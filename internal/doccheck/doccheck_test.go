@@ -250,7 +250,7 @@ func shellWords(s string) (end int, open bool) {
 // setTakers are the trellis subcommands that take --set. For the others
 // (launch), a block writes its config from a preset, and the overrides go
 // into that file (setInFile).
-var setTakers = []string{"run", "sweep", "validate"}
+var setTakers = []string{"run", "sweep", "validate", "worst-case"}
 
 // rewrite returns a sh block's script with a marker's flags added to the
 // trellis commands they apply to: --set KEY=VALUE to run, sweep and
