@@ -34,7 +34,9 @@ type Dataset struct {
 	// Rows, when not nil, is where each sample's values are in X: sample
 	// i is row Rows[i] of X (a shared dataset file stores each node's
 	// samples next to each other, so that a node maps only its own pages;
-	// OpenShared). Indices everywhere else stay the samples'.
+	// OpenShared), or nowhere when Rows[i] is -1 (a node's shard holds the
+	// values of its own samples only: Only). Indices everywhere else stay
+	// the samples'.
 	Rows []int32
 	// stream, when not nil, drops the pages of a mapped X from the
 	// process's resident set as batchers read them (OpenShared's test
@@ -66,14 +68,24 @@ func (d *Dataset) RowLen() int {
 // NumClasses is the number of classes, len(Classes).
 func (d *Dataset) NumClasses() int { return len(d.Classes) }
 
-// Row returns sample i's values (a view into X, not a copy).
+// Row returns sample i's values (a view into X, not a copy). It panics
+// when the dataset does not hold them (Held): reading another node's
+// sample is a bug, never something to answer with other values.
 func (d *Dataset) Row(i int) []float32 {
 	l := d.RowLen()
 	if d.Rows != nil {
-		i = int(d.Rows[i])
+		r := d.Rows[i]
+		if r < 0 {
+			panic(fmt.Sprintf("data: dataset %q: sample %d is not held here: this copy holds only its node's samples (Dataset.Only), and the sample is not this node's", d.Name, i))
+		}
+		i = int(r)
 	}
 	return d.X[i*l : (i+1)*l : (i+1)*l]
 }
+
+// Held says whether the dataset holds sample i's values (every sample but
+// those a shard dropped: Only).
+func (d *Dataset) Held(i int) bool { return d.Rows == nil || d.Rows[i] >= 0 }
 
 // All returns the indices 0..Len()-1, the pool partitioners use by default.
 func (d *Dataset) All() []int32 {
@@ -108,8 +120,8 @@ func (d *Dataset) Validate() error {
 	if len(d.Y) > math.MaxInt32 {
 		return fmt.Errorf("data: dataset %q: %d samples exceed the int32 index range", d.Name, len(d.Y))
 	}
-	if len(d.X) != len(d.Y)*d.RowLen() {
-		return fmt.Errorf("data: dataset %q: %d values for %d samples of shape %v", d.Name, len(d.X), len(d.Y), d.Shape)
+	if err := d.validateRows(); err != nil {
+		return err
 	}
 	if len(d.Classes) == 0 {
 		return fmt.Errorf("data: dataset %q: no classes", d.Name)
@@ -129,9 +141,35 @@ func (d *Dataset) Validate() error {
 			}
 		}
 	}
-	for i, v := range d.X {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("data: dataset %q: sample %d holds a non-finite value", d.Name, i/d.RowLen())
+	for i := range d.Y {
+		if !d.Held(i) {
+			continue
+		}
+		for _, v := range d.Row(i) {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("data: dataset %q: sample %d holds a non-finite value", d.Name, i)
+			}
+		}
+	}
+	return nil
+}
+
+// validateRows checks that X holds a row for every sample (Rows nil), or
+// whole rows and a Rows entry per sample naming one of them or none.
+func (d *Dataset) validateRows() error {
+	l := d.RowLen()
+	if d.Rows == nil {
+		if len(d.X) != len(d.Y)*l {
+			return fmt.Errorf("data: dataset %q: %d values for %d samples of shape %v", d.Name, len(d.X), len(d.Y), d.Shape)
+		}
+		return nil
+	}
+	if len(d.Rows) != len(d.Y) || len(d.X)%l != 0 {
+		return fmt.Errorf("data: dataset %q: %d row positions and %d values for %d samples of shape %v", d.Name, len(d.Rows), len(d.X), len(d.Y), d.Shape)
+	}
+	for i, r := range d.Rows {
+		if r < -1 || int(r) >= len(d.X)/l {
+			return fmt.Errorf("data: dataset %q: sample %d is at row %d of %d", d.Name, i, r, len(d.X)/l)
 		}
 	}
 	return nil
@@ -158,6 +196,9 @@ func Concat(a, b *Dataset) (*Dataset, error) {
 	}
 	if a.Norm.Desc != b.Norm.Desc {
 		return nil, fmt.Errorf("data: concat %q and %q: normalizations differ (%q, %q)", a.Name, b.Name, a.Norm.Desc, b.Norm.Desc)
+	}
+	if a.Rows != nil || b.Rows != nil {
+		return nil, fmt.Errorf("data: concat %q and %q: concatenate datasets as loaded, before mapping or compacting them", a.Name, b.Name)
 	}
 	if (a.Groups == nil) != (b.Groups == nil) {
 		return nil, fmt.Errorf("data: concat %q and %q: only one has group ids", a.Name, b.Name)

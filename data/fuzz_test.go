@@ -22,7 +22,7 @@ func FuzzIDX(f *testing.F) {
 				t.Fatalf("dims %v but %d bytes", idx.Dims, len(idx.Data))
 			}
 		}
-		d, err := decodeIDXPair(bytes.NewReader(images), bytes.NewReader(labels), "images", "labels", mnistFamily())
+		d, err := decodeIDXPair(bytes.NewReader(images), bytes.NewReader(labels), "images", "labels", mnistFamily(), "fuzz", nil)
 		if err == nil {
 			if err := d.Validate(); err != nil {
 				t.Fatal(err)

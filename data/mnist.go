@@ -60,31 +60,108 @@ func (f idxFamily) norm() Normalization {
 // LoadMNIST loads MNIST from the four IDX files in dir (gzip or not, with
 // either the "-idx3-ubyte" or ".idx3-ubyte" naming). Use MNIST() for the
 // embedded copy.
-func LoadMNIST(dir string) (TrainTest, error) { return loadIDXDir(dir, mnistFamily()) }
+func LoadMNIST(dir string) (TrainTest, error) { return loadIDXDir(dir, mnistFamily(), nil) }
+
+// LoadMNISTShard loads MNIST from dir as LoadMNIST does, but the values of
+// only the training samples sel picks (Only): it decodes the training
+// labels, asks sel, then streams the training images keeping those
+// samples' pixels and skipping the others', so that its memory is the
+// shard and the test set, never the whole training set.
+func LoadMNISTShard(dir string, sel Selector) (TrainTest, error) {
+	return loadIDXDir(dir, mnistFamily(), sel)
+}
 
 // LoadFashionMNIST loads Fashion-MNIST from the four IDX files in dir, or
 // from FashionMNISTDir (the Debian package) when dir is "".
-func LoadFashionMNIST(dir string) (TrainTest, error) {
+func LoadFashionMNIST(dir string) (TrainTest, error) { return LoadFashionMNISTShard(dir, nil) }
+
+// LoadFashionMNISTShard is LoadFashionMNIST keeping the values of only
+// the training samples sel picks, as LoadMNISTShard (sel nil: all).
+func LoadFashionMNISTShard(dir string, sel Selector) (TrainTest, error) {
 	if dir == "" {
 		dir = FashionMNISTDir
 	}
-	return loadIDXDir(dir, fashionFamily())
+	return loadIDXDir(dir, fashionFamily(), sel)
 }
 
-func loadIDXDir(dir string, fam idxFamily) (TrainTest, error) {
-	find := func(stem, kind string) (string, error) {
-		dash := stem + "-" + kind + "-ubyte"
-		dot := stem + "." + kind + "-ubyte"
-		return firstExisting(fam.name, fam.hint,
-			filepath.Join(dir, dash+".gz"), filepath.Join(dir, dash),
-			filepath.Join(dir, dot+".gz"), filepath.Join(dir, dot))
+// IDXShape is what the headers of an MNIST-family directory declare: the
+// training and test sample counts and a sample's shape, read without
+// decoding any sample (a node process sizes its memory from it before it
+// loads its shard). Loading checks the rest.
+type IDXShape struct {
+	Name        string // the training set's, as loading names it
+	Train, Test int
+	Shape       []int
+	Classes     int
+}
+
+// MNISTShape reads the headers of the MNIST files in dir.
+func MNISTShape(dir string) (IDXShape, error) { return idxDirShape(dir, mnistFamily()) }
+
+// FashionMNISTShape reads the headers of the Fashion-MNIST files in dir
+// (FashionMNISTDir when dir is "").
+func FashionMNISTShape(dir string) (IDXShape, error) {
+	if dir == "" {
+		dir = FashionMNISTDir
 	}
+	return idxDirShape(dir, fashionFamily())
+}
+
+func idxDirShape(dir string, fam idxFamily) (IDXShape, error) {
+	out := IDXShape{Name: fam.name + "/train", Classes: len(fam.classes)}
+	for _, set := range []struct {
+		stem string
+		n    *int
+	}{{"train", &out.Train}, {"t10k", &out.Test}} {
+		p, err := idxFile(dir, fam, set.stem+"-images", "idx3")
+		if err != nil {
+			return IDXShape{}, err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return IDXShape{}, err
+		}
+		r, gz, err := maybeGunzip(f, p)
+		var dims []int
+		if err == nil {
+			dims, _, err = readIDXHeader(r, p, gz)
+		}
+		f.Close()
+		if err != nil {
+			return IDXShape{}, err
+		}
+		if len(dims) < 2 {
+			return IDXShape{}, &FormatError{Path: p, Offset: 3, Gzip: gz, Msg: fmt.Sprintf("images file has %d dimensions %v; expected at least 2 (count, pixels...)", len(dims), dims)}
+		}
+		*set.n, out.Shape = dims[0], append([]int(nil), dims[1:]...)
+		if len(out.Shape) == 2 {
+			out.Shape = []int{1, out.Shape[0], out.Shape[1]}
+		}
+	}
+	return out, nil
+}
+
+// idxFile is the first of the family's names for file stem (e.g.
+// "train-images") of kind ("idx3") that exists in dir.
+func idxFile(dir string, fam idxFamily, stem, kind string) (string, error) {
+	dash := stem + "-" + kind + "-ubyte"
+	dot := stem + "." + kind + "-ubyte"
+	return firstExisting(fam.name, fam.hint,
+		filepath.Join(dir, dash+".gz"), filepath.Join(dir, dash),
+		filepath.Join(dir, dot+".gz"), filepath.Join(dir, dot))
+}
+
+// loadIDXDir loads the family's four files from dir; with sel, the
+// training set keeps the values of the samples sel picks only.
+func loadIDXDir(dir string, fam idxFamily, sel Selector) (TrainTest, error) {
+	find := func(stem, kind string) (string, error) { return idxFile(dir, fam, stem, kind) }
 	var out TrainTest
 	for _, set := range []struct {
 		stem string
 		dst  **Dataset
 		tag  string
-	}{{"train", &out.Train, "train"}, {"t10k", &out.Test, "test"}} {
+		sel  Selector
+	}{{"train", &out.Train, "train", sel}, {"t10k", &out.Test, "test", nil}} {
 		ip, err := find(set.stem+"-images", "idx3")
 		if err != nil {
 			return TrainTest{}, err
@@ -93,17 +170,16 @@ func loadIDXDir(dir string, fam idxFamily) (TrainTest, error) {
 		if err != nil {
 			return TrainTest{}, err
 		}
-		d, err := readIDXPairFiles(ip, lp, fam)
+		d, err := readIDXPairFiles(ip, lp, fam, fam.name+"/"+set.tag, set.sel)
 		if err != nil {
 			return TrainTest{}, err
 		}
-		d.Name = fam.name + "/" + set.tag
 		*set.dst = d
 	}
 	return out, nil
 }
 
-func readIDXPairFiles(imagesPath, labelsPath string, fam idxFamily) (*Dataset, error) {
+func readIDXPairFiles(imagesPath, labelsPath string, fam idxFamily, name string, sel Selector) (*Dataset, error) {
 	fi, err := os.Open(imagesPath)
 	if err != nil {
 		return nil, err
@@ -114,12 +190,15 @@ func readIDXPairFiles(imagesPath, labelsPath string, fam idxFamily) (*Dataset, e
 		return nil, err
 	}
 	defer fl.Close()
-	return decodeIDXPair(fi, fl, imagesPath, labelsPath, fam)
+	return decodeIDXPair(fi, fl, imagesPath, labelsPath, fam, name, sel)
 }
 
-// decodeIDXPair builds a dataset from an images file (N × H × W bytes) and
-// a labels file (N bytes), normalizing pixels as fam says.
-func decodeIDXPair(images, labels io.Reader, imagesName, labelsName string, fam idxFamily) (*Dataset, error) {
+// decodeIDXPair builds the dataset name from an images file (N × H × W
+// bytes) and a labels file (N bytes), normalizing pixels as fam says.
+// With sel, it decodes the labels and the images' header, asks sel which
+// samples to keep, and keeps the pixels of those only (Only's layout);
+// the whole file is read and checked either way.
+func decodeIDXPair(images, labels io.Reader, imagesName, labelsName string, fam idxFamily, name string, sel Selector) (*Dataset, error) {
 	lbl, err := ReadIDX(labels, labelsName)
 	if err != nil {
 		return nil, err
@@ -169,15 +248,32 @@ func decodeIDXPair(images, labels io.Reader, imagesName, labelsName string, fam 
 	for v := range lut {
 		lut[v] = (float32(v)/255 - fam.mean) / fam.std
 	}
-	xs, err := readPixels(imgR, total, bound, &lut, imagesName, idxHeaderLen(dims), gz)
+	d := &Dataset{
+		Name: name, Shape: shape, Y: ys,
+		Classes: append([]string(nil), fam.classes...),
+		Norm:    fam.norm(),
+	}
+	if sel == nil {
+		if d.X, err = readPixels(imgR, total, bound, &lut, imagesName, idxHeaderLen(dims), gz); err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+	d = d.labelsOnly()
+	keep, err := sel(d)
 	if err != nil {
 		return nil, err
 	}
-	return &Dataset{
-		X: xs, Shape: shape, Y: ys,
-		Classes: append([]string(nil), fam.classes...),
-		Norm:    fam.norm(),
-	}, nil
+	if keep, err = d.keep(keep); err != nil {
+		return nil, err
+	}
+	for k, i := range keep {
+		d.Rows[i] = int32(k)
+	}
+	if d.X, err = readPixelRows(imgR, total, bound, d.Rows, len(keep), &lut, imagesName, idxHeaderLen(dims), gz); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // readPixels reads n bytes from r and maps each through lut into a float32
@@ -198,12 +294,56 @@ func readPixels(r io.Reader, n, bound int64, lut *[256]float32, path string, off
 		}
 		xs = xs[:len(xs)+k]
 		if err != nil {
-			msg := "truncated"
-			if err = ignoreEOF(err); err != nil {
-				msg = "read error"
+			return nil, pixelsCut(err, int64(len(xs)), n, path, off, gz)
+		}
+	}
+	if err := expectEOF(r, path, off+n, gz); err != nil {
+		return nil, err
+	}
+	return xs, nil
+}
+
+// pixelsCut is the error of a pixel stream that ended (or failed) after
+// read of its n declared bytes.
+func pixelsCut(err error, read, n int64, path string, off int64, gz bool) error {
+	msg := "truncated"
+	if err = ignoreEOF(err); err != nil {
+		msg = "read error"
+	}
+	return &FormatError{Path: path, Offset: off + read, Gzip: gz,
+		Msg: fmt.Sprintf("%s: %d of %d declared pixel bytes", msg, read, n), Err: err}
+}
+
+// readPixelRows is readPixels keeping only some samples: it reads all n
+// bytes of len(rows) samples, and maps sample i's bytes through lut into
+// row rows[i] of the output when rows[i] ≥ 0 (kept rows numbered in
+// sample order, kept of them), skipping the others'. The output grows
+// as kept bytes arrive, as readPixels's does, so it never exceeds the
+// kept rows; the errors are readPixels's.
+func readPixelRows(r io.Reader, n, bound int64, rows []int32, kept int, lut *[256]float32, path string, off int64, gz bool) ([]float32, error) {
+	row := n / int64(len(rows))
+	want := int64(kept) * row
+	xs := make([]float32, 0, initialCap(want, bound))
+	var chunk [1 << 16]byte
+	for read := int64(0); read < n; {
+		k, err := io.ReadFull(r, chunk[:min(n-read, int64(len(chunk)))])
+		for j := 0; j < k; {
+			at := read + int64(j)
+			i, within := at/row, at%row
+			span := int(min(row-within, int64(k-j)))
+			if rows[i] >= 0 {
+				if len(xs)+span > cap(xs) {
+					xs = slices.Grow(xs, int(min(want, max(2*int64(cap(xs)), int64(len(xs)+span))))-len(xs))
+				}
+				for _, b := range chunk[j : j+span] {
+					xs = append(xs, lut[b])
+				}
 			}
-			return nil, &FormatError{Path: path, Offset: off + int64(len(xs)), Gzip: gz,
-				Msg: fmt.Sprintf("%s: %d of %d declared pixel bytes", msg, len(xs), n), Err: err}
+			j += span
+		}
+		read += int64(k)
+		if err != nil {
+			return nil, pixelsCut(err, read, n, path, off, gz)
 		}
 	}
 	if err := expectEOF(r, path, off+n, gz); err != nil {

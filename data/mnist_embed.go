@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"embed"
+	"io"
 	"sync"
 )
 
@@ -18,20 +19,28 @@ var mnistFiles embed.FS
 // MNIST decodes the embedded MNIST: 60,000 training and 10,000 test images
 // of shape [1 28 28], normalized x/255 then (x-0.1307)/0.3081. Each call
 // returns a fresh copy (about 220 MB of float32); load it once and share it.
-func MNIST() (TrainTest, error) {
+func MNIST() (TrainTest, error) { return MNISTShard(nil) }
+
+// MNISTShard decodes the embedded MNIST keeping the values of only the
+// training samples sel picks (sel nil: all, as MNIST): the training
+// labels first, then the training images streamed from the embedded file,
+// the pixels of the kept samples decoded and the others' skipped (see
+// LoadMNISTShard). The test set is whole.
+func MNISTShard(sel Selector) (TrainTest, error) {
 	var out TrainTest
 	var errs [2]error
 	var wg sync.WaitGroup
 	for i, set := range []struct {
 		stem, tag string
 		dst       **Dataset
-	}{{"train", "train", &out.Train}, {"t10k", "test", &out.Test}} {
+		sel       Selector
+	}{{"train", "train", &out.Train, sel}, {"t10k", "test", &out.Test, nil}} {
 		wg.Add(1)
 		go func() { // the two sets decode in parallel; the result does not depend on timing
 			defer wg.Done()
 			ip := "mnist/" + set.stem + "-images-idx3-ubyte.gz"
 			lp := "mnist/" + set.stem + "-labels-idx1-ubyte.gz"
-			ib, err := mnistFiles.ReadFile(ip)
+			images, err := embeddedImages(ip, set.sel != nil)
 			if err != nil {
 				errs[i] = err
 				return
@@ -41,13 +50,7 @@ func MNIST() (TrainTest, error) {
 				errs[i] = err
 				return
 			}
-			d, err := decodeIDXPair(bytes.NewReader(ib), bytes.NewReader(lb), "embedded "+ip, "embedded "+lp, mnistFamily())
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			d.Name = "MNIST/" + set.tag
-			*set.dst = d
+			*set.dst, errs[i] = decodeIDXPair(images, bytes.NewReader(lb), "embedded "+ip, "embedded "+lp, mnistFamily(), "MNIST/"+set.tag, set.sel)
 		}()
 	}
 	wg.Wait()
@@ -57,4 +60,15 @@ func MNIST() (TrainTest, error) {
 		}
 	}
 	return out, nil
+}
+
+// embeddedImages reads an embedded images file: a copy of its bytes for
+// a whole decode (whose size then bounds the output's preallocation), or
+// the embedded file itself, streamed, for a shard (no copy of the file).
+func embeddedImages(path string, stream bool) (io.Reader, error) {
+	if stream {
+		return mnistFiles.Open(path)
+	}
+	b, err := mnistFiles.ReadFile(path)
+	return bytes.NewReader(b), err
 }

@@ -248,13 +248,18 @@ func EstimateWith(c config.Config, d DataShape) (Estimate, error) {
 	return estimate(c, "run", d)
 }
 
-// EstimateNodeProcess estimates one node process of a deployed run
-// (`trellis node`, each `trellis launch` process, each Kubernetes or Slurm
-// task): it loads the whole dataset and builds one node, and holds what
-// its in-neighbours send it as decoded messages.
+// EstimateNodeProcess estimates one node process of a deployed run that
+// loads its own data (`trellis node` without --data-file, each Kubernetes
+// or Slurm task): it loads its shard (LoadNodeData) and builds one node,
+// and holds what its in-neighbours send it as decoded messages.
 func EstimateNodeProcess(c config.Config, d DataShape) (Estimate, error) {
 	return estimate(c, "node process", d)
 }
+
+// streamsShard says whether a node process of the dataset decodes only
+// its shard's values (LoadNodeData); the others decode the whole dataset
+// first.
+func streamsShard(dataset string) bool { return dataset == "mnist" || dataset == "fashion_mnist" }
 
 // launchedNode is the kind of a `trellis launch` node process: it maps the
 // launch's shared dataset file (data.OpenShared) instead of decoding the
@@ -286,6 +291,7 @@ func EstimateMonitor(c config.Config) Estimate {
 func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	e := Estimate{Kind: kind, Name: c.Name, Nodes: c.Nodes, GCPercent: 100}
 	mapped := kind == launchedNode
+	shard := kind == "node process" // it loads its shard (LoadNodeData)
 	if mapped {
 		kind = "node process" // but for the dataset
 	}
@@ -493,9 +499,26 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 			OutsideHeap: true, PageCache: true,
 			How: fmt.Sprintf("the pages of its %s samples and a %s window of the global test set", group(perNodeSamples), bytesText(data.SharedStreamWindow))})
 		shared("labels and row positions", alloc(8*int64(d.Train+d.Test))+alloc(4*int64(d.Train)), "of every sample")
+	} else if shard && streamsShard(c.Data.Dataset) {
+		// Its samples' values, every training label and row position,
+		// and the whole global test set: the training images stream
+		// through, never decoded whole.
+		own := floats(mul(perNodeSamples, row)) + alloc(8*int64(d.Train)) + alloc(4*int64(d.Train))
+		if d.Groups {
+			own += alloc(4 * int64(d.Train))
+		}
+		shared(fmt.Sprintf("dataset %s (its shard)", c.Data.Dataset), own+ds(int64(d.Test)),
+			fmt.Sprintf("%s samples × %s float32, labels and row positions of %s, %s test samples", group(perNodeSamples), group(row), group(int64(d.Train)), group(int64(d.Test))))
 	} else {
-		shared(fmt.Sprintf("dataset %s (decoded)", c.Data.Dataset), ds(int64(d.Train))+ds(int64(d.Test)),
-			fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row)))
+		b, how := ds(int64(d.Train))+ds(int64(d.Test)), fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row))
+		if shard {
+			// A node process of another format decodes the whole
+			// dataset and copies its shard out before it drops the
+			// rest: that is its peak.
+			b += floats(mul(perNodeSamples, row)) + alloc(4*int64(d.Train))
+			how += fmt.Sprintf(", while loading; then its %s samples' values", group(perNodeSamples))
+		}
+		shared(fmt.Sprintf("dataset %s (decoded)", c.Data.Dataset), b, how)
 	}
 	// The partition and the splits of every client (all of them, in a
 	// node process too: the split is computed whole).

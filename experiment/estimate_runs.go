@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/data"
 )
 
 // Shapes remembers the dataset shapes an estimate loaded, so a sweep loads
@@ -25,11 +26,10 @@ func (s Shapes) Of(c config.Config) (DataShape, error) {
 	if d, ok := s[key]; ok {
 		return d, nil
 	}
-	tt, err := LoadData(c)
+	d, err := headerShape(c)
 	if err != nil {
 		return DataShape{}, err
 	}
-	d := ShapeOf(tt)
 	s[key] = d
 	return d, nil
 }
@@ -169,4 +169,28 @@ func LimitHeap(m Memory) {
 	if m.Available > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(m.Available)
 	}
+}
+
+// headerShape is the shape of c's dataset: for the MNIST family what its
+// files' headers declare (nothing decoded: a node process sizes its
+// memory before it loads its shard), for the others the dataset loaded.
+func headerShape(c config.Config) (DataShape, error) {
+	var h data.IDXShape
+	var err error
+	switch c.Data.Dataset {
+	case "mnist":
+		h, err = data.MNISTShape(c.Data.Dir)
+	case "fashion_mnist":
+		h, err = data.FashionMNISTShape(c.Data.Dir)
+	default:
+		tt, err := LoadData(c)
+		if err != nil {
+			return DataShape{}, err
+		}
+		return ShapeOf(tt), nil
+	}
+	if err != nil {
+		return DataShape{}, err
+	}
+	return DataShape{Name: h.Name, Train: h.Train, Test: h.Test, Shape: h.Shape, Classes: h.Classes}, nil
 }

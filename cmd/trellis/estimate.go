@@ -179,11 +179,12 @@ func (m *memFlags) refuse(check error) (done bool, err error) {
 }
 
 // nodeGate is the memory check of one node process (`trellis node`): its
-// estimate (its own dataset, splits and node, as launch counts each node
-// process) against this machine's available memory, before anything is
-// loaded. An edge device too small for its node refuses to start with the
-// numbers instead of being killed by the OOM killer mid-run.
-func (m *memFlags) nodeGate(o *options, cfg config.Config) (done bool, err error) {
+// estimate (its shard of the dataset, or its pages of a launch's mapped
+// file when mapped, its splits and node) against this machine's available
+// memory, before anything is loaded. An edge device too small for its node
+// refuses to start with the numbers instead of being killed by the OOM
+// killer mid-run.
+func (m *memFlags) nodeGate(o *options, cfg config.Config, mapped bool) (done bool, err error) {
 	d, err := (experiment.Shapes{}).Of(cfg)
 	if err != nil {
 		if m.dryRun {
@@ -191,7 +192,11 @@ func (m *memFlags) nodeGate(o *options, cfg config.Config) (done bool, err error
 		}
 		return false, nil // the node reports its own error (a dataset it cannot load)
 	}
-	node, err := experiment.EstimateNodeProcess(cfg, d)
+	estimate := experiment.EstimateNodeProcess
+	if mapped {
+		estimate = experiment.EstimateLaunchedNode
+	}
+	node, err := estimate(cfg, d)
 	if err != nil {
 		if m.dryRun {
 			return true, err

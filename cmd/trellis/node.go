@@ -116,8 +116,15 @@ after every round (atomically); --resume restarts from it after a crash or a kil
 the node restores its model, optimizer, strategy and trust state and joins the
 wall-clock round that is open (the rounds it missed are missing in the run).
 
-Before loading anything the node estimates its memory (its dataset, splits, model,
-optimizer and buffers) and refuses to start when that exceeds the available memory
+Without --data-file the node loads only its shard: the labels of every training
+sample (to compute the partition every node computes alike), the values of its
+own samples (its train, validation and test splits) and the global test set. MNIST
+and Fashion-MNIST stream their training images, decoding the node's samples and
+skipping the rest; other datasets decode whole, then keep the shard. With
+--data-file it maps the decoded dataset file a launch wrote.
+
+Before loading anything the node estimates its memory (its shard or mapped pages,
+splits, model, optimizer and buffers) and refuses to start when that exceeds the available memory
 (MemAvailable, or the cgroup limit; TRELLIS_MEMORY_AVAILABLE overrides), with the
 numbers; --dry-run prints the estimate and exits, --no-memory-check starts anyway.`,
 		Args: cobra.NoArgs,
@@ -129,7 +136,7 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 			if err != nil {
 				return err
 			}
-			if done, err := mf.nodeGate(o, c); done || err != nil {
+			if done, err := mf.nodeGate(o, c, dataFile != ""); done || err != nil {
 				return err
 			}
 			var keys wire.KeySource = wire.NewSeedKeys(c.Seed, c.Nodes)
@@ -147,7 +154,7 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 			if err != nil {
 				return err
 			}
-			tt, err := nodeData(c, dataFile)
+			tt, err := nodeData(c, dataFile, id)
 			if err != nil {
 				return err
 			}
@@ -198,20 +205,21 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 	cmd.Flags().StringVar(&state, "checkpoint", "", "write the node's checkpoint into this directory after every round")
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().StringVar(&export, "export", "", "after the last round, write the node's model to this file (safetensors: PyTorch's safetensors.torch.load_file reads it)")
-	cmd.Flags().StringVar(&dataFile, "data-file", "", "map this decoded dataset file read-only instead of loading the dataset (launch writes one, cluster/dataset.bin, for its nodes to share)")
+	cmd.Flags().StringVar(&dataFile, "data-file", "", "map this decoded dataset file read-only instead of loading the node's shard of the dataset (launch writes one, cluster/dataset.bin, for its nodes to share)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
 	mf.register(cmd, false)
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
 }
 
-// nodeData is the node process's dataset: the shared file mapped
-// read-only (every node process of a launch maps the one the launch wrote,
-// so the samples are in memory once) or, without one, the dataset loaded.
-// The mapping lives as long as the process.
-func nodeData(c config.Config, file string) (data.TrainTest, error) {
+// nodeData is node id's dataset: the shared file mapped read-only (every
+// node process of a launch maps the one the launch wrote, so the samples
+// are in memory once) or, without one, its shard loaded (a node on its own
+// device: every label, its own samples' values, the global test set;
+// experiment.LoadNodeData). The mapping lives as long as the process.
+func nodeData(c config.Config, file string, id int) (data.TrainTest, error) {
 	if file == "" {
-		return experiment.LoadData(c)
+		return experiment.LoadNodeData(c, id)
 	}
 	s, err := data.OpenShared(file)
 	if err != nil {

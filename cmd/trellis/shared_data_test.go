@@ -59,7 +59,7 @@ global_test = 300
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapped, err := nodeData(c, path)
+	mapped, err := nodeData(c, path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ global_test = 300
 	if err := os.WriteFile(path, b[:len(b)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nodeData(c, path); err == nil || !strings.Contains(err.Error(), "truncated") {
+	if _, err := nodeData(c, path, 0); err == nil || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("a truncated file: %v", err)
 	}
 }
