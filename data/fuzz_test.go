@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -27,6 +28,23 @@ func FuzzIDX(f *testing.F) {
 			if err := d.Validate(); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// The streaming decode of a shard (every other sample) refuses
+		// what the full decode refuses, with its error, and otherwise is
+		// the full decode compacted.
+		var keep []int32
+		s, serr := decodeIDXPair(bytes.NewReader(images), bytes.NewReader(labels), "images", "labels", mnistFamily(), "fuzz",
+			func(l *Dataset) ([]int32, error) {
+				for i := 0; i < l.Len(); i += 2 {
+					keep = append(keep, int32(i))
+				}
+				return keep, nil
+			})
+		switch {
+		case (err == nil) != (serr == nil) || err != nil && err.Error() != serr.Error():
+			t.Fatalf("full decode: %v; shard decode: %v", err, serr)
+		case err == nil && !reflect.DeepEqual(s, d.Only(keep)):
+			t.Fatal("the shard decode differs from the full decode compacted")
 		}
 	})
 }

@@ -3,7 +3,6 @@ package data
 import (
 	"bytes"
 	"embed"
-	"io"
 	"sync"
 )
 
@@ -40,11 +39,14 @@ func MNISTShard(sel Selector) (TrainTest, error) {
 			defer wg.Done()
 			ip := "mnist/" + set.stem + "-images-idx3-ubyte.gz"
 			lp := "mnist/" + set.stem + "-labels-idx1-ubyte.gz"
-			images, err := embeddedImages(ip, set.sel != nil)
+			// Streamed from the embedded file, not copied out of it
+			// (its size bounds the output's preallocation: inputBound).
+			images, err := mnistFiles.Open(ip)
 			if err != nil {
 				errs[i] = err
 				return
 			}
+			defer images.Close()
 			lb, err := mnistFiles.ReadFile(lp)
 			if err != nil {
 				errs[i] = err
@@ -60,15 +62,4 @@ func MNISTShard(sel Selector) (TrainTest, error) {
 		}
 	}
 	return out, nil
-}
-
-// embeddedImages reads an embedded images file: a copy of its bytes for
-// a whole decode (whose size then bounds the output's preallocation), or
-// the embedded file itself, streamed, for a shard (no copy of the file).
-func embeddedImages(path string, stream bool) (io.Reader, error) {
-	if stream {
-		return mnistFiles.Open(path)
-	}
-	b, err := mnistFiles.ReadFile(path)
-	return bytes.NewReader(b), err
 }

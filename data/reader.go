@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -28,7 +29,7 @@ func inputBound(r io.Reader) int64 {
 	switch v := r.(type) {
 	case interface{ Len() int }: // bytes.Reader, strings.Reader, bytes.Buffer
 		n = int64(v.Len())
-	case *os.File:
+	case interface{ Stat() (fs.FileInfo, error) }: // *os.File, an embedded file
 		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
 			n = st.Size()
 		}
