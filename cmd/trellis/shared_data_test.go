@@ -11,6 +11,9 @@ import (
 	"github.com/trellis-fl/trellis/data"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/sim"
+	"github.com/trellis-fl/trellis/wire"
 )
 
 // A run on the launch's shared dataset file (each node's samples stored
@@ -79,5 +82,79 @@ global_test = 300
 	}
 	if _, err := nodeData(c, path, 0); err == nil || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("a truncated file: %v", err)
+	}
+}
+
+// A node process without --data-file loads its shard (every label, the
+// values of its own samples, streamed out of the MNIST files): the
+// simulation of the nodes each built on its own shard, as each node
+// process builds it, has the records of the simulation on the dataset.
+func TestNodeShardsRunAsTheDataset(t *testing.T) {
+	c, err := config.Parse([]byte(`
+name = "shards"
+nodes = 5
+rounds = 2
+[data]
+samples = 1500
+[model]
+hidden = [16]
+[topology]
+kind = "ring"
+[strategy]
+name = "fedavg"
+[evaluation]
+global_test = 300
+`), "shards.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := experiment.LoadData(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := experiment.SetupOf(c, loaded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(nodes func(b *experiment.Built) []*node.Node) []*metrics.Round {
+		b, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []*metrics.Round
+		if err := sim.Run(t.Context(), b.Config, nodes(b), metrics.SinkFunc(func(r *metrics.Round) error { rs = append(rs, r); return nil })); err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	want := run(func(b *experiment.Built) []*node.Node { return b.Nodes })
+	got := run(func(*experiment.Built) []*node.Node {
+		nodes := make([]*node.Node, c.Nodes)
+		for i := range nodes {
+			tt, err := nodeData(c, "", i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			own, err := s.NodeSamples(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held := len(tt.Train.X) / tt.Train.RowLen(); held != len(own) || tt.Train.Len() != loaded.Train.Len() || tt.Test.Len() != loaded.Test.Len() {
+				t.Fatalf("node %d holds %d of %d training samples (its own: %d) and %d test samples", i, held, tt.Train.Len(), len(own), tt.Test.Len())
+			}
+			si, err := experiment.SetupOf(c, tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc, err := nodeProcess(c, si, i, wire.NewSeedKeys(c.Seed, c.Nodes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes[i] = nc.Node
+		}
+		return nodes
+	})
+	if len(got) != 2 || !reflect.DeepEqual(got, want) {
+		t.Errorf("the run of the nodes on their shards differs from the run on the dataset:\n%+v\n%+v", got, want)
 	}
 }
