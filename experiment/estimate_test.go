@@ -257,7 +257,7 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
-// A node process holds the whole dataset and one node, with its
+// A node process holds its shard of the dataset and one node, with its
 // in-neighbours' vectors decoded; the monitor neither.
 func TestEstimateNodeProcess(t *testing.T) {
 	c := config.Default()
@@ -271,8 +271,27 @@ func TestEstimateNodeProcess(t *testing.T) {
 	if p := part(t, proc, "model parameters and gradients"); p.Count != 1 {
 		t.Errorf("a node process holds %d nodes", p.Count)
 	}
-	if part(t, proc, "dataset").Bytes != part(t, run, "dataset").Bytes {
-		t.Error("a node process decodes the whole dataset")
+	// MNIST: its shard, not the dataset — the values of its 3,000
+	// samples, 8 + 4 bytes of label and row position per training
+	// sample, and the 10,000 test samples with their labels (up to
+	// 64 KiB more: the allocator's rounding).
+	want := int64(3000*784*4 + 60000*12 + 10000*(784*4+8))
+	if got := part(t, proc, "dataset mnist (its shard)").Bytes; got < want || got > want+64<<10 {
+		t.Errorf("a node process's shard of MNIST: %d bytes, want %d (+ at most 64 KiB)", got, want)
+	}
+	// CIFAR-10 decodes whole before it keeps its shard: the dataset and
+	// the shard's values and row positions are its peak.
+	cifar := DataShape{Name: "CIFAR-10", Train: 50000, Test: 10000, Shape: []int{3, 32, 32}, Classes: 10}
+	cc := c
+	cc.Data.Dataset = "cifar10"
+	crun, _ := EstimateWith(cc, cifar)
+	cproc, err := EstimateNodeProcess(cc, cifar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := int64(2500*3072*4 + 50000*4)
+	if got, whole := part(t, cproc, "dataset cifar10 (decoded)").Bytes, part(t, crun, "dataset").Bytes; got < whole+shard || got > whole+shard+64<<10 {
+		t.Errorf("a node process of CIFAR-10: %d bytes, want the dataset's %d and its shard's %d", got, whole, shard)
 	}
 	// 4 decoded vectors and the own one encoded: ≥ 6 vectors more than a
 	// simulated node's inbox.
