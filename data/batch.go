@@ -24,6 +24,7 @@ type Batcher struct {
 	pos   int
 	rng   *rand.Rand
 	tf    Transform
+	row   []float32 // a coded dataset's row, decoded for tf
 	// resets counts the Resets since NewBatcher's (Position, Seek).
 	resets uint64
 }
@@ -62,12 +63,18 @@ func (b *Batcher) Next(x []float32, y []int) int {
 	}
 	n := min(len(y), len(b.order)-b.pos)
 	for j, i := range b.order[b.pos : b.pos+n] {
-		src := b.d.Row(int(i))
 		dst := x[j*l : (j+1)*l]
-		if b.tf != nil {
-			b.tf.Apply(dst, src)
-		} else {
-			copy(dst, src)
+		switch {
+		case b.tf == nil:
+			b.d.CopyRow(dst, int(i))
+		case b.d.Levels != nil: // coded: decoded into a row of its own first
+			if len(b.row) != l {
+				b.row = make([]float32, l)
+			}
+			b.d.CopyRow(b.row, int(i))
+			b.tf.Apply(dst, b.row)
+		default:
+			b.tf.Apply(dst, b.d.Row(int(i)))
 		}
 		y[j] = b.d.Y[i]
 	}

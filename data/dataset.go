@@ -16,6 +16,13 @@ type Dataset struct {
 	// X holds Len()*RowLen() values, sample-major: sample i is
 	// X[i*RowLen() : (i+1)*RowLen()], laid out in Shape's order.
 	X []float32
+	// Codes and Levels, when Levels is not nil, hold the values instead
+	// of X (nil then), one byte a value: value k is Levels[Codes[k]].
+	// The MNIST family's pixels take 256 levels, so a node's shard keeps
+	// them at a quarter of float32's memory (MNISTShard); Row decodes a
+	// copy, batchers decode into their buffers.
+	Codes  []uint8
+	Levels *[256]float32
 	// Shape is the per-sample shape: [C, H, W] for images ([1 28 28] for
 	// MNIST, [3 32 32] for CIFAR-10), [D] for feature vectors, [T, F]
 	// (time, channel) for PAMAP2 windows.
@@ -68,24 +75,70 @@ func (d *Dataset) RowLen() int {
 // NumClasses is the number of classes, len(Classes).
 func (d *Dataset) NumClasses() int { return len(d.Classes) }
 
-// Row returns sample i's values (a view into X, not a copy). It panics
-// when the dataset does not hold them (Held): reading another node's
-// sample is a bug, never something to answer with other values.
+// Row returns sample i's values: a view into X, not a copy (a decoded
+// copy for a coded dataset, Codes; batchers use CopyRow). It panics when
+// the dataset does not hold them (Held): reading another node's sample is
+// a bug, never something to answer with other values.
 func (d *Dataset) Row(i int) []float32 {
-	l := d.RowLen()
-	if d.Rows != nil {
-		r := d.Rows[i]
-		if r < 0 {
-			panic(fmt.Sprintf("data: dataset %q: sample %d is not held here: this copy holds only its node's samples (Dataset.Only), and the sample is not this node's", d.Name, i))
-		}
-		i = int(r)
+	l, r := d.RowLen(), d.stored(i)
+	if d.Levels != nil {
+		out := make([]float32, l)
+		d.decode(out, r)
+		return out
 	}
-	return d.X[i*l : (i+1)*l : (i+1)*l]
+	return d.X[r*l : (r+1)*l : (r+1)*l]
+}
+
+// CopyRow copies sample i's values into dst (RowLen values), decoding
+// a coded dataset's bytes; it panics as Row does.
+func (d *Dataset) CopyRow(dst []float32, i int) {
+	l, r := d.RowLen(), d.stored(i)
+	if d.Levels != nil {
+		d.decode(dst[:l], r)
+		return
+	}
+	copy(dst[:l], d.X[r*l:(r+1)*l])
+}
+
+// value is value j of sample i, without a copy of the row.
+func (d *Dataset) value(i, j int) float32 {
+	k := d.stored(i)*d.RowLen() + j
+	if d.Levels != nil {
+		return d.Levels[d.Codes[k]]
+	}
+	return d.X[k]
+}
+
+// decode writes stored row r of a coded dataset into dst.
+func (d *Dataset) decode(dst []float32, r int) {
+	for k, c := range d.Codes[r*len(dst) : (r+1)*len(dst)] {
+		dst[k] = d.Levels[c]
+	}
+}
+
+// stored is the row of X (or Codes) holding sample i's values.
+func (d *Dataset) stored(i int) int {
+	if d.Rows == nil {
+		return i
+	}
+	r := d.Rows[i]
+	if r < 0 {
+		panic(fmt.Sprintf("data: dataset %q: sample %d is not held here: this copy holds only its node's samples (Dataset.Only), and the sample is not this node's", d.Name, i))
+	}
+	return int(r)
 }
 
 // Held says whether the dataset holds sample i's values (every sample but
 // those a shard dropped: Only).
 func (d *Dataset) Held(i int) bool { return d.Rows == nil || d.Rows[i] >= 0 }
+
+// Stored is the number of samples whose values the dataset holds.
+func (d *Dataset) Stored() int {
+	if d.Levels != nil {
+		return len(d.Codes) / d.RowLen()
+	}
+	return len(d.X) / d.RowLen()
+}
 
 // All returns the indices 0..Len()-1, the pool partitioners use by default.
 func (d *Dataset) All() []int32 {
@@ -141,6 +194,14 @@ func (d *Dataset) Validate() error {
 			}
 		}
 	}
+	if d.Levels != nil {
+		for c, v := range d.Levels {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("data: dataset %q: code %d stands for a non-finite value", d.Name, c)
+			}
+		}
+		return nil
+	}
 	for i := range d.Y {
 		if !d.Held(i) {
 			continue
@@ -157,19 +218,25 @@ func (d *Dataset) Validate() error {
 // validateRows checks that X holds a row for every sample (Rows nil), or
 // whole rows and a Rows entry per sample naming one of them or none.
 func (d *Dataset) validateRows() error {
-	l := d.RowLen()
+	l, vals := d.RowLen(), len(d.X)
+	if d.Levels != nil {
+		if d.X != nil {
+			return fmt.Errorf("data: dataset %q: values both coded and not", d.Name)
+		}
+		vals = len(d.Codes)
+	}
 	if d.Rows == nil {
-		if len(d.X) != len(d.Y)*l {
-			return fmt.Errorf("data: dataset %q: %d values for %d samples of shape %v", d.Name, len(d.X), len(d.Y), d.Shape)
+		if vals != len(d.Y)*l {
+			return fmt.Errorf("data: dataset %q: %d values for %d samples of shape %v", d.Name, vals, len(d.Y), d.Shape)
 		}
 		return nil
 	}
-	if len(d.Rows) != len(d.Y) || len(d.X)%l != 0 {
-		return fmt.Errorf("data: dataset %q: %d row positions and %d values for %d samples of shape %v", d.Name, len(d.Rows), len(d.X), len(d.Y), d.Shape)
+	if len(d.Rows) != len(d.Y) || vals%l != 0 {
+		return fmt.Errorf("data: dataset %q: %d row positions and %d values for %d samples of shape %v", d.Name, len(d.Rows), vals, len(d.Y), d.Shape)
 	}
 	for i, r := range d.Rows {
-		if r < -1 || int(r) >= len(d.X)/l {
-			return fmt.Errorf("data: dataset %q: sample %d is at row %d of %d", d.Name, i, r, len(d.X)/l)
+		if r < -1 || int(r) >= vals/l {
+			return fmt.Errorf("data: dataset %q: sample %d is at row %d of %d", d.Name, i, r, vals/l)
 		}
 	}
 	return nil
@@ -197,7 +264,7 @@ func Concat(a, b *Dataset) (*Dataset, error) {
 	if a.Norm.Desc != b.Norm.Desc {
 		return nil, fmt.Errorf("data: concat %q and %q: normalizations differ (%q, %q)", a.Name, b.Name, a.Norm.Desc, b.Norm.Desc)
 	}
-	if a.Rows != nil || b.Rows != nil {
+	if a.Rows != nil || b.Rows != nil || a.Levels != nil || b.Levels != nil {
 		return nil, fmt.Errorf("data: concat %q and %q: concatenate datasets as loaded, before mapping or compacting them", a.Name, b.Name)
 	}
 	if (a.Groups == nil) != (b.Groups == nil) {

@@ -12,6 +12,14 @@
 //     order; Dataset.Rows maps a sample to its row) and OpenShared maps it
 //     read-only, so the node processes of a launch on one machine share
 //     the samples in the page cache and each maps only the pages it reads.
+//   - A node's shard: a node on its own device holds every sample's label
+//     and group (the partition is computed from them alike everywhere) and
+//     the values of its own samples only (Dataset.Only; Row refuses any
+//     other, naming it). The MNIST-family Shard loaders decode the labels,
+//     ask a Selector for the samples, and stream the images keeping those
+//     samples' pixels as bytes (Dataset.Codes: the same float32 values
+//     through a 256-entry table, a quarter of the memory); other formats
+//     decode whole, then Shard compacts.
 //   - Normalization, applied by the loaders and recorded in Dataset.Norm:
 //     MNIST x/255 then (x-0.1307)/0.3081; Fashion-MNIST x/255 then
 //     (x-0.2860)/0.3530 (its training set's statistics); CIFAR-10 x/255 then

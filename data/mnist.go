@@ -66,7 +66,9 @@ func LoadMNIST(dir string) (TrainTest, error) { return loadIDXDir(dir, mnistFami
 // only the training samples sel picks (Only): it decodes the training
 // labels, asks sel, then streams the training images keeping those
 // samples' pixels and skipping the others', so that its memory is the
-// shard and the test set, never the whole training set.
+// shard and the test set, never the whole training set. Both sets keep
+// their pixels as bytes (Dataset.Codes): a quarter of float32's memory,
+// the same values.
 func LoadMNISTShard(dir string, sel Selector) (TrainTest, error) {
 	return loadIDXDir(dir, mnistFamily(), sel)
 }
@@ -152,7 +154,8 @@ func idxFile(dir string, fam idxFamily, stem, kind string) (string, error) {
 }
 
 // loadIDXDir loads the family's four files from dir; with sel, the
-// training set keeps the values of the samples sel picks only.
+// training set keeps the values of the samples sel picks only, and both
+// sets are coded (Dataset.Codes).
 func loadIDXDir(dir string, fam idxFamily, sel Selector) (TrainTest, error) {
 	find := func(stem, kind string) (string, error) { return idxFile(dir, fam, stem, kind) }
 	var out TrainTest
@@ -170,7 +173,7 @@ func loadIDXDir(dir string, fam idxFamily, sel Selector) (TrainTest, error) {
 		if err != nil {
 			return TrainTest{}, err
 		}
-		d, err := readIDXPairFiles(ip, lp, fam, fam.name+"/"+set.tag, set.sel)
+		d, err := readIDXPairFiles(ip, lp, fam, fam.name+"/"+set.tag, set.sel, sel != nil)
 		if err != nil {
 			return TrainTest{}, err
 		}
@@ -179,7 +182,7 @@ func loadIDXDir(dir string, fam idxFamily, sel Selector) (TrainTest, error) {
 	return out, nil
 }
 
-func readIDXPairFiles(imagesPath, labelsPath string, fam idxFamily, name string, sel Selector) (*Dataset, error) {
+func readIDXPairFiles(imagesPath, labelsPath string, fam idxFamily, name string, sel Selector, coded bool) (*Dataset, error) {
 	fi, err := os.Open(imagesPath)
 	if err != nil {
 		return nil, err
@@ -190,15 +193,16 @@ func readIDXPairFiles(imagesPath, labelsPath string, fam idxFamily, name string,
 		return nil, err
 	}
 	defer fl.Close()
-	return decodeIDXPair(fi, fl, imagesPath, labelsPath, fam, name, sel)
+	return decodeIDXPair(fi, fl, imagesPath, labelsPath, fam, name, sel, coded)
 }
 
 // decodeIDXPair builds the dataset name from an images file (N × H × W
 // bytes) and a labels file (N bytes), normalizing pixels as fam says.
 // With sel, it decodes the labels and the images' header, asks sel which
 // samples to keep, and keeps the pixels of those only (Only's layout);
-// the whole file is read and checked either way.
-func decodeIDXPair(images, labels io.Reader, imagesName, labelsName string, fam idxFamily, name string, sel Selector) (*Dataset, error) {
+// the whole file is read and checked either way. Coded (always with sel),
+// it keeps the pixels as bytes with their normalized values as Levels.
+func decodeIDXPair(images, labels io.Reader, imagesName, labelsName string, fam idxFamily, name string, sel Selector, coded bool) (*Dataset, error) {
 	lbl, err := ReadIDX(labels, labelsName)
 	if err != nil {
 		return nil, err
@@ -253,26 +257,31 @@ func decodeIDXPair(images, labels io.Reader, imagesName, labelsName string, fam 
 		Classes: append([]string(nil), fam.classes...),
 		Norm:    fam.norm(),
 	}
-	if sel == nil {
+	if !coded {
 		if d.X, err = readPixels(imgR, total, bound, &lut, imagesName, idxHeaderLen(dims), gz); err != nil {
 			return nil, err
 		}
 		return d, nil
 	}
-	d = d.labelsOnly()
-	keep, err := sel(d)
-	if err != nil {
+	kept := n
+	if sel != nil {
+		d = d.labelsOnly()
+		keep, err := sel(d)
+		if err != nil {
+			return nil, err
+		}
+		if keep, err = d.keep(keep); err != nil {
+			return nil, err
+		}
+		for k, i := range keep {
+			d.Rows[i] = int32(k)
+		}
+		kept = len(keep)
+	}
+	if d.Codes, err = readPixelRows(imgR, total, bound, n, d.Rows, kept, imagesName, idxHeaderLen(dims), gz); err != nil {
 		return nil, err
 	}
-	if keep, err = d.keep(keep); err != nil {
-		return nil, err
-	}
-	for k, i := range keep {
-		d.Rows[i] = int32(k)
-	}
-	if d.X, err = readPixelRows(imgR, total, bound, d.Rows, len(keep), &lut, imagesName, idxHeaderLen(dims), gz); err != nil {
-		return nil, err
-	}
+	d.Levels = &lut
 	return d, nil
 }
 
@@ -314,16 +323,16 @@ func pixelsCut(err error, read, n int64, path string, off int64, gz bool) error 
 		Msg: fmt.Sprintf("%s: %d of %d declared pixel bytes", msg, read, n), Err: err}
 }
 
-// readPixelRows is readPixels keeping only some samples: it reads all n
-// bytes of len(rows) samples, and maps sample i's bytes through lut into
-// row rows[i] of the output when rows[i] ≥ 0 (kept rows numbered in
-// sample order, kept of them), skipping the others'. The output grows
-// as kept bytes arrive, as readPixels's does, so it never exceeds the
-// kept rows; the errors are readPixels's.
-func readPixelRows(r io.Reader, n, bound int64, rows []int32, kept int, lut *[256]float32, path string, off int64, gz bool) ([]float32, error) {
-	row := n / int64(len(rows))
+// readPixelRows is readPixels keeping the pixel bytes, of only some
+// samples: it reads all n bytes of count samples, and keeps sample i's
+// bytes as row rows[i] of the output when rows is nil or rows[i] ≥ 0
+// (kept rows numbered in sample order, kept of them), skipping the
+// others'. The output grows as kept bytes arrive, as readPixels's does,
+// so it never exceeds the kept rows; the errors are readPixels's.
+func readPixelRows(r io.Reader, n, bound int64, count int, rows []int32, kept int, path string, off int64, gz bool) ([]uint8, error) {
+	row := n / int64(count)
 	want := int64(kept) * row
-	xs := make([]float32, 0, initialCap(want, bound))
+	xs := make([]uint8, 0, initialCap(want, bound))
 	var chunk [1 << 16]byte
 	for read := int64(0); read < n; {
 		k, err := io.ReadFull(r, chunk[:min(n-read, int64(len(chunk)))])
@@ -331,13 +340,11 @@ func readPixelRows(r io.Reader, n, bound int64, rows []int32, kept int, lut *[25
 			at := read + int64(j)
 			i, within := at/row, at%row
 			span := int(min(row-within, int64(k-j)))
-			if rows[i] >= 0 {
+			if rows == nil || rows[i] >= 0 {
 				if len(xs)+span > cap(xs) {
 					xs = slices.Grow(xs, int(min(want, max(2*int64(cap(xs)), int64(len(xs)+span))))-len(xs))
 				}
-				for _, b := range chunk[j : j+span] {
-					xs = append(xs, lut[b])
-				}
+				xs = append(xs, chunk[j:j+span]...)
 			}
 			j += span
 		}

@@ -24,7 +24,8 @@ func MNIST() (TrainTest, error) { return MNISTShard(nil) }
 // training samples sel picks (sel nil: all, as MNIST): the training
 // labels first, then the training images streamed from the embedded file,
 // the pixels of the kept samples decoded and the others' skipped (see
-// LoadMNISTShard). The test set is whole.
+// LoadMNISTShard). The test set is whole; both keep their pixels as
+// bytes (Dataset.Codes).
 func MNISTShard(sel Selector) (TrainTest, error) {
 	var out TrainTest
 	var errs [2]error
@@ -52,7 +53,7 @@ func MNISTShard(sel Selector) (TrainTest, error) {
 				errs[i] = err
 				return
 			}
-			*set.dst, errs[i] = decodeIDXPair(images, bytes.NewReader(lb), "embedded "+ip, "embedded "+lp, mnistFamily(), "MNIST/"+set.tag, set.sel)
+			*set.dst, errs[i] = decodeIDXPair(images, bytes.NewReader(lb), "embedded "+ip, "embedded "+lp, mnistFamily(), "MNIST/"+set.tag, set.sel, sel != nil)
 		}()
 	}
 	wg.Wait()

@@ -28,9 +28,17 @@ func (d *Dataset) Only(samples []int32) *Dataset {
 	}
 	out := d.labelsOnly()
 	l := d.RowLen()
-	out.X = make([]float32, 0, len(keep)*l)
+	if d.Levels != nil {
+		out.Levels, out.Codes = d.Levels, make([]uint8, 0, len(keep)*l)
+	} else {
+		out.X = make([]float32, 0, len(keep)*l)
+	}
 	for k, i := range keep {
-		out.X = append(out.X, d.Row(int(i))...)
+		if r := d.stored(int(i)); d.Levels != nil {
+			out.Codes = append(out.Codes, d.Codes[r*l:(r+1)*l]...)
+		} else {
+			out.X = append(out.X, d.X[r*l:(r+1)*l]...)
+		}
 		out.Rows[i] = int32(k)
 	}
 	return out

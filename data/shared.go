@@ -102,13 +102,13 @@ func WriteShared(path string, tt TrainTest, order []int32) error {
 	h := sharedHeader{}
 	add := func(d *Dataset, order []int32) *sharedSet {
 		s := &sharedSet{Name: d.Name, Shape: d.Shape, Classes: d.Classes, GroupNames: d.GroupNames, Norm: d.Norm, Len: d.Len()}
-		if order == nil && d.Rows != nil {
-			order = d.All() // a mapped dataset written again: its samples in index order
+		if order == nil && (d.Rows != nil || d.Levels != nil) {
+			order = d.All() // a mapped or coded dataset: its samples in index order
 		}
 		l := d.RowLen()
 		x := chunks(len(d.X), func(k int) uint32 { return math.Float32bits(d.X[k]) })
 		if order != nil {
-			x = chunks(d.Len()*l, func(k int) uint32 { return math.Float32bits(d.Row(int(order[k/l]))[k%l]) })
+			x = chunks(d.Len()*l, func(k int) uint32 { return math.Float32bits(d.value(int(order[k/l]), k%l)) })
 		}
 		sections = append(sections, x, chunks(d.Len(), func(k int) uint32 { return uint32(int32(d.Y[k])) }))
 		if d.Groups != nil {

@@ -500,15 +500,13 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 			How: fmt.Sprintf("the pages of its %s samples and a %s window of the global test set", group(perNodeSamples), bytesText(data.SharedStreamWindow))})
 		shared("labels and row positions", alloc(8*int64(d.Train+d.Test))+alloc(4*int64(d.Train)), "of every sample")
 	} else if shard && streamsShard(c.Data.Dataset) {
-		// Its samples' values, every training label and row position,
-		// and the whole global test set: the training images stream
-		// through, never decoded whole.
-		own := floats(mul(perNodeSamples, row)) + alloc(8*int64(d.Train)) + alloc(4*int64(d.Train))
-		if d.Groups {
-			own += alloc(4 * int64(d.Train))
-		}
-		shared(fmt.Sprintf("dataset %s (its shard)", c.Data.Dataset), own+ds(int64(d.Test)),
-			fmt.Sprintf("%s samples × %s float32, labels and row positions of %s, %s test samples", group(perNodeSamples), group(row), group(int64(d.Train)), group(int64(d.Test))))
+		// Its samples' pixels and the whole global test set's, a byte
+		// each (data.Dataset.Codes), every label and training row
+		// position: the training images stream through, never decoded
+		// whole.
+		own := alloc(mul(perNodeSamples+int64(d.Test), row)) + alloc(8*int64(d.Train+d.Test)) + alloc(4*int64(d.Train))
+		shared(fmt.Sprintf("dataset %s (its shard)", c.Data.Dataset), own,
+			fmt.Sprintf("%s + %s test samples × %s bytes, labels and row positions of %s", group(perNodeSamples), group(int64(d.Test)), group(row), group(int64(d.Train))))
 	} else {
 		b, how := ds(int64(d.Train))+ds(int64(d.Test)), fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row))
 		if shard {

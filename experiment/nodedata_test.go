@@ -83,7 +83,7 @@ func TestNodesOnTheirShardsRunAsOnTheDataset(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if held := len(shard.Train.X) / shard.Train.RowLen(); held != len(own) || held >= shard.Train.Len() {
+				if held := shard.Train.Stored(); held != len(own) || held >= shard.Train.Len() {
 					t.Fatalf("node %d's shard holds %d samples of %d, its own are %d", i, held, shard.Train.Len(), len(own))
 				}
 				si := s

@@ -139,7 +139,7 @@ global_test = 300
 			if err != nil {
 				t.Fatal(err)
 			}
-			if held := len(tt.Train.X) / tt.Train.RowLen(); held != len(own) || tt.Train.Len() != loaded.Train.Len() || tt.Test.Len() != loaded.Test.Len() {
+			if held := tt.Train.Stored(); held != len(own) || tt.Train.Len() != loaded.Train.Len() || tt.Test.Len() != loaded.Test.Len() {
 				t.Fatalf("node %d holds %d of %d training samples (its own: %d) and %d test samples", i, held, tt.Train.Len(), len(own), tt.Test.Len())
 			}
 			si, err := experiment.SetupOf(c, tt)
