@@ -9,8 +9,9 @@ import (
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// BuildNode(i) builds the same node i as the whole simulation: same data,
-// same initial model, same training.
+// BuildNode(i) builds the same node i as the whole simulation from its
+// shard alone (DMTT reads its validation samples too): same data, same
+// initial model, same training.
 func TestBuildNodeIsTheSimulationsNode(t *testing.T) {
 	c := config.Default()
 	c.Nodes, c.Rounds, c.FinalRounds, c.Data.Samples = 6, 2, 1, 600

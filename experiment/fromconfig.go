@@ -100,12 +100,13 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 }
 
 // BuildNode builds node i of the experiment c describes, as one node
-// process of a deployment does: it loads the data and derives the same
-// split, graph and adversary as the simulation (all from the seed), takes
-// the node's key and its peers' from keys, and its randomness from random
-// (nil: seeded, as in simulation).
+// process of a deployment does: it loads its shard of the data
+// (LoadNodeData) and derives the same split, graph and adversary as the
+// simulation (all from the seed), takes the node's key and its peers'
+// from keys, and its randomness from random (nil: seeded, as in
+// simulation).
 func BuildNode(c config.Config, i int, keys wire.KeySource, random seed.Source) (*node.Node, error) {
-	tt, err := LoadData(c)
+	tt, err := LoadNodeData(c, i)
 	if err != nil {
 		return nil, err
 	}
