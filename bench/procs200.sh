@@ -46,8 +46,9 @@ fi
 base=$(used)
 "$bin" launch "$tmp/cfg.toml" -o "$tmp/clu" -q --mode wallclock --delta "$delta" --start-delay "$start" 2> "$tmp/launch.err" &
 pid=$!
-declare -A hwm pss anon
+declare -A pss anon
 peak=0
+pass=0
 one=""
 declare -A part
 while kill -0 "$pid" 2> /dev/null; do
@@ -60,16 +61,19 @@ while kill -0 "$pid" 2> /dev/null; do
 		done < <(awk -v bin="$bin" '/^[0-9a-f]+-/ { name = $6 } /^Rss:/ { if (name == bin) p += $2; else if (name ~ /dataset.bin$/) d += $2; else if (name == "" || name ~ /^\[/) a += $2; else o += $2 }
 			END { print "program", p + 0; print "dataset", d + 0; print "anonymous", a + 0; print "other", o + 0 }' "/proc/$one/smaps" 2> /dev/null || true)
 	fi
-	for c in $(pgrep -P "$pid"); do
-		if grep -q -a -- "--data-file" "/proc/$c/cmdline" 2> /dev/null; then
-			h=$(awk '/VmHWM/ { print $2 }' "/proc/$c/status" 2> /dev/null || true)
-			p=$(awk '/^Pss:/ { print $2 }' "/proc/$c/smaps_rollup" 2> /dev/null || true)
-			[ -n "$h" ] && hwm[$c]=$h
-			[ -n "$p" ] && [ "$p" -gt "${pss[$c]:-0}" ] && pss[$c]=$p
-			a=$(awk '/RssAnon/ { print $2 }' "/proc/$c/status" 2> /dev/null || true)
-			[ -n "$a" ] && [ "$a" -gt "${anon[$c]:-0}" ] && anon[$c]=$a
-		fi
-	done
+	# PSS and private memory of every node process, every 4th pass (200
+	# processes take a while to read on a loaded machine); the peak RSS
+	# comes exact from the launch (peak_rss.json, getrusage).
+	if [ $((pass++ % 4)) -eq 0 ]; then
+		for c in $(pgrep -P "$pid"); do
+			if grep -q -a -- "--data-file" "/proc/$c/cmdline" 2> /dev/null; then
+				p=$(awk '/^Pss:/ { print $2 }' "/proc/$c/smaps_rollup" 2> /dev/null || true)
+				[ -n "$p" ] && [ "$p" -gt "${pss[$c]:-0}" ] && pss[$c]=$p
+				a=$(awk '/RssAnon/ { print $2 }' "/proc/$c/status" 2> /dev/null || true)
+				[ -n "$a" ] && [ "$a" -gt "${anon[$c]:-0}" ] && anon[$c]=$a
+			fi
+		done
+	fi
 	u=$(($(used) - base))
 	[ "$u" -gt "$peak" ] && peak=$u
 	sleep 0.5
@@ -79,7 +83,9 @@ wait "$pid" || rc=$?
 echo "launch exit code: $rc"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/launch.err"
 printf '%s\n' "${anon[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "peak private (anonymous) memory per process: median %.1f, max %.1f MiB\n", a[int((NR + 1) / 2)] / 1024, a[NR] / 1024 }'
-printf '%s\n' "${hwm[@]}" | sort -n | awk '{ a[NR] = $1; s += $1 } END { printf "node processes: %d; peak RSS per process: min %.1f, median %.1f, max %.1f MiB; sum %.2f GiB\n", NR, a[1] / 1024, a[int((NR + 1) / 2)] / 1024, a[NR] / 1024, s / 1048576 }'
+tr -c '0-9\n' '\n' < "$tmp/clu/cluster/peak_rss.json" | grep -v '^$' | tail -n +2 | sort -n |
+	awk '{ a[NR] = $1; s += $1 } END { printf "node processes: %d; peak RSS per process (getrusage): min %.1f, median %.1f, max %.1f MiB; sum %.2f GiB\n", NR, a[1] / 1048576, a[int((NR + 1) / 2)] / 1048576, a[NR] / 1048576, s / 1073741824 }'
+printf '%s\n' "${pss[@]}" | wc -l | awk '{ printf "processes the sampler read: %d\n", $1 }'
 printf '%s\n' "${pss[@]}" | sort -n | awk '{ a[NR] = $1; s += $1 } END { printf "peak PSS per process: median %.1f, max %.1f MiB; sum %.2f GiB\n", a[int((NR + 1) / 2)] / 1024, a[NR] / 1024, s / 1048576 }'
 echo "one node process's resident set at its largest, by part: program text and data ${part[program]:-?} KiB, dataset file ${part[dataset]:-?} KiB, anonymous (heap, runtime) ${part[anonymous]:-?} KiB, other files ${part[other]:-?} KiB"
 awk -v p="$peak" 'BEGIN { printf "machine peak used memory (over the idle baseline): %.2f GiB\n", p / 1048576 }'

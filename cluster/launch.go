@@ -3,12 +3,14 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -353,6 +355,7 @@ func superviseLaunch(ctx context.Context, lc LaunchConfig, procs []*exec.Cmd, lo
 			signalAll(syscall.SIGKILL)
 		}
 	}
+	reportPeakRSS(lc, procs, stderr)
 	switch {
 	case len(failed) > 0:
 		return errors.Join(failed...)
@@ -360,6 +363,58 @@ func superviseLaunch(ctx context.Context, lc LaunchConfig, procs []*exec.Cmd, lo
 		return nil // every round written, even if a signal came at the end
 	}
 	return fmt.Errorf("%w: the finished rounds are in %s", ErrStopped, lc.Out)
+}
+
+// PeakRSSFile, in a launched run's ClusterDir, holds every process's
+// peak resident set in bytes, as the kernel counted it (getrusage when
+// the process was waited for): {"monitor": B, "nodes": [B0, B1, …]}, 0
+// where the platform does not say.
+const PeakRSSFile = "peak_rss.json"
+
+// reportPeakRSS writes the launch's processes' peak resident sets
+// (PeakRSSFile) and, unless quiet, says them in a line: what an operator
+// sizing a machine needs, with no sampling that could miss a peak.
+func reportPeakRSS(lc LaunchConfig, procs []*exec.Cmd, stderr io.Writer) {
+	rss := make([]int64, len(procs))
+	for k, p := range procs {
+		if p.ProcessState != nil {
+			rss[k] = peakRSS(p.ProcessState)
+		}
+	}
+	b, err := json.Marshal(struct {
+		Monitor int64   `json:"monitor"`
+		Nodes   []int64 `json:"nodes"`
+	}{rss[0], rss[1:]})
+	if err == nil {
+		err = os.WriteFile(filepath.Join(lc.Out, ClusterDir, PeakRSSFile), append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "trellis launch: writing the processes' peak memory: %v\n", err)
+	}
+	if line := peakRSSLine(rss[1:], rss[0]); line != "" && !lc.Quiet {
+		fmt.Fprintf(stderr, "trellis launch: %s\n", line)
+	}
+}
+
+// peakRSSLine says the node processes' peak resident sets (min, median,
+// max, sum) and the monitor's, or "" when the platform did not say them.
+func peakRSSLine(nodes []int64, monitor int64) string {
+	s := slices.Clone(nodes)
+	slices.Sort(s)
+	if len(s) == 0 || s[len(s)-1] == 0 {
+		return ""
+	}
+	var sum int64
+	for _, b := range s {
+		sum += b
+	}
+	const mib = 1 << 20
+	med := float64(s[len(s)/2])
+	if len(s)%2 == 0 {
+		med = (float64(s[len(s)/2-1]) + float64(s[len(s)/2])) / 2
+	}
+	return fmt.Sprintf("peak RSS of the %d node processes: min %.1f, median %.1f, max %.1f MiB, sum %.2f GiB; the monitor %.1f MiB (%s in %s)",
+		len(s), float64(s[0])/mib, med/mib, float64(s[len(s)-1])/mib, float64(sum)/(1<<30), float64(monitor)/mib, PeakRSSFile, ClusterDir)
 }
 
 // commandLine is exe and args as a shell reads them (an argument with

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,6 +229,7 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(cluDir, rundir.SummaryFile)); err != nil {
 				t.Errorf("no summary: %v", err)
 			}
+			checkPeakRSS(t, cluDir, c.Nodes)
 			// Every node exported its final model (the format is tested in nn):
 			// one F32 value per parameter and state value after the header.
 			for i := range c.Nodes {
@@ -240,6 +242,35 @@ func TestLockstepMatchesSimulator(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkPeakRSS: the launch wrote every process's peak resident set as
+// the kernel counted it (Linux: getrusage), each at least a Go program's
+// few MiB and less than the machine.
+func checkPeakRSS(t *testing.T, cluDir string, nodes int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(cluDir, cluster.ClusterDir, cluster.PeakRSSFile))
+	if err != nil {
+		t.Fatalf("the launch wrote no peak RSS: %v", err)
+	}
+	var rss struct {
+		Monitor int64
+		Nodes   []int64
+	}
+	if err := json.Unmarshal(b, &rss); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if len(rss.Nodes) != nodes {
+		t.Fatalf("peak RSS of %d nodes, want %d: %s", len(rss.Nodes), nodes, b)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	for k, v := range append(rss.Nodes, rss.Monitor) {
+		if v < 4<<20 || v > 64<<30 {
+			t.Errorf("process %d: peak RSS %d bytes (all: %s)", k, v, b)
+		}
 	}
 }
 
