@@ -299,12 +299,12 @@ func chaosClockSkew(t *testing.T) chaosRow {
 	const delta = 2 * time.Second
 	row := chaosRow{nodes: nodes, rounds: rounds}
 	wc := startWallclockWith(t, logregFedAvg("chaos-skew", nodes, rounds, 22, 900), nodes, 10*time.Second, delta, wallclockOptions{
-		epochShift: func(i int) time.Duration {
+		clockOffset: func(i int) time.Duration {
 			switch i {
 			case 0:
-				return -delta / 5 // its clock is 0.4 s fast
+				return delta / 5 // its clock is 0.4 s fast
 			case 1:
-				return delta / 5 // 0.4 s slow
+				return -delta / 5 // 0.4 s slow
 			}
 			return 0
 		}})

@@ -51,10 +51,9 @@ type MonitorConfig struct {
 	// marker a peer's record of that round or a later one lists as missing
 	// (it missed the phase timeout: it died, or left), or that said it is
 	// done, once the round waited Wait after its last record (or the
-	// last such report) for those records. (A node that died after its peers had its last markers but
-	// before its records reached the monitor is waited for until the
-	// monitor is stopped: `trellis launch` stops it once every node
-	// process exited.)
+	// last such report) for those records; and, once every node that
+	// reported a round is done, a node whose record of it never came (it
+	// died after its peers had its last markers) after Wait.
 	Gap time.Duration
 	// Wait (lock-step) is how long the monitor still waits for a record
 	// of a node a peer gave up on (it may be alive, one phase timeout
@@ -335,7 +334,7 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		p := m.pend[m.next]
 		switch {
 		case p != nil && p.n == m.s.Nodes:
-		case p != nil && gap == 0 && m.quiet(p.last) && m.givenUp(m.next, p):
+		case p != nil && gap == 0 && m.quiet(p.last) && (m.givenUp(m.next, p) || m.reportersDone(p)):
 		case p != nil && gap > 0 && time.Since(p.first) > gap:
 		case all && p != nil:
 		case p == nil && m.later(gap, all):
@@ -369,6 +368,20 @@ func (m *monitor) givenUp(r int, p *pending) bool {
 		}
 	}
 	return true
+}
+
+// reportersDone reports whether every node that reported round p is
+// done: no later record can then list a node missing from p as given up
+// on (a node that died in the last round after its peers had its markers
+// but before its record reached the monitor), so after the wait the round
+// is written without it.
+func (m *monitor) reportersDone(p *pending) bool {
+	for j, got := range p.got {
+		if got && !m.done[j] {
+			return false
+		}
+	}
+	return p.n > 0
 }
 
 // later reports whether a round after m.next has records and could be

@@ -50,9 +50,31 @@ type Timing struct {
 	Delta      time.Duration
 	Grace      time.Duration
 	TrainShare float64
+	// Clock is what the node reads the time from (nil: the system's).
+	// Every window, deadline and timeout of the node is on it, so a
+	// skewed clock (SkewedClock) makes a node as early or late as a
+	// machine whose clock is off.
+	Clock Clock
 }
 
+// Clock tells a node the time.
+type Clock interface{ Now() time.Time }
+
+// systemClock is the machine's clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SkewedClock is the system clock off by Offset (positive: ahead, as on a
+// machine whose clock runs fast). It injects clock skew in tests.
+type SkewedClock struct{ Offset time.Duration }
+
+func (c SkewedClock) Now() time.Time { return time.Now().Add(c.Offset) }
+
 func (t Timing) withDefaults() (Timing, error) {
+	if t.Clock == nil {
+		t.Clock = systemClock{}
+	}
 	switch t.Mode {
 	case Lockstep:
 		if t.PhaseTimeout <= 0 {
@@ -501,6 +523,12 @@ func (d *driver) close() {
 	}
 }
 
+// now is the time on the node's clock; until is how long from now, on
+// it, to t (a timer's duration: timers run on the machine's monotonic
+// time, which no clock offset changes).
+func (d *driver) now() time.Time                  { return d.cfg.Clock.Now() }
+func (d *driver) until(t time.Time) time.Duration { return t.Sub(d.cfg.Clock.Now()) }
+
 // window is round r's wall-clock window.
 func (d *driver) window(r int) (start, end time.Time) {
 	start = d.cfg.Epoch.Add(time.Duration(r) * d.cfg.Delta)
@@ -510,7 +538,7 @@ func (d *driver) window(r int) (start, end time.Time) {
 // waitRound waits for round r's window; a node that is past it (it started
 // late, or a round overran) joins the round whose window is open.
 func (d *driver) waitRound(ctx context.Context, r int) (int, bool) {
-	now := time.Now()
+	now := d.now()
 	if now.After(d.cfg.Epoch) {
 		cur := int(now.Sub(d.cfg.Epoch) / d.cfg.Delta)
 		if _, end := d.window(cur); end.Sub(now) < d.cfg.Grace+d.cfg.Delta/4 {
@@ -522,7 +550,7 @@ func (d *driver) waitRound(ctx context.Context, r int) (int, bool) {
 		}
 	}
 	start, _ := d.window(r)
-	timer := time.NewTimer(time.Until(start))
+	timer := time.NewTimer(d.until(start))
 	defer timer.Stop()
 	select {
 	case <-timer.C:
@@ -556,7 +584,7 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 			start, end := d.window(r)
 			roundEnd = end.Add(-d.cfg.Grace)
 			var cancel context.CancelFunc
-			tctx, cancel = context.WithDeadline(tctx, start.Add(time.Duration(d.cfg.TrainShare*float64(d.cfg.Delta))))
+			tctx, cancel = context.WithTimeout(tctx, d.until(start.Add(time.Duration(d.cfg.TrainShare*float64(d.cfg.Delta)))))
 			defer cancel()
 		}
 		// Training stopped at its wall-clock deadline is a round that goes
@@ -591,11 +619,11 @@ func (d *driver) round(ctx context.Context, r int) (*Record, error) {
 		if err := d.send(r, phase, g, out, !more); err != nil {
 			return nil, err
 		}
-		deadline := time.Now().Add(d.cfg.PhaseTimeout)
+		deadline := d.now().Add(d.cfg.PhaseTimeout)
 		if d.cfg.Mode == Wallclock {
 			deadline = roundEnd
 			if more { // later phases get the rest: half of what is left each
-				deadline = time.Now().Add(time.Until(roundEnd) / 2)
+				deadline = d.now().Add(d.until(roundEnd) / 2)
 			}
 		}
 		sl := slot{uint64(r), uint32(phase)}
@@ -673,7 +701,7 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 // neighbour left), or the deadline; it returns those missing, and false
 // if NodeConfig.Abort closed first.
 func (d *driver) wait(from []int, sl slot, deadline time.Time) ([]int, bool) {
-	timer := time.NewTimer(time.Until(deadline))
+	timer := time.NewTimer(d.until(deadline))
 	defer timer.Stop()
 	for {
 		awaited, gone := d.in.missing(from, sl)

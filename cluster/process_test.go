@@ -495,10 +495,9 @@ func startWallclock(t *testing.T, text string, nodes int, startIn, delta time.Du
 
 // wallclockOptions change how startWallclockWith deploys a run.
 type wallclockOptions struct {
-	// epochShift, when set, shifts node i's epoch: a node whose clock is
-	// off by s sees every window start s early, as if its epoch were
-	// shifted by −s (the node reads the clock only against its epoch).
-	epochShift func(i int) time.Duration
+	// clockOffset, when set, is how far node i's clock is off (positive:
+	// ahead), injected with the node's --clock-offset.
+	clockOffset func(i int) time.Duration
 	// hosts, when set, runs node i in namespace host i and the monitor in
 	// host nodes, over TCP.
 	hosts *netns
@@ -530,11 +529,13 @@ func startWallclockWith(t *testing.T, text string, nodes int, startIn, delta tim
 	epoch := time.Now().Add(startIn)
 	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", "wallclock", "-q"}
 	wc.node = func(i int) []string {
-		e := epoch
-		if o.epochShift != nil {
-			e = e.Add(o.epochShift(i))
+		args := []string{"node", "--id", strconv.Itoa(i), "--epoch", epoch.Format(time.RFC3339Nano), "--delta", delta.String(), "--checkpoint", wc.state(i)}
+		if o.clockOffset != nil {
+			if off := o.clockOffset(i); off != 0 {
+				args = append(args, "--clock-offset", off.String())
+			}
 		}
-		return append([]string{"node", "--id", strconv.Itoa(i), "--epoch", e.Format(time.RFC3339Nano), "--delta", delta.String(), "--checkpoint", wc.state(i)}, common...)
+		return append(args, common...)
 	}
 	wc.start = func(h int, args ...string) *exec.Cmd {
 		if o.hosts != nil {

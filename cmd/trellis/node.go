@@ -100,6 +100,7 @@ func nodeCmd(o *options) *cobra.Command {
 	var key, epoch, state, metricsAddr, export, dataFile string
 	var resume bool
 	var t cluster.Timing
+	var clockOffset time.Duration
 	var mf memFlags
 	cmd := &cobra.Command{
 		Use:   "node --config CFG --id I --peers PEERS [--key FILE]",
@@ -126,7 +127,9 @@ skipping the rest; other datasets decode whole, then keep the shard. With
 Before loading anything the node estimates its memory (its shard or mapped pages,
 splits, model, optimizer and buffers) and refuses to start when that exceeds the available memory
 (MemAvailable, or the cgroup limit; TRELLIS_MEMORY_AVAILABLE overrides), with the
-numbers; --dry-run prints the estimate and exits, --no-memory-check starts anyway.`,
+numbers; --dry-run prints the estimate and exits, --no-memory-check starts anyway.
+Its heap grows 25 % above its live data between garbage collections (GOGC=25: many
+node processes share a machine), unless the environment sets GOGC.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Before the data load: a stop while loading is a stop too.
@@ -172,6 +175,9 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 					return fmt.Errorf("--epoch: %w (want RFC 3339, e.g. 2026-12-01T16:00:00Z)", err)
 				}
 			}
+			if clockOffset != 0 {
+				t.Clock = cluster.SkewedClock{Offset: clockOffset}
+			}
 			nc, err := nodeProcess(c, s, id, keys)
 			if err != nil {
 				return err
@@ -207,6 +213,8 @@ numbers; --dry-run prints the estimate and exits, --no-memory-check starts anywa
 	cmd.Flags().StringVar(&export, "export", "", "after the last round, write the node's model to this file (safetensors: PyTorch's safetensors.torch.load_file reads it)")
 	cmd.Flags().StringVar(&dataFile, "data-file", "", "map this decoded dataset file read-only instead of loading the node's shard of the dataset (launch writes one, cluster/dataset.bin, for its nodes to share)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
+	cmd.Flags().DurationVar(&clockOffset, "clock-offset", 0, "run on the system clock off by this much (positive: ahead), to test how a deployment takes clock skew")
+	_ = cmd.Flags().MarkHidden("clock-offset") // a fault to inject, not a setting
 	mf.register(cmd, false)
 	_ = cmd.MarkFlagRequired("id")
 	return cmd
