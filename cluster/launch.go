@@ -154,6 +154,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		cmd := exec.Command(lc.Exe, args...)
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.SysProcAttr = childAttr()
+		resetPeakRSS()
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("starting %s: %w", name, err)
 		}

@@ -28,3 +28,6 @@ func peakRSS(ps *os.ProcessState) int64 {
 	}
 	return int64(ru.Maxrss) * 1024
 }
+
+// resetPeakRSS has nothing to reset here (a child's ru_maxrss is its own).
+func resetPeakRSS() bool { return true }
