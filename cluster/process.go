@@ -394,17 +394,74 @@ func (d *driver) leave(last int) { d.announce(uint64(last+1), leavePhase) }
 // round r on, so that a peer it left (a leave marker) waits for it again.
 func (d *driver) join(r int) { d.announce(uint64(r), joinPhase) }
 
-// announce sends every peer a marker of round r and phase leavePhase or
-// joinPhase.
+// announce sends a marker of round r and phase leavePhase or joinPhase to
+// every peer that could wait for this node from round r on: its
+// out-neighbours of the rounds left.
 func (d *driver) announce(r uint64, phase uint32) {
-	for j, p := range d.peers {
-		if p == nil {
-			continue
-		}
+	for _, j := range d.outFrom(int(r)) {
 		if mk, err := encodeMarker(Marker{From: uint32(d.id), To: uint32(j), Round: r, Phase: phase}, d.ident); err == nil {
-			p.Send(mk)
+			if p := d.peer(j); p != nil {
+				p.Send(mk)
+			}
 		}
 	}
+}
+
+// outFrom is every peer that is this node's out-neighbour in a round from
+// r on, in id order.
+func (d *driver) outFrom(r int) []int {
+	seen := make([]bool, d.run.Nodes)
+	var out []int
+	var last *topology.Graph
+	for k := max(r, 0); k < d.run.Rounds; k++ {
+		g := d.run.Graph.At(k)
+		if g == last {
+			continue // a static graph: the same every round
+		}
+		last = g
+		for _, j := range g.Out(d.id) {
+			if j != d.id && !seen[j] {
+				seen[j] = true
+				out = append(out, j)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkPeer checks that peer j can be dialled: its endpoint, and its key
+// where the link is encrypted.
+func (d *driver) checkPeer(j int) error {
+	ep := d.cfg.Peers.Endpoint(j)
+	if _, _, err := splitEndpoint(ep); err != nil {
+		return err
+	}
+	if d.cfg.Encryption.curveFor(ep) {
+		pub, _ := d.cfg.Directory.Key(uint32(j))
+		if pub == nil {
+			return fmt.Errorf("%s is encrypted (CURVE) but the peers file has no key for it (write the keys again with `trellis keys`)", ep)
+		}
+		if _, err := wire.CurvePublic(pub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// peer is the connection to peer j, dialled the first time it is needed
+// (checkPeer passed for every peer), or nil if dialling failed.
+func (d *driver) peer(j int) *Pusher {
+	if d.peers[j] == nil {
+		pub, _ := d.cfg.Directory.Key(uint32(j))
+		p, err := dialSecured(d.cfg.Encryption, d.cfg.Peers.Endpoint(j), d.ident, pub, d.log)
+		if err != nil {
+			d.log.Warn("cannot connect", "peer", j, "err", err)
+			return nil
+		}
+		d.peers[j] = p
+	}
+	return d.peers[j]
 }
 
 func newDriver(cfg NodeConfig) (*driver, error) {
@@ -470,14 +527,22 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 	if d.ln, err = listenSecured(cfg.Encryption, cfg.Peers.Endpoint(d.id), maxFrame, 4*run.Nodes+16, d.ident, cfg.Directory, d.log, handle); err != nil {
 		return nil, err
 	}
-	d.peers = make([]*Pusher, run.Nodes)
-	for j := range d.peers {
+	// A node connects only to the peers it sends to: its round-0
+	// out-neighbours now, any other the first time the graph makes it one
+	// (peer). Every endpoint is checked now, so a bad one fails here.
+	for j := range run.Nodes {
 		if j != d.id {
-			pub, _ := cfg.Directory.Key(uint32(j))
-			if d.peers[j], err = dialSecured(cfg.Encryption, cfg.Peers.Endpoint(j), d.ident, pub, d.log); err != nil {
+			if err := d.checkPeer(j); err != nil {
 				d.close()
 				return nil, fmt.Errorf("node %d: %w", j, err)
 			}
+		}
+	}
+	d.peers = make([]*Pusher, run.Nodes)
+	for _, j := range run.Graph.At(0).Out(d.id) {
+		if j != d.id && d.peer(j) == nil {
+			d.close()
+			return nil, fmt.Errorf("node %d: could not connect", j)
 		}
 	}
 	if d.mon, err = dialSecured(cfg.Encryption, cfg.Peers.Monitor, d.ident, monitorKey, d.log); err != nil {
@@ -678,7 +743,8 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 			if to == d.id || d.run.Drops.Dropped(r, d.id, to) {
 				continue
 			}
-			ok := d.peers[to].Send(b) // a full queue drops (counted by the Pusher)
+			p := d.peer(to)
+			ok := p != nil && p.Send(b) // a full queue drops (counted by the Pusher)
 			d.cfg.Metrics.sent(len(b), true, ok)
 			counts[to]++
 		}
@@ -692,7 +758,8 @@ func (d *driver) send(r, phase int, g *topology.Graph, out []*wire.Message, last
 		if err != nil {
 			return err
 		}
-		d.cfg.Metrics.sent(len(mk), false, d.peers[to].Send(mk))
+		p := d.peer(to)
+		d.cfg.Metrics.sent(len(mk), false, p != nil && p.Send(mk))
 	}
 	return nil
 }
