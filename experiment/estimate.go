@@ -97,7 +97,7 @@ type EstimatePart struct {
 // NodeGCPercent is the Go collector's GOGC in a node process (`trellis
 // node`, unless GOGC is set): its heap grows this many percent above the
 // live data between collections.
-const NodeGCPercent = 25
+const NodeGCPercent = 10
 
 // EstimateRuntimeBytes is what a trellis process takes besides its heap:
 // the Go runtime's own structures, goroutine stacks, the program's text
@@ -458,11 +458,17 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	inbox := mul(degI, sizeIncoming) + mul(degI, alloc(sizeCounts+32)+48) + digesterBytes + 512
 	if kind == "node process" {
 		// Decoded vectors from every in-neighbour (each its own copy
-		// here, not the sender's buffer), their frames while decoding,
+		// here, not the sender's buffer), as many held for the next round
+		// (a node whose round overran its window gets its neighbours'
+		// next messages before it is done), their frames while decoding,
 		// and the own vector encoded once for all out-links.
-		inbox = add(inbox, mul(degI, sends, V+alloc(sizeMessage)), mul(2, V))
+		inbox = add(inbox, mul(2, degI, sends, V+alloc(sizeMessage)), mul(2, V))
 	}
-	per("validator and inbox", inbox, fmt.Sprintf("%d in-neighbours", degI))
+	how := fmt.Sprintf("%d in-neighbours", degI)
+	if kind == "node process" {
+		how += ", this round's messages and the next's"
+	}
+	per("validator and inbox", inbox, how)
 
 	// Data: the shared decoded dataset, the nodes' index lists (train,
 	// validation and test splits, each copied by its batcher) and, where

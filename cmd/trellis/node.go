@@ -128,8 +128,8 @@ Before loading anything the node estimates its memory (its shard or mapped pages
 splits, model, optimizer and buffers) and refuses to start when that exceeds the available memory
 (MemAvailable, or the cgroup limit; TRELLIS_MEMORY_AVAILABLE overrides), with the
 numbers; --dry-run prints the estimate and exits, --no-memory-check starts anyway.
-Its heap grows 25 % above its live data between garbage collections (GOGC=25: many
-node processes share a machine), unless the environment sets GOGC.`,
+` + fmt.Sprintf(`Its heap grows %d %% above its live data between garbage collections (GOGC=%d: many
+node processes share a machine), unless the environment sets GOGC.`, experiment.NodeGCPercent, experiment.NodeGCPercent),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Before the data load: a stop while loading is a stop too.
