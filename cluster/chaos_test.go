@@ -269,9 +269,11 @@ func resumedRound(out string, i, after int) int {
 
 // chaosRollingRestart kills every node in turn with SIGKILL and restarts
 // it at once with --resume (it misses the rounds of its start-up); the
-// next node is killed once the restarted one reported again.
+// next node is killed once the restarted one reported again. Four
+// restarts take a few rounds each on a loaded machine (windows of 2 s):
+// 36 rounds leave the last node time to come back.
 func chaosRollingRestart(t *testing.T) chaosRow {
-	const nodes, rounds = 4, 24
+	const nodes, rounds = 4, 36
 	row := chaosRow{nodes: nodes, rounds: rounds}
 	wc := startWallclock(t, logregFedAvg("chaos-rolling", nodes, rounds, 21, 800), nodes, 8*time.Second, 2*time.Second)
 	rss := sampleRSS(wc.dir)

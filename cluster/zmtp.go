@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -222,6 +223,12 @@ func Listen(endpoint string, maxFrame, maxConns int, handle func(frame []byte) (
 	return ListenCurve(endpoint, maxFrame, maxConns, nil, handle)
 }
 
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
 // ListenCurve is Listen with the CURVE mechanism as its server (curve
 // nil: NULL): a client whose key curve.Allow refuses, or whose handshake
 // fails, is counted in Stats.Handshakes and closed.
@@ -235,6 +242,9 @@ func ListenCurve(endpoint string, maxFrame, maxConns int, curve *CurveServer, ha
 	}
 	ln, err := net.Listen(network, addr)
 	if err != nil {
+		if dir := filepath.Dir(addr); network == "unix" && !isDir(dir) {
+			return nil, fmt.Errorf("binding %s: the socket's directory %s does not exist: create it (mkdir -p %s) before starting the processes that use it", endpoint, dir, dir)
+		}
 		return nil, fmt.Errorf("binding %s: %w", endpoint, err)
 	}
 	l := &Listener{ln: ln, maxFrame: maxFrame, maxConns: maxConns, handle: handle, curve: curve, conns: map[net.Conn]struct{}{}}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,5 +181,15 @@ func TestListenerRefusesExtraConnections(t *testing.T) {
 	}
 	if l.Stats.Refused.Load() == 0 {
 		t.Error("a second connection was served beyond the limit of 1")
+	}
+}
+
+// A Unix socket in a directory that does not exist: the error says which
+// directory and to create it.
+func TestListenNamesAMissingSocketDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sockets")
+	_, err := Listen("ipc://"+filepath.Join(dir, "node-0.sock"), 1<<16, 4, func([]byte) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "mkdir -p "+dir) {
+		t.Fatalf("got %v, want an error saying to create %s", err, dir)
 	}
 }
