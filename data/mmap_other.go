@@ -16,3 +16,7 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, func(off, n int64), 
 	}
 	return mem, func() error { return nil }, nil, nil
 }
+
+// dropResident does nothing here (no madvise): the pages stay until the
+// system needs them.
+func dropResident(string) {}

@@ -4,6 +4,7 @@ package data
 
 import (
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,4 +34,23 @@ func mapFile(f *os.File, size int64) (mem []byte, unmap func() error, drop func(
 		}
 	}
 	return mem, func() error { return unix.Munmap(mem) }, drop, nil
+}
+
+// dropResident takes the pages wholly inside s, read-only data of the
+// program (an embedded file), out of the process's resident set
+// (MADV_DONTNEED): the kernel reads them from the executable again if
+// they are ever read again.
+func dropResident(s string) {
+	if len(s) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	p := unsafe.Pointer(unsafe.StringData(s))
+	start := uintptr(p)
+	first := (start + page - 1) &^ (page - 1)
+	last := (start + uintptr(len(s))) &^ (page - 1)
+	if last <= first {
+		return
+	}
+	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, first-start)), last-first), unix.MADV_DONTNEED)
 }

@@ -21,21 +21,26 @@ var mnistChecksums = []struct {
 }
 
 func TestEmbeddedMNISTFiles(t *testing.T) {
-	entries, err := mnistFiles.ReadDir("mnist")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != len(mnistChecksums) {
-		t.Errorf("%d embedded files, want %d", len(entries), len(mnistChecksums))
+	files := map[string]string{"train-images-idx3-ubyte.gz": mnistTrainImages, "train-labels-idx1-ubyte.gz": mnistTrainLabels,
+		"t10k-images-idx3-ubyte.gz": mnistTestImages, "t10k-labels-idx1-ubyte.gz": mnistTestLabels}
+	if len(files) != len(mnistChecksums) {
+		t.Errorf("%d embedded files, want %d", len(files), len(mnistChecksums))
 	}
 	for _, f := range mnistChecksums {
-		b, err := mnistFiles.ReadFile("mnist/" + f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(b)
+		b := files[f.name]
+		sum := sha256.Sum256([]byte(b))
 		if len(b) != f.size || hex.EncodeToString(sum[:]) != f.sha256 {
 			t.Errorf("%s: %d bytes, sha256 %x; want %d bytes, %s", f.name, len(b), sum, f.size, f.sha256)
+		}
+	}
+	// Dropped from the resident set after a decode, the files read back
+	// the same (the kernel pages them in from the executable again).
+	if _, err := MNISTShard(func(*Dataset) ([]int32, error) { return []int32{0, 1, 2}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range mnistChecksums {
+		if sum := sha256.Sum256([]byte(files[f.name])); hex.EncodeToString(sum[:]) != f.sha256 {
+			t.Errorf("%s reads back as sha256 %x after its pages were dropped", f.name, sum)
 		}
 	}
 }
