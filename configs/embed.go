@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:embed *.toml rdpfl/*.toml lightyear/*.toml dmtt/*.toml privacy/*.toml secagg/*.toml
+//go:embed *.toml rdpfl/*.toml lightyear/*.toml dmtt/*.toml privacy/*.toml secagg/*.toml worst-case/*.toml
 var files embed.FS
 
 // Names lists the presets, sorted.

@@ -1,6 +1,7 @@
 package configs_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -184,6 +185,15 @@ func expand(name string) expanded {
 			runs, _, err := c.Expand()
 			if err != nil {
 				err = fmt.Errorf("sweep: %w", err)
+			}
+			if c.WorstCase != nil {
+				// A worst-case search's runs start from its defences.
+				runs = nil
+				for name := range c.WorstCase.Defences {
+					d, derr := c.Defence(name)
+					err = errors.Join(err, derr)
+					runs = append(runs, config.SweepRun{Config: d, Dir: name})
+				}
 			}
 			presets[n] = expanded{config: c, runs: runs, err: err}
 		}

@@ -160,7 +160,8 @@ func (s *Search) Setting(p Point) *Setting {
 
 // RunConfig is the config of one run and its directory relative to the
 // search's output: DEFENCE/search|confirm/SETTING/KEY=VALUE/PLACEMENT/seed-S.
-// A search run has the search rounds (and at most as many final rounds);
+// A search run has the search rounds, and final rounds in the same
+// proportion to them as the config's (at least 1);
 // a placement other than random names the Byzantine nodes by id, found on
 // the run's own graph (it depends on the seed).
 func (s *Search) RunConfig(r Run) (config.Config, string, error) {
@@ -171,8 +172,13 @@ func (s *Search) RunConfig(r Run) (config.Config, string, error) {
 	phase := "confirm"
 	if !r.Full {
 		phase = "search"
+		// The final metrics average the same share of the run as the
+		// full run's do (at least its last evaluated round): a short run's
+		// first rounds say how fast it learns, not where the attack left it.
+		full := config.Evaluations(c.Rounds, c.EvalEvery)
 		c.Rounds = s.cfg.SearchRoundsOf()
-		c.FinalRounds = min(c.FinalRounds, config.Evaluations(c.Rounds, c.EvalEvery))
+		n := config.Evaluations(c.Rounds, c.EvalEvery)
+		c.FinalRounds = min(n, max(1, c.FinalRounds*n/full))
 	}
 	// The attack is the point's alone: the defaults, but for the share of
 	// Byzantine nodes.
