@@ -33,6 +33,15 @@ type Search struct {
 
 	mu    sync.Mutex
 	found map[string]Outcome // finished runs' outcomes, by directory
+	// made caches RunConfig: a placement is a search on the graph, and
+	// every planning pass looks up every run of the stages so far.
+	made map[Run]made
+}
+
+type made struct {
+	c   config.Config
+	rel string
+	err error
 }
 
 // loaded are the datasets loaded, by dataset and directory: every run of
@@ -117,7 +126,7 @@ func New(c config.Config) (*Search, error) {
 			}
 			var bad error
 			for _, pl := range placements {
-				rc, _, err := s.RunConfig(Run{Point: Point{Defence: di, Setting: 0, Value: v, Placement: pl}, Seed: search[0]})
+				rc, _, err := s.runConfig(Run{Point: Point{Defence: di, Setting: 0, Value: v, Placement: pl}, Seed: search[0]})
 				if err == nil {
 					err = experiment.Check(rc)
 				}
@@ -134,7 +143,7 @@ func New(c config.Config) (*Search, error) {
 		}
 		s.Space.Defences[di] = d
 		// The run without attack must run, or there is nothing to compare.
-		rc, _, err := s.RunConfig(Run{Point: noAttack(di), Seed: confirm[0], Full: true})
+		rc, _, err := s.runConfig(Run{Point: noAttack(di), Seed: confirm[0], Full: true})
 		if err == nil {
 			err = experiment.Check(rc)
 		}
@@ -165,6 +174,22 @@ func (s *Search) Setting(p Point) *Setting {
 // a placement other than random names the Byzantine nodes by id, found on
 // the run's own graph (it depends on the seed).
 func (s *Search) RunConfig(r Run) (config.Config, string, error) {
+	s.mu.Lock()
+	m, ok := s.made[r]
+	s.mu.Unlock()
+	if !ok {
+		m.c, m.rel, m.err = s.runConfig(r)
+		s.mu.Lock()
+		if s.made == nil {
+			s.made = map[Run]made{}
+		}
+		s.made[r] = m
+		s.mu.Unlock()
+	}
+	return m.c, m.rel, m.err
+}
+
+func (s *Search) runConfig(r Run) (config.Config, string, error) {
 	p := r.Point
 	c := s.bases[p.Defence]
 	c.Seed = r.Seed
