@@ -209,3 +209,18 @@ func TestSilentAcceptsAreRefused(t *testing.T) {
 		t.Error("--set strategy.rule=median under fedavg accepted")
 	}
 }
+
+// --set of a [sweep] key says that --set cannot change the sweep and what
+// to do; it used to answer "did you mean" with the very key given.
+func TestSetRefusesTheSweepSaying(t *testing.T) {
+	c := Default()
+	for _, key := range []string{"sweep.seeds", "sweep", "sweep.grid"} {
+		err := c.Set(key, "[1]")
+		if err == nil || !strings.Contains(err.Error(), "cannot change the [sweep] table") || strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("--set %s=[1]: %v", key, err)
+		}
+	}
+	if err := c.Set("seeds", "[1]"); err == nil || !strings.Contains(err.Error(), "unknown key") {
+		t.Errorf("--set seeds=[1]: %v", err)
+	}
+}

@@ -159,7 +159,12 @@ func gridValue(v any) string {
 func (c *Config) Set(key, text string) error {
 	keys := configKeys()
 	table := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, key+".") })
-	if !slices.Contains(keys, key) || table || strings.HasPrefix(key, "sweep") {
+	if key == "sweep" || strings.HasPrefix(key, "sweep.") {
+		// --set changes every run of a sweep alike; the sweep itself is
+		// the config's to say.
+		return fmt.Errorf("--set %s=%s: --set cannot change the [sweep] table (it sets a key of every run): edit the config's [sweep], or set one run's seed with --set seed=N", key, text)
+	}
+	if !slices.Contains(keys, key) || table {
 		return fmt.Errorf("--set %s=%s: %s", key, text, unknownKey(key))
 	}
 	var doc map[string]any
