@@ -50,8 +50,8 @@ func (s *Search) Markdown(res *Result) string {
 	w := c.WorstCase
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Worst-case search: %s\n\n", c.Name)
-	fmt.Fprintf(&b, "%d nodes, topology %s, Byzantine fraction %g. Search runs: %d rounds, seeds %s; grid of %d values per continuous parameter, golden-section refinement of the %d worst families to %g of the parameter's range. Confirmed points: %d rounds, seeds %s, the %d worst families and the run without attack.\n\n",
-		c.Nodes, c.Topology.Kind, c.Adversary.Fraction, c.SearchRoundsOf(), seedsText(s.Space.SearchSeeds), w.Grid, w.Refine, w.Tolerance, c.Rounds, seedsText(s.Space.ConfirmSeeds), w.Confirm)
+	fmt.Fprintf(&b, "%d nodes, topology %s, Byzantine fraction %g. Search runs: %d rounds, seeds %s; grid of %d values per continuous parameter, golden-section refinement of %s to %g of the parameter's range (in log scale). Confirmed points: %d rounds, seeds %s, %s and the run without attack.\n\n",
+		c.Nodes, c.Topology.Kind, c.Adversary.Fraction, c.SearchRoundsOf(), seedsText(s.Space.SearchSeeds), w.Grid, families(w.Refine), w.Tolerance, c.Rounds, seedsText(s.Space.ConfirmSeeds), families(w.Confirm))
 	b.WriteString("Accuracy is the honest nodes' mean final accuracy (local for personalized methods, global otherwise), mean over the seeds; δ_max and the worst honest node's accuracy are those of the worst point.\n\n")
 	b.WriteString("| defence | accuracy | no attack | worst found | drop | δ_max | worst node | attack | parameters | placement | runs |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -86,6 +86,14 @@ func (s *Search) Markdown(res *Result) string {
 		}
 	}
 	return b.String()
+}
+
+// families is "the worst family" or "the N worst families".
+func families(n int) string {
+	if n == 1 {
+		return "the worst family"
+	}
+	return fmt.Sprintf("the %d worst families", n)
 }
 
 func metricName(m string) string {

@@ -8,6 +8,8 @@ import (
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/rundir"
+	"github.com/trellis-fl/trellis/scale"
+	"github.com/trellis-fl/trellis/worstcase"
 )
 
 // validateCmd checks a config, every run of its sweep included, without
@@ -27,6 +29,9 @@ With --json it prints {"valid": true, "runs": N, "run_dirs": [...],
 "warnings": [...]} or {"valid": false, "error": "..."} on stdout.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cfg, err := loadConfigOrPreset(args[0], sets); err == nil && cfg.WorstCase != nil {
+				return validateWorstCase(o, args[0], cfg)
+			}
 			runs, warnings, err := validateConfig(args[0], sets)
 			if err != nil {
 				if o.json {
@@ -56,6 +61,26 @@ With --json it prints {"valid": true, "runs": N, "run_dirs": [...],
 	}
 	c.Flags().StringArrayVar(&sets, "set", nil, "KEY=VALUE: override one config key (repeatable)")
 	return c
+}
+
+// validateWorstCase is validate of a worst-case search: every defence
+// and every attack setting it will run, checked as the search checks
+// them, and the most runs it takes.
+func validateWorstCase(o *options, arg string, cfg config.Config) error {
+	s, err := worstcase.New(cfg)
+	if err != nil {
+		if o.json {
+			_ = jsonOut(o.stdout, map[string]any{"valid": false, "error": err.Error()})
+		}
+		return err
+	}
+	e := s.Estimate()
+	if o.json {
+		return jsonOut(o.stdout, map[string]any{"valid": true, "worst_case": true, "defences": len(s.Space.Defences), "runs_at_most": e.Total()})
+	}
+	fmt.Fprintf(o.stdout, "%s: valid, a worst-case search of %d defence(s), at most %d runs (`trellis worst-case %s --dry-run` counts them by stage)\n",
+		arg, len(s.Space.Defences), e.Total(), scale.Quote(arg))
+	return nil
 }
 
 // validateConfig is validate's check of the config arg names with sets

@@ -121,7 +121,7 @@ func printEstimate(o *options, s *worstcase.Search) error {
 			"search_rounds": e.SearchRounds, "confirm_rounds": e.ConfirmRounds,
 		})
 	}
-	fmt.Fprintf(o.stdout, "%d defences; at most %d runs (%d rounds in all):\n", len(s.Space.Defences), e.Total(), e.Rounds())
+	fmt.Fprintf(o.stdout, "%d defence(s); at most %d runs (%d rounds in all):\n", len(s.Space.Defences), e.Total(), e.Rounds())
 	fmt.Fprintf(o.stdout, "  grid:          %d runs of %d rounds\n", e.Grid, e.SearchRounds)
 	fmt.Fprintf(o.stdout, "  refinement:    at most %d runs of %d rounds\n", e.Refine, e.SearchRounds)
 	fmt.Fprintf(o.stdout, "  confirmation:  at most %d runs of %d rounds (the runs without attack included)\n", e.Confirm, e.ConfirmRounds)

@@ -85,6 +85,10 @@ func TestWorstCaseCommand(t *testing.T) {
 	if err := json.Unmarshal(so.Bytes(), &rows); err != nil || len(rows) != 1 || rows[0].Defence != "median" || rows[0].Runs == 0 {
 		t.Errorf("--json: %v %+v\n%s", err, rows, so.String())
 	}
+	so.Reset()
+	if err := run([]string{"validate", cfg}, &so, &se); err != nil || !strings.Contains(so.String(), "a worst-case search of 1 defence(s), at most") {
+		t.Errorf("validate: %v\n%s", err, so.String())
+	}
 	err := run([]string{"run", cfg, "-q", "-o", filepath.Join(dir, "run")}, &so, &se)
 	if err == nil || !strings.Contains(err.Error(), "trellis worst-case") {
 		t.Errorf("run of a worst-case config: %v", err)
