@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -135,7 +134,7 @@ func TestNetnsLossBandwidthPartition(t *testing.T) {
 		cmd := exec.Command("ip", append([]string{"netns", "exec", n.host(h), bin}, args...)...)
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = dieWithTheTest()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

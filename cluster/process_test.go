@@ -455,7 +455,7 @@ func startProcess(t *testing.T, bin string, args ...string) *exec.Cmd {
 	cmd := exec.Command(bin, args...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithTheTest()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
