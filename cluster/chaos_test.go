@@ -252,19 +252,30 @@ func (wc *wallclockRun) finish(rss *rssSampler, row *chaosRow, down func(node, r
 }
 
 // resumedRound is the first round of node i's records after a restart
-// with --resume (driver.jsonl's resumed_after), or -1.
+// from its checkpoint of round after: the record that says so
+// (driver.jsonl's resumed_after), or, if the monitor had written that
+// round before the late record came (it then drops it), the first record
+// of a round after after+1 (the killed process may have sent round
+// after+1's record before writing its checkpoint); -1 if none yet.
 func resumedRound(out string, i, after int) int {
 	b, _ := os.ReadFile(filepath.Join(out, cluster.DriverFile))
+	later := -1
 	for _, l := range bytes.Split(b, []byte("\n")) {
 		var x struct {
 			Round, Node  int
 			ResumedAfter *int `json:"resumed_after"`
 		}
-		if json.Unmarshal(l, &x) == nil && x.Node == i && x.ResumedAfter != nil && *x.ResumedAfter == after {
+		if json.Unmarshal(l, &x) != nil || x.Node != i {
+			continue
+		}
+		if x.ResumedAfter != nil && *x.ResumedAfter == after {
 			return x.Round
 		}
+		if x.Round > after+1 && (later < 0 || x.Round < later) {
+			later = x.Round
+		}
 	}
-	return -1
+	return later
 }
 
 // chaosRollingRestart kills every node in turn with SIGKILL and restarts
