@@ -437,16 +437,9 @@ func (d *driver) checkPeer(j int) error {
 	if _, _, err := splitEndpoint(ep); err != nil {
 		return err
 	}
-	if d.cfg.Encryption.curveFor(ep) {
-		pub, _ := d.cfg.Directory.Key(uint32(j))
-		if pub == nil {
-			return fmt.Errorf("%s is encrypted (CURVE) but the peers file has no key for it (write the keys again with `trellis keys`)", ep)
-		}
-		if _, err := wire.CurvePublic(pub); err != nil {
-			return err
-		}
-	}
-	return nil
+	pub, _ := d.cfg.Directory.Key(uint32(j))
+	_, _, err := serverCurveKey(d.cfg.Encryption, ep, pub)
+	return err
 }
 
 // peer is the connection to peer j, dialled the first time it is needed

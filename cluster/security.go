@@ -139,15 +139,26 @@ func listenSecured(enc Encryption, endpoint string, maxFrame, maxConns int, id *
 // enc says so: our key, the server's from its Ed25519 key (nil: unknown,
 // an error).
 func dialSecured(enc Encryption, endpoint string, id *wire.Identity, server ed25519.PublicKey, log *slog.Logger) (*Pusher, error) {
-	if !enc.curveFor(endpoint) {
-		return Dial(endpoint, queueFrames, queueBytes)
-	}
-	if server == nil {
-		return nil, fmt.Errorf("%s is encrypted (CURVE) but the peers file has no key for it (write the keys again with `trellis keys`)", endpoint)
-	}
-	s, err := wire.CurvePublic(server)
+	s, curve, err := serverCurveKey(enc, endpoint, server)
 	if err != nil {
 		return nil, err
 	}
+	if !curve {
+		return Dial(endpoint, queueFrames, queueBytes)
+	}
 	return DialCurve(endpoint, queueFrames, queueBytes, &CurveClient{Key: CurveKeyOf(id), Server: s, Log: log})
+}
+
+// serverCurveKey is the CURVE key of the server at endpoint from its
+// Ed25519 key, and whether the link is encrypted (enc); an encrypted link
+// to a server of unknown key (nil) is an error.
+func serverCurveKey(enc Encryption, endpoint string, server ed25519.PublicKey) (key [32]byte, curve bool, err error) {
+	if !enc.curveFor(endpoint) {
+		return key, false, nil
+	}
+	if server == nil {
+		return key, true, fmt.Errorf("%s is encrypted (CURVE) but the peers file has no key for it (write the keys again with `trellis keys`)", endpoint)
+	}
+	key, err = wire.CurvePublic(server)
+	return key, true, err
 }

@@ -24,33 +24,29 @@ func mapFile(f *os.File, size int64) (mem []byte, unmap func() error, drop func(
 	// A node reads its own rows, scattered over the file: no read-ahead
 	// and no fault-around, which would map its neighbours' rows too.
 	_ = unix.Madvise(mem, unix.MADV_RANDOM)
-	page := int64(os.Getpagesize())
-	drop = func(off, n int64) {
-		// madvise wants whole pages: the ones [off, off+n) covers entirely.
-		start := (off + page - 1) / page * page
-		end := (off + n) / page * page
-		if end > start {
-			_ = unix.Madvise(mem[start:end], unix.MADV_DONTNEED)
-		}
-	}
+	drop = func(off, n int64) { dropWholePages(mem[off:min(off+n, int64(len(mem)))]) }
 	return mem, func() error { return unix.Munmap(mem) }, drop, nil
 }
 
 // dropResident takes the pages wholly inside s, read-only data of the
-// program (an embedded file), out of the process's resident set
-// (MADV_DONTNEED): the kernel reads them from the executable again if
-// they are ever read again.
-func dropResident(s string) {
-	if len(s) == 0 {
+// program (an embedded file), out of the process's resident set: the
+// kernel reads them from the executable again if they are ever read again.
+func dropResident(s string) { dropWholePages(unsafe.Slice(unsafe.StringData(s), len(s))) }
+
+// dropWholePages removes the pages b covers entirely from the process's
+// resident set (MADV_DONTNEED; madvise wants whole pages). b must be
+// mapped read-only or from a file: its pages are read again, not zeroed,
+// if b is read later.
+func dropWholePages(b []byte) {
+	if len(b) == 0 {
 		return
 	}
 	page := uintptr(os.Getpagesize())
-	p := unsafe.Pointer(unsafe.StringData(s))
+	p := unsafe.Pointer(unsafe.SliceData(b))
 	start := uintptr(p)
 	first := (start + page - 1) &^ (page - 1)
-	last := (start + uintptr(len(s))) &^ (page - 1)
-	if last <= first {
-		return
+	last := (start + uintptr(len(b))) &^ (page - 1)
+	if last > first {
+		_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, first-start)), last-first), unix.MADV_DONTNEED)
 	}
-	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, first-start)), last-first), unix.MADV_DONTNEED)
 }

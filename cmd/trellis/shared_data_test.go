@@ -16,12 +16,9 @@ import (
 	"github.com/trellis-fl/trellis/wire"
 )
 
-// A run on the launch's shared dataset file (each node's samples stored
-// together, mapped) is the run on the dataset loaded: every round's
-// metrics equal; and a node given a damaged file refuses to start with
-// what is wrong.
-func TestSharedDataFileRunsAsTheDataset(t *testing.T) {
-	c, err := config.Parse([]byte(`
+// fiveNodeRing is a small MNIST run: 5 nodes on a ring, 2 rounds, 1,500
+// training samples, 300 global test samples.
+const fiveNodeRing = `
 name = "shared"
 nodes = 5
 rounds = 2
@@ -35,7 +32,14 @@ kind = "ring"
 name = "fedavg"
 [evaluation]
 global_test = 300
-`), "shared.toml")
+`
+
+// A run on the launch's shared dataset file (each node's samples stored
+// together, mapped) is the run on the dataset loaded: every round's
+// metrics equal; and a node given a damaged file refuses to start with
+// what is wrong.
+func TestSharedDataFileRunsAsTheDataset(t *testing.T) {
+	c, err := config.Parse([]byte(fiveNodeRing), "shared.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,21 +94,7 @@ global_test = 300
 // simulation of the nodes each built on its own shard, as each node
 // process builds it, has the records of the simulation on the dataset.
 func TestNodeShardsRunAsTheDataset(t *testing.T) {
-	c, err := config.Parse([]byte(`
-name = "shards"
-nodes = 5
-rounds = 2
-[data]
-samples = 1500
-[model]
-hidden = [16]
-[topology]
-kind = "ring"
-[strategy]
-name = "fedavg"
-[evaluation]
-global_test = 300
-`), "shards.toml")
+	c, err := config.Parse([]byte(fiveNodeRing), "shards.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
