@@ -64,7 +64,9 @@ type Node struct {
 	random    seed.Source
 	validator *wire.Validator
 	layers    []Layer
-	start     []float32
+	// start is the round's start parameters (View.Start), nil for a
+	// strategy that never reads them (strategy.ReadsStart).
+	start []float32
 
 	// memos are a simulator's shared memos (ShareMemos); none on a
 	// network.
@@ -104,7 +106,13 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
 	}
-	n := &Node{cfg: cfg, random: cfg.Random, validator: v, start: make([]float32, cfg.Model.NumParams())}
+	n := &Node{cfg: cfg, random: cfg.Random, validator: v}
+	if strategy.ReadsStart(cfg.Strategy) {
+		// The round-start copy only for a strategy that reads it: at
+		// 10,000 nodes it is a model-sized vector each (3.8 GiB for the
+		// MNIST MLP).
+		n.start = make([]float32, cfg.Model.NumParams())
+	}
 	if n.random == nil {
 		n.random = seed.Seeded(cfg.Seed)
 	}

@@ -109,7 +109,7 @@ func (n *Node) Begin(r int, hood Neighborhood) error {
 	n.trainRes = nn.TrainResult{}
 	n.validator.SetRound(uint64(r))
 	n.rng = n.random.Stream(seed.Strategy, uint64(n.cfg.ID), uint64(r))
-	copy(n.start, n.cfg.Model.Params())
+	copy(n.start, n.cfg.Model.Params()) // nothing when start is nil
 	rs.phases, rs.release, rs.next = 1, 0, 0
 	for _, l := range n.layers {
 		if err := l.Begin(r, hood); err != nil {

@@ -380,3 +380,19 @@ func (r *stateReader) done() error {
 	}
 	return nil
 }
+
+// ReadsStart reports whether s may read View.Start, the node's parameters
+// at the start of the round. The node keeps that copy (one model-sized
+// vector per node, held from Begin to End) only for a strategy that reads
+// it; the strategies listed here never do (their rules look at models,
+// not updates), every other one — an unknown strategy included — is
+// assumed to. TestStartFreeStrategiesIgnoreStart holds the list to it.
+func ReadsStart(s Strategy) bool {
+	switch s := s.(type) {
+	case Local, *Local, *FedAvg, *BALANCE, *UBAR, *SCClip, *ClippedGossip, *Lightyear, *Murmura, *DMTT:
+		return false
+	case *RobustRule:
+		return s.Updates // on models the rule never looks at the start
+	}
+	return true
+}

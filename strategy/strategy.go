@@ -30,7 +30,7 @@ type View struct {
 	// writes the new parameters into Model.Params().
 	Model *nn.Model
 	// Start holds the parameters at the start of the round, before local
-	// training.
+	// training; nil for a strategy ReadsStart says never reads it.
 	Start []float32
 	// Neighbors lists, sorted, the peers the node may hear from this round
 	// (its in-neighbors in the round's graph), and NeighborDegree their
