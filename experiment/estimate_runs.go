@@ -3,8 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/trellis-fl/trellis/config"
@@ -159,16 +157,6 @@ func durationText(s float64) string {
 		return fmt.Sprintf("%.0f min", s/60)
 	}
 	return fmt.Sprintf("%.1f h", s/3600)
-}
-
-// LimitHeap makes the collector keep the heap under the available memory
-// (a run whose live memory fits, checked): garbage is collected sooner
-// instead of the process growing past what the machine has. GOMEMLIMIT,
-// when set, is the user's, and an unknown m changes nothing.
-func LimitHeap(m Memory) {
-	if m.Available > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(m.Available)
-	}
 }
 
 // headerShape is the shape of c's dataset: for the MNIST family what its

@@ -19,11 +19,11 @@ func LoadData(c config.Config) (data.TrainTest, error) {
 	switch c.Data.Dataset {
 	case "mnist":
 		if c.Data.Dir != "" {
-			return data.LoadMNIST(c.Data.Dir)
+			return data.LoadMNISTShard(c.Data.Dir, everySample)
 		}
-		return data.MNIST()
+		return data.MNISTShard(everySample)
 	case "fashion_mnist":
-		return data.LoadFashionMNIST(c.Data.Dir)
+		return data.LoadFashionMNISTShard(c.Data.Dir, everySample)
 	case "cifar10":
 		return data.LoadCIFAR10(c.Data.Dir)
 	case "har":
@@ -38,6 +38,12 @@ func LoadData(c config.Config) (data.TrainTest, error) {
 	}
 	return data.TrainTest{}, fmt.Errorf("data.dataset = %q: want one of %v", c.Data.Dataset, config.Datasets)
 }
+
+// everySample keeps every sample of an MNIST-family dataset, which the
+// shard loaders then hold as bytes (data.Dataset.Codes): the same float32
+// values, a quarter of the memory (MNIST: 55 MiB instead of 210), which at
+// 1,000 simulated nodes is a tenth of the run.
+func everySample(labels *data.Dataset) ([]int32, error) { return labels.All(), nil }
 
 // SetupOf turns a validated config and its dataset into a runnable setup.
 func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {

@@ -102,6 +102,9 @@ func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions
 	if c.Privacy.Audit != nil {
 		out.Add(metrics.SinkFunc(func(r *metrics.Round) error { last = r; return nil }), metrics.Every, 0)
 	}
+	// The soft memory limit follows the live heap round by round
+	// (FollowLiveHeap; nothing without LimitHeap's limit).
+	out.Add(metrics.SinkFunc(func(*metrics.Round) error { FollowLiveHeap(); return nil }), metrics.Every, 0)
 	b, runErr := s.Build()
 	if runErr == nil {
 		runErr = sim.Run(ctx, b.Config, b.Nodes, out)

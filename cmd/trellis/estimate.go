@@ -87,7 +87,7 @@ func (m *memFlags) gate(ctx context.Context, o *options, cfg config.Config, shar
 			}
 			return true, check
 		}
-		experiment.LimitHeap(mem)
+		experiment.LimitHeap(mem, big.Estimate)
 		return false, nil
 	}
 	var probe *experiment.ProbeResult
