@@ -377,7 +377,11 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	case "admm":
 		sends = degI
 	}
-	per("round start and send buffers", (1+sends)*V, fmt.Sprintf("1 + %d vectors", sends))
+	startB, startHow := int64(0), "no round start (the strategy never reads it)"
+	if readsStart(c) {
+		startB, startHow = V, "the round start"
+	}
+	per("round start and send buffers", startB+sends*V, fmt.Sprintf("%s, %d send vectors", startHow, sends))
 
 	// Strategy state.
 	var stratB int64
@@ -513,6 +517,13 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		own := alloc(mul(perNodeSamples+int64(d.Test), row)) + alloc(8*int64(d.Train+d.Test)) + alloc(4*int64(d.Train))
 		shared(fmt.Sprintf("dataset %s (its shard)", c.Data.Dataset), own,
 			fmt.Sprintf("%s + %s test samples × %s bytes, labels and row positions of %s", group(perNodeSamples), group(int64(d.Test)), group(row), group(int64(d.Train))))
+	} else if streamsShard(c.Data.Dataset) {
+		// LoadData keeps the MNIST family's pixels as bytes, every
+		// sample's (everySample), with each sample's row position.
+		all := int64(d.Train + d.Test)
+		b := alloc(mul(int64(d.Train), row)) + alloc(mul(int64(d.Test), row)) + alloc(8*all) + alloc(4*all)
+		shared(fmt.Sprintf("dataset %s (bytes)", c.Data.Dataset), b,
+			fmt.Sprintf("%s + %s samples × %s bytes, labels and row positions", group(int64(d.Train)), group(int64(d.Test)), group(row)))
 	} else {
 		b, how := ds(int64(d.Train))+ds(int64(d.Test)), fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row))
 		if shard {
@@ -598,10 +609,21 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	}
 	e.RoundGarbage, e.Rounds = roundGarbage, c.Rounds
 	e.setGarbage(c.Rounds - 1) // the last round's is live
-	if c.Data.Samples > 0 && !mapped {
-		e.Notes = append(e.Notes, fmt.Sprintf("data.samples = %d uses part of the training set; the whole dataset is decoded", c.Data.Samples))
+	if c.Data.Samples > 0 && c.Data.Samples < d.Train && !mapped {
+		e.Notes = append(e.Notes, fmt.Sprintf("data.samples = %d uses part of the training set; the whole dataset is loaded", c.Data.Samples))
 	}
 	return e, nil
+}
+
+// readsStart says whether c's strategy reads the round start (the node then
+// keeps a copy of it: strategy.ReadsStart).
+func readsStart(c config.Config) bool {
+	p, err := c.StrategyParams()
+	if err != nil {
+		return true // validated before any estimate; count the copy
+	}
+	st, err := strategy.New(c.Strategy.Name, p)
+	return err != nil || strategy.ReadsStart(st)
 }
 
 // splitFraction is the clients' train (0), validation (1) or test (2)
@@ -625,9 +647,16 @@ func (e *Estimate) setGarbage(k int) {
 			heap = add(heap, p.Bytes)
 		}
 	}
-	if g := min(heap/100*int64(e.GCPercent), mul(int64(max(0, k)), e.RoundGarbage)); g > 0 {
+	bound := fmt.Sprintf("at most %d %% of the live heap (GOGC = %d)", e.GCPercent, e.GCPercent)
+	most := heap / 100 * int64(e.GCPercent)
+	if e.Kind == "run" && heapHeadroom(heap) < most {
+		// `trellis run` sets a soft memory limit this far above the live
+		// heap (LimitHeap).
+		most, bound = heapHeadroom(heap), "at most the memory limit's headroom (a sixteenth of the live heap, at least 64 MiB)"
+	}
+	if g := min(most, mul(int64(max(0, k)), e.RoundGarbage)); g > 0 {
 		e.Parts = append(e.Parts, EstimatePart{Name: "garbage between collections", Each: g, Count: 1, Garbage: true,
-			How: fmt.Sprintf("%s a round over %d rounds, at most %d %% of the live heap (GOGC = %d)", bytesText(e.RoundGarbage), k, e.GCPercent, e.GCPercent)})
+			How: fmt.Sprintf("%s a round over %d rounds, %s", bytesText(e.RoundGarbage), k, bound)})
 		e.finish()
 	}
 }

@@ -57,7 +57,7 @@ func TestEstimateHandCount(t *testing.T) {
 		// (16); input batch 2·4 (32); labels 2 ints (16).
 		{"activation buffers", 24 + 24 + 24 + 16 + 24 + 16 + 32 + 16},
 		{"optimizer state", 96},               // momentum
-		{"round start and send buffers", 192}, // start, one send buffer
+		{"round start and send buffers", 96}, // one send buffer (FedAvg reads no start)
 		{"evaluation: global test order", 48}, // 10 int32 indices (40 B)
 	} {
 		p := part(t, e, w.name)
@@ -65,10 +65,23 @@ func TestEstimateHandCount(t *testing.T) {
 			t.Errorf("%s: each %d × %d = %d, want %d × 3", w.name, p.Each, p.Count, p.Bytes, w.each)
 		}
 	}
-	// 100 samples × 4 floats (1600 B → 1792) + 100 labels (800 → 896);
-	// 10 × 4 floats (160) + 10 labels (80).
-	if p := part(t, e, "dataset"); p.Bytes != 1792+896+160+80 || p.PerNode {
-		t.Errorf("dataset %d bytes, want %d", p.Bytes, 1792+896+160+80)
+	// MNIST-family values are bytes: 100 samples × 4 (400 B → 416) and
+	// 10 × 4 (40 → 48), 110 labels (880 → 896) and row positions (440 → 448).
+	if p := part(t, e, "dataset"); p.Bytes != 416+48+896+448 || p.PerNode {
+		t.Errorf("dataset %d bytes, want %d", p.Bytes, 416+48+896+448)
+	}
+	// Another dataset's are float32: 100 samples × 4 floats (1600 B → 1792)
+	// + 100 labels (800 → 896); 10 × 4 floats (160) + 10 labels (80).
+	cifar := c
+	cifar.Data.Dataset = "cifar10"
+	if e, _ := EstimateWith(cifar, d); part(t, e, "dataset").Bytes != 1792+896+160+80 {
+		t.Errorf("float dataset %d bytes, want %d", part(t, e, "dataset").Bytes, 1792+896+160+80)
+	}
+	// A strategy that reads the round start has the node keep it.
+	afa := c
+	afa.Strategy.Name = "afa"
+	if e, _ := EstimateWith(afa, d); part(t, e, "round start and send buffers").Each != 2*96 {
+		t.Errorf("afa: %+v", part(t, e, "round start and send buffers"))
 	}
 	var live, perNode int64
 	for _, p := range e.Parts {
