@@ -57,7 +57,7 @@ func TestEstimateHandCount(t *testing.T) {
 		// (16); input batch 2·4 (32); labels 2 ints (16).
 		{"activation buffers", 24 + 24 + 24 + 16 + 24 + 16 + 32 + 16},
 		{"optimizer state", 96},               // momentum
-		{"round start and send buffers", 96}, // one send buffer (FedAvg reads no start)
+		{"round start and send buffers", 96},  // one send buffer (FedAvg reads no start)
 		{"evaluation: global test order", 48}, // 10 int32 indices (40 B)
 	} {
 		p := part(t, e, w.name)
