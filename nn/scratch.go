@@ -184,6 +184,10 @@ func (p *Pool) Close() {
 	}
 }
 
+// Pool is the pool that lends the model its scratch, nil for a model that
+// owns one.
+func (m *Model) Pool() *Pool { return m.pool }
+
 // Acquire makes the model hold its scratch until the matching Release:
 // the methods that compute (Train, Step, Gradient, Evaluate, Outputs,
 // SampleLosses, DP-SGD's steps…) take it themselves for the call when it
