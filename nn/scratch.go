@@ -13,8 +13,9 @@ import (
 // parameters and state while it holds them), the gradients, the logits'
 // gradient, one input batch and a matrix engine with its packing
 // workspace. For the MNIST MLP (784→128→10, batch 32) that is 400 KiB of
-// gradients, 275 KiB of buffers and 203 KiB of workspace against 400 KiB
-// of parameters: most of a model, needed by one pass at a time.
+// gradients, 171 KiB of buffers and input batch and 203 KiB of workspace
+// against 400 KiB of parameters (Footprint): most of a model, needed by
+// one pass at a time.
 type scratch struct {
 	layers  []layer
 	grads   []float32
