@@ -141,6 +141,13 @@ func (s Setup) Build() (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The simulator computes with a few nodes at a time: their models
+	// share one pool of gradients, activation buffers and matrix
+	// workspace, which grows to that number, and each holds its
+	// parameters and state only.
+	if p.pool, err = nn.NewPool(p.s.Model, nn.Options{Batch: p.s.Batch}); err != nil {
+		return nil, err
+	}
 	keys := wire.NewSeedKeys(p.s.Seed, p.s.Nodes)
 	nodes := make([]*node.Node, p.s.Nodes)
 	for i := range nodes {
@@ -186,6 +193,9 @@ type plan struct {
 	globalIdx []int32
 	byz       []int
 	flip      attack.DataAttack
+	// pool lends the nodes' models their scratch (Build); nil: each model
+	// owns its own (BuildNode, a node process).
+	pool *nn.Pool
 }
 
 func (s Setup) plan() (*plan, error) {
@@ -268,7 +278,7 @@ func (p *plan) node(i int, keys wire.KeySource) (*node.Node, error) {
 	if s.InitPerNode {
 		initSeed = seed.Derive(s.Seed, seed.Init, uint64(i))
 	}
-	m, err := nn.Build(s.Model, initSeed, nn.Options{Batch: s.Batch})
+	m, err := nn.Build(s.Model, initSeed, nn.Options{Batch: s.Batch, Pool: p.pool})
 	if err != nil {
 		return nil, err
 	}

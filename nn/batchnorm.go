@@ -56,7 +56,7 @@ func (b *batchNorm) bufferFloats() int {
 
 func (b *batchNorm) bind(p, g, s []float32) {
 	b.gamma, b.beta = p[:b.c], p[b.c:2*b.c]
-	b.gg, b.gb = g[:b.c], g[b.c:2*b.c]
+	b.gg, b.gb = cut(g, 0, b.c), cut(g, b.c, 2*b.c)
 	b.rmean, b.rvar = s[:b.c], s[b.c:2*b.c]
 }
 

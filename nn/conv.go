@@ -139,7 +139,7 @@ func (c *conv2d) bufferFloats() int {
 func (c *conv2d) bind(p, g, _ []float32) {
 	nw := c.cout * c.colRows()
 	c.wt, c.b = p[:nw], p[nw:nw+c.cout]
-	c.gw, c.gb = g[:nw], g[nw:nw+c.cout]
+	c.gw, c.gb = cut(g, 0, nw), cut(g, nw, nw+c.cout)
 }
 
 // initParams follows torch.nn.Conv2d: uniform in ±1/sqrt(fan_in), fan_in =

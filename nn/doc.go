@@ -136,6 +136,22 @@
 // The first layer keeps no input gradient. Optimizer state is the
 // optimizer's: SGD with momentum P, Adam and AdamW 2P.
 //
+// Of this, only the parameters and the state persist from one pass to
+// the next; the rest (gradients, buffers, input batch, logit gradient,
+// and the matrix engine with its packing workspace) is a scratch. A model
+// built with a Pool (Options.Pool) holds the parameters and state only
+// and takes a scratch from the pool while it computes: its own layers are
+// metadata bound to the parameters and state, and taking a scratch binds
+// the scratch's layers to them (slice headers only) and swaps the
+// model's layers, gradients, buffers and engine for the scratch's, so
+// the computing code is the same for pooled and unpooled models. A
+// simulation of many nodes then keeps one scratch per node computing at
+// once (Footprint.PerModel per model, Footprint.Scratch per scratch):
+// 10,000 MNIST MLPs (784→128→10, batch 32) hold 400 KiB each instead of
+// 1.15 MiB. Results are the same bits: no pass reads a scratch buffer
+// before writing it, which the tests check by poisoning a scratch with NaN
+// between models.
+//
 // Spec.Footprint counts all of this without building the model (each
 // layer's footprint method, next to its alloc), in heap bytes rounded per
 // allocation as the Go allocator does, with the matrix engine's packing

@@ -19,6 +19,8 @@ type EvalResult struct {
 // statistics) over src in batches of the model's batch size. It uses only
 // forward buffers and changes no parameter or state.
 func (m *Model) Evaluate(src Batches) (EvalResult, error) {
+	m.Acquire()
+	defer m.Release()
 	var res EvalResult
 	var correct int
 	err := m.eachBatch(src, func(start, n int, logits []float32, _ []float32) error {
@@ -50,6 +52,8 @@ func (m *Model) Evaluate(src Batches) (EvalResult, error) {
 // NaN counts as wrong, otherwise the largest logit (+Inf included) is the
 // prediction. The loss is undefined for such a model and left 0.
 func (m *Model) EvaluateDiverged(src Batches) (EvalResult, error) {
+	m.Acquire()
+	defer m.Release()
 	var res EvalResult
 	var correct int
 	total := src.Len()
@@ -95,6 +99,8 @@ func (m *Model) FeatureSize() int { return m.layers[m.featureLayer].(*linear).in
 // head only) and the penultimate-layer features (Len×FeatureSize) into
 // features. Any destination may be nil.
 func (m *Model) Outputs(src Batches, probs, vacuity, features []float32) error {
+	m.Acquire()
+	defer m.Release()
 	n, k, f := src.Len(), m.classes, m.FeatureSize()
 	if probs != nil && len(probs) < n*k {
 		return fmt.Errorf("outputs: probs holds %d values, need %d", len(probs), n*k)

@@ -27,6 +27,13 @@ type Footprint struct {
 	// Workspace is the matrix engine's packing buffers after a training
 	// step (gemm.Workspace of the layers' products).
 	Workspace int64
+	// PerModel and Scratch split a model's heap bytes between what it
+	// keeps from one pass to the next and what it needs only while it
+	// computes. PerModel is the parameter and state vectors: all that a
+	// model built with a Pool holds. Scratch is one scratch's: the
+	// gradients, the Buffers and the Workspace; a pool holds one per model
+	// computing at once (Pool.Size), a model without a pool its own.
+	PerModel, Scratch int64
 	// PerSample is what DP-SGD (NewDPSGD) allocates on top: per-sample
 	// norms and scales, and each convolution's per-sample gradients or
 	// ghost-norm scratch.
@@ -89,6 +96,8 @@ func (s Spec) Footprint(batch int) (Footprint, error) {
 	fp.buffer(memsize.Mul(B, f.InputSize))
 	f.Buffers = memsize.Add(f.Buffers, memsize.Alloc(8*B))
 	f.Workspace = gemm.Workspace(fp.products)
+	f.PerModel = memsize.Add(memsize.Floats(f.Params), memsize.Floats(f.State))
+	f.Scratch = memsize.Add(memsize.Floats(f.Params), f.Buffers, f.Workspace)
 	// NewDPSGD's own: the per-sample squared norms and scales, a gradient
 	// slot and a convolution slot per layer (dpConvFootprint adds their
 	// scratch).
@@ -101,7 +110,9 @@ func (s Spec) Footprint(batch int) (Footprint, error) {
 }
 
 // MemoryBytes is what Model.MemoryBytes reports for a model of this
-// footprint built for batches of up to batch samples.
+// footprint built for batches of up to batch samples without a pool; a
+// pooled model reports 4·(Params + State), and its pool the rest per
+// scratch (Pool.MemoryBytes).
 func (f Footprint) MemoryBytes(batch int) int64 {
 	return memsize.Add(memsize.Mul(4, memsize.Add(2*f.Params, f.State, f.BufferFloats)), 8*int64(batch))
 }

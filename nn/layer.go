@@ -39,6 +39,8 @@ type layer interface {
 	// stateCount is the number of node-local, never shared float32 (batch
 	// norm running statistics).
 	stateCount() int
+	// bind installs the views; grads is nil for a pooled model's own
+	// layers, which never compute (their gradients are a scratch's).
 	bind(params, grads, state []float32)
 	// initParams draws initial parameters (PyTorch's defaults, so results
 	// are comparable with the Python frameworks) and resets state.
@@ -110,4 +112,12 @@ func grow(buf []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return buf[:n]
+}
+
+// cut is v[lo:hi], or nil for a nil v (bind without gradients).
+func cut(v []float32, lo, hi int) []float32 {
+	if v == nil {
+		return nil
+	}
+	return v[lo:hi]
 }

@@ -44,7 +44,7 @@ func (l *linear) bufferFloats() int { return len(l.y) + len(l.dx) }
 func (l *linear) bind(p, g, _ []float32) {
 	nw := l.out * l.in
 	l.w, l.b = p[:nw], p[nw:nw+l.out]
-	l.gw, l.gb = g[:nw], g[nw:nw+l.out]
+	l.gw, l.gb = cut(g, 0, nw), cut(g, nw, nw+l.out)
 }
 
 // initParams follows torch.nn.Linear: weights and bias uniform in

@@ -8,6 +8,8 @@ import "fmt"
 // membership-inference audit (privacy.LossThresholdAudit) reads a released
 // model through these losses on its training and held-out samples.
 func (m *Model) SampleLosses(src Batches, dst []float64) (int, error) {
+	m.Acquire()
+	defer m.Release()
 	if len(dst) < src.Len() {
 		return 0, fmt.Errorf("sample losses: dst holds %d values, the source %d samples", len(dst), src.Len())
 	}

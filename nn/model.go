@@ -14,8 +14,13 @@ import (
 // Node-local state that is never shared (batch-norm running statistics)
 // lives in a third vector, State.
 //
-// A Model owns activation buffers for batches of up to Batch() samples and a
-// matrix engine; it is not safe for concurrent use.
+// What a model needs only while it computes (its gradients, activation
+// buffers for batches of up to Batch() samples, one input batch, the
+// logits' gradient and a matrix engine) is its scratch. A model built
+// without a Pool owns its scratch; one built with a Pool takes a scratch
+// from the pool while it computes (see Acquire) and holds only its
+// parameters, state and layer shapes in between. A model is not safe for
+// concurrent use.
 type Model struct {
 	spec    Spec
 	layers  []layer
@@ -24,6 +29,7 @@ type Model struct {
 	grads   []float32
 	state   []float32
 	batch   int
+	threads int
 	inSize  int
 	classes int
 	eng     *gemm.Engine
@@ -34,11 +40,20 @@ type Model struct {
 	ybuf []int
 	run  pass
 	// offsets[i] is where layer i's parameters start in params;
-	// offsets[len(layers)] = len(params).
-	offsets []int
+	// offsets[len(layers)] = len(params). stateOffsets likewise in state.
+	offsets, stateOffsets []int
 	// featureLayer is the index of the final linear layer; its input is
 	// the penultimate-layer feature vector.
 	featureLayer int
+	// pool lends a pooled model its scratch; nil for a model that owns
+	// one. A pooled model's layers, grads, eng, dlogits, xbuf and ybuf are
+	// the held scratch's (held > 0) or shapes, nil, nil… (held = 0): its
+	// own layers, meta, are bound to params and state only, for what needs
+	// no buffers (Init, Tensors, Describe, NewDPSGD's checks).
+	pool    *Pool
+	meta    []layer
+	scratch *scratch
+	held    int
 	// stepper is the optimizer of the parallel step in progress over
 	// params[stepLo:stepHi], and stepFn its callback (optimize).
 	stepper        rangeStepper
@@ -62,11 +77,18 @@ type Options struct {
 	// training alone can use the machine's cores. Results do not depend on
 	// it.
 	Threads int
+	// Pool, when set, lends the model its scratch while it computes (see
+	// Pool): Batch and Threads are then the pool's (0 takes them; another
+	// value is an error) and so must the spec be.
+	Pool *Pool
 }
 
 // Build returns a model for spec with parameters drawn from seed (same seed,
 // same initial parameters: every node of an experiment starts alike).
 func Build(spec Spec, seed uint64, opt Options) (*Model, error) {
+	if opt.Pool != nil {
+		return opt.Pool.build(spec, seed, opt)
+	}
 	if opt.Batch < 1 {
 		return nil, fmt.Errorf("model batch size %d: need ≥ 1", opt.Batch)
 	}
@@ -83,41 +105,67 @@ func Build(spec Spec, seed uint64, opt Options) (*Model, error) {
 	return m, nil
 }
 
-// assemble lays the layers' parameters out in the flat vectors and sizes
-// their buffers.
+// assemble builds a model that owns its scratch over layers: the flat
+// vectors, the layers' buffers, the engine.
 func assemble(spec Spec, layers []layer, head Head, opt Options) *Model {
-	m := &Model{spec: spec, layers: layers, head: head, batch: opt.Batch,
+	m := newModel(spec, layers, head, opt)
+	m.use(newScratch(layers, m.offsets, m.batch, m.threads, m.inSize, m.classes))
+	return m
+}
+
+// newModel lays the layers' parameters and state out in flat vectors it
+// allocates, and binds the layers to them with no gradients: what a model
+// holds besides its scratch.
+func newModel(spec Spec, layers []layer, head Head, opt Options) *Model {
+	m := &Model{spec: spec, layers: layers, head: head, batch: opt.Batch, threads: max(opt.Threads, 1),
 		inSize: size(spec.Input), classes: spec.Classes}
-	np, ns := 0, 0
+	m.offsets, m.stateOffsets = layout(layers)
 	for i, l := range layers {
-		np += l.paramCount()
-		ns += l.stateCount()
 		if _, ok := l.(*linear); ok {
 			m.featureLayer = i
 		}
 	}
-	m.params = make([]float32, np)
-	m.grads = make([]float32, np)
-	m.state = make([]float32, ns)
+	m.params = make([]float32, m.offsets[len(layers)])
+	m.state = make([]float32, m.stateOffsets[len(layers)])
+	m.bind(layers, nil)
+	m.stepFn, m.checkFn = m.stepStripes, m.checkStripes
+	return m
+}
+
+// layout returns where each layer's parameters and state start in the
+// flat vectors (one more entry: the lengths), and marks the linear layers
+// whose weights start and end on a multiple of 8 (linear.aligned).
+func layout(layers []layer) (params, state []int) {
 	po, so := 0, 0
-	m.offsets = make([]int, 0, len(layers)+1)
-	for i, l := range layers {
-		m.offsets = append(m.offsets, po)
-		p, s := l.paramCount(), l.stateCount()
-		l.bind(m.params[po:po+p], m.grads[po:po+p], m.state[so:so+s])
+	for _, l := range layers {
+		params, state = append(params, po), append(state, so)
 		if lin, ok := l.(*linear); ok {
 			lin.aligned = po%8 == 0 && (po+lin.in*lin.out)%8 == 0
 		}
-		po, so = po+p, so+s
-		l.alloc(opt.Batch, i > 0)
+		po, so = po+l.paramCount(), so+l.stateCount()
 	}
-	m.offsets = append(m.offsets, po)
-	m.dlogits = make([]float32, opt.Batch*m.classes)
-	m.xbuf = make([]float32, opt.Batch*m.inSize)
-	m.ybuf = make([]int, opt.Batch)
-	m.eng = gemm.New(opt.Threads)
-	m.stepFn, m.checkFn = m.stepStripes, m.checkStripes
-	return m
+	return append(params, po), append(state, so)
+}
+
+// bind points layers (the model's or a scratch's, laid out alike) at the
+// model's parameters and state, and at grads (nil: no gradients).
+func (m *Model) bind(layers []layer, grads []float32) {
+	for i, l := range layers {
+		lo, hi := m.offsets[i], m.offsets[i+1]
+		var g []float32
+		if grads != nil {
+			g = grads[lo:hi]
+		}
+		l.bind(m.params[lo:hi], g, m.state[m.stateOffsets[i]:m.stateOffsets[i+1]])
+	}
+}
+
+// use makes s the model's scratch: its layers, bound to the model's
+// parameters and state, compute for the model.
+func (m *Model) use(s *scratch) {
+	m.bind(s.layers, s.grads)
+	m.scratch = s
+	m.layers, m.grads, m.eng, m.dlogits, m.xbuf, m.ybuf = s.layers, s.grads, s.eng, s.dlogits, s.xbuf, s.ybuf
 }
 
 // Init redraws the parameters from seed and resets the node-local state.
@@ -128,8 +176,13 @@ func (m *Model) Init(seed uint64) {
 	}
 }
 
-// Close releases the model's matrix-engine goroutines.
-func (m *Model) Close() { m.eng.Close() }
+// Close releases the model's matrix-engine goroutines. A pooled model's
+// engines are the pool's (Pool.Close): Close does nothing.
+func (m *Model) Close() {
+	if m.pool == nil {
+		m.eng.Close()
+	}
+}
 
 // Spec returns the declaration the model was built from.
 func (m *Model) Spec() Spec { return m.spec }
@@ -155,7 +208,10 @@ func (m *Model) Params() []float32 { return m.params }
 
 // Grads is the flat gradient vector of the last Gradient call (after Step,
 // a layer whose plain-SGD update was fused into its product holds none:
-// see Step).
+// see Step). A pooled model's gradients are its scratch's: they last while
+// the model holds it (Acquire), and Grads is nil when it does not, so a
+// caller that reads them between Gradient and Step holds the scratch
+// across the three calls.
 func (m *Model) Grads() []float32 { return m.grads }
 
 // State is the node-local state (batch-norm running statistics), never
@@ -184,9 +240,10 @@ func (m *Model) LoadFrom(o *Model) error {
 }
 
 // Clone returns an independent model with the same architecture, batch
-// size, thread count, parameters and state.
+// size, thread count, parameters and state, taking its scratch from the
+// same pool as m (or owning one, as m does).
 func (m *Model) Clone() *Model {
-	c, err := Build(m.spec, 0, Options{Batch: m.batch, Threads: m.eng.Threads()})
+	c, err := Build(m.spec, 0, Options{Batch: m.batch, Threads: m.threads, Pool: m.pool})
 	if err != nil {
 		panic("nn: rebuilding a built spec failed: " + err.Error())
 	}
@@ -208,16 +265,19 @@ func (m *Model) Describe() string {
 	return fmt.Sprintf("%s → %s head (%d params)", s, m.head.Name(), len(m.params))
 }
 
-// MemoryBytes is what the model holds: parameters, gradients, state and
-// activation buffers (4 bytes per float32 or int32 entry), plus one input
-// batch (labels as int, 8 bytes). Optimizer state is owned by the optimizer
-// (Optimizer.StateFloats).
+// MemoryBytes is what the model holds: parameters, state, and when it owns
+// its scratch, gradients and activation buffers (4 bytes per float32 or
+// int32 entry) plus one input batch (labels as int, 8 bytes). A pooled
+// model holds only parameters and state: its pool's scratch is
+// Pool.MemoryBytes. Optimizer state is owned by the optimizer
+// (Optimizer.StateFloats), the matrix engine's workspace is not counted
+// (Footprint.Workspace).
 func (m *Model) MemoryBytes() int {
-	n := len(m.params) + len(m.grads) + len(m.state) + len(m.dlogits) + len(m.xbuf)
-	for _, l := range m.layers {
-		n += l.bufferFloats()
+	n := len(m.params) + len(m.state)
+	if m.pool != nil {
+		return 4 * n
 	}
-	return 4*n + 8*len(m.ybuf)
+	return 4*n + m.scratch.memoryBytes()
 }
 
 func (m *Model) inputBuffers() ([]float32, []int) { return m.xbuf, m.ybuf }

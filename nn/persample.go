@@ -216,6 +216,8 @@ func (d *DPSGD) Norms(dst []float64) int {
 // caller chose (ShuffledBatches): clipped per-sample gradients summed, noise
 // added, divided by n, then the optimizer step. It returns the summed loss.
 func (d *DPSGD) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (float64, error) {
+	d.m.Acquire()
+	defer d.m.Release()
 	if n < 1 || n > d.m.batch {
 		return 0, fmt.Errorf("batch of %d samples: model buffers hold 1 to %d", n, d.m.batch)
 	}
@@ -233,6 +235,8 @@ func (d *DPSGD) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig
 // batch size q·|D| (Abadi et al. 2016, Alg. 1 with lot size L = qN), the
 // optimizer step. It returns the summed loss and b.
 func (d *DPSGD) PoissonStep(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (float64, int, error) {
+	d.m.Acquire()
+	defer d.m.Release()
 	if d.cfg.Sampling != PoissonBatches {
 		return 0, 0, fmt.Errorf("dp-sgd: PoissonStep needs PoissonBatches sampling")
 	}
@@ -263,6 +267,8 @@ func (d *DPSGD) PoissonStep(src Batches, opt Optimizer, cfg TrainConfig, rng *ra
 // proximal term and global clipping of cfg apply after the noise (they are
 // post-processing and cost no privacy).
 func (d *DPSGD) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (TrainResult, error) {
+	d.m.Acquire()
+	defer d.m.Release()
 	var res TrainResult
 	m := d.m
 	n := src.Len()

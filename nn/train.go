@@ -64,6 +64,8 @@ type TrainResult struct {
 // draws the dropout masks. It stops at the first non-finite loss or
 // gradient, with an error naming the layer.
 func (m *Model) Train(src Batches, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (TrainResult, error) {
+	m.Acquire()
+	defer m.Release()
 	var res TrainResult
 	n := src.Len()
 	if err := m.checkTrain(n, cfg); err != nil {
@@ -132,6 +134,8 @@ func (m *Model) checkTrain(n int, cfg TrainConfig) error {
 // known to be finite, with the bits of the unfused step; that layer's part
 // of Grads then holds no meaning after Step.
 func (m *Model) Step(x []float32, y []int, n int, opt Optimizer, cfg TrainConfig, rng *rand.Rand) (float64, error) {
+	m.Acquire()
+	defer m.Release()
 	sgd, fuse := m.fusesSGD(opt, cfg)
 	loss, err := m.gradient(x, y, n, rng, fuse)
 	if err != nil {
@@ -262,6 +266,8 @@ func (m *Model) checkStripes(_, lo, hi int) {
 // the summed loss over the batch. Parameters do not change (batch-norm
 // running statistics do, as in any training-mode pass).
 func (m *Model) Gradient(x []float32, y []int, n int, rng *rand.Rand) (float64, error) {
+	m.Acquire()
+	defer m.Release()
 	return m.gradient(x, y, n, rng, false)
 }
 

@@ -139,6 +139,10 @@ func (n *Node) Train(ctx context.Context) (nn.TrainResult, error) {
 	if n.rs.phase != phaseBegun {
 		return nn.TrainResult{}, n.outOfOrder("Train", "Begin (Train comes once, before Outbox)")
 	}
+	// A pooled model takes its scratch once for the whole training (the
+	// strategy's LocalTraining may run passes too), not once per call.
+	n.cfg.Model.Acquire()
+	defer n.cfg.Model.Release()
 	n.cfg.Model.SetRound(n.rs.r, n.cfg.Rounds)
 	tc := n.cfg.Train
 	if lt, ok := n.cfg.Strategy.(strategy.LocalTrainer); ok {
@@ -355,6 +359,10 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 	case phaseBegun, phaseTrained, phaseExchange:
 		return Ready{}, n.outOfOrder("End", fmt.Sprintf("Outbox (exchange phase %d of %d)", rs.next+1, rs.phases))
 	}
+	// The combine (a strategy's Validate, BatchLoss, TrainCopy) and the
+	// evaluation take a pooled model's scratch once for the whole end.
+	n.cfg.Model.Acquire()
+	defer n.cfg.Model.Release()
 	rs.phase = phaseIdle
 	n.endHeld()
 	rd := Ready{Round: rs.r, Trained: rs.trained, Train: n.trainRes}
