@@ -95,6 +95,10 @@ type runner struct {
 	// crafts are each worker's buffers for the adversary's lazily made
 	// vectors.
 	crafts []craftBufs
+	// eagerCrafts makes every phase's crafted vectors up front, each in a
+	// buffer of its own (Adversary.Rewrite), as the simulator did before
+	// it made them lazily: for the tests that compare the two.
+	eagerCrafts bool
 	// trainCost is each node's expected training time, for scheduling
 	// only: its training samples before the first round, then the time
 	// its last round's training took.
@@ -219,7 +223,7 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		// the eager Rewrite, which makes each one in a buffer of its own.
 		var lazy *adversary.Lazy
 		var err error
-		if last {
+		if last && !r.eagerCrafts {
 			lazy, err = r.adv.RewriteLazy(round, g, outbox)
 		} else {
 			err = r.adv.Rewrite(round, g, outbox)
