@@ -161,10 +161,7 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, outbox [][]*wire.Messa
 	if a.cfg.Attack == nil {
 		return a.sendUncrafted(claims, outbox)
 	}
-	links, views, err := a.plan(round, g, outbox)
-	if err != nil {
-		return err
-	}
+	links, views := a.plan(round, g, outbox)
 	crafted := make([][]*wire.Message, len(outbox))
 	for _, b := range a.held {
 		for _, l := range links[b] {
@@ -249,7 +246,7 @@ func (a *Adversary) sendUncrafted(claims, outbox [][]*wire.Message) error {
 // plan returns, by sender id, every crafted vector message of the phase
 // yet to be made (plannedAs), and the views they are crafted against,
 // one per tag with honest payloads in outbox.
-func (a *Adversary) plan(round int, g *topology.Graph, outbox [][]*wire.Message) ([][]*Pending, map[string]*attack.View, error) {
+func (a *Adversary) plan(round int, g *topology.Graph, outbox [][]*wire.Message) ([][]*Pending, map[string]*attack.View) {
 	honest := map[string][][]float32{}
 	senders := map[string][]int{} // honest's senders, per tag
 	for j, msgs := range outbox {
@@ -287,7 +284,7 @@ func (a *Adversary) plan(round int, g *topology.Graph, outbox [][]*wire.Message)
 			return &attack.View{Round: round, Attackers: attackers[tag], Tag: tag} // no honest payload of this tag in sight
 		})
 	}
-	return links, views, nil
+	return links, views
 }
 
 // settle keeps, for an attack that reads history, the phase's views as

@@ -46,6 +46,10 @@ type Pending struct {
 	made   atomic.Bool
 }
 
+// Shared reports whether p's payload is the one vector its sender sends
+// every recipient of its tag (SameForAll): Make then needs no buffer.
+func (p *Pending) Shared() bool { return p.shared != nil }
+
 // sharedVec is a SameForAll vector: crafted once, by the first Make that
 // needs it, from the first message of its tag to that message's first
 // recipient, and read-only from then on.
@@ -84,10 +88,7 @@ func (a *Adversary) RewriteLazy(round int, g *topology.Graph, outbox [][]*wire.M
 	if err != nil {
 		return nil, err
 	}
-	links, views, err := a.plan(round, g, outbox)
-	if err != nil {
-		return nil, err
-	}
+	links, views := a.plan(round, g, outbox)
 	lz := &Lazy{a: a, round: round, views: views, sent: links, byTo: make([][]*Pending, len(links))}
 	for _, b := range a.held {
 		// The numbers sendAs gives claims, then vectors.
@@ -218,9 +219,15 @@ func (lz *Lazy) Close() error {
 // messages one receiver takes in a phase (its in-degree when each
 // Byzantine in-neighbour sends one vector message, as every strategy's
 // broadcast does). It does not depend on the number of Byzantine nodes.
-// With SameForAll add HeldShared, and per crafted link of the phase a few
-// hundred bytes of header, message and digest-memo entry.
+// Add HeldPerLink per crafted link of the phase (Byzantine nodes × their
+// out-degree), and with SameForAll HeldShared.
 func HeldPerWorker(k int, vectorBytes int64) int64 { return int64(k) * vectorBytes }
+
+// HeldPerLink bounds what a phase holds per crafted link besides the
+// vectors: its Pending (112 bytes on 64-bit) and, once made, its signed
+// wire.Message (352) and the digest memo's entry for it (about 150), all
+// kept until the phase closes (measured: about 510 bytes a link).
+const HeldPerLink = 640
 
 // HeldShared is what SameForAll adds for a phase: one shared vector per
 // Byzantine sender and tag (byzantine × tags of them), each crafted once

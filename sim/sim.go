@@ -334,7 +334,11 @@ func (r *runner) deliver(round int, g *topology.Graph, i int, outbox [][]*wire.M
 			continue
 		}
 		for _, p := range lazy.Links(j, i) {
-			m, err := lazy.Make(p, bufs.next(p.Len))
+			var buf []float32
+			if !p.Shared() {
+				buf = bufs.next(p.Len)
+			}
+			m, err := lazy.Make(p, buf)
 			if err != nil {
 				return err
 			}
