@@ -33,9 +33,9 @@
 //     each node before its first round; Config.NoMemos turns them off):
 //     a signature-verification cache, so a message many nodes receive is
 //     verified once; a wire.DigestMemo, which the driver opens for each
-//     delivery phase, once the adversary has made its messages, and closes
-//     when every node has taken the phase, so a broadcast is hashed once
-//     instead of once per receiver; and, with Config.Global, a
+//     delivery phase, once the adversary has rewritten the outboxes, and
+//     closes when every node has taken the phase, so a broadcast is hashed
+//     once instead of once per receiver; and, with Config.Global, a
 //     node.EvalMemo for the global test set, so a model bit-identical to
 //     one already evaluated that round (every node after FedAvg on a
 //     complete graph) takes its result instead of evaluating again. The
@@ -45,9 +45,9 @@
 //     not consulted with WireRoundTrip, whose links decode their own
 //     copies as a network would. The one payload rewritten within a phase
 //     is a lazily crafted vector's buffer (below), and only after the one
-//     receiver of its message has validated it and ended its round. The records are the same bits
-//     with and without the memos (a deployment has none;
-//     TestLockstepMatchesSimulator).
+//     receiver of its message has validated it and ended its round. The
+//     records are the same bits with and without the memos (a deployment
+//     has none; TestLockstepMatchesSimulator).
 //   - Crafted vectors are made when their receiver takes them and dropped
 //     after, never held as Byzantine nodes × links vectors: in a round's
 //     last exchange phase the adversary leaves them unmade
