@@ -71,6 +71,9 @@ type Adversary struct {
 	// in round seqRound (numbers continue over a round's phases).
 	seq      []uint64
 	seqRound int
+	// lazy is the phase whose crafted vectors are not all made yet
+	// (RewriteLazy), until its Close.
+	lazy *Lazy
 }
 
 // New returns the adversary of every Byzantine node whose key keys holds
@@ -148,6 +151,45 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, outbox [][]*wire.Messa
 	if len(a.held) == 0 {
 		return nil
 	}
+	if err := a.begin(round, outbox); err != nil {
+		return err
+	}
+	claims, err := a.claimsAll(round, g, outbox)
+	if err != nil {
+		return err
+	}
+	if a.cfg.Attack == nil {
+		return a.sendUncrafted(claims, outbox)
+	}
+	links, views := a.plan(round, g, outbox)
+	crafted := make([][]*wire.Message, len(outbox))
+	for _, b := range a.held {
+		for _, l := range links[b] {
+			var dst []float32
+			if l.shared == nil {
+				dst = make([]float32, l.Len)
+			}
+			data, err := a.craft(l, dst)
+			if err != nil {
+				return err
+			}
+			crafted[b] = append(crafted[b], &wire.Message{Header: l.Header, Payload: wire.Payload{Tag: l.Tag, Data: data}})
+		}
+	}
+	for _, b := range a.held {
+		if err := a.sendAs(b, claims[b], crafted[b], outbox); err != nil {
+			return err
+		}
+	}
+	a.settle(views)
+	return nil
+}
+
+// begin checks an outbox and starts a new round's numbering.
+func (a *Adversary) begin(round int, outbox [][]*wire.Message) error {
+	if a.lazy != nil {
+		return fmt.Errorf("adversary: round %d: the lazy messages of round %d are still open (Lazy.Close ends their phase)", round, a.lazy.round)
+	}
 	if len(outbox) != a.cfg.Nodes {
 		return fmt.Errorf("adversary: an outbox of %d nodes, want %d", len(outbox), a.cfg.Nodes)
 	}
@@ -155,15 +197,22 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, outbox [][]*wire.Messa
 		clear(a.seq)
 		a.seqRound = round
 	}
+	return nil
+}
+
+// claimsAll returns, for each Byzantine node spoken for, what it sends
+// before its vectors: its claims as the claim attack rewrites them, its
+// edge events, and a privacy layer's messages as the node made them.
+func (a *Adversary) claimsAll(round int, g *topology.Graph, outbox [][]*wire.Message) ([][]*wire.Message, error) {
 	claims := make([][]*wire.Message, len(outbox))
 	for _, b := range a.held {
 		var err error
 		if claims[b], err = claimsOf(a.cfg.Claims, a.cfg.Byzantine, a.byz, a.keys[b], round, g, b, outbox[b], a.lastClaims); err != nil {
-			return err
+			return nil, err
 		}
 		evs, err := eventsOf(a.cfg.Claims, a.byz, b, outbox[b])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		claims[b] = append(claims[b], evs...)
 		for _, m := range outbox[b] {
@@ -173,21 +222,31 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, outbox [][]*wire.Messa
 			}
 		}
 	}
-	if a.cfg.Attack == nil {
-		for _, b := range a.held {
-			var vecs []*wire.Message
-			for _, m := range outbox[b] {
-				if m.Kind == wire.KindVector {
-					c := *m
-					vecs = append(vecs, &c)
-				}
-			}
-			if err := a.sendAs(b, claims[b], vecs, outbox); err != nil {
-				return err
+	return claims, nil
+}
+
+// sendUncrafted sends, without an attack, each Byzantine node's vector
+// messages as the node made them, after its claims.
+func (a *Adversary) sendUncrafted(claims, outbox [][]*wire.Message) error {
+	for _, b := range a.held {
+		var vecs []*wire.Message
+		for _, m := range outbox[b] {
+			if m.Kind == wire.KindVector {
+				c := *m
+				vecs = append(vecs, &c)
 			}
 		}
-		return nil
+		if err := a.sendAs(b, claims[b], vecs, outbox); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// plan returns, by sender id, every crafted vector message of the phase
+// yet to be made (plannedAs), and the views they are crafted against,
+// one per tag with honest payloads in outbox.
+func (a *Adversary) plan(round int, g *topology.Graph, outbox [][]*wire.Message) ([][]*Pending, map[string]*attack.View) {
 	honest := map[string][][]float32{}
 	senders := map[string][]int{} // honest's senders, per tag
 	for j, msgs := range outbox {
@@ -216,24 +275,21 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, outbox [][]*wire.Messa
 		views[tag] = &attack.View{Round: round, Honest: h, Attackers: attackers[tag], Previous: a.prevViews[tag], Tag: tag,
 			From: senders[tag], In: g.In}
 	}
-	crafted := make([][]*wire.Message, len(outbox))
+	links := make([][]*Pending, len(outbox))
 	for _, b := range a.held {
-		var err error
-		crafted[b], err = craftAs(a.cfg.Attack, a.cfg.SameForAll, a.cfg.Seed, round, g, b, outbox[b], func(tag string) *attack.View {
+		links[b] = plannedAs(a.cfg.SameForAll, round, g, b, outbox[b], func(tag string) *attack.View {
 			if view := views[tag]; view != nil {
 				return view
 			}
 			return &attack.View{Round: round, Attackers: attackers[tag], Tag: tag} // no honest payload of this tag in sight
 		})
-		if err != nil {
-			return err
-		}
 	}
-	for _, b := range a.held {
-		if err := a.sendAs(b, claims[b], crafted[b], outbox); err != nil {
-			return err
-		}
-	}
+	return links, views
+}
+
+// settle keeps, for an attack that reads history, the phase's views as
+// the next round's Previous, once every vector of the phase is crafted.
+func (a *Adversary) settle(views map[string]*attack.View) {
 	if attack.UsesPrevious(a.cfg.Attack) && len(views) > 0 {
 		// Only a phase that carried vectors is the round's history (a
 		// layer's key or share phase is not).
@@ -242,7 +298,6 @@ func (a *Adversary) Rewrite(round int, g *topology.Graph, outbox [][]*wire.Messa
 		}
 		a.prevViews = views
 	}
-	return nil
 }
 
 // sendAs makes Byzantine node b's outbox the claims, then the vectors,
@@ -262,15 +317,16 @@ func (a *Adversary) sendAs(b int, claims, vecs []*wire.Message, outbox [][]*wire
 	return nil
 }
 
-// craftAs crafts Byzantine node b's vector messages of the round: one per
-// recipient and vector message (one per message with sameForAll), from
-// the attack's stream, against the view viewOf gives for the message's
-// tag. The messages are returned unsigned, without sequence numbers.
-func craftAs(atk attack.Attack, sameForAll bool, s uint64, round int, g *topology.Graph, b int, msgs []*wire.Message, viewOf func(tag string) *attack.View) ([]*wire.Message, error) {
-	var crafted []*wire.Message
-	// SameForAll: the one vector per tag every recipient gets, across
-	// all of b's messages (a strategy may send one message per peer).
-	shared := map[string][]float32{}
+// plannedAs lists Byzantine node b's crafted vector messages of the
+// round, unnumbered and unmade: one per recipient and vector message, in
+// that order, each against the view viewOf gives for the message's tag.
+// With sameForAll every message of one tag shares one vector, crafted
+// (once) from the first such message to its first recipient, from the
+// attack's stream for (seed, b, round) (a strategy may send one message
+// per peer).
+func plannedAs(sameForAll bool, round int, g *topology.Graph, b int, msgs []*wire.Message, viewOf func(tag string) *attack.View) []*Pending {
+	var out []*Pending
+	shared := map[string]*sharedVec{}
 	for _, m := range msgs {
 		if m.Kind != wire.KindVector {
 			continue
@@ -281,28 +337,46 @@ func craftAs(atk attack.Attack, sameForAll bool, s uint64, round int, g *topolog
 			targets = []int{int(m.To)}
 		}
 		for _, to := range targets {
-			var dst []float32
-			if sh := shared[m.Payload.Tag]; sh != nil {
-				dst = sh // read-only from here on, like a broadcast payload
-			} else {
-				dst = make([]float32, len(m.Payload.Data))
-				rng := seed.Stream(s, seed.Attack, uint64(b), uint64(round), uint64(to))
-				if sameForAll {
-					rng = seed.Stream(s, seed.Attack, uint64(b), uint64(round))
-				}
-				if err := atk.Craft(dst, view, m.Payload.Data, b, to, rng); err != nil {
-					return nil, fmt.Errorf("attack %s by node %d: %w", atk.Name(), b, err)
-				}
-				if sameForAll {
-					shared[m.Payload.Tag] = dst
-				}
+			p := &Pending{
+				Header: wire.Header{Kind: wire.KindVector, From: uint32(b), To: uint32(to), Round: uint64(round)},
+				Tag:    m.Payload.Tag, Len: len(m.Payload.Data),
+				honest: m.Payload.Data, view: view,
 			}
-			c := &wire.Message{
-				Header:  wire.Header{Kind: wire.KindVector, From: uint32(b), To: uint32(to), Round: uint64(round)},
-				Payload: wire.Payload{Tag: m.Payload.Tag, Data: dst},
+			if sameForAll {
+				sh := shared[m.Payload.Tag]
+				if sh == nil {
+					sh = &sharedVec{honest: m.Payload.Data, view: view, to: to}
+					shared[m.Payload.Tag] = sh
+				}
+				p.shared, p.Len = sh, len(sh.honest)
 			}
-			crafted = append(crafted, c)
+			out = append(out, p)
 		}
 	}
-	return crafted, nil
+	return out
+}
+
+// craft makes l's vector: into dst (of length l.Len), or, with
+// SameForAll, the vector shared by every recipient, crafted by its first
+// caller and read-only from then on, like a broadcast payload (dst is not
+// used). It is safe for concurrent use (attacks are, and a View guards
+// its statistics).
+func (a *Adversary) craft(l *Pending, dst []float32) ([]float32, error) {
+	atk, b, round := a.cfg.Attack, int(l.From), l.Round
+	if sh := l.shared; sh != nil {
+		sh.once.Do(func() {
+			sh.data = make([]float32, len(sh.honest))
+			rng := seed.Stream(a.cfg.Seed, seed.Attack, uint64(b), round)
+			if err := atk.Craft(sh.data, sh.view, sh.honest, b, sh.to, rng); err != nil {
+				sh.data, sh.err = nil, fmt.Errorf("attack %s by node %d: %w", atk.Name(), b, err)
+			}
+		})
+		return sh.data, sh.err
+	}
+	to := int(l.To)
+	rng := seed.Stream(a.cfg.Seed, seed.Attack, uint64(b), round, uint64(to))
+	if err := atk.Craft(dst, l.view, l.honest, b, to, rng); err != nil {
+		return nil, fmt.Errorf("attack %s by node %d: %w", atk.Name(), b, err)
+	}
+	return dst, nil
 }

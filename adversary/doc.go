@@ -18,4 +18,24 @@
 // crafted message comes from the attack's stream for (seed, sender, round,
 // recipient), or (seed, sender, round) with Config.SameForAll, so both
 // drivers craft the same bits.
+//
+// A crafted vector can therefore be made at any time, in any order: the
+// simulator asks for a phase's messages unmade (RewriteLazy), each with
+// the header, number, tag and length Rewrite gives it, and makes each one
+// when its receiver takes it (Lazy.Make), into a buffer of the worker
+// delivering to that receiver, so it holds a few vectors per worker
+// (HeldPerWorker) instead of one per Byzantine sender and link. Choices:
+//   - Every attack runs lazily. Concurrent Makes share the round's View,
+//     which computes each statistic once under its own lock; attacks are
+//     safe for concurrent use.
+//   - A history-using attack (attack.UsesPrevious) has its views settled
+//     when the phase closes (Lazy.Close), after every Make. Its crafts may
+//     leave in the view what the next round reads (adaptive_receiver's
+//     estimate for each receiver), so Close crafts, and drops, every
+//     message no receiver asked for (dropped links), and the history is
+//     the one Rewrite leaves.
+//   - SameForAll's one vector per sender and tag is crafted by the first
+//     Make that needs it and shared until Close (HeldShared).
+//   - A node process keeps Rewrite (Alone, RewriteOne): it sends what it
+//     crafts at once.
 package adversary

@@ -33,19 +33,38 @@
 //     each node before its first round; Config.NoMemos turns them off):
 //     a signature-verification cache, so a message many nodes receive is
 //     verified once; a wire.DigestMemo, which the driver opens for each
-//     delivery phase, once the adversary has made its messages, and closes
-//     when every node has taken the phase, so a broadcast is hashed once
-//     instead of once per receiver; and, with Config.Global, a
+//     delivery phase, once the adversary has rewritten the outboxes, and
+//     closes when every node has taken the phase, so a broadcast is hashed
+//     once instead of once per receiver; and, with Config.Global, a
 //     node.EvalMemo for the global test set, so a model bit-identical to
 //     one already evaluated that round (every node after FedAvg on a
 //     complete graph) takes its result instead of evaluating again. The
 //     digest memo relies on what sending one pointer to many receivers
 //     already requires: nothing writes a message while it is delivered (a
-//     Byzantine message is a new Message, made and signed before the phase
-//     opens); it is not consulted with WireRoundTrip, whose links decode
-//     their own copies as a network would. The records are the same bits
-//     with and without the memos (a deployment has none;
-//     TestLockstepMatchesSimulator).
+//     Byzantine message is a new Message, signed when it is made); it is
+//     not consulted with WireRoundTrip, whose links decode their own
+//     copies as a network would. The one payload rewritten within a phase
+//     is a lazily crafted vector's buffer (below), and only after the one
+//     receiver of its message has validated it and ended its round. The
+//     records are the same bits with and without the memos (a deployment
+//     has none; TestLockstepMatchesSimulator).
+//   - Crafted vectors are made when their receiver takes them and dropped
+//     after, never held as Byzantine nodes × links vectors: in a round's
+//     last exchange phase the adversary leaves them unmade
+//     (adversary.Adversary.RewriteLazy), and the worker delivering to a
+//     node crafts each of its Byzantine in-links' vectors into one of its
+//     own buffers, has it signed with the sender's key, Steps it in, and
+//     reuses the buffers for its next node once this one's End has run (in
+//     the last phase deliver and End are one call per node), round after
+//     round: a worker holds at most one vector per crafted message a node
+//     takes (adversary.HeldPerWorker). A vector delivered in an earlier
+//     phase stays in its receiver's inbox until a later call's End (the
+//     trust layer's events form sends vectors in phase 0 of 3), so such a
+//     phase keeps the adversary's eager Rewrite, a buffer per message.
+//     With SameForAll the one vector per sender and tag is crafted once and
+//     shared until the phase ends. Traffic counts the unmade messages from
+//     their lengths; the records are the bits of crafting every vector up
+//     front, for any number of workers.
 //   - Traffic (bytes_sent) counts the encoded size of every message a node
 //     puts on a link, dropped or not.
 //   - delta_max is max over honest nodes of the weight they gave Byzantine

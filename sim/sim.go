@@ -92,6 +92,13 @@ type runner struct {
 	adv     *adversary.Adversary
 	// memos are shared by every node (Config.NoMemos: none).
 	memos node.Memos
+	// crafts are each worker's buffers for the adversary's lazily made
+	// vectors.
+	crafts []craftBufs
+	// eagerCrafts makes every phase's crafted vectors up front, each in a
+	// buffer of its own (Adversary.Rewrite), as the simulator did before
+	// it made them lazily: for the tests that compare the two.
+	eagerCrafts bool
 	// trainCost is each node's expected training time, for scheduling
 	// only: its training samples before the first round, then the time
 	// its last round's training took.
@@ -151,7 +158,8 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 			cost[i] = float64(d.Len())
 		}
 	}
-	return &runner{cfg: cfg, nodes: nodes, byz: byz, adv: adv, memos: memos, workers: w, trainCost: cost}, nil
+	return &runner{cfg: cfg, nodes: nodes, byz: byz, adv: adv, memos: memos, workers: w, trainCost: cost,
+		crafts: make([]craftBufs, w)}, nil
 }
 
 func (r *runner) evaluated(round int) bool {
@@ -204,22 +212,39 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		}); err != nil {
 			return nil, err
 		}
-		if err := r.adv.Rewrite(round, g, outbox); err != nil {
-			return nil, err
-		}
-		if err := traffic(g, outbox, rec); err != nil {
-			return nil, err
-		}
 		// All nodes run the same layers, so they agree on the phases.
 		last := !slices.Contains(more, true)
+		// The last phase's crafted vectors are made when their receiver
+		// takes them, into its worker's buffers, and dropped after its
+		// End (deliver and End run in one call for a node). An earlier
+		// phase's vectors (a layer whose exchange goes on after the
+		// release phase: the trust layer's events form) stay in the
+		// receiver's inbox until a later call's End, so that phase keeps
+		// the eager Rewrite, which makes each one in a buffer of its own.
+		var lazy *adversary.Lazy
+		var err error
+		if last && !r.eagerCrafts {
+			lazy, err = r.adv.RewriteLazy(round, g, outbox)
+		} else {
+			err = r.adv.Rewrite(round, g, outbox)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := traffic(g, outbox, lazy, rec); err != nil {
+			if lazy != nil {
+				_ = lazy.Close() // the run stops with err
+			}
+			return nil, err
+		}
 		memo := r.memos.Digests
 		// With WireRoundTrip every link gets a new copy: nothing to share,
 		// and an open memo would keep every copy alive until the phase ends.
 		if memo != nil && !r.cfg.WireRoundTrip {
 			memo.Open()
 		}
-		err := forEach(n, r.workers, func(i int) error {
-			if err := r.deliver(round, g, i, outbox); err != nil {
+		err = forEachWorker(n, r.workers, func(w, i int) error {
+			if err := r.deliver(round, g, i, outbox, lazy, &r.crafts[w]); err != nil {
 				return err
 			}
 			if !last {
@@ -233,6 +258,14 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 		})
 		if memo != nil {
 			memo.Close() // also when not opened: it drops the senders' notes
+		}
+		if lazy != nil {
+			// Every receiver has taken the phase: the adversary drops
+			// what it kept for it (and settles a history-using attack's
+			// views).
+			if cerr := lazy.Close(); err == nil {
+				err = cerr
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -256,12 +289,20 @@ func (r *runner) round(round int) (*metrics.Round, error) {
 }
 
 // traffic adds each sender's bytes of the phase (metrics.Traffic), in a
-// fixed order.
-func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) error {
+// fixed order, with the adversary's vectors yet to be made (lazy may be
+// nil): their sizes follow from their lengths.
+func traffic(g *topology.Graph, outbox [][]*wire.Message, lazy *adversary.Lazy, rec *metrics.Round) error {
 	for j, msgs := range outbox {
 		bytes, claims, err := metrics.Traffic(g, j, msgs)
 		if err != nil {
 			return err
+		}
+		if lazy != nil {
+			more, err := lazy.Bytes(j)
+			if err != nil {
+				return err
+			}
+			bytes += more
 		}
 		rec.Nodes[j].BytesSent += bytes
 		rec.Nodes[j].ClaimBytes += claims
@@ -270,10 +311,13 @@ func traffic(g *topology.Graph, outbox [][]*wire.Message, rec *metrics.Round) er
 }
 
 // deliver routes the phase's messages addressed to node i along its
-// in-links, in sender order (each sender's in the order sent), applying
-// the link drops. A refused message is the node's business (its Ready
-// counts it).
-func (r *runner) deliver(round int, g *topology.Graph, i int, outbox [][]*wire.Message) error {
+// in-links, in sender order (each sender's in the order sent: the
+// adversary's lazy vectors come last, as their numbers do), applying the
+// link drops. A refused message is the node's business (its Ready counts
+// it). The lazy vectors are made into bufs, the buffers of the worker
+// delivering to i, which are free again once i has ended its round.
+func (r *runner) deliver(round int, g *topology.Graph, i int, outbox [][]*wire.Message, lazy *adversary.Lazy, bufs *craftBufs) error {
+	bufs.reset()
 	for _, j := range g.In(i) {
 		if r.cfg.Drops.Dropped(round, j, i) {
 			continue
@@ -282,16 +326,67 @@ func (r *runner) deliver(round int, g *topology.Graph, i int, outbox [][]*wire.M
 			if m.To != wire.Broadcast && m.To != uint32(i) {
 				continue
 			}
-			if r.cfg.WireRoundTrip {
-				var err error
-				if m, err = roundTrip(m); err != nil {
-					return fmt.Errorf("wire round trip %d → %d: %w", j, i, err)
-				}
+			if err := r.step(j, i, m); err != nil {
+				return err
 			}
-			_ = r.nodes[i].Step(m)
+		}
+		if lazy == nil {
+			continue
+		}
+		for _, p := range lazy.Links(j, i) {
+			var buf []float32
+			if !p.Shared() {
+				buf = bufs.next(p.Len)
+			}
+			m, err := lazy.Make(p, buf)
+			if err != nil {
+				return err
+			}
+			if err := r.step(j, i, m); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// step hands node i message m from node j, through the wire with
+// WireRoundTrip.
+func (r *runner) step(j, i int, m *wire.Message) error {
+	if r.cfg.WireRoundTrip {
+		var err error
+		if m, err = roundTrip(m); err != nil {
+			return fmt.Errorf("wire round trip %d → %d: %w", j, i, err)
+		}
+	}
+	_ = r.nodes[i].Step(m)
+	return nil
+}
+
+// craftBufs are one worker's buffers for the adversary's lazily made
+// vectors: one per crafted message the node it delivers to takes, reused
+// for the next node (after the first's End), round after round. They grow
+// to the most crafted messages one node takes in a phase (its Byzantine
+// in-neighbours' vector messages), whatever the number of Byzantine nodes.
+type craftBufs struct {
+	bufs [][]float32
+	used int
+}
+
+// reset makes every buffer free again.
+func (c *craftBufs) reset() { c.used = 0 }
+
+// next returns a free buffer of n values.
+func (c *craftBufs) next(n int) []float32 {
+	if c.used == len(c.bufs) {
+		c.bufs = append(c.bufs, nil)
+	}
+	if cap(c.bufs[c.used]) < n {
+		c.bufs[c.used] = make([]float32, n)
+	}
+	b := c.bufs[c.used][:n]
+	c.used++
+	return b
 }
 
 // roundTrip encodes and decodes a message as a network would.
