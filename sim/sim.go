@@ -22,6 +22,10 @@ type Config struct {
 	EvalEvery int
 	// Global also evaluates every node on its global test set.
 	Global bool
+	// GlobalPerNode says the nodes' global test samples differ (a
+	// rotating sample per node and round): the global evaluations then go
+	// without the memo of node.EvalMemo, whose key is the model alone.
+	GlobalPerNode bool
 	Graph  topology.Dynamic
 	Drops  topology.Drops
 	// Adversary is the Byzantine coalition and what it sends
@@ -122,7 +126,7 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 	var memos node.Memos
 	if !cfg.NoMemos {
 		memos = node.Memos{Verify: wire.NewVerifyCache(0), Digests: wire.NewDigestMemo()}
-		if cfg.Global {
+		if cfg.Global && !cfg.GlobalPerNode {
 			memos.Global = node.NewEvalMemo(n)
 		}
 		for _, nd := range nodes {
