@@ -159,7 +159,7 @@ func (s Setup) Build() (*Built, error) {
 	cfg := sim.Config{
 		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.global > 0,
 		GlobalPerNode: p.evalOrder != nil,
-		Graph: p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
+		Graph:         p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
 		Identities: keys.All(), WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
 		ByzantineIdle: p.s.ByzantineIdle,
@@ -184,10 +184,10 @@ func (s Setup) BuildNode(i int, keys wire.KeySource) (*node.Node, error) {
 
 // plan is what every node of an experiment is built from.
 type plan struct {
-	s         Setup
-	splits    []data.ClientSplit
-	shift     []data.Transform
-	graph     topology.Dynamic
+	s      Setup
+	splits []data.ClientSplit
+	shift  []data.Transform
+	graph  topology.Dynamic
 	// global is the global test samples a node evaluates on per evaluated
 	// round (0: none): the first ones, in the set's order, which needs no
 	// index list, or with evalOrder a rotating window of that shared
