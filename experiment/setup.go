@@ -157,9 +157,8 @@ func (s Setup) Build() (*Built, error) {
 		return nil, err
 	}
 	cfg := sim.Config{
-		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.global > 0,
-		GlobalPerNode: p.evalOrder != nil,
-		Graph:         p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
+		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.global > 0, GlobalPerNode: p.evalOrder != nil,
+		Graph: p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
 		Identities: keys.All(), WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
 		ByzantineIdle: p.s.ByzantineIdle,

@@ -26,8 +26,9 @@ type Config struct {
 	// rotating sample per node and round): the global evaluations then go
 	// without the memo of node.EvalMemo, whose key is the model alone.
 	GlobalPerNode bool
-	Graph         topology.Dynamic
-	Drops         topology.Drops
+
+	Graph topology.Dynamic
+	Drops topology.Drops
 	// Adversary is the Byzantine coalition and what it sends
 	// (adversary.Config; its Nodes and Seed are the run's). Its
 	// Byzantine lists the nodes by id (adversary.Choose).
