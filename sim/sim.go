@@ -22,13 +22,8 @@ type Config struct {
 	EvalEvery int
 	// Global also evaluates every node on its global test set.
 	Global bool
-	// GlobalPerNode says the nodes' global test samples differ (a
-	// rotating sample per node and round): the global evaluations then go
-	// without the memo of node.EvalMemo, whose key is the model alone.
-	GlobalPerNode bool
-
-	Graph topology.Dynamic
-	Drops topology.Drops
+	Graph  topology.Dynamic
+	Drops  topology.Drops
 	// Adversary is the Byzantine coalition and what it sends
 	// (adversary.Config; its Nodes and Seed are the run's). Its
 	// Byzantine lists the nodes by id (adversary.Choose).
@@ -56,6 +51,10 @@ type Config struct {
 	// over a network. Results are the same, only slower: for measurements
 	// and for the tests that show it.
 	NoMemos bool
+	// GlobalPerNode says the nodes' global test samples differ (a
+	// rotating sample per node and round): the global evaluations then go
+	// without the memo of node.EvalMemo, whose key is the model alone.
+	GlobalPerNode bool
 }
 
 // Run drives the nodes (indexed by id) for cfg.Rounds rounds, sending each
