@@ -483,9 +483,9 @@ func Defaults() string {
 # per_node = 100         # method = "sampled": the distinct training samples each
 #                        # node draws, uniformly and independently per node
 #                        # (nodes may share samples; more nodes than samples
-#                        # is fine); the split below still applies per node
+#                        # is fine); partition.split applies to each node's
 # [evaluation]
-# global_sample = "first"  # which global_test samples: "first" (the default:
+# global_sample = "first" # which global_test samples: "first" (the default:
 #                        # the first global_test, the same for every node and
 #                        # round) or "rotating" (global_test samples per node
 #                        # and evaluated round, another window of one shuffled
