@@ -58,7 +58,11 @@ func TestEstimateHandCount(t *testing.T) {
 		{"activation buffers", 24 + 24 + 24 + 16 + 24 + 16 + 32 + 16},
 		{"optimizer state", 96},               // momentum
 		{"round start and send buffers", 192}, // start, one send buffer
-		{"evaluation: global test order", 48}, // 10 int32 indices (40 B)
+		// 100 samples over 3 nodes: 34 a node, 24 to train on, whose
+		// order the training batcher copies (96 B); four batchers of
+		// 128 B (training, validation, test, global test), the others
+		// without an index list of their own.
+		{"data batchers", 96 + 4*128},
 	} {
 		p := part(t, e, w.name)
 		if p.Each != w.each || p.Count != 3 || p.Bytes != 3*w.each || !p.PerNode {
