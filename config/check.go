@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/trellis-fl/trellis/aggregate"
+	"github.com/trellis-fl/trellis/data"
 )
 
 // groupedDatasets are the datasets whose samples carry a writer or
@@ -47,11 +48,59 @@ func (c Config) validateMore(bad func(key string, val any, allowed string)) {
 	if c.Topology.Kind == "kregular" && c.Topology.K >= 1 && c.Topology.K < c.Nodes && c.Nodes*c.Topology.K%2 == 1 {
 		bad("topology.k", c.Topology.K, fmt.Sprintf("with nodes = %d: a k-regular graph needs nodes·k even; change k or nodes", c.Nodes))
 	}
-	if c.Data.Samples > 0 && c.Data.Samples < c.Nodes {
-		bad("data.samples", c.Data.Samples, fmt.Sprintf("with nodes = %d every node needs at least one sample: use 0 (all) or at least %d", c.Nodes, c.Nodes))
+	if c.Data.Samples > 0 && c.Data.Samples < c.Nodes && c.Partition.Method != "sampled" {
+		bad("data.samples", c.Data.Samples, fmt.Sprintf("with nodes = %d every node needs at least one sample of its own: use 0 (all) or at least %d, or partition.method = \"sampled\" (each node draws partition.per_node samples; nodes may share them)", c.Nodes, c.Nodes))
+	}
+	if size, ok := embeddedTrainSize[c.Data.Dataset]; ok && c.Data.Samples == 0 && c.Nodes > size && c.Partition.Method != "sampled" {
+		bad("nodes", c.Nodes, fmt.Sprintf("%s has %d training samples and every node needs at least one of its own: use at most %d nodes, or partition.method = \"sampled\" (each node draws partition.per_node samples; nodes may share them)", c.Data.Dataset, size, size))
 	}
 	if size, ok := embeddedTrainSize[c.Data.Dataset]; ok && c.Data.Samples > size {
 		bad("data.samples", c.Data.Samples, fmt.Sprintf("%s has %d training samples: allowed range 0 (all) to %d", c.Data.Dataset, size, size))
+	}
+}
+
+// embeddedTestSize is the global test set size of the datasets whose size
+// is known without loading them.
+var embeddedTestSize = map[string]int{"mnist": 10000, "fashion_mnist": 10000}
+
+// validateEvalScale checks the settings that scale a run down to many
+// nodes: the sampled partition and the rotating global test sample.
+func (c Config) validateEvalScale(bad func(key string, val any, allowed string)) {
+	p := c.Partition
+	if p.PerNode < 0 {
+		bad("partition.per_node", p.PerNode, "need ≥ 1 with partition.method = \"sampled\" (the samples each node draws), 0 otherwise")
+	}
+	if p.Method == "sampled" {
+		pool, known := embeddedTrainSize[c.Data.Dataset]
+		if c.Data.Samples > 0 {
+			pool, known = c.Data.Samples, true
+		}
+		switch {
+		case p.PerNode == 0:
+			bad("partition.per_node", 0, "partition.method = \"sampled\" needs the number of distinct samples each node draws: set per_node ≥ 1 (with the split, a node needs about 1/test fraction samples to test on one)")
+		case known && p.PerNode > pool:
+			bad("partition.per_node", p.PerNode, fmt.Sprintf("each node draws distinct samples of the %d training samples used: allowed range 1 to %d", pool, pool))
+		case c.Nodes > 0 && int64(c.Nodes)*int64(p.PerNode) > data.MaxSampledEntries:
+			bad("partition.per_node", p.PerNode, fmt.Sprintf("with nodes = %d the nodes' index lists hold %d entries (4 bytes each), more than %d: lower per_node or nodes", c.Nodes, int64(c.Nodes)*int64(p.PerNode), int64(data.MaxSampledEntries)))
+		}
+	}
+	e := c.Evaluation
+	switch e.GlobalSample {
+	case "", "first":
+	case "rotating":
+		size, known := embeddedTestSize[c.Data.Dataset]
+		switch {
+		case c.Data.Dataset == "pamap2":
+			bad("evaluation.global_sample", `"rotating"`, "pamap2 has no global test set (its nodes' local test splits are the test data): remove global_sample")
+		case e.GlobalTest == 0:
+			bad("evaluation.global_sample", `"rotating"`, "evaluation.global_test = 0 evaluates on no global test sample: set global_test to the samples each node is evaluated on per evaluated round, or remove global_sample")
+		case e.GlobalTest < 0:
+			bad("evaluation.global_sample", `"rotating"`, "evaluation.global_test = −1 evaluates every node on the whole global test set, which leaves nothing to rotate: set global_test to the samples each node is evaluated on per evaluated round (for example 100)")
+		case known && e.GlobalTest >= size:
+			bad("evaluation.global_sample", `"rotating"`, fmt.Sprintf("evaluation.global_test = %d is the whole global test set of %s (%d samples), which leaves nothing to rotate: lower global_test or remove global_sample", e.GlobalTest, c.Data.Dataset, size))
+		}
+	default:
+		bad("evaluation.global_sample", fmt.Sprintf("%q", e.GlobalSample), `want "first" (the first global_test samples, the same for every node; the default) or "rotating" (another window per node and evaluated round)`)
 	}
 }
 
@@ -119,6 +168,9 @@ func (c Config) validateSet(set func(section, key string) bool) error {
 			}
 		}
 		return false
+	}
+	if set("partition", "per_node") && c.Partition.Method != "sampled" && !swept("partition.method") {
+		errs = append(errs, fmt.Errorf("partition.per_node = %d: only partition.method = \"sampled\" draws a number of samples per node, and this run's method is %q; remove per_node or set method = \"sampled\"", c.Partition.PerNode, c.Partition.Method))
 	}
 	st := c.Strategy
 	if set("strategy", "rule") && st.Name != "robust" && st.Name != "rdpfl" && !swept("strategy.name") {

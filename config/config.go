@@ -60,9 +60,15 @@ type Data struct {
 
 // Partition says how samples are split across nodes.
 type Partition struct {
-	Method           string  `toml:"method"` // iid | dirichlet | shards | natural (by writer / subject)
+	Method           string  `toml:"method"` // iid | dirichlet | shards | natural (by writer / subject) | sampled
 	Alpha            float64 `toml:"alpha"`
 	ClassesPerClient int     `toml:"classes_per_client"`
+	// PerNode is, with method = "sampled", how many distinct training
+	// samples each node draws, uniformly and independently of the other
+	// nodes (data.Sampled): nodes may share samples, so there may be more
+	// nodes than samples. Zero is left out of the resolved TOML, so
+	// existing configs keep their hash.
+	PerNode int `toml:"per_node,omitzero"`
 	// Shift is a fixed per-client feature shift: "" none, "rotate" (client i rotates its images by
 	// i·shift_degrees/nodes degrees) or "permute" (a pixel permutation per
 	// client); it applies to the client's train, validation and test
@@ -230,6 +236,13 @@ type Evaluation struct {
 	// GlobalTest is how many global test samples every node is evaluated on
 	// (-1: all, 0: none).
 	GlobalTest int `toml:"global_test"`
+	// GlobalSample is which GlobalTest samples: "first" (also when empty,
+	// the default) the first ones of the set, the same for every node and
+	// round; "rotating" another window of one shuffled order of the set
+	// for each node and evaluated round, drawn from (seed, node, round)
+	// (data.Rotating). Empty is left out of the resolved TOML, so existing
+	// configs keep their hash.
+	GlobalSample string `toml:"global_sample,omitempty"`
 	// ConvDefault records that GlobalTest is ConvGlobalTest because the
 	// file left it out for a convolutional model (Parse), so that the
 	// CLI can say so. Not a key: never encoded, never in a config hash.
@@ -395,7 +408,8 @@ func configKeys() []string {
 	for k := range flat {
 		keys = append(keys, k)
 	}
-	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "strategy.exchange", "label")
+	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "strategy.exchange", "label",
+		"partition.per_node", "evaluation.global_sample")
 	for k := range flatten(struct {
 		W WorstCase `toml:"worst_case"`
 	}{WorstCase{SearchSeeds: []uint64{1}, ConfirmSeeds: []uint64{1}, Attacks: []string{""}, Placements: []string{""}}}) {
@@ -465,6 +479,17 @@ func Defaults() string {
 # Keys without a value by default:
 # [adversary]
 # ids = []               # the Byzantine nodes by id, instead of fraction
+# [partition]
+# per_node = 100         # method = "sampled": the distinct training samples each
+#                        # node draws, uniformly and independently per node
+#                        # (nodes may share samples; more nodes than samples
+#                        # is fine); partition.split applies to each node's
+# [evaluation]
+# global_sample = "first" # which global_test samples: "first" (the default:
+#                        # the first global_test, the same for every node and
+#                        # round) or "rotating" (global_test samples per node
+#                        # and evaluated round, another window of one shuffled
+#                        # order each time, from (seed, node, round))
 # [strategy]
 # exchange = "model"     # robust: what nodes send, "model" or "update"
 # prediction = true      # rdpfl: history prediction (false: the ablation)

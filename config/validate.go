@@ -15,7 +15,7 @@ import (
 // Names a config may use, per key.
 var (
 	Datasets   = []string{"mnist", "fashion_mnist", "cifar10", "har", "femnist", "pamap2"}
-	partitions = []string{"iid", "dirichlet", "shards", "natural"}
+	partitions = []string{"iid", "dirichlet", "shards", "natural", "sampled"}
 	heads      = []string{"softmax", "evidential"}
 	optimizers = []string{"sgd", "adam", "adamw"}
 	Topologies = []string{"complete", "ring", "kregular", "erdos_renyi", "small_world", "star", "mobility", "edge_list", "trace"}
@@ -169,6 +169,7 @@ func (c Config) Validate() error {
 	if c.Evaluation.GlobalTest < -1 {
 		bad("evaluation.global_test", c.Evaluation.GlobalTest, "need ≥ −1 (−1: all, 0: none)")
 	}
+	c.validateEvalScale(bad)
 	if c.Run.Workers < 0 {
 		bad("run.workers", c.Run.Workers, "need ≥ 0 (0: GOMAXPROCS)")
 	}

@@ -19,12 +19,19 @@ import (
 //		b.Reset()
 //	}
 type Batcher struct {
-	d     *Dataset
+	d *Dataset
+	// order is the sample list the epochs walk; nil is the identity over
+	// [0, span), which needs no list. A batcher without an rng only reads
+	// it, so evaluation batchers share one list (NewEvalBatcher).
 	order []int32
-	pos   int
-	rng   *rand.Rand
-	tf    Transform
-	row   []float32 // a coded dataset's row, decoded for tf
+	span  int
+	// n is the samples of an epoch (≤ span) and off the position in order
+	// where an epoch starts, wrapping around (a Rotating window).
+	n, off int
+	pos    int
+	rng    *rand.Rand
+	tf     Transform
+	row    []float32 // a coded dataset's row, decoded for tf
 	// resets counts the Resets since NewBatcher's (Position, Seek).
 	resets uint64
 }
@@ -32,17 +39,38 @@ type Batcher struct {
 // NewBatcher returns a batcher over idx (copied once, 4 bytes per sample;
 // idx itself is never modified). With a non-nil rng the order is reshuffled
 // at the start of every epoch, including the first; with nil it is idx's
-// order (for evaluation). tf, if not nil, is applied to every row as it is
-// copied (the client's feature shift).
+// order (for evaluation, where NewEvalBatcher spares the copy). tf, if not
+// nil, is applied to every row as it is copied (the client's feature
+// shift).
 func NewBatcher(d *Dataset, idx []int32, rng *rand.Rand, tf Transform) *Batcher {
-	b := &Batcher{d: d, order: append([]int32(nil), idx...), rng: rng, tf: tf}
+	return newBatcher(d, append([]int32(nil), idx...), len(idx), rng, tf)
+}
+
+// NewEvalBatcher returns a batcher over idx in idx's order, like
+// NewBatcher without an rng, but sharing idx instead of copying it: the
+// nodes of a simulation evaluate on one read-only list of the global test
+// set, not on a copy each. The caller must not change idx while the
+// batcher is in use.
+func NewEvalBatcher(d *Dataset, idx []int32, tf Transform) *Batcher {
+	return newBatcher(d, idx, len(idx), nil, tf)
+}
+
+// NewPrefixBatcher returns a batcher over the first n samples of d in
+// their order (all of them when n is larger): what NewEvalBatcher of
+// d.All()[:n] does, without an index list.
+func NewPrefixBatcher(d *Dataset, n int, tf Transform) *Batcher {
+	return newBatcher(d, nil, max(0, min(n, d.Len())), nil, tf)
+}
+
+func newBatcher(d *Dataset, order []int32, span int, rng *rand.Rand, tf Transform) *Batcher {
+	b := &Batcher{d: d, order: order, span: span, n: span, rng: rng, tf: tf}
 	b.Reset()
 	b.resets = 0
 	return b
 }
 
 // Len is the number of samples per epoch.
-func (b *Batcher) Len() int { return len(b.order) }
+func (b *Batcher) Len() int { return b.n }
 
 // Reset starts a new epoch, reshuffling when the batcher has an rng.
 func (b *Batcher) Reset() {
@@ -61,8 +89,9 @@ func (b *Batcher) Next(x []float32, y []int) int {
 	if len(x) < len(y)*l {
 		panic(fmt.Sprintf("data: Batcher.Next: x holds %d values, need %d for %d rows", len(x), len(y)*l, len(y)))
 	}
-	n := min(len(y), len(b.order)-b.pos)
-	for j, i := range b.order[b.pos : b.pos+n] {
+	n := min(len(y), b.n-b.pos)
+	for j := range n {
+		i := b.sample(b.pos + j)
 		dst := x[j*l : (j+1)*l]
 		switch {
 		case b.tf == nil:
@@ -83,4 +112,16 @@ func (b *Batcher) Next(x []float32, y []int) int {
 		b.d.stream.copied(n * l * 4)
 	}
 	return n
+}
+
+// sample is the dataset index of the k-th sample of the epoch.
+func (b *Batcher) sample(k int) int32 {
+	k += b.off
+	if k >= b.span {
+		k -= b.span
+	}
+	if b.order == nil {
+		return int32(k)
+	}
+	return b.order[k]
 }

@@ -15,8 +15,8 @@ func (b *Batcher) Seek(resets uint64, pos int) error {
 	if b.resets > resets {
 		return fmt.Errorf("data: Seek to epoch %d of a batcher at epoch %d", resets, b.resets)
 	}
-	if pos < 0 || pos > len(b.order) {
-		return fmt.Errorf("data: Seek to sample %d of an epoch of %d", pos, len(b.order))
+	if pos < 0 || pos > b.n {
+		return fmt.Errorf("data: Seek to sample %d of an epoch of %d", pos, b.n)
 	}
 	if resets > 1<<32 {
 		return fmt.Errorf("data: Seek to %d epochs", resets)

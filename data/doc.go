@@ -6,7 +6,19 @@
 //
 //   - Memory: a Dataset is the only copy of the samples; partitions, client
 //     splits and batchers hold int32 indices. Client splits are windows of the
-//     partition's lists, which SplitClients reorders in place.
+//     partition's lists, which SplitClients reorders in place. Evaluation
+//     batchers (no shuffling) share their list instead of copying it
+//     (NewEvalBatcher), and the first n samples of a set need no list
+//     (NewPrefixBatcher), so a million nodes evaluating on one global test
+//     set hold one list of it, or none.
+//   - Sampled partitions: each client draws its own m distinct samples
+//     (Floyd's algorithm, one stream per client), clients may share
+//     samples, and there may be more clients than samples; the exact
+//     partitions (iid, dirichlet, shards, natural) give every sample to
+//     one client.
+//   - Rotating evaluation samples: a window of one shuffled order of the
+//     test set (EvalOrder) at an offset drawn per (seed, node, round):
+//     no per-node list, the same samples however often a round evaluates.
 //   - One copy for many processes: WriteShared writes a decoded TrainTest
 //     (with checksums, each client's samples stored together when given an
 //     order; Dataset.Rows maps a sample to its row) and OpenShared maps it

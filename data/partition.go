@@ -14,6 +14,10 @@ const (
 	Dirichlet Method = "dirichlet" // label skew: per class p ~ Dir(alpha·1)
 	Shards    Method = "shards"    // each client holds ClassesPerClient classes
 	Natural   Method = "natural"   // one client per group (writer, subject)
+	// Sampled gives each client PerClient distinct samples drawn uniformly
+	// and independently per client: clients may share samples, and there
+	// may be more clients than samples (scale experiments).
+	Sampled Method = "sampled"
 )
 
 // PartitionConfig selects and parameterizes a partitioner.
@@ -22,6 +26,7 @@ type PartitionConfig struct {
 	Clients          int     // number of clients; Natural accepts 0, one client per group
 	Alpha            float64 // Dirichlet concentration, > 0; large → IID, small → one class per client
 	ClassesPerClient int     // Shards: k ≥ 1
+	PerClient        int     // Sampled: samples per client, 1 ≤ m ≤ pool size
 	AllowEmpty       bool    // permit clients without samples (otherwise they are fixed or an error)
 	Pool             []int32 // sample indices to partition; nil means the whole dataset
 	Seed             uint64  // all randomness derives from it
@@ -29,7 +34,8 @@ type PartitionConfig struct {
 
 // Partition assigns samples of one dataset to clients. Clients[i] lists
 // client i's sample indices into the dataset; every sample of the pool is in
-// exactly one list. The lists are windows of a single backing array (their
+// exactly one list (except for Sampled, whose clients may share samples and
+// leave some out: each list holds distinct samples of the pool). The lists are windows of a single backing array (their
 // capacities are clipped, so appending to one cannot overwrite another), so
 // a partition costs 4 bytes per sample plus one slice header per client.
 type Partition struct {
@@ -64,7 +70,7 @@ func NewPartition(d *Dataset, cfg PartitionConfig) (*Partition, error) {
 	if cfg.Clients < 0 || (cfg.Clients == 0 && cfg.Method != Natural) {
 		return nil, fmt.Errorf("data: partition: %d clients; need at least 1", cfg.Clients)
 	}
-	if !cfg.AllowEmpty && cfg.Clients > len(pool) {
+	if !cfg.AllowEmpty && cfg.Clients > len(pool) && cfg.Method != Sampled {
 		return nil, fmt.Errorf("data: partition: %d samples cannot fill %d clients (set AllowEmpty to allow empty clients)", len(pool), cfg.Clients)
 	}
 	switch cfg.Method {
@@ -82,8 +88,10 @@ func NewPartition(d *Dataset, cfg PartitionConfig) (*Partition, error) {
 			return nil, fmt.Errorf("data: partition: dataset %q has no groups (writer or subject) for a natural partition", d.Name)
 		}
 		return partitionNatural(pool, d.Groups, len(d.GroupNames), cfg.Clients, cfg.AllowEmpty, cfg.Seed)
+	case Sampled:
+		return partitionSampled(pool, cfg.Clients, cfg.PerClient, cfg.Seed)
 	default:
-		return nil, fmt.Errorf("data: partition: unknown method %q (iid, dirichlet, shards, natural)", cfg.Method)
+		return nil, fmt.Errorf("data: partition: unknown method %q (iid, dirichlet, shards, natural, sampled)", cfg.Method)
 	}
 }
 
@@ -122,7 +130,8 @@ func (p *Partition) IndexBytes() int64 {
 }
 
 // Check verifies that the clients' lists together hold every pool sample
-// exactly once and nothing else; n is the dataset size.
+// exactly once and nothing else; n is the dataset size. A Sampled
+// partition fails it by design (CheckSampled is its check).
 func (p *Partition) Check(pool []int32, n int) error {
 	seen := make([]uint8, n)
 	for _, i := range pool {
@@ -234,4 +243,31 @@ func fillEmpty(counts [][]int, clients int) {
 		sizes[big]--
 		sizes[i]++
 	}
+}
+
+// CheckSampled verifies a Sampled partition: every client holds exactly
+// perClient distinct samples of the pool; n is the dataset size.
+func (p *Partition) CheckSampled(pool []int32, n, perClient int) error {
+	inPool := make([]bool, n)
+	for _, i := range pool {
+		inPool[i] = true
+	}
+	seen := make([]int, n) // the last client (plus one) that held each sample
+	for ci, c := range p.Clients {
+		if len(c) != perClient {
+			return fmt.Errorf("data: client %d holds %d samples, not %d", ci, len(c), perClient)
+		}
+		for _, i := range c {
+			switch {
+			case i < 0 || int(i) >= n:
+				return fmt.Errorf("data: client %d holds index %d outside [0, %d)", ci, i, n)
+			case !inPool[i]:
+				return fmt.Errorf("data: client %d holds sample %d, which is not in the pool", ci, i)
+			case seen[i] == ci+1:
+				return fmt.Errorf("data: client %d holds sample %d twice", ci, i)
+			}
+			seen[i] = ci + 1
+		}
+	}
+	return nil
 }

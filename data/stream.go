@@ -17,6 +17,9 @@ const (
 	purposeHoldOut
 	purposePermutation
 	purposeSynthetic
+	purposeSampled
+	purposeEvalOrder
+	purposeEvalWindow
 )
 
 // splitmix64 is the SplitMix64 finalizer (Steele, Lea, Flood 2014).

@@ -61,6 +61,8 @@ type Estimate struct {
 	// (all nodes), the basis of a time estimate (Probe measures one).
 	TrainSamples int64 `json:"train_samples_per_round"`
 	EvalSamples  int64 `json:"eval_samples_per_round"`
+	// Eval is what EvalSamples is made of and its share of the work.
+	Eval *EvalWork `json:"evaluation,omitempty"`
 	// RoundGarbage is what a round allocates and drops, over Rounds
 	// rounds (the garbage part: setGarbage).
 	RoundGarbage int64 `json:"round_garbage_bytes"`
@@ -493,6 +495,10 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		pool = min(pool, int64(c.Data.Samples))
 	}
 	perNodeSamples := (pool + n - 1) / n
+	sampled := c.Partition.Method == "sampled"
+	if sampled {
+		perNodeSamples = int64(c.Partition.PerNode)
+	}
 	var global int64
 	switch {
 	case c.Evaluation.GlobalTest < 0:
@@ -500,6 +506,7 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	case c.Evaluation.GlobalTest > 0:
 		global = min(int64(c.Evaluation.GlobalTest), int64(d.Test))
 	}
+	rotating := c.Evaluation.GlobalSample == "rotating" && global > 0 && global < int64(d.Test)
 	if mapped {
 		// Its own samples are next to each other in the file (the
 		// launch's row order); the global test set is read through a
@@ -537,17 +544,43 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	}
 	// The partition and the splits of every client (all of them, in a
 	// node process too: the split is computed whole).
-	shared("partition and splits", add(mul(3, 4, pool), mul(n, 4, 48)), "index lists of every client")
-	var batchers int64
-	for i := range 3 {
-		batchers += alloc(4*int64(float64(perNodeSamples)*splitFraction(c, i)+0.5)) + alloc(80)
+	if sampled {
+		// Each node's own list of per_node samples (nodes share samples,
+		// each holds its copy of the index) and a marker per sample.
+		shared("partition and splits", add(alloc(mul(n, 4, perNodeSamples)), alloc(pool), mul(n, 4, 48)),
+			fmt.Sprintf("index lists of every client: %s sampled samples each", group(perNodeSamples)))
+	} else {
+		shared("partition and splits", add(mul(3, 4, pool), mul(n, 4, 48)), "index lists of every client")
 	}
-	per("data batchers", batchers, fmt.Sprintf("%s samples a node: each split's order", group(perNodeSamples)))
-	if global > 0 {
-		shared("global test indices", alloc(4*global), "")
-		per("evaluation: global test order", alloc(4*global), fmt.Sprintf("%s indices, copied by each node's batcher", group(global)))
+	// The training batcher copies its split to shuffle it; the validation
+	// and test batchers read their split in place (data.NewEvalBatcher).
+	batcher := alloc(int64(unsafe.Sizeof(data.Batcher{})))
+	batchers := alloc(4*int64(float64(perNodeSamples)*splitFraction(c, 0)+0.5)) + 3*batcher
+	batchersHow := fmt.Sprintf("%s samples a node: the training split's order", group(perNodeSamples))
+	if global > 0 && !rotating {
+		// The first global test samples need no index list
+		// (data.NewPrefixBatcher).
+		batchers += batcher
+		batchersHow += "; the global test batcher without one"
 	}
-	e.EvalSamples = mul(int64(c.Nodes), global+int64(float64(perNodeSamples)*splitFraction(c, 2)+0.5))
+	per("data batchers", batchers, batchersHow)
+	if rotating {
+		shared("global test order", alloc(4*int64(d.Test)), "one shuffled order, windows of which the nodes evaluate on")
+		per("evaluation: global test window", batcher+alloc(int64(unsafe.Sizeof(data.Rotating{})))+alloc(8),
+			fmt.Sprintf("%s samples a round at an offset from (seed, node, round); no index list", group(global)))
+	}
+	localTest := int64(float64(perNodeSamples)*splitFraction(c, 2) + 0.5)
+	e.EvalSamples = mul(int64(c.Nodes), global+localTest)
+	e.Eval = &EvalWork{GlobalPerNode: global, GlobalSample: "first", LocalPerNode: localTest,
+		EvaluatedRounds: config.Evaluations(c.Rounds, c.EvalEvery), Rounds: c.Rounds}
+	switch {
+	case global == 0:
+		e.Eval.GlobalSample = "none"
+	case rotating:
+		e.Eval.GlobalSample = "rotating"
+	case global == int64(d.Test):
+		e.Eval.GlobalSample = "all"
+	}
 
 	// The graph (compressed rows; undirected graphs store each link
 	// twice), the keys and, in a simulation, the shared signature cache.
@@ -593,6 +626,9 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		e.TrainSamples = mul(int64(c.Nodes), int64(max(1, c.Training.Epochs)), trainPer)
 	} else {
 		e.TrainSamples = mul(int64(c.Nodes), steps, int64(batch))
+	}
+	if all := e.TrainSamples + e.EvalSamples; all > 0 && e.Eval != nil {
+		e.Eval.Share = float64(e.EvalSamples) / float64(all)
 	}
 
 	// Garbage: what a round allocates and drops (signing scratch, the
@@ -718,4 +754,19 @@ func modelDescription(s nn.Spec) string {
 		desc += fmt.Sprintf("→%d", s.Classes)
 	}
 	return desc
+}
+
+// EvalWork is the evaluation of an evaluated round: per node, the global
+// test samples (GlobalSample: "first" ones, "all", a "rotating" window,
+// or "none") and the local test split's; the evaluated rounds of the run;
+// and Share, the evaluated samples' part of an evaluated round's samples
+// (training and evaluated), which is what eval_every, global_test and
+// global_sample cut.
+type EvalWork struct {
+	GlobalPerNode   int64   `json:"global_per_node"`
+	GlobalSample    string  `json:"global_sample"`
+	LocalPerNode    int64   `json:"local_per_node"`
+	EvaluatedRounds int     `json:"evaluated_rounds"`
+	Rounds          int     `json:"rounds"`
+	Share           float64 `json:"share"`
 }

@@ -412,6 +412,9 @@ func (e Estimate) Text() string {
 	if e.TrainSamples > 0 {
 		fmt.Fprintf(&b, "  a round's work: %s training samples; %s samples evaluated in an evaluated round (--probe times a round)\n",
 			group(e.TrainSamples), group(e.EvalSamples))
+		if v := e.Eval; v != nil {
+			b.WriteString("  " + v.text() + "\n")
+		}
 	}
 	for _, n := range e.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
@@ -432,4 +435,35 @@ func (m Memory) Text() string {
 		s += fmt.Sprintf("; cgroup limit %s, %s free", bytesText(m.CgroupLimit), bytesText(m.CgroupFree))
 	}
 	return s + ")"
+}
+
+// text says what an evaluated round evaluates and its share of the
+// round's samples.
+func (v *EvalWork) text() string {
+	var global string
+	switch v.GlobalSample {
+	case "none":
+		global = "no global test samples"
+	case "all":
+		global = fmt.Sprintf("all %s global test samples", group(v.GlobalPerNode))
+	case "rotating":
+		global = fmt.Sprintf("%s global test samples (a rotating window per node and round)", group(v.GlobalPerNode))
+	default:
+		global = fmt.Sprintf("the first %s global test samples", group(v.GlobalPerNode))
+	}
+	return fmt.Sprintf("evaluation: %s %% of an evaluated round's samples (each node: %s + %s local test); %d of %d rounds evaluated (eval_every, evaluation.global_test, evaluation.global_sample cut it)",
+		percent(v.Share), global, group(v.LocalPerNode), v.EvaluatedRounds, v.Rounds)
+}
+
+// percent is 100·x with two decimals, or as many as it takes to tell it
+// from 0 and 100.
+func percent(x float64) string {
+	p := 100 * x
+	for d := 2; d < 6; d++ {
+		t := strconv.FormatFloat(p, 'f', d, 64)
+		if (t != strconv.FormatFloat(100, 'f', d, 64) || p == 100) && (p == 0 || strings.Trim(t, "0.") != "") {
+			return t
+		}
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
 }

@@ -57,8 +57,12 @@ func TestEstimateHandCount(t *testing.T) {
 		// (16); input batch 2·4 (32); labels 2 ints (16).
 		{"activation buffers", 24 + 24 + 24 + 16 + 24 + 16 + 32 + 16},
 		{"optimizer state", 96},               // momentum
-		{"round start and send buffers", 96},  // one send buffer (FedAvg reads no start)
-		{"evaluation: global test order", 48}, // 10 int32 indices (40 B)
+		{"round start and send buffers", 96}, // one send buffer (FedAvg reads no start)
+		// 100 samples over 3 nodes: 34 a node, 24 to train on, whose
+		// order the training batcher copies (96 B); four batchers of
+		// 128 B (training, validation, test, global test), the others
+		// without an index list of their own.
+		{"data batchers", 96 + 4*128},
 	} {
 		p := part(t, e, w.name)
 		if p.Each != w.each || p.Count != 3 || p.Bytes != 3*w.each || !p.PerNode {

@@ -65,7 +65,7 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 	s := Setup{
 		Data: tt, Pool: c.Data.Samples, Nodes: c.Nodes, Rounds: c.Rounds, EvalEvery: c.EvalEvery,
 		Partition: data.PartitionConfig{Method: data.Method(c.Partition.Method), Alpha: c.Partition.Alpha,
-			ClassesPerClient: c.Partition.ClassesPerClient},
+			ClassesPerClient: c.Partition.ClassesPerClient, PerClient: c.Partition.PerNode},
 		Shift:      data.ShiftConfig{Kind: data.ShiftKind(c.Partition.Shift), MaxDegrees: c.Partition.ShiftDegrees, Seed: c.Seed},
 		SameForAll: c.Adversary.SameForAll,
 		Model:      c.ModelSpec(tt.Train),
@@ -75,7 +75,7 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 		Local:             nn.TrainConfig{Epochs: c.Training.Epochs, Steps: c.Training.Steps, ClipNorm: c.Training.ClipNorm},
 		Graph:             graphOf(c),
 		ByzantineFraction: c.Adversary.Fraction, ByzantineIDs: c.Adversary.IDs, Attack: atk,
-		Drop: c.Topology.Drop, GlobalTest: c.Evaluation.GlobalTest,
+		Drop: c.Topology.Drop, GlobalTest: c.Evaluation.GlobalTest, GlobalSample: c.Evaluation.GlobalSample,
 		WireRoundTrip: c.Run.WireRoundTrip, Seed: c.Seed, Workers: c.Run.Workers,
 		InitPerNode: c.Init == "per_node",
 	}

@@ -141,6 +141,9 @@ func runSpec(c config.Config, header, hash, randomness string, progress rundir.P
 			return rundir.Spec{}, err
 		}
 	}
+	if man.Evaluation, err = json.Marshal(EvalRecordOf(c)); err != nil {
+		return rundir.Spec{}, err
+	}
 	return rundir.Spec{Config: text.Bytes(), Manifest: man, Rounds: c.Rounds, FinalRounds: c.FinalRounds,
 		Edges: c.Run.Edges, Progress: progress}, nil
 }

@@ -61,7 +61,11 @@ type Setup struct {
 	EvalEvery         int
 	// GlobalTest, when positive, evaluates every node on the first
 	// GlobalTest samples of the global test set (-1: all of them; 0: none).
-	GlobalTest    int
+	GlobalTest int
+	// GlobalSample "rotating" evaluates node i in round r on GlobalTest
+	// samples of the global test set drawn from (Seed, i, r) instead
+	// (data.Rotating); "" or "first" is the first GlobalTest.
+	GlobalSample  string
 	WireRoundTrip bool
 	// InitPerNode draws each node's initial parameters from its own stream
 	// instead of giving every node the same ones.
@@ -160,7 +164,7 @@ func (s Setup) Build() (*Built, error) {
 		return nil, err
 	}
 	cfg := sim.Config{
-		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.globalIdx != nil,
+		Rounds: p.s.Rounds, EvalEvery: p.s.EvalEvery, Global: p.global > 0, GlobalPerNode: p.evalOrder != nil,
 		Graph: p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
 		Identities: keys.All(), WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
@@ -186,11 +190,16 @@ func (s Setup) BuildNode(i int, keys wire.KeySource) (*node.Node, error) {
 
 // plan is what every node of an experiment is built from.
 type plan struct {
-	s         Setup
-	splits    []data.ClientSplit
-	shift     []data.Transform
-	graph     topology.Dynamic
-	globalIdx []int32
+	s      Setup
+	splits []data.ClientSplit
+	shift  []data.Transform
+	graph  topology.Dynamic
+	// global is the global test samples a node evaluates on per evaluated
+	// round (0: none): the first ones, in the set's order, which needs no
+	// index list, or with evalOrder a rotating window of that shared
+	// order.
+	global    int
+	evalOrder []int32
 	byz       []int
 	flip      attack.DataAttack
 	// pool lends the nodes' models their scratch (Build); nil: each model
@@ -227,10 +236,20 @@ func (s Setup) plan() (*plan, error) {
 		return nil, err
 	}
 	switch {
-	case s.GlobalTest < 0 && tt.Test != nil:
-		p.globalIdx = tt.Test.All()
-	case s.GlobalTest > 0 && tt.Test != nil:
-		p.globalIdx = tt.Test.All()[:min(s.GlobalTest, tt.Test.Len())]
+	case tt.Test == nil || tt.Test.Len() == 0:
+	case s.GlobalTest < 0:
+		p.global = tt.Test.Len()
+	case s.GlobalTest > 0:
+		p.global = min(s.GlobalTest, tt.Test.Len())
+	}
+	switch s.GlobalSample {
+	case "", "first":
+	case "rotating":
+		if p.global > 0 && p.global < tt.Test.Len() {
+			p.evalOrder = data.EvalOrder(tt.Test.Len(), s.Seed)
+		}
+	default:
+		return nil, fmt.Errorf("experiment: global sample %q: want \"first\" or \"rotating\"", s.GlobalSample)
 	}
 	if p.byz, err = s.ByzantineSet(); err != nil {
 		return nil, err
@@ -297,7 +316,7 @@ func (p *plan) node(i int, keys wire.KeySource) (*node.Node, error) {
 		ID: i, Model: m, Optimizer: opt, Train: s.Local, Strategy: s.Strategy(),
 		NewOptimizer: func() (nn.Optimizer, error) { return nn.NewOptimizer(optSpec, params) },
 		TrainData:    train,
-		Test:         data.NewBatcher(tt.Train, p.splits[i].Test, nil, p.shift[i]),
+		Test:         data.NewEvalBatcher(tt.Train, p.splits[i].Test, p.shift[i]),
 		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
 	}
 	if s.Trust != nil {
@@ -314,10 +333,20 @@ func (p *plan) node(i int, keys wire.KeySource) (*node.Node, error) {
 		return nil, err
 	}
 	if len(p.splits[i].Val) > 0 {
-		cfg.Val = data.NewBatcher(tt.Train, p.splits[i].Val, nil, p.shift[i])
+		cfg.Val = data.NewEvalBatcher(tt.Train, p.splits[i].Val, p.shift[i])
 	}
-	if p.globalIdx != nil {
-		cfg.GlobalTest = data.NewBatcher(tt.Test, p.globalIdx, nil, nil)
+	switch {
+	case p.evalOrder != nil:
+		r, err := data.NewRotating(tt.Test, p.evalOrder, p.global, s.Seed, i)
+		if err != nil {
+			return nil, err
+		}
+		cfg.GlobalTest = r
+		cfg.Layers = append(cfg.Layers, &evalRound{sample: r})
+	case p.global > 0:
+		// The first samples in the set's order: the same samples and
+		// order as a list of them, without one per node.
+		cfg.GlobalTest = data.NewPrefixBatcher(tt.Test, p.global, nil)
 	}
 	return node.New(cfg)
 }

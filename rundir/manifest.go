@@ -45,6 +45,11 @@ type Manifest struct {
 	// the JSON of experiment.FRecord: the run directory keeps it without
 	// knowing the config's types.
 	F json.RawMessage `json:"f,omitempty"`
+	// Evaluation says what an evaluated round measured (which global test
+	// samples, how many, how often), as the JSON of
+	// experiment.EvalRecord, so that a curve of a sample is not read as
+	// one of the whole test set.
+	Evaluation json.RawMessage `json:"evaluation,omitempty"`
 	// Records is, once the run finished, the SHA-256 (hex) of each record
 	// file by name (metrics.jsonl, rounds.jsonl): VerifyFinished checks a
 	// finished run's records against it before it is kept.

@@ -38,7 +38,9 @@
 //     once instead of once per receiver; and, with Config.Global, a
 //     node.EvalMemo for the global test set, so a model bit-identical to
 //     one already evaluated that round (every node after FedAvg on a
-//     complete graph) takes its result instead of evaluating again. The
+//     complete graph) takes its result instead of evaluating again (not
+//     with Config.GlobalPerNode: nodes evaluating on different samples
+//     cannot share a result keyed by the model). The
 //     digest memo relies on what sending one pointer to many receivers
 //     already requires: nothing writes a message while it is delivered (a
 //     Byzantine message is a new Message, signed when it is made); it is

@@ -51,6 +51,10 @@ type Config struct {
 	// over a network. Results are the same, only slower: for measurements
 	// and for the tests that show it.
 	NoMemos bool
+	// GlobalPerNode says the nodes' global test samples differ (a
+	// rotating sample per node and round): the global evaluations then go
+	// without the memo of node.EvalMemo, whose key is the model alone.
+	GlobalPerNode bool
 }
 
 // Run drives the nodes (indexed by id) for cfg.Rounds rounds, sending each
@@ -129,7 +133,7 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 	var memos node.Memos
 	if !cfg.NoMemos {
 		memos = node.Memos{Verify: wire.NewVerifyCache(0), Digests: wire.NewDigestMemo()}
-		if cfg.Global {
+		if cfg.Global && !cfg.GlobalPerNode {
 			memos.Global = node.NewEvalMemo(n)
 		}
 		for _, nd := range nodes {

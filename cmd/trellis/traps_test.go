@@ -43,7 +43,12 @@ func TestValidateRefusesWhatRunRefusesForMemory(t *testing.T) {
 
 func TestValidateOfAHundredThousandNodesIsAClearRefusal(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "big.toml", "name = \"big\"\nnodes = 100000\n")
+	// MNIST's 60,000 samples cannot give 100,000 nodes one each.
+	exact := writeFile(t, dir, "exact.toml", "name = \"big\"\nnodes = 100000\n")
+	if err := run([]string{"validate", exact}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `partition.method = "sampled"`) {
+		t.Errorf("validate 100000 nodes of 60000 samples: %v", err)
+	}
+	cfg := writeFile(t, dir, "big.toml", "name = \"big\"\nnodes = 100000\n[partition]\nmethod = \"sampled\"\nper_node = 10\n")
 	err := run([]string{"validate", cfg}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "needs about") || !strings.Contains(err.Error(), "it would fit with nodes =") {
 		t.Errorf("validate nodes = 100000: %v", err)
