@@ -3,10 +3,12 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"unsafe"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/data"
@@ -343,13 +345,22 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	}
 	st := c.Strategy.Name
 
-	// The model: parameters and gradients (one flat vector each), the
-	// node-local state (batch-norm statistics), activation buffers for a
-	// full batch, and the matrix engine's packing buffers.
-	per("model parameters and gradients", 2*V+floats(mf.State),
-		fmt.Sprintf("%s parameters × 2 (weights, gradients) × 4 B", group(P)))
-	per("activation buffers", mf.Buffers, fmt.Sprintf("batch %d through %d layers, input batch, logit gradients", batch, len(mf.Layers)))
-	per("matrix-engine workspace", mf.Workspace, "packing buffers of the largest products")
+	// The model: its parameters and node-local state (batch-norm
+	// statistics) in every node; its gradients, activation buffers for a
+	// full batch and the matrix engine's packing buffers in a scratch
+	// (nn.Pool) that a simulation's nodes share, one per worker computing
+	// at a time, and that a node process's model owns.
+	workers := 1
+	if kind == "run" {
+		workers = c.Run.Workers
+		if workers <= 0 {
+			workers = runtime.GOMAXPROCS(0)
+		}
+		workers = min(workers, c.Nodes)
+	}
+	per("model parameters", mf.PerModel, fmt.Sprintf("%s parameters × 4 B", group(P)))
+	e.Parts = append(e.Parts, EstimatePart{Name: "model scratch", Each: mf.Scratch, Count: workers,
+		How: fmt.Sprintf("gradients, activations of batch %d through %d layers, matrix workspace; one a worker (%d)", batch, len(mf.Layers), workers)})
 
 	// Optimizer state.
 	optState, optHow := int64(0), ""
@@ -600,14 +611,29 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 			"per node: its records, messages, weights")
 	}
 
-	// The adversary's crafted vectors: one per out-link and vector
-	// message (one for all with same_for_all), alive through the round.
+	// The adversary's crafted vectors. The simulator makes those of a
+	// round's last exchange phase when their receiver takes them, into
+	// its worker's buffers (adversary.RewriteLazy): k vectors a worker and
+	// a few hundred bytes a link; with same_for_all one vector a sender.
+	// Vectors of an earlier phase (the trust layer's rounds) are made up
+	// front, one per out-link, alive through the round.
 	if byz := int64(len(ByzantineIDs(c))); byz > 0 && c.Adversary.Attack != "none" && c.Adversary.Attack != "" && kind == "run" {
-		fan := degI
-		if c.Adversary.SameForAll {
-			fan = 1
+		links := mul(byz, degI)
+		switch {
+		case c.TrustOn():
+			fan := degI
+			if c.Adversary.SameForAll {
+				fan = 1
+			}
+			shared("attack vectors", mul(byz, fan, sends, V), fmt.Sprintf("%d Byzantine nodes × %d links, made before the round's last phase", byz, fan))
+		case c.Adversary.SameForAll:
+			shared("attack vectors", add(adversary.HeldShared(int(byz), int(sends), V), mul(links, adversary.HeldPerLink)),
+				fmt.Sprintf("%d Byzantine nodes × %d vector, %s links", byz, sends, group(links)))
+		default:
+			e.Parts = append(e.Parts, EstimatePart{Name: "attack vectors", Each: adversary.HeldPerWorker(int(degI*sends), V), Count: workers,
+				How: fmt.Sprintf("made when received: %d a worker (%d)", degI*sends, workers)})
+			shared("attack messages", mul(links, adversary.HeldPerLink), fmt.Sprintf("%s links of %d Byzantine nodes", group(links), byz))
 		}
-		shared("attack vectors", mul(byz, fan, sends, V), fmt.Sprintf("%d Byzantine nodes × %d links", byz, fan))
 	}
 	if mapped {
 		e.Parts = append(e.Parts,
@@ -632,14 +658,15 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	}
 
 	// Garbage: what a round allocates and drops (signing scratch, the
-	// round's records and messages, attack vectors), piling up until the
+	// round's records and messages, the crafted messages; the vectors made
+	// up front), piling up until the
 	// collector runs (setGarbage).
 	roundGarbage := mul(n, msgs, digesterBytes+sizeMessage)
 	if kind == "node process" {
 		roundGarbage = add(mul(degI, sends, 2*V), mul(msgs, digesterBytes))
 	}
 	for _, p := range e.Parts {
-		if p.Name == "round records and messages" || p.Name == "attack vectors" {
+		if p.Name == "round records and messages" || p.Name == "attack messages" || (p.Name == "attack vectors" && p.Count == 1) {
 			roundGarbage = add(roundGarbage, p.Each)
 		}
 	}

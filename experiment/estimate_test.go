@@ -56,7 +56,7 @@ func TestEstimateHandCount(t *testing.T) {
 		// output 2·2 (16), input gradient 2·3 (24); logit gradients 2·2
 		// (16); input batch 2·4 (32); labels 2 ints (16).
 		{"activation buffers", 24 + 24 + 24 + 16 + 24 + 16 + 32 + 16},
-		{"optimizer state", 96},               // momentum
+		{"optimizer state", 96},              // momentum
 		{"round start and send buffers", 96}, // one send buffer (FedAvg reads no start)
 		// 100 samples over 3 nodes: 34 a node, 24 to train on, whose
 		// order the training batcher copies (96 B); four batchers of
