@@ -234,9 +234,6 @@ var (
 	sizeCounts    = int64(unsafe.Sizeof(wire.Counts{}))
 )
 
-// digesterBytes is a wire digester's scratch (wire/sign.go): every signed
-// message allocates one.
-const digesterBytes = 8192 + 256
 
 // ruleScratch is one node's aggregation-rule scratch, in bytes, for rule
 // (with pre-aggregators, "nnm+krum") over k inputs of vectors of p floats:
@@ -394,7 +391,11 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	if readsStart(c) {
 		startB, startHow = V, "the round start"
 	}
-	per("round start and send buffers", startB+sends*V, fmt.Sprintf("%s, %d send vectors", startHow, sends))
+	sendHow := fmt.Sprintf("%d send vectors", sends)
+	if sends == 1 {
+		sendHow = "1 send vector"
+	}
+	per("round start and send buffers", startB+sends*V, startHow+", "+sendHow)
 
 	// Strategy state.
 	var stratB int64
@@ -466,13 +467,13 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		per("trust state", mul(known, peer)+mul(edges, 96), fmt.Sprintf("%d known peers, %d edges", known, edges))
 	}
 
-	// Messages: the validator's state per sender, the inbox, the node's
-	// digester, its key.
+	// Messages: the validator's state per sender, the inbox, its key (the
+	// digester that hashes messages is borrowed from a pool while it does).
 	msgs := int64(1)
 	if c.TrustOn() {
 		msgs += 1 + int64(c.Trust.Budget) // its claim and forwarded ones
 	}
-	inbox := mul(degI, sizeIncoming) + mul(degI, alloc(sizeCounts+32)+48) + digesterBytes + 512
+	inbox := mul(degI, sizeIncoming) + mul(degI, alloc(sizeCounts+32)+48) + 512
 	if kind == "node process" {
 		// Decoded vectors from every in-neighbour (each its own copy
 		// here, not the sender's buffer), as many held for the next round
@@ -661,9 +662,9 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	// round's records and messages, the crafted messages; the vectors made
 	// up front), piling up until the
 	// collector runs (setGarbage).
-	roundGarbage := mul(n, msgs, digesterBytes+sizeMessage)
+	roundGarbage := mul(n, msgs, sizeMessage)
 	if kind == "node process" {
-		roundGarbage = add(mul(degI, sends, 2*V), mul(msgs, digesterBytes))
+		roundGarbage = mul(degI, sends, 2*V)
 	}
 	for _, p := range e.Parts {
 		if p.Name == "round records and messages" || p.Name == "attack messages" || (p.Name == "attack vectors" && p.Count == 1) {
@@ -715,7 +716,7 @@ func (e *Estimate) setGarbage(k int) {
 	if e.Kind == "run" && heapHeadroom(heap) < most {
 		// `trellis run` sets a soft memory limit this far above the live
 		// heap (LimitHeap).
-		most, bound = heapHeadroom(heap), "at most the memory limit's headroom (a sixteenth of the live heap, at least 64 MiB)"
+		most, bound = heapHeadroom(heap), "at most the memory limit's headroom (a thirty-second of the live heap, at least 64 MiB)"
 	}
 	if g := min(most, mul(int64(max(0, k)), e.RoundGarbage)); g > 0 {
 		e.Parts = append(e.Parts, EstimatePart{Name: "garbage between collections", Each: g, Count: 1, Garbage: true,
@@ -775,6 +776,9 @@ func modelDescription(s nn.Spec) string {
 	}
 	desc := s.Kind + " " + strings.Join(in, "×")
 	if s.Kind == "mlp" || s.Kind == "logreg" {
+		if s.Kind == "logreg" {
+			s.Hidden = nil // a logistic regression has no hidden layer, whatever model.hidden says
+		}
 		for _, h := range s.Hidden {
 			desc += fmt.Sprintf("→%d", h)
 		}

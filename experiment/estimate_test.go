@@ -20,6 +20,7 @@ func handConfig() (config.Config, DataShape) {
 	c.Name, c.Nodes, c.Rounds = "tiny", 3, 1
 	c.Model.Hidden = []int{3}
 	c.Training.Batch, c.Training.Momentum = 2, 0.5
+	c.Run.Workers = 2
 	return c, DataShape{Train: 100, Test: 10, Shape: []int{4}, Classes: 2}
 }
 
@@ -50,12 +51,7 @@ func TestEstimateHandCount(t *testing.T) {
 		name string
 		each int64
 	}{
-		{"model parameters and gradients", 2 * 96},
-		// linear 4→3: output 2·3 (24 B; the first layer has no input
-		// gradient); relu: output and gradient 2·3 (24 + 24); linear 3→2:
-		// output 2·2 (16), input gradient 2·3 (24); logit gradients 2·2
-		// (16); input batch 2·4 (32); labels 2 ints (16).
-		{"activation buffers", 24 + 24 + 24 + 16 + 24 + 16 + 32 + 16},
+		{"model parameters", 96},
 		{"optimizer state", 96},              // momentum
 		{"round start and send buffers", 96}, // one send buffer (FedAvg reads no start)
 		// 100 samples over 3 nodes: 34 a node, 24 to train on, whose
@@ -68,6 +64,24 @@ func TestEstimateHandCount(t *testing.T) {
 		if p.Each != w.each || p.Count != 3 || p.Bytes != 3*w.each || !p.PerNode {
 			t.Errorf("%s: each %d × %d = %d, want %d × 3", w.name, p.Each, p.Count, p.Bytes, w.each)
 		}
+	}
+	// The scratch, once a worker (2 of them): gradients (96) and the
+	// activation buffers — linear 4→3: output 2·3 (24 B; the first layer
+	// has no input gradient); relu: output and gradient 2·3 (24 + 24);
+	// linear 3→2: output 2·2 (16), input gradient 2·3 (24); logit
+	// gradients 2·2 (16); input batch 2·4 (32); labels 2 ints (16) — and
+	// the matrix engine's workspace, which nn counts.
+	spec := c.ModelSpec(nil)
+	spec.Input, spec.Classes = d.Shape, d.Classes
+	mf, err := spec.Footprint(c.Training.Batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mf.Buffers != 24+24+24+16+24+16+32+16 {
+		t.Errorf("activation buffers %d bytes, want %d", mf.Buffers, 24+24+24+16+24+16+32+16)
+	}
+	if p := part(t, e, "model scratch"); p.Each != 96+mf.Buffers+mf.Workspace || p.Count != 2 || p.PerNode {
+		t.Errorf("model scratch: each %d × %d, want %d × 2 workers", p.Each, p.Count, 96+mf.Buffers+mf.Workspace)
 	}
 	// MNIST-family values are bytes: 100 samples × 4 (400 B → 416) and
 	// 10 × 4 (40 → 48), 110 labels (880 → 896) and row positions (440 → 448).
@@ -114,7 +128,7 @@ func TestEstimateHandCount(t *testing.T) {
 	c, d = handConfig()
 	c.Nodes = 6
 	e6, _ := EstimateWith(c, d)
-	if p := part(t, e6, "model parameters and gradients"); p.Bytes != 6*192 {
+	if p := part(t, e6, "model parameters"); p.Bytes != 6*96 {
 		t.Errorf("6 nodes: %+v", p)
 	}
 	if a, b := part(t, e, "dataset"), part(t, e6, "dataset"); a.Bytes != b.Bytes {
@@ -285,7 +299,7 @@ func TestEstimateNodeProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := part(t, proc, "model parameters and gradients"); p.Count != 1 {
+	if p := part(t, proc, "model parameters"); p.Count != 1 {
 		t.Errorf("a node process holds %d nodes", p.Count)
 	}
 	// MNIST: its shard, not the dataset — the pixels of its 3,000

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"time"
 )
 
 // The soft memory limit of a simulated run. Without one the collector lets
@@ -14,29 +15,43 @@ import (
 // the process reaches its live data plus a headroom, so the peak resident
 // set is about the live memory.
 //
-// The limit starts from the estimate (LimitHeap) and follows the measured
-// live heap after each round (FollowLiveHeap): an estimate that is low
-// must not make the collector run without pause (it would take half the
-// CPU, the runtime's cap), and one that is high must not leave room for
-// garbage the run does not need.
+// The limit starts from the estimate (LimitHeap). A limit under what the
+// run needs makes the collector run back to back (each cycle frees
+// nothing; the runtime lets it take up to half the CPU): an estimate a few
+// per cent low, or the runtime's own overhead on the heap (metadata,
+// fragmentation), does it. A watcher raises the limit by a headroom
+// whenever collections come back to back, and after each round
+// FollowLiveHeap raises it to the measured live heap plus the headroom; it
+// is never lowered, never above the available memory.
 
 // heapHeadroom is the garbage the collector lets accumulate above live
-// bytes of live heap: a sixteenth, at least 64 MiB (a small run's round
-// makes a few MiB of messages and records; the limit must not make it
-// collect every few allocations).
-func heapHeadroom(live int64) int64 { return max(live/16, 64<<20) }
+// bytes of live heap: a thirty-second, at least 64 MiB (a small run's
+// round makes a few MiB of messages and records; the limit must not make
+// it collect every few allocations). A round of 10,000 MLP nodes leaves
+// about 120 MiB of garbage, so its collector runs about every three
+// rounds.
+func heapHeadroom(live int64) int64 { return max(live/32, 64<<20) }
+
+// thrashCycles collections within thrashWindow mean the limit binds: the
+// collector runs back to back.
+const (
+	thrashWindow = 250 * time.Millisecond
+	thrashCycles = 4
+)
 
 var heapLimit struct {
 	sync.Mutex
 	on        bool
 	available int64
 	limit     int64
+	headroom  int64
 }
 
 // LimitHeap sets the process's soft memory limit for a run estimated as e
 // on a machine with m available: e's live heap plus the headroom, never
 // above what is available (an unknown m leaves the available memory
-// unbounded). GOMEMLIMIT, when set, is the user's: nothing changes.
+// unbounded), and starts the watcher that raises it when it binds.
+// GOMEMLIMIT, when set, is the user's: nothing changes.
 func LimitHeap(m Memory, e Estimate) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -49,28 +64,56 @@ func LimitHeap(m Memory, e Estimate) {
 	}
 	heapLimit.Lock()
 	defer heapLimit.Unlock()
-	heapLimit.on, heapLimit.available = true, m.Available
-	heapLimit.limit = capAvailable(heap+heapHeadroom(heap), m.Available)
+	first := !heapLimit.on
+	heapLimit.on, heapLimit.available, heapLimit.headroom = true, m.Available, heapHeadroom(heap)
+	heapLimit.limit = capAvailable(heap+heapLimit.headroom, m.Available)
 	debug.SetMemoryLimit(heapLimit.limit)
+	if first {
+		go watchHeapLimit()
+	}
+}
+
+// watchHeapLimit raises the limit by a headroom whenever thrashCycles
+// collections ran within thrashWindow.
+func watchHeapLimit() {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	last := s[0].Value.Uint64()
+	for range time.Tick(thrashWindow) {
+		metrics.Read(s)
+		now := s[0].Value.Uint64()
+		if now-last >= thrashCycles {
+			heapLimit.Lock()
+			heapLimit.headroom = max(heapLimit.headroom, 64<<20)
+			raise(heapLimit.limit + heapLimit.headroom)
+			heapLimit.Unlock()
+		}
+		last = now
+	}
 }
 
 // FollowLiveHeap moves the limit set by LimitHeap to the live heap the
 // last collection measured plus the headroom, when that is more than the
-// limit (the estimate was low). It never lowers the limit: a round's
-// first collection may not have run yet. Without LimitHeap it does nothing.
+// limit (the estimate was low). Without LimitHeap it does nothing.
 func FollowLiveHeap() {
-	heapLimit.Lock()
-	defer heapLimit.Unlock()
-	if !heapLimit.on {
-		return
-	}
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
 	live := int64(s[0].Value.Uint64())
-	if want := capAvailable(live+heapHeadroom(live), heapLimit.available); want > heapLimit.limit {
+	heapLimit.Lock()
+	defer heapLimit.Unlock()
+	raise(live + heapHeadroom(live))
+}
+
+// raise sets the limit to want if that is more than it is (capped by the
+// available memory). The caller holds heapLimit.
+func raise(want int64) {
+	if !heapLimit.on {
+		return
+	}
+	if want = capAvailable(want, heapLimit.available); want > heapLimit.limit {
 		heapLimit.limit = want
 		debug.SetMemoryLimit(want)
 	}

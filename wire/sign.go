@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"sync"
 	"unsafe"
 )
 
@@ -28,7 +29,9 @@ var (
 // encoding (the format is little-endian), so the payload is hashed in place:
 // no copy at all. Elsewhere the values go through a small scratch buffer that
 // stays in cache, so verifying a 1 MB payload still costs one SHA-256 pass
-// and no 1 MB copy. A Validator keeps one; Sign and Verify make their own.
+// and no 1 MB copy. Signing, verifying and validators take one from
+// digesters while they hash: a validator per node holding its own would be
+// 8 KiB a node (800 MiB for 100,000 simulated nodes).
 type digester struct {
 	h       hash.Hash
 	scratch []byte
@@ -44,6 +47,13 @@ var littleEndian = binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1
 func newDigester() *digester {
 	return &digester{h: sha256.New(), scratch: make([]byte, 0, 8192), inPlace: littleEndian}
 }
+
+// digesters lends digesters (getDigester, putDigester); each is reset by
+// its digest, so what the last user hashed does not matter.
+var digesters = sync.Pool{New: func() any { return newDigester() }}
+
+func getDigester() *digester  { return digesters.Get().(*digester) }
+func putDigester(d *digester) { digesters.Put(d) }
 
 // digest returns SHA-256 of AppendEncode(m) without its trailing signature.
 func (d *digester) digest(m *Message) ([sha256.Size]byte, error) {
@@ -123,7 +133,9 @@ func SignNoted(m *Message, id *Identity, memo *DigestMemo) error {
 	if m.From != id.id {
 		return fmt.Errorf("wire: node %d cannot sign a message from node %d", id.id, m.From)
 	}
-	sum, err := newDigester().digest(m)
+	d := getDigester()
+	sum, err := d.digest(m)
+	putDigester(d)
 	if err != nil {
 		return err
 	}
@@ -142,7 +154,9 @@ func Verify(m *Message, pub ed25519.PublicKey) bool {
 	if m == nil {
 		return false
 	}
-	return newDigester().verify(m, pub)
+	d := getDigester()
+	defer putDigester(d)
+	return d.verify(m, pub)
 }
 
 func (d *digester) verify(m *Message, pub ed25519.PublicKey) bool {

@@ -77,7 +77,6 @@ type Validator struct {
 	peers        map[uint32]*peerState
 	unknown      int // entries in peers for ids outside dir
 	unattributed Counts
-	dig          *digester
 	cache        *VerifyCache
 	digests      *DigestMemo
 	events       []Event // checkEvents' scratch
@@ -109,7 +108,6 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		payloadLen: cfg.PayloadLen,
 		lim:        cfg.Limits.withDefaults(),
 		peers:      make(map[uint32]*peerState),
-		dig:        newDigester(),
 		cache:      cfg.Cache,
 		digests:    cfg.Digests,
 	}, nil
@@ -222,7 +220,10 @@ func (v *Validator) check(m *Message) *Error {
 		return reject(FutureRound, fmt.Sprintf("round %d, current %d", m.Round, v.round))
 	}
 
-	if !v.dig.verifyCached(m, pub, v.cache, v.digests) {
+	dig := getDigester()
+	signed := dig.verifyCached(m, pub, v.cache, v.digests)
+	putDigester(dig)
+	if !signed {
 		return reject(BadSignature, fmt.Sprintf("from node %d", m.From))
 	}
 

@@ -44,8 +44,8 @@ func TestDryRunPrintsTheEstimate(t *testing.T) {
 	if err := run([]string{"run", "quickstart", "--dry-run", "-o", dir}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	for _, want := range []string{"memory estimate: run quickstart (20 nodes", "101,770 parameters", "model parameters and gradients",
-		"optimizer state", "activation buffers", "dataset mnist", "attack vectors", "expected peak resident set", "available memory:"} {
+	for _, want := range []string{"memory estimate: run quickstart (20 nodes", "101,770 parameters", "model parameters",
+		"optimizer state", "model scratch", "dataset mnist", "attack vectors", "expected peak resident set", "available memory:"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the dry run lacks %q:\n%s", want, out.String())
 		}
