@@ -234,7 +234,6 @@ var (
 	sizeCounts    = int64(unsafe.Sizeof(wire.Counts{}))
 )
 
-
 // ruleScratch is one node's aggregation-rule scratch, in bytes, for rule
 // (with pre-aggregators, "nnm+krum") over k inputs of vectors of p floats:
 // what the rules say of themselves (aggregate.Spec.Scratch).
