@@ -4,13 +4,13 @@
 # training set) with 1,000 and then 10,000 nodes for 3 rounds, one after
 # the other in this one invocation, and prints for each the peak resident
 # set (/usr/bin/time -v), the estimate `--dry-run` gave for it and their
-# ratio, and the seconds per round (rounds.jsonl's timings; round 0 also
-# builds nothing, setup is before it), then the ratio of the two runs'
-# seconds per round.
+# ratio, and the seconds per round (timings.jsonl; building the nodes
+# comes before round 0), then the ratio of the two runs' seconds per round.
 #
 #   bench/scale.sh                          # 1,000 and 10,000 nodes
 #   NODES="1000 3000" ROUNDS=2 bench/scale.sh
-#   EXTRA="--set model.kind=logreg --set partition.method=sampled" NODES=100000 ROUNDS=2 bench/scale.sh
+#   EXTRA="--set model.kind=logreg --set data.samples=60000 --set partition.method=sampled --set partition.per_node=10" \
+#     NODES=100000 ROUNDS=2 bench/scale.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=${NODES:-1000 10000}
