@@ -19,17 +19,7 @@ func TestBuildNodeIsTheSimulationsNode(t *testing.T) {
 	c.Topology.Kind, c.Topology.K = "kregular", 3
 	c.Strategy.Name = "dmtt"
 	c.Model.Head = "evidential"
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	tt, err := LoadData(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := SetupOf(c, tt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := validSetup(t, c)
 	all, err := s.Build()
 	if err != nil {
 		t.Fatal(err)

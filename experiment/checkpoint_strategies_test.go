@@ -86,18 +86,8 @@ func TestCheckpointResumesEveryStrategy(t *testing.T) {
 			case "rdpfl":
 				c.Strategy.Rule = "trimmed_mean"
 			}
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
+			s := validSetup(t, c)
 			keys := wire.NewSeedKeys(c.Seed, c.Nodes)
-			tt, err := LoadData(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := SetupOf(c, tt)
-			if err != nil {
-				t.Fatal(err)
-			}
 			build := func() []*node.Node {
 				out := make([]*node.Node, c.Nodes)
 				for i := range out {

@@ -84,7 +84,6 @@ func watchHeapLimit() {
 		now := s[0].Value.Uint64()
 		if now-last >= thrashCycles {
 			heapLimit.Lock()
-			heapLimit.headroom = max(heapLimit.headroom, 64<<20)
 			raise(heapLimit.limit + heapLimit.headroom)
 			heapLimit.Unlock()
 		}

@@ -18,17 +18,7 @@ func TestSimulatedModelsShareAPool(t *testing.T) {
 	c.Model.Hidden = []int{16}
 	c.Strategy.Name = "dmtt" // its combine runs passes (Validate) in End
 	c.Model.Head = "evidential"
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	tt, err := LoadData(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := SetupOf(c, tt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := validSetup(t, c)
 	const workers = 2
 	s.Workers = workers
 	b, err := s.Build()
@@ -58,4 +48,21 @@ func TestSimulatedModelsShareAPool(t *testing.T) {
 	if one.Model().Pool() != nil {
 		t.Error("a node process's model takes its scratch from a pool")
 	}
+}
+
+// validSetup is the setup of c, which must validate, on its dataset.
+func validSetup(t *testing.T, c config.Config) Setup {
+	t.Helper()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tt, err := LoadData(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SetupOf(c, tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -15,18 +15,7 @@ func TestNoModelSizedAllocationAfterFirstRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := len(m.Params())
-	own := make([]float32, d)
-	var in []Incoming
-	for j := 1; j <= 6; j++ {
-		x := make([]float32, d)
-		for i := range x {
-			x[i] = float32((i*j)%7) - 3
-		}
-		in = append(in, Incoming{From: j, Tag: TagModel, Vector: x})
-	}
-	for i := range own {
-		own[i] = float32(i%5) - 2
-	}
+	own, in := modelInputs(d)
 	start := make([]float32, d)
 	for _, name := range Names() {
 		p := Params{}
@@ -68,4 +57,21 @@ func TestNoModelSizedAllocationAfterFirstRound(t *testing.T) {
 			t.Errorf("%s allocated %d bytes in round 2 (model is %d bytes)", name, got, 4*d)
 		}
 	}
+}
+
+// modelInputs are an own model of d parameters and six neighbours' models
+// (senders 1 … 6), all different.
+func modelInputs(d int) (own []float32, in []Incoming) {
+	own = make([]float32, d)
+	for i := range own {
+		own[i] = float32(i%5) - 2
+	}
+	for j := 1; j <= 6; j++ {
+		x := make([]float32, d)
+		for i := range x {
+			x[i] = float32((i*j)%7) - 3
+		}
+		in = append(in, Incoming{From: j, Tag: TagModel, Vector: x})
+	}
+	return own, in
 }

@@ -19,18 +19,10 @@ func TestStartFreeStrategiesIgnoreStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := len(m.Params())
-	own, start := make([]float32, d), make([]float32, d)
-	for i := range own {
-		own[i] = float32(i%5) - 2
+	own, in := modelInputs(d)
+	start := make([]float32, d)
+	for i := range start {
 		start[i] = float32(i%3) - 1
-	}
-	var in []Incoming
-	for j := 1; j <= 6; j++ {
-		x := make([]float32, d)
-		for i := range x {
-			x[i] = float32((i*j)%7) - 3
-		}
-		in = append(in, Incoming{From: j, Tag: TagModel, Vector: x})
 	}
 	nan, other := make([]float32, d), make([]float32, d)
 	for i := range nan {
