@@ -3,6 +3,7 @@ package consensus
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/trellis-fl/trellis/topology"
@@ -10,10 +11,9 @@ import (
 
 // problem is a 20-node 4-regular instance with x_i(0) uniform on [0, 1).
 func problem(t *testing.T, iters int, sd uint64) *Problem {
-	t.Helper()
 	g, err := topology.KRegular(20, 4, 7)
 	if err != nil {
-		t.Fatal(err)
+		panic(err) // valid (n, k): cannot fail
 	}
 	r := rand.New(rand.NewPCG(sd, 99))
 	x := make([]float64, g.N())
@@ -99,12 +99,19 @@ func TestExactMethodsReachAverage(t *testing.T) {
 	}
 }
 
-func TestEncryptedReachesAverage(t *testing.T) {
-	p := problem(t, 150, 3)
+// encrypted is one 100-iteration run of Encrypted, shared by the tests
+// (each iteration is ~100 Paillier encryptions and decryptions).
+var encrypted = sync.OnceValues(func() (*Problem, *Trace) {
+	p := problem(nil, 100, 3)
 	tr, err := Encrypted{}.Run(p)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
+	return p, tr
+})
+
+func TestEncryptedReachesAverage(t *testing.T) {
+	p, tr := encrypted()
 	exact(t, "encrypted", p, tr)
 	// What a neighbour reads is a randomly scaled difference, never x_i.
 	for _, m := range tr.Msgs {
@@ -131,12 +138,8 @@ func TestAllNeighboursRecover(t *testing.T) {
 			t.Errorf("offsets: all neighbours recover %v, x_%d(0) = %v", got, i, p.X0[i])
 		}
 	}
-	q := problem(t, 150, 5)
+	q, he := encrypted()
 	em := Encrypted{}
-	he, err := em.Run(q)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := Curious{Target: 3, Colluders: q.G.Out(3)}
 	if got := c.RecoverEncrypted(q, em, he); math.Abs(got-q.X0[3]) > 1e-6 {
 		t.Errorf("encrypted: all neighbours recover %v, x_3(0) = %v", got, q.X0[3])

@@ -36,7 +36,7 @@ type Encrypted struct {
 	Bits       int     // Paillier modulus bits (0 means 512: for tests and benches, far from 2048-bit security)
 	Frac       int     // fractional bits of the fixed-point states (0 means 40)
 	WeightBits int     // bits of a weight (0 means 16)
-	Lo         float64 // weights in [Lo, 1] (0 means 0.1)
+	Lo         float64 // weights in [Lo, 1] (0 means 0.5: a_ij = a_{i→j}·a_{j→i} then averages 0.56, so fewer costly iterations)
 	Eps        float64 // step ε (0 means 1/(d_max + 1))
 }
 
@@ -51,7 +51,7 @@ func (e Encrypted) def() Encrypted {
 		e.WeightBits = 16
 	}
 	if e.Lo == 0 {
-		e.Lo = 0.1
+		e.Lo = 0.5
 	}
 	return e
 }
