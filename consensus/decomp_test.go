@@ -34,7 +34,10 @@ func TestDecompIndistinguishable(t *testing.T) {
 	coup := func(a, k int) float64 { return s.DefaultCoupling(p.Seed, a, k) }
 	in := func(w float64) bool { return w >= s.lo() && w <= 1 }
 
-	type plan struct{ i, m int; d, bi, bm, aim float64 }
+	type plan struct {
+		i, m           int
+		d, bi, bm, aim float64
+	}
 	var pl *plan
 search:
 	for i := range n {
