@@ -1,6 +1,10 @@
 package consensus
 
-import "github.com/trellis-fl/trellis/internal/seed"
+import (
+	"fmt"
+
+	"github.com/trellis-fl/trellis/internal/seed"
+)
 
 const offStream = 0x0ff5 // u_i(k) under seed.Strategy
 
@@ -53,6 +57,9 @@ func (o Offsets) offsets(sd uint64, i int) []float64 {
 func (o Offsets) Run(p *Problem) (*Trace, error) {
 	if err := p.check(); err != nil {
 		return nil, err
+	}
+	if o.l() < 1 || !(o.u() > 0) {
+		return nil, fmt.Errorf("consensus: offsets over L = %d iterations of range %v; want L ≥ 1, U > 0", o.l(), o.u())
 	}
 	w, err := Metropolis(p.G)
 	if err != nil {
