@@ -41,7 +41,7 @@ func TestMetropolisDoublyStochastic(t *testing.T) {
 				t.Fatalf("w_%d%d = %v, w_%d%d = %v", i, j, w.At(i, j), j, i, w.At(j, i))
 			}
 		}
-		if math.Abs(row-1) > 1e-15 || math.Abs(col-1) > 1e-15 {
+		if !(math.Abs(row-1) <= 1e-15) || !(math.Abs(col-1) <= 1e-15) {
 			t.Fatalf("row %d sums to %v, column to %v", i, row, col)
 		}
 	}
@@ -57,7 +57,7 @@ func exact(t *testing.T, name string, p *Problem, tr *Trace) {
 	}
 	avg := s / float64(len(p.X0))
 	for i, v := range tr.Final {
-		if math.Abs(v-avg) > 1e-6 {
+		if !(math.Abs(v-avg) <= 1e-6) {
 			t.Fatalf("%s: node %d ends at %v, average %v (error %g)", name, i, v, avg, v-avg)
 		}
 	}
@@ -94,7 +94,7 @@ func TestExactMethodsReachAverage(t *testing.T) {
 	exact(t, "offsets", p, off)
 	// The offsets really move the states: the first message is not x_i(0).
 	c := Curious{Target: 0, Colluders: []int{p.G.Out(0)[0]}}
-	if d := math.Abs(c.FirstMessage(off) - p.X0[0]); d < 1e-3 {
+	if d := math.Abs(c.FirstMessage(off) - p.X0[0]); !(d >= 1e-3) {
 		t.Fatalf("offsets: first message within %g of x_0(0)", d)
 	}
 }
@@ -131,17 +131,17 @@ func TestAllNeighboursRecover(t *testing.T) {
 	off, _ := Offsets{}.Run(p)
 	for _, i := range []int{0, 5, 13} {
 		c := Curious{Target: i, Colluders: p.G.Out(i)}
-		if got := c.RecoverDecomp(p, sdm, sd); math.Abs(got-p.X0[i]) > 1e-6 {
+		if got := c.RecoverDecomp(p, sdm, sd); !(math.Abs(got-p.X0[i]) <= 1e-6) {
 			t.Errorf("state decomposition: all neighbours recover %v, x_%d(0) = %v", got, i, p.X0[i])
 		}
-		if got := c.RecoverOffsets(p, off); math.Abs(got-p.X0[i]) > 1e-6 {
+		if got := c.RecoverOffsets(p, off); !(math.Abs(got-p.X0[i]) <= 1e-6) {
 			t.Errorf("offsets: all neighbours recover %v, x_%d(0) = %v", got, i, p.X0[i])
 		}
 	}
 	q, he := encrypted()
 	em := Encrypted{}
 	c := Curious{Target: 3, Colluders: q.G.Out(3)}
-	if got := c.RecoverEncrypted(q, em, he); math.Abs(got-q.X0[3]) > 1e-6 {
+	if got := c.RecoverEncrypted(q, em, he); !(math.Abs(got-q.X0[3]) <= 1e-6) {
 		t.Errorf("encrypted: all neighbours recover %v, x_3(0) = %v", got, q.X0[3])
 	}
 }

@@ -109,7 +109,7 @@ search:
 		}
 		worst = max(worst, math.Abs(a.Value-b.Value))
 	}
-	if worst > 1e-12 {
+	if !(worst <= 1e-12) {
 		t.Fatalf("views differ by %g", worst)
 	}
 	// Same views, different secrets: x_i(0) cannot be told apart from
@@ -126,7 +126,7 @@ search:
 		s  StateDecomposition
 		tr *Trace
 	}{{p, base, t1}, {&q, alt, t2}} {
-		if got := all.RecoverDecomp(r.p, r.s, r.tr); math.Abs(got-r.p.X0[pl.i]) > 1e-6 {
+		if got := all.RecoverDecomp(r.p, r.s, r.tr); !(math.Abs(got-r.p.X0[pl.i]) <= 1e-6) {
 			t.Errorf("all neighbours recover %v, x_i(0) = %v", got, r.p.X0[pl.i])
 		}
 	}

@@ -33,6 +33,9 @@ type LaplaceDP struct {
 	// S is ref. [112]'s noise gain s ∈ (0, 2) with |s − 1| < q (0 means 1);
 	// H its step h ∈ (0, 1/d_max) (0 means 1/(d_max + 1)). Unused by DPHuang.
 	S, H float64
+	// Shift, if set, is added to the drawn η_i(k): the privacy test uses it
+	// to couple two executions (nil in any real run).
+	Shift func(i, k int) float64
 }
 
 func (d LaplaceDP) delta() float64 {
@@ -56,11 +59,15 @@ func (d LaplaceDP) s() float64 {
 	return d.S
 }
 
-// Scale is c, the noise scale at k = 0, for ε-DP. Ref. [112] shows the
-// algorithm is ε-DP with ε = δ q / (c (q − |s − 1|)); so c = δ q /
-// (ε (q − |s − 1|)), which is δ/ε for s = 1 (then only η_i(0) protects
-// x_i(0): θ(1) given θ(0) no longer depends on x(0)). Ref. [111]'s
-// mechanism is the s = 1 case of that argument, so it uses c = δ/ε.
+// Scale is c, the noise scale at k = 0, for ε-DP of x_i(0) against an
+// adversary that sees every message. Moving x_i(0) by δ moves x_i(k) by
+// (1 − s)^k δ (x(k+1) = (I − hL)θ(k) + (s − 1)η(k)), which the
+// coupled noise η'_i(k) = η_i(k) − (1 − s)^k δ hides from every message;
+// the Laplace densities of the two noise paths differ by a factor of at
+// most exp(Σ_k |1 − s|^k δ / (c q^k)) = exp(δ q / (c (q − |s − 1|))), the
+// ε of ref. [112] (our derivation; TestLaplaceCoupling checks it). So
+// c = δ q / (ε (q − |s − 1|)), which is δ/ε for s = 1: then only η_i(0)
+// protects x_i(0), as in ref. [111]'s mechanism, which uses c = δ/ε.
 func (d LaplaceDP) Scale() (float64, error) {
 	q, s := d.q(), d.s()
 	if !(d.Epsilon > 0) || q <= 0 || q >= 1 || s <= 0 || s >= 2 || math.Abs(s-1) >= q {
@@ -87,6 +94,9 @@ func (d LaplaceDP) noise(p *Problem, c float64, k int, eta []float64) {
 	b := c * math.Pow(d.q(), float64(k))
 	for i := range eta {
 		eta[i] = laplace(seed.Stream(p.Seed, seed.Noise, dpLaplace, uint64(i), uint64(k)), b)
+		if d.Shift != nil {
+			eta[i] += d.Shift(i, k)
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func TestLaplaceInversion(t *testing.T) {
 		abs += math.Abs(eta[0])
 	}
 	m, v := meanVar(xs)
-	if math.Abs(m) > 0.02 || math.Abs(abs/n-b) > 0.02 || math.Abs(v/(2*b*b)-1) > 0.03 {
+	if !(math.Abs(m) <= 0.02) || !(math.Abs(abs/n-b) <= 0.02) || !(math.Abs(v/(2*b*b)-1) <= 0.03) {
 		t.Fatalf("mean %v, E|X| %v (want %v), var %v (want %v)", m, abs/n, b, v, 2*b*b)
 	}
 }
@@ -57,7 +57,7 @@ func TestNozariUnbiased(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, v := meanVar(tr.Final)
-			if v > 1e-18 {
+			if !(v <= 1e-18) {
 				t.Fatalf("seed %d: nodes still disagree (variance %g)", sd, v)
 			}
 			final = append(final, m-tr.Avg)
@@ -67,10 +67,10 @@ func TestNozariUnbiased(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, v := meanVar(final)
-		if se := math.Sqrt(want / seeds); math.Abs(m) > 4*se {
+		if se := math.Sqrt(want / seeds); !(math.Abs(m) <= 4*se) {
 			t.Errorf("%+v: mean offset %v, more than 4 standard errors (%v)", d, m, se)
 		}
-		if math.Abs(v/want-1) > 0.25 {
+		if !(math.Abs(v/want-1) <= 0.25) {
 			t.Errorf("%+v: variance %v, closed form %v", d, v, want)
 		}
 	}
@@ -92,7 +92,7 @@ func TestHuangIsNozariOnRegular(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range a.Final {
-		if math.Abs(a.Final[i]-b.Final[i]) > 1e-12 {
+		if !(math.Abs(a.Final[i]-b.Final[i]) <= 1e-12) {
 			t.Fatalf("node %d: %v against %v", i, a.Final[i], b.Final[i])
 		}
 	}
@@ -119,7 +119,7 @@ func TestHuangIsNozariOnRegular(t *testing.T) {
 		hm += h.Final[0] / seeds
 		nm += nz.Final[0] / seeds
 	}
-	if math.Abs(hm-10.0/28) > 0.02 || math.Abs(nm-0.1) > 0.02 {
+	if !(math.Abs(hm-10.0/28) <= 0.02) || !(math.Abs(nm-0.1) <= 0.02) {
 		t.Fatalf("star: [111] mean %v (want 10/28), [112] mean %v (want 0.1)", hm, nm)
 	}
 }
@@ -134,7 +134,7 @@ func TestPairFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 4.0 / 19; math.Abs(f-want) > 1e-15 {
+	if want := 4.0 / 19; !(math.Abs(f-want) <= 1e-15) {
 		t.Fatalf("one iteration: %v, want %v", f, want)
 	}
 	g, err := topology.Complete(8)
@@ -146,7 +146,7 @@ func TestPairFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1 + 7.0/8; math.Abs(f-want) > 1e-12 {
+	if want := 1 + 7.0/8; !(math.Abs(f-want) <= 1e-12) {
 		t.Fatalf("complete graph, two iterations: %v, want %v", f, want)
 	}
 }
@@ -174,7 +174,7 @@ func TestGaussianGossip(t *testing.T) {
 		}
 		mm, _ := meanVar(mse)
 		bm, _ := meanVar(bias)
-		if math.Abs(mm-1) > 0.2 || math.Abs(bm) > 4*0.7/math.Sqrt(20*seeds) {
+		if !(math.Abs(mm-1) <= 0.2) || !(math.Abs(bm) <= 4*0.7/math.Sqrt(20*seeds)) {
 			t.Errorf("randomized=%v: MSE/(σ²/n) = %v, bias %v", rnd, mm, bm)
 		}
 	}
@@ -183,7 +183,53 @@ func TestGaussianGossip(t *testing.T) {
 	gg := GaussianGossip{Epsilon: 0.5}
 	sigma, _ := gg.Sigma(p)
 	f, _ := gg.PairFactor(p)
-	if eps := 2 * f / (2 * sigma * sigma); math.Abs(eps-0.5) > 1e-12 {
+	if eps := 2 * f / (2 * sigma * sigma); !(math.Abs(eps-0.5) <= 1e-12) {
 		t.Fatalf("σ = %v gives ε = %v", sigma, eps)
+	}
+}
+
+// TestLaplaceCoupling checks the ε of Scale by the coupling it rests on:
+// x'_i(0) = x_i(0) + δ with η'_i(k) = η_i(k) − (1 − s)^k δ gives every
+// message of every node the same value, and the log-ratio of the two noise
+// paths' Laplace densities, Σ_k |(1 − s)^k δ| / (c q^k), is ε.
+func TestLaplaceCoupling(t *testing.T) {
+	for _, d := range []LaplaceDP{{Epsilon: 1, Q: 0.5}, {Epsilon: 0.3, Q: 0.8, S: 1.3}, {Epsilon: 2, Q: 0.6, S: 0.7}} {
+		p := problem(t, 80, 11)
+		const i, delta = 4, 1.0 // δ = the adjacency bound
+		a, err := DPNozari(p, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := *p
+		q.X0 = append([]float64(nil), p.X0...)
+		q.X0[i] += delta
+		s := d.s()
+		d2 := d
+		d2.Shift = func(j, k int) float64 {
+			if j != i {
+				return 0
+			}
+			return -math.Pow(1-s, float64(k)) * delta
+		}
+		b, err := DPNozari(&q, d2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range a.Msgs {
+			if !(math.Abs(a.Msgs[k].Value-b.Msgs[k].Value) <= 1e-12) {
+				t.Fatalf("%+v: message %d differs: %v against %v", d, k, a.Msgs[k].Value, b.Msgs[k].Value)
+			}
+		}
+		c, err := d.Scale()
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss := 0.0
+		for k := range 2000 { // the series, to well past float64 precision
+			loss += delta * math.Pow(math.Abs(1-s)/d.q(), float64(k)) / c
+		}
+		if !(math.Abs(loss-d.Epsilon) <= 1e-9) {
+			t.Fatalf("%+v: the coupling's loss is %v, want ε = %v", d, loss, d.Epsilon)
+		}
 	}
 }
