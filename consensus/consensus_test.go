@@ -145,3 +145,52 @@ func TestAllNeighboursRecover(t *testing.T) {
 		t.Errorf("encrypted: all neighbours recover %v, x_3(0) = %v", got, q.X0[3])
 	}
 }
+
+func TestProblemChecked(t *testing.T) {
+	p := problem(t, 5, 1)
+	bad := []*Problem{
+		{G: p.G, X0: p.X0[:3], Iters: 5},
+		{G: p.G, X0: append(append([]float64(nil), p.X0[:19]...), math.NaN()), Iters: 5},
+		{G: p.G, X0: p.X0, Iters: -1},
+	}
+	for k, q := range bad {
+		if _, err := Plain(q); err == nil {
+			t.Errorf("problem %d accepted", k)
+		}
+	}
+	if _, err := (Offsets{L: -2}).Run(p); err == nil {
+		t.Error("offsets over L = -2 accepted")
+	}
+	if _, err := DPNozari(p, LaplaceDP{Epsilon: 1, Q: 0.2, S: 1.5}); err == nil {
+		t.Error("|s − 1| ≥ q accepted")
+	}
+}
+
+// TestRepeatable: a run is a function of its problem: the same seed gives
+// the same messages bit for bit, another seed other ones.
+func TestRepeatable(t *testing.T) {
+	run := func(sd uint64) *Trace {
+		p := problem(t, 20, 8)
+		p.Seed = sd
+		tr, err := StateDecomposition{}.Run(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	a, b, c := run(1), run(1), run(2)
+	same := func(x, y *Trace) bool {
+		if len(x.Msgs) != len(y.Msgs) {
+			return false
+		}
+		for k := range x.Msgs {
+			if x.Msgs[k] != y.Msgs[k] {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a, b) || same(a, c) {
+		t.Fatal("runs are not a function of the seed")
+	}
+}

@@ -233,3 +233,26 @@ func TestLaplaceCoupling(t *testing.T) {
 		}
 	}
 }
+
+// TestGossipOrderInN: with T fixed, the calibrated error σ²/n of ref.
+// [115] falls as n^-2 (the survey's 1/(n² ε)) once the graph mixes: the
+// slope between n = 20 and n = 80 on 4-regular graphs is checked to be
+// within 0.15 of −2.
+func TestGossipOrderInN(t *testing.T) {
+	pred := func(n int) float64 {
+		g, err := topology.KRegular(n, 4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Problem{G: g, X0: make([]float64, n), Iters: 40}
+		s, err := GaussianGossip{Epsilon: 1}.Sigma(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s * s / float64(n)
+	}
+	slope := math.Log(pred(80)/pred(20)) / math.Log(4)
+	if !(math.Abs(slope+2) <= 0.15) {
+		t.Fatalf("σ²/n ∝ n^%.3f, want about n^-2", slope)
+	}
+}
