@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -14,9 +15,9 @@ import (
 // (minimize cᵀz subject to Az = b, z >= 0).
 //
 // Coordinates are scaled first: each coordinate k centred at the inputs'
-// median c_k and divided by their median absolute deviation s_k (their
-// largest deviation when that is 0, 1 when every input has the same value
-// there). An affine map of each coordinate maps hulls to hulls, and a few
+// median c_k and divided by their median absolute deviation s_k, or by
+// 10⁻⁶ of their largest deviation when that is more (1 when every input
+// has the same value there). An affine map of each coordinate maps hulls to hulls, and a few
 // far-away inputs (the faulty ones) do not squeeze the others into a tiny
 // range of the program's tolerances.
 //
@@ -49,8 +50,8 @@ import (
 // safeEps weighs the L1 distance to the median against violation.
 const safeEps = 1e-3
 
-// safePerturb is the size of the right-hand sides' perturbation (perturb).
-const safePerturb = 1e-11
+// safeScaleFloor bounds the scaled coordinates at 1/safeScaleFloor.
+const safeScaleFloor = 1e-6
 
 // simplexTol is the reduced-cost tolerance passed to Simplex.
 const simplexTol = 1e-10
@@ -69,10 +70,10 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 		for j, p := range pts {
 			col[j] = math.Abs(p[k] - c[k])
 		}
-		s[k] = median64(col)
-		if s[k] == 0 {
-			s[k] = slices.Max(col)
-		}
+		// At least safeScaleFloor of the largest deviation: inputs that
+		// nearly agree (honest nodes close to consensus, a few ulps apart)
+		// must not put the far ones 10⁸ scaled units away.
+		s[k] = max(median64(col), safeScaleFloor*slices.Max(col))
 		if s[k] == 0 || math.IsInf(s[k], 0) {
 			s[k] = 1
 		}
@@ -219,18 +220,12 @@ func hullViolation(w [][]float64, S []int, x []float64) (float64, []float64, err
 	}
 	b[0] = 1
 	copy(b[1:], x)
-	perturb(b)
-	basis := make([]int, rows)
 	for r := range rows {
 		A.Set(r, m+r, 1)
 		A.Set(r, m+rows+r, -1)
 		cost[m+r], cost[m+rows+r] = 1, 1
-		basis[r] = m + r
-		if b[r] < 0 {
-			basis[r] = m + rows + r
-		}
 	}
-	_, z, err := simplex(cost, A, b, basis)
+	z, err := simplex(cost, A, b, m)
 	if err != nil {
 		return 0, nil, fmt.Errorf("safe_area: %w: checking a subset's hull: %w", ErrNoSafePoint, err)
 	}
@@ -258,19 +253,22 @@ func residual(w [][]float64, S []int, l, x []float64) float64 {
 	return r
 }
 
-// perturb adds to each right-hand side b_r a distinct δ_r in [δ/2, δ),
-// δ = safePerturb: the programs are highly degenerate (x starts at the
-// median, often an input; subsets share inputs), and gonum's Simplex,
-// which mixes Dantzig's and Bland's rules, can cycle on them forever. The
-// perturbation breaks the ties; its effect on any subset's residual is at
-// most (d + 1)δ, well below SafeAreaTol, and every acceptance is decided
-// on the residual recomputed from λ (residual).
-func perturb(b []float64) {
+// perturb returns b with a distinct δ_r in [δ/2, δ) added to each b_r.
+// The programs are highly degenerate (x starts at the median, often an
+// input; subsets share inputs), and gonum's Simplex, which mixes Dantzig's
+// and Bland's rules, can cycle on them forever; the perturbation breaks
+// the ties. Its effect on a subset's residual is at most (d + 1)δ, and
+// every acceptance is decided on the residual recomputed from λ
+// (residual), so a perturbation can cost a round, never a wrong answer.
+// attempt varies the phase of the sequence.
+func perturb(b []float64, delta float64, attempt int) []float64 {
+	out := make([]float64, len(b))
 	for r := range b {
-		// The fractional parts of r·φ are spread over [0, 1).
-		_, frac := math.Modf(float64(r+1) * 0.6180339887498949)
-		b[r] += safePerturb * (0.5 + frac/2)
+		// The fractional parts of k·φ are spread over [0, 1).
+		_, frac := math.Modf(float64(r+1+attempt*len(b)) * 0.6180339887498949)
+		out[r] = b[r] + delta*(0.5+frac/2)
 	}
+	return out
 }
 
 // master solves the master program over the subsets K, writes the scaled
@@ -303,16 +301,13 @@ func master(x []float64, w [][]float64, subsets [][]int, K []int, eps float64) (
 	for k := range 2 * d {
 		cost[nl+k] = eps
 	}
-	basis := make([]int, rows)
 	e := nl + 2*d
 	for r := range rows {
 		A.Set(r, e+r, 1)
 		A.Set(r, e+rows+r, -1)
 		cost[e+r], cost[e+rows+r] = 1, 1
-		basis[r] = e + r
 	}
-	perturb(b)
-	_, z, err := simplex(cost, A, b, basis)
+	z, err := simplex(cost, A, b, e)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -328,16 +323,65 @@ func master(x []float64, w [][]float64, subsets [][]int, K []int, eps float64) (
 	return v, ls, nil
 }
 
-// simplex is lp.Simplex with a panic (a singular basis gonum did not
-// foresee) turned into an error.
-func simplex(c []float64, A mat.Matrix, b []float64, basis []int) (opt float64, z []float64, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("lp.Simplex panicked: %v", r)
+// safePerturbs are the perturbations simplex tries, in order.
+var safePerturbs = []float64{1e-11, 3e-11, 1e-10}
+
+// errBudget is the panic of a budgetMatrix whose budget ran out.
+var errBudget = errors.New("iteration budget exhausted")
+
+// budgetMatrix is A for gonum's Simplex, counting the entries read: every
+// pivot reads a column of A, so a budget of reads bounds the pivots, and
+// a cycling Simplex (which has no iteration limit) panics with errBudget
+// instead of running forever.
+type budgetMatrix struct {
+	a    *mat.Dense
+	left int
+}
+
+func (m *budgetMatrix) Dims() (int, int) { return m.a.Dims() }
+func (m *budgetMatrix) T() mat.Matrix    { return mat.Transpose{Matrix: m} }
+func (m *budgetMatrix) At(i, j int) float64 {
+	if m.left--; m.left < 0 {
+		panic(errBudget)
+	}
+	return m.a.At(i, j)
+}
+
+// simplex solves min cᵀz, Az = b, z >= 0 with gonum's Simplex, from the
+// basis of the slack columns starting at e (e⁺_r at e + r, e⁻_r at e +
+// rows + r, whichever is >= 0 for the perturbed b_r), trying each of
+// safePerturbs until one returns within its budget of pivots; a panic of
+// gonum's (a singular basis it did not foresee) is an error too.
+func simplex(c []float64, A *mat.Dense, b []float64, e int) ([]float64, error) {
+	rows, cols := A.Dims()
+	var errs []error
+	for attempt, delta := range safePerturbs {
+		pb := perturb(b, delta, attempt)
+		basis := make([]int, rows)
+		for r, v := range pb {
+			basis[r] = e + r
+			if v < 0 {
+				basis[r] = e + rows + r
+			}
 		}
-	}()
-	opt, z, err = lp.Simplex(c, A, b, simplexTol, basis)
-	return opt, z, err
+		// Reads: the input checks and first extraction (a few passes over
+		// A), then a column per pivot and, on Bland's steps, a basis.
+		bm := &budgetMatrix{a: A, left: 4*rows*cols + 100*(rows+cols)*rows*4}
+		z, err := func() (z []float64, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("lp.Simplex panicked: %v", r)
+				}
+			}()
+			_, z, err = lp.Simplex(c, bm, pb, simplexTol, basis)
+			return z, err
+		}()
+		if err == nil {
+			return z, nil
+		}
+		errs = append(errs, fmt.Errorf("perturbation %g: %w", delta, err))
+	}
+	return nil, errors.Join(errs...)
 }
 
 // median64 is the median of v (the mean of the middle two for even

@@ -373,6 +373,24 @@ func TestSafeAreaDegenerate(t *testing.T) {
 	}
 }
 
+// Honest inputs a few float32 ulps apart (nodes close to consensus) and
+// two far faulty ones: the instance on which gonum's Simplex cycled before
+// the scale floor and the perturbation. The tolerance is relative to the
+// scale the programs use, 10⁻⁶ of the largest deviation from the median,
+// since the honest spread (4·10⁻⁸) is below it.
+func TestSafeAreaNearConsensus(t *testing.T) {
+	f32 := func(v ...float32) []float64 { return []float64{float64(v[0]), float64(v[1])} }
+	honest := [][]float64{f32(0.47266886, 0.5352251), f32(0.4726689, 0.53522515), f32(0.4726689, 0.53522515), f32(0.4726689, 0.53522515), f32(0.47266886, 0.53522515)}
+	pts := append(slices.Clone(honest), f32(-1.404244, 0.923911), f32(-0.17156708, -0.22737885))
+	x := make([]float64, 2)
+	if err := (&SafeArea{F: 2}).Point(x, pts); err != nil {
+		t.Fatal(err)
+	}
+	if d := hullDist2(honest, x); d > safeTol*1e-6*2 {
+		t.Errorf("%v is %.3g from the honest hull", x, d)
+	}
+}
+
 func segDist3(a, b, x []float64) float64 {
 	var l, dot float64
 	for k := range a {

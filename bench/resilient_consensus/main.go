@@ -1,0 +1,479 @@
+// Command resilient_consensus runs synchronous resilient vector consensus
+// on a complete graph (the survey, §4.5.1, Table 8) and prints a Markdown
+// table for docs/results/resilient-consensus.md:
+//
+//	go run ./bench/resilient_consensus [-T 20] [-seeds 3]
+//
+// n nodes, f of them Byzantine, vectors of d coordinates. Every round each
+// honest node replaces its vector by a rule applied to its own vector and
+// the n − 1 it received: safe_area (aggregate.SafeArea, f), msr around the
+// own vector (f), trimmed_mean (f), and for d = 2 the Tukey-depth
+// centerpoint (no f). Byzantine nodes send what an attack of package
+// attack crafts from their own (initial) vector, or a fixed point, per
+// receiver and round. Honest initial vectors are uniform in the unit cube
+// ("cube") or uniform probability vectors ("simplex", the survey's
+// Example 5: their hull is flat, in the plane Σ x = 1).
+//
+// Columns per rule: "out" is the largest distance, over honest nodes and
+// rounds, by which a vector left the convex hull of the honest initial
+// vectors (a lower bound on the Euclidean distance to the hull: the
+// largest violation of a facet's plane, or the distance off the hull's
+// affine span), relative to the hull's spread (the largest distance of an
+// honest initial vector from their mean); "agree" is the largest distance
+// between two honest vectors after T rounds relative to the same at round
+// 0. Values are the worst over the seeds.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/trellis-fl/trellis/aggregate"
+	"github.com/trellis-fl/trellis/attack"
+)
+
+// validTol is the "out" below which a run counts as valid: the rules'
+// float32 outputs are rounded by 2^-24 of a coordinate.
+const validTol = 1e-6
+
+type setting struct {
+	d, n, f int
+	init    string
+}
+
+type byz struct {
+	name  string
+	craft func(dst, own, recv []float32, honest [][]float32, from, to, round int, rng *rand.Rand) error
+}
+
+func main() {
+	T := flag.Int("T", 20, "rounds")
+	seeds := flag.Int("seeds", 3, "seeds per setting (the worst is shown)")
+	flag.Parse()
+	fmt.Printf("Machine: %s, %s/%s. Complete graph, %d rounds, worst of %d seeds; validity tolerance %g.\n\n", cpuModel(), runtime.GOOS, runtime.GOARCH, *T, *seeds, validTol)
+	settings := []setting{
+		{2, 7, 2, "cube"}, {2, 10, 2, "cube"}, {2, 10, 2, "simplex"},
+		{3, 13, 2, "cube"}, {3, 13, 2, "simplex"},
+	}
+	for _, s := range settings {
+		rules := []string{"safe_area", "msr", "trimmed_mean"}
+		if s.d == 2 {
+			rules = append(rules, "centerpoint")
+		}
+		fmt.Printf("**d = %d, n = %d, f = %d, %s** (safe_area needs n ≥ max(3f + 1, (d+1)f + 1) = %d)\n\n", s.d, s.n, s.f, s.init, max(3*s.f+1, (s.d+1)*s.f+1))
+		fmt.Print("| attack |")
+		for _, r := range rules {
+			fmt.Printf(" %s out | %s agree |", r, r)
+		}
+		fmt.Print("\n|---|")
+		for range rules {
+			fmt.Print("---:|---:|")
+		}
+		fmt.Println()
+		for _, b := range attacks(s) {
+			fmt.Printf("| %s |", b.name)
+			for _, r := range rules {
+				var out, agree float64
+				var fail error
+				for seed := range *seeds {
+					o, a, err := run(s, r, b, *T, uint64(seed))
+					if err != nil {
+						fail = err
+						break
+					}
+					out, agree = max(out, o), max(agree, a)
+				}
+				if fail != nil {
+					fmt.Printf(" error: %s | |", short(fail))
+					continue
+				}
+				mark := "✓"
+				if out > validTol {
+					mark = "✗"
+				}
+				fmt.Printf(" %s %.2g | %.2g |", mark, out, agree)
+			}
+			fmt.Println()
+		}
+		fmt.Println()
+	}
+}
+
+// attacks are the Byzantine behaviours: attacks of package attack applied
+// to the Byzantine node's own initial vector (gaussian and ALIE see the
+// current honest vectors), two fixed points, and a copy of the receiver's
+// own vector.
+func attacks(s setting) []byz {
+	lib := func(name string, p attack.Params) byz {
+		a, err := attack.New(name, p)
+		if err != nil {
+			panic(err)
+		}
+		label := name
+		if name == "gaussian" {
+			label = fmt.Sprintf("gaussian σ=%g (per receiver)", p.Sigma)
+		}
+		return byz{label, func(dst, own, _ []float32, honest [][]float32, from, to, round int, rng *rand.Rand) error {
+			v := &attack.View{Round: round, Honest: honest, Senders: s.n, Attackers: s.f, Tag: "model"}
+			return a.Craft(dst, v, own, from, to, rng)
+		}}
+	}
+	fixed := func(name string, p func(honest [][]float32, k int) float32) byz {
+		return byz{name, func(dst, _, _ []float32, honest [][]float32, _, _, _ int, _ *rand.Rand) error {
+			for k := range dst {
+				dst[k] = p(honest, k)
+			}
+			return nil
+		}}
+	}
+	// To each receiver, a copy of the receiver's own vector (equivocation:
+	// every node sees its own value f + 1 times).
+	echo := byz{"echo the receiver (per receiver)", func(dst, _, recv []float32, _ [][]float32, _, _, _ int, _ *rand.Rand) error {
+		copy(dst, recv)
+		return nil
+	}}
+	return []byz{
+		echo,
+		lib("gaussian", attack.Params{Sigma: 1}),
+		lib("sign_flip", attack.Params{}),
+		lib("alie", attack.Params{}),
+		fixed("far point (100, …)", func([][]float32, int) float32 { return 100 }),
+		// Each coordinate just below the honest minimum: the survey's
+		// Example 5 pull on the coordinate-wise rules.
+		fixed("below every honest minimum", func(honest [][]float32, k int) float32 {
+			m := float32(math.Inf(1))
+			for _, h := range honest {
+				m = min(m, h[k])
+			}
+			return m - 0.05
+		}),
+	}
+}
+
+// run is one consensus run: the worst "out" over honest nodes and rounds,
+// and the final disagreement relative to the initial one.
+func run(s setting, ruleName string, b byz, T int, seed uint64) (float64, float64, error) {
+	rng := rand.New(rand.NewPCG(seed, uint64(s.d*1000+s.n)))
+	x := make([][]float32, s.n)
+	for i := range x {
+		x[i] = initial(rng, s)
+	}
+	// Byzantine ids: spread over the id range.
+	isByz := make([]bool, s.n)
+	for j := range s.f {
+		isByz[(2*j+1)*s.n/(2*s.f)] = true
+	}
+	var honest0 [][]float64
+	for i := range x {
+		if !isByz[i] {
+			honest0 = append(honest0, to64(x[i]))
+		}
+	}
+	h := newHull(honest0)
+	dis0 := disagreement(honest0)
+	var r aggregate.Rule
+	if ruleName == "centerpoint" {
+		r = &aggregate.Centerpoint{}
+	} else {
+		var err error
+		if r, err = aggregate.New(ruleName, s.f); err != nil {
+			return 0, 0, err
+		}
+	}
+	var out float64
+	next := make([][]float32, s.n)
+	for i := range next {
+		next[i] = make([]float32, s.d)
+	}
+	for round := range T {
+		var cur [][]float32
+		for i := range x {
+			if !isByz[i] {
+				cur = append(cur, x[i])
+			}
+		}
+		for i := range x {
+			if isByz[i] {
+				continue
+			}
+			var in [][]float32
+			for j := range x {
+				if j == i {
+					continue
+				}
+				if !isByz[j] {
+					in = append(in, x[j])
+					continue
+				}
+				v := make([]float32, s.d)
+				arng := rand.New(rand.NewPCG(seed, uint64(((round*s.n)+j)*s.n+i)))
+				if err := b.craft(v, x[j], x[i], cur, j, i, round, arng); err != nil {
+					return 0, 0, err
+				}
+				in = append(in, v)
+			}
+			var err error
+			if c, ok := r.(aggregate.Centered); ok && ruleName == "msr" {
+				err = c.AggregateAround(next[i], x[i], in)
+			} else {
+				// Own vector first, then the others in sender-id order
+				// (the rules see the multiset; only the mean would not).
+				err = r.Aggregate(next[i], append([][]float32{x[i]}, in...))
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+			out = max(out, h.out(to64(next[i]))/h.spread)
+		}
+		for i := range x {
+			if !isByz[i] {
+				copy(x[i], next[i])
+			}
+		}
+	}
+	var honest [][]float64
+	for i := range x {
+		if !isByz[i] {
+			honest = append(honest, to64(x[i]))
+		}
+	}
+	return out, disagreement(honest) / dis0, nil
+}
+
+func initial(rng *rand.Rand, s setting) []float32 {
+	v := make([]float32, s.d)
+	if s.init == "cube" {
+		for k := range v {
+			v[k] = float32(rng.Float64())
+		}
+		return v
+	}
+	// Uniform on the probability simplex: normalized exponentials.
+	e := make([]float64, s.d)
+	var sum float64
+	for k := range e {
+		e[k] = rng.ExpFloat64()
+		sum += e[k]
+	}
+	for k := range v {
+		v[k] = float32(e[k] / sum)
+	}
+	return v
+}
+
+func to64(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for k, x := range v {
+		out[k] = float64(x)
+	}
+	return out
+}
+
+func disagreement(pts [][]float64) float64 {
+	var m float64
+	for i := range pts {
+		for j := range i {
+			m = max(m, dist(pts[i], pts[j]))
+		}
+	}
+	return m
+}
+
+func dist(a, b []float64) float64 {
+	var s float64
+	for k := range a {
+		s += (a[k] - b[k]) * (a[k] - b[k])
+	}
+	return math.Sqrt(s)
+}
+
+func short(err error) string {
+	s := err.Error()
+	if errors.Is(err, aggregate.ErrNoCenterpoint) {
+		return "no centerpoint"
+	}
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return strings.ReplaceAll(s, "|", "/")
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+// hull is the convex hull of the honest initial vectors, as the facets of
+// the hull within its affine span (an orthonormal basis from Gram–Schmidt)
+// found by brute force: every r points of the r-dimensional projection
+// span a hyperplane, kept when all points are on one side.
+type hull struct {
+	origin []float64
+	basis  [][]float64 // orthonormal, r vectors
+	facets []facet     // in basis coordinates: n·y <= c
+	spread float64
+}
+
+type facet struct {
+	n []float64
+	c float64
+}
+
+func newHull(pts [][]float64) *hull {
+	d := len(pts[0])
+	mean := make([]float64, d)
+	for _, p := range pts {
+		for k := range p {
+			mean[k] += p[k] / float64(len(pts))
+		}
+	}
+	h := &hull{origin: mean}
+	for _, p := range pts {
+		h.spread = max(h.spread, dist(p, mean))
+	}
+	for _, p := range pts {
+		v := sub(p, mean)
+		for _, e := range h.basis {
+			axpy(-dot(v, e), e, v)
+		}
+		if n := math.Sqrt(dot(v, v)); n > 1e-9*h.spread {
+			for k := range v {
+				v[k] /= n
+			}
+			h.basis = append(h.basis, v)
+		}
+	}
+	r := len(h.basis)
+	ys := make([][]float64, len(pts))
+	for i, p := range pts {
+		ys[i] = h.coords(p)
+	}
+	idx := make([]int, r)
+	var rec func(start, depth int)
+	rec = func(start, depth int) {
+		if depth == r {
+			n := normal(ys, idx)
+			if n == nil {
+				return
+			}
+			c := dot(n, ys[idx[0]])
+			lo, hi := 0, 0
+			for _, y := range ys {
+				switch v := dot(n, y) - c; {
+				case v > 1e-9*h.spread:
+					hi++
+				case v < -1e-9*h.spread:
+					lo++
+				}
+			}
+			if hi == 0 {
+				h.facets = append(h.facets, facet{n, c})
+			} else if lo == 0 {
+				h.facets = append(h.facets, facet{scale(-1, n), -c})
+			}
+			return
+		}
+		for i := start; i < len(ys); i++ {
+			idx[depth] = i
+			rec(i+1, depth+1)
+		}
+	}
+	rec(0, 0)
+	return h
+}
+
+func (h *hull) coords(p []float64) []float64 {
+	v := sub(p, h.origin)
+	y := make([]float64, len(h.basis))
+	for i, e := range h.basis {
+		y[i] = dot(v, e)
+	}
+	return y
+}
+
+// out is the distance off the affine span, or the largest violation of a
+// facet's plane, whichever is larger: 0 inside the hull.
+func (h *hull) out(p []float64) float64 {
+	y := h.coords(p)
+	v := sub(p, h.origin)
+	for i, e := range h.basis {
+		axpy(-y[i], e, v)
+	}
+	o := math.Sqrt(dot(v, v))
+	for _, f := range h.facets {
+		o = max(o, dot(f.n, y)-f.c)
+	}
+	return o
+}
+
+// normal is the unit normal of the hyperplane through ys[idx] (r points
+// in r dimensions), nil when they are degenerate; r <= 3.
+func normal(ys [][]float64, idx []int) []float64 {
+	var n []float64
+	switch len(idx) {
+	case 1:
+		n = []float64{1}
+	case 2:
+		a, b := ys[idx[0]], ys[idx[1]]
+		n = []float64{-(b[1] - a[1]), b[0] - a[0]}
+	case 3:
+		a := ys[idx[0]]
+		u, w := sub(ys[idx[1]], a), sub(ys[idx[2]], a)
+		n = []float64{u[1]*w[2] - u[2]*w[1], u[2]*w[0] - u[0]*w[2], u[0]*w[1] - u[1]*w[0]}
+	default:
+		panic("hull: dimension above 3")
+	}
+	l := math.Sqrt(dot(n, n))
+	if l < 1e-12 {
+		return nil
+	}
+	return scale(1/l, n)
+}
+
+func sub(a, b []float64) []float64 {
+	out := slices.Clone(a)
+	for k := range out {
+		out[k] -= b[k]
+	}
+	return out
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for k := range a {
+		s += a[k] * b[k]
+	}
+	return s
+}
+
+func axpy(a float64, x, y []float64) {
+	for k := range y {
+		y[k] += a * x[k]
+	}
+}
+
+func scale(a float64, x []float64) []float64 {
+	out := make([]float64, len(x))
+	for k := range x {
+		out[k] = a * x[k]
+	}
+	return out
+}
