@@ -62,11 +62,15 @@ const (
 	// SafeAreaMaxDim bounds d: each subset in the working set adds d + 1
 	// equality rows to a dense linear program.
 	SafeAreaMaxDim = 16
-	// SafeAreaTol is the largest violation accepted, in the scaled
-	// coordinates of the linear programs (each coordinate centred at the
-	// median and divided by its median absolute deviation): the L1 norm of
-	// the residual of Σ_j λ_j = 1 and Σ_j λ_j v_j = x, λ >= 0, for every
-	// subset.
+	// SafeAreaTol is the largest violation accepted for every subset S:
+	// the L1 norm of the residual of Σ_j λ_j = 1 and Σ_j λ_j v_j = x (λ >=
+	// 0, j in S) in the scaled coordinates of the linear programs (each
+	// coordinate centred at the inputs' median and divided by their
+	// median absolute deviation, or by 10⁻⁶ of their largest deviation
+	// when that is more), divided by max(1, the largest scaled magnitude
+	// of S's inputs). For the honest subset that is the honest inputs'
+	// own extent from the median: x is within about 10⁻⁹ of it of their
+	// hull.
 	SafeAreaTol = 1e-9
 )
 

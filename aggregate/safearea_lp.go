@@ -72,7 +72,8 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 		}
 		// At least safeScaleFloor of the largest deviation: inputs that
 		// nearly agree (honest nodes close to consensus, a few ulps apart)
-		// must not put the far ones 10⁸ scaled units away.
+		// must not put the far ones 10⁸ scaled units away. The largest
+		// deviation when most inputs share the median's value.
 		s[k] = max(median64(col), safeScaleFloor*slices.Max(col))
 		if s[k] == 0 || math.IsInf(s[k], 0) {
 			s[k] = 1
@@ -85,7 +86,7 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 			w[j][k] = (p[k] - c[k]) / s[k]
 		}
 	}
-	subsets := keptSubsets(n, f)
+	subsets := distinctSubsets(pts, f)
 	lambda := make([][]float64, len(subsets)) // the final λ of every subset
 	inK := make([]bool, len(subsets))
 	var K []int
@@ -168,6 +169,39 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 	return wt, nil
 }
 
+// distinctSubsets is keptSubsets(n, f) with equal inputs merged: each
+// subset lists only the first of the equal inputs it holds (pts is in
+// lexicographic order, so equal inputs are adjacent), and subsets that
+// list the same inputs appear once. Neither changes a hull, and both take
+// away the degeneracy of repeated columns and rows: inputs of nodes that
+// have reached consensus are all equal.
+func distinctSubsets(pts [][]float64, f int) [][]int {
+	n := len(pts)
+	rep := make([]int, n)
+	for j := range pts {
+		rep[j] = j
+		if j > 0 && slices.Equal(pts[j], pts[j-1]) {
+			rep[j] = rep[j-1]
+		}
+	}
+	seen := map[string]bool{}
+	var out [][]int
+	for _, S := range keptSubsets(n, f) {
+		var T []int
+		for _, j := range S {
+			if len(T) == 0 || T[len(T)-1] != rep[j] {
+				T = append(T, rep[j])
+			}
+		}
+		key := fmt.Sprint(T)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, T)
+		}
+	}
+	return out
+}
+
 // keptSubsets lists the subsets of n − f of the indices 0..n−1, as sorted
 // index lists, in the lexicographic order of the f indices each leaves out.
 func keptSubsets(n, f int) [][]int {
@@ -207,6 +241,14 @@ func keptSubsets(n, f int) [][]int {
 // to the slacks (0 when x is in the hull), and the λ found.
 func hullViolation(w [][]float64, S []int, x []float64) (float64, []float64, error) {
 	d, m := len(x), len(S)
+	for t, j := range S {
+		// x is an input of S (the median often is one): no program.
+		if slices.Equal(w[j], x) {
+			l := make([]float64, m)
+			l[t] = 1
+			return 0, l, nil
+		}
+	}
 	rows := d + 1
 	cols := m + 2*rows
 	A := mat.NewDense(rows, cols, nil)
@@ -233,11 +275,23 @@ func hullViolation(w [][]float64, S []int, x []float64) (float64, []float64, err
 	return residual(w, S, l, x), l, nil
 }
 
-// residual is |1 − Σ λ_j| + Σ_k |Σ λ_j w_{j,k} − x_k| over j in S, λ
-// clamped at 0: the violation of x in the hull of w[S] that λ leaves,
+// residual is (|1 − Σ λ_j| + Σ_k |Σ λ_j w_{j,k} − x_k|) / max(1,
+// max_{j∈S} ‖w_j‖∞) over j in S, λ clamped at 0: the violation of x in the
+// hull of w[S] that λ leaves, relative to the largest magnitude of the
+// subset's scaled inputs (the precision a program over them can reach),
 // computed from λ alone (not from the program's slacks, which the
 // perturbation and the solver's rounding touch).
 func residual(w [][]float64, S []int, l, x []float64) float64 {
+	mag := 1.0
+	for _, j := range S {
+		for _, v := range w[j] {
+			mag = max(mag, math.Abs(v))
+		}
+	}
+	return absResidual(w, S, l, x) / mag
+}
+
+func absResidual(w [][]float64, S []int, l, x []float64) float64 {
 	var sum float64
 	for _, v := range l {
 		sum += max(v, 0)
@@ -276,9 +330,12 @@ func perturb(b []float64, delta float64, attempt int) []float64 {
 // λ.
 func master(x []float64, w [][]float64, subsets [][]int, K []int, eps float64) (float64, [][]float64, error) {
 	d := len(x)
-	m := len(subsets[K[0]])
 	rows := len(K) * (d + 1)
-	nl := len(K) * m
+	off := make([]int, len(K)+1) // first λ column of each subset
+	for i, si := range K {
+		off[i+1] = off[i] + len(subsets[si])
+	}
+	nl := off[len(K)]
 	cols := nl + 2*d + 2*rows
 	A := mat.NewDense(rows, cols, nil)
 	b := make([]float64, rows)
@@ -287,7 +344,7 @@ func master(x []float64, w [][]float64, subsets [][]int, K []int, eps float64) (
 		r0 := i * (d + 1)
 		b[r0] = 1
 		for t, j := range subsets[si] {
-			c := i*m + t
+			c := off[i] + t
 			A.Set(r0, c, 1)
 			for k := range d {
 				A.Set(r0+1+k, c, w[j][k])
@@ -317,7 +374,7 @@ func master(x []float64, w [][]float64, subsets [][]int, K []int, eps float64) (
 	var v float64
 	ls := make([][]float64, len(K))
 	for i, si := range K {
-		ls[i] = z[i*m : (i+1)*m]
+		ls[i] = z[off[i]:off[i+1]]
 		v = max(v, residual(w, subsets[si], ls[i], x))
 	}
 	return v, ls, nil
@@ -366,7 +423,7 @@ func simplex(c []float64, A *mat.Dense, b []float64, e int) ([]float64, error) {
 		}
 		// Reads: the input checks and first extraction (a few passes over
 		// A), then a column per pivot and, on Bland's steps, a basis.
-		bm := &budgetMatrix{a: A, left: 4*rows*cols + 100*(rows+cols)*rows*4}
+		bm := &budgetMatrix{a: A, left: 4*rows*cols + 10*(rows+cols)*rows}
 		z, err := func() (z []float64, err error) {
 			defer func() {
 				if r := recover(); r != nil {

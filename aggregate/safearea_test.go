@@ -389,6 +389,50 @@ func TestSafeAreaNearConsensus(t *testing.T) {
 	if d := hullDist2(honest, x); d > safeTol*1e-6*2 {
 		t.Errorf("%v is %.3g from the honest hull", x, d)
 	}
+	// Consensus reached: the honest inputs equal, the faulty ones one far
+	// point (a program once cycled on this).
+	p := []float64{0.7476470470428467, 0.25}
+	pts = append(gen(8, 2, func(_, k int) float64 { return p[k] }), []float64{100, 100}, []float64{100, 100})
+	if err := (&SafeArea{F: 2}).Point(x, pts); err != nil || !slices.Equal(x, p) {
+		t.Errorf("consensus: %v, %v; want %v", x, err, p)
+	}
+}
+
+// Coplanar float32 probability vectors with repeats (a node of the
+// resilient-consensus bench under the echo attack, d = 3): one coordinate
+// shared by more than half the inputs made its median deviation 0, and
+// the program once failed there. The point must be in the hull of every
+// 11 of the 13 inputs.
+func TestSafeAreaFlatRepeats(t *testing.T) {
+	f32 := func(v ...float32) []float64 { return []float64{float64(v[0]), float64(v[1]), float64(v[2])} }
+	pts := [][]float64{
+		f32(0.31307575, 0.5892783, 0.09764595),
+		f32(0.3155468, 0.58680725, 0.09764595),
+		f32(0.42095226, 0.44712254, 0.13192518),
+		f32(0.31307575, 0.55499905, 0.13192518),
+		f32(0.31307575, 0.5892783, 0.09764595),
+		f32(0.31307575, 0.55499905, 0.13192518),
+		f32(0.31307575, 0.55499905, 0.13192518),
+		f32(0.31307575, 0.55499905, 0.13192518),
+		f32(0.4552315, 0.44712254, 0.09764595),
+		f32(0.31307575, 0.5892783, 0.09764595),
+		f32(0.4552315, 0.44712254, 0.09764595),
+		f32(0.35079077, 0.55156326, 0.09764595),
+		f32(0.42227164, 0.44712254, 0.13060582),
+	}
+	x := make([]float64, 3)
+	if err := (&SafeArea{F: 2}).Point(x, pts); err != nil {
+		t.Fatal(err)
+	}
+	for _, S := range keptSubsets(len(pts), 2) {
+		sub := make([][]float64, len(S))
+		for t, j := range S {
+			sub[t] = pts[j]
+		}
+		if d := hullDist(sub, x); d > safeTol*spread(sub) {
+			t.Errorf("%v is %.3g from the hull of subset %v", x, d, S)
+		}
+	}
 }
 
 func segDist3(a, b, x []float64) float64 {

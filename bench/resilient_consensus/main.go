@@ -1,12 +1,14 @@
 // Command resilient_consensus runs synchronous resilient vector consensus
-// on a complete graph (the survey, §4.5.1, Table 8) and prints a Markdown
-// table for docs/results/resilient-consensus.md:
+// on a complete graph and on a random k-regular one (the survey, §4.5.1,
+// Table 8) and prints Markdown tables for
+// docs/results/resilient-consensus.md:
 //
-//	go run ./bench/resilient_consensus [-T 20] [-seeds 3]
+//	go run ./bench/resilient_consensus [-T 20] [-seeds 5]
 //
 // n nodes, f of them Byzantine, vectors of d coordinates. Every round each
 // honest node replaces its vector by a rule applied to its own vector and
-// the n − 1 it received: safe_area (aggregate.SafeArea, f), msr around the
+// those it received from its in-neighbours (all n − 1 on the complete
+// graph, k on the k-regular one): safe_area (aggregate.SafeArea, f), msr around the
 // own vector (f), trimmed_mean (f), and for d = 2 the Tukey-depth
 // centerpoint (no f). Byzantine nodes send what an attack of package
 // attack crafts from their own (initial) vector, or a fixed point, per
@@ -38,6 +40,7 @@ import (
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/attack"
+	"github.com/trellis-fl/trellis/topology"
 )
 
 // validTol is the "out" below which a run counts as valid: the rules'
@@ -47,6 +50,7 @@ const validTol = 1e-6
 type setting struct {
 	d, n, f int
 	init    string
+	k       int // 0: complete graph; else a random k-regular graph
 }
 
 type byz struct {
@@ -56,19 +60,24 @@ type byz struct {
 
 func main() {
 	T := flag.Int("T", 20, "rounds")
-	seeds := flag.Int("seeds", 3, "seeds per setting (the worst is shown)")
+	seeds := flag.Int("seeds", 5, "seeds per setting (the worst is shown)")
 	flag.Parse()
-	fmt.Printf("Machine: %s, %s/%s. Complete graph, %d rounds, worst of %d seeds; validity tolerance %g.\n\n", cpuModel(), runtime.GOOS, runtime.GOARCH, *T, *seeds, validTol)
+	fmt.Printf("Machine: %s, %s/%s. %d rounds, worst of %d seeds; validity tolerance %g.\n\n", cpuModel(), runtime.GOOS, runtime.GOARCH, *T, *seeds, validTol)
 	settings := []setting{
-		{2, 7, 2, "cube"}, {2, 10, 2, "cube"}, {2, 10, 2, "simplex"},
-		{3, 13, 2, "cube"}, {3, 13, 2, "simplex"},
+		{2, 7, 2, "cube", 0}, {2, 10, 2, "cube", 0}, {2, 10, 2, "simplex", 0},
+		{3, 13, 2, "cube", 0}, {3, 13, 2, "simplex", 0},
+		{2, 12, 2, "cube", 8}, {2, 12, 2, "simplex", 8},
 	}
 	for _, s := range settings {
 		rules := []string{"safe_area", "msr", "trimmed_mean"}
 		if s.d == 2 {
 			rules = append(rules, "centerpoint")
 		}
-		fmt.Printf("**d = %d, n = %d, f = %d, %s** (safe_area needs n ≥ max(3f + 1, (d+1)f + 1) = %d)\n\n", s.d, s.n, s.f, s.init, max(3*s.f+1, (s.d+1)*s.f+1))
+		graph, inputs := "complete graph", s.n
+		if s.k > 0 {
+			graph, inputs = fmt.Sprintf("random %d-regular graph", s.k), s.k+1
+		}
+		fmt.Printf("**d = %d, n = %d, f = %d, %s, %s** (safe_area needs %d inputs ≥ max(3f + 1, (d+1)f + 1) = %d)\n\n", s.d, s.n, s.f, s.init, graph, inputs, max(3*s.f+1, (s.d+1)*s.f+1))
 		fmt.Print("| attack |")
 		for _, r := range rules {
 			fmt.Printf(" %s out | %s agree |", r, r)
@@ -177,6 +186,22 @@ func run(s setting, ruleName string, b byz, T int, seed uint64) (float64, float6
 			honest0 = append(honest0, to64(x[i]))
 		}
 	}
+	neighbours := func(i int) []int {
+		var out []int
+		for j := range s.n {
+			if j != i {
+				out = append(out, j)
+			}
+		}
+		return out
+	}
+	if s.k > 0 {
+		g, err := topology.KRegular(s.n, s.k, seed+1)
+		if err != nil {
+			return 0, 0, err
+		}
+		neighbours = g.In
+	}
 	h := newHull(honest0)
 	dis0 := disagreement(honest0)
 	var r aggregate.Rule
@@ -205,10 +230,7 @@ func run(s setting, ruleName string, b byz, T int, seed uint64) (float64, float6
 				continue
 			}
 			var in [][]float32
-			for j := range x {
-				if j == i {
-					continue
-				}
+			for _, j := range neighbours(i) {
 				if !isByz[j] {
 					in = append(in, x[j])
 					continue
