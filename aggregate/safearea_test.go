@@ -540,8 +540,8 @@ func TestSafeAreaRefuses(t *testing.T) {
 		{6, 1, 2, ErrTooFewInputs, []string{"max(3f + 1, (d+1)f + 1) = 7"}},
 		{3, 2, 1, ErrTooFewInputs, []string{"= 4"}},
 		{30, 2, 3, ErrSafeAreaSize, []string{"C(n, f) > 2000", "n = 30", "f = 3"}},
-		{3, 100000, 0, ErrSafeAreaSize, []string{"d = 100000", "d <= 16", "not for models"}},
-		{5, 17, 0, ErrSafeAreaSize, []string{"d = 17"}},
+		{3, 100000, 0, ErrSafeAreaSize, []string{"d = 100000", "d <= 8", "not for models"}},
+		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9"}},
 	} {
 		x := make([]float64, c.d)
 		err := (&SafeArea{F: c.f}).Point(x, pts(c.n, c.d))
