@@ -595,3 +595,54 @@ func TestSafeAreaSpec(t *testing.T) {
 		t.Errorf("unknown rule: %v", err)
 	}
 }
+
+// Inputs at float32's limits, mixed with ordinary ones and non-finite
+// ones: an error or a finite point, never a panic; a point, when
+// returned, is within the range of the finite inputs per coordinate (a
+// coordinate of a convex combination is between the extremes), up to
+// 10⁻³ of the largest magnitude: the tolerance of a subset is relative to
+// its largest scaled input, over all coordinates (a value of 3·10³⁸ next
+// to ones gave 8·10²⁶ beyond a range ending at 0.5, 3·10⁻¹² of it).
+func TestSafeAreaExtremes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	vals := []float32{0, -0, 1, -1, 3e38, -3e38, 1e-38, 1e-45, 0.5, float32(math.Inf(1)), float32(math.NaN())}
+	ok := 0
+	for trial := range 200 {
+		n, d := 4+rng.IntN(6), 1+rng.IntN(3)
+		xs := make([][]float32, n)
+		for i := range xs {
+			xs[i] = make([]float32, d)
+			for k := range xs[i] {
+				xs[i][k] = vals[rng.IntN(len(vals))]
+			}
+		}
+		r := &SafeArea{F: rng.IntN(2)}
+		dst := make([]float32, d)
+		if err := r.Aggregate(dst, xs); err != nil {
+			continue
+		}
+		ok++
+		var finite [][]float32
+		big := 1.0
+		for _, x := range xs {
+			if !slices.ContainsFunc(x, func(v float32) bool { return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) }) {
+				finite = append(finite, x)
+				for _, v := range x {
+					big = max(big, math.Abs(float64(v)))
+				}
+			}
+		}
+		for k, v := range dst {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, x := range finite {
+				lo, hi = min(lo, float64(x[k])), max(hi, float64(x[k]))
+			}
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || float64(v) < lo-1e-3*big || float64(v) > hi+1e-3*big {
+				t.Errorf("trial %d: coordinate %d = %g, inputs' range [%g, %g]: %v", trial, k, v, lo, hi, xs)
+			}
+		}
+	}
+	if ok < 50 {
+		t.Errorf("only %d of 200 calls returned a point", ok)
+	}
+}
