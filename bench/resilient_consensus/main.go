@@ -88,32 +88,52 @@ func main() {
 		}
 		fmt.Println()
 		for _, b := range attacks(s) {
-			fmt.Printf("| %s |", b.name)
-			for _, r := range rules {
-				var out, agree float64
-				var fail error
-				for seed := range *seeds {
-					o, a, err := run(s, r, b, *T, uint64(seed))
-					if err != nil {
-						fail = err
-						break
-					}
-					out, agree = max(out, o), max(agree, a)
-				}
-				if fail != nil {
-					fmt.Printf(" error: %s | |", short(fail))
-					continue
-				}
-				mark := "✓"
-				if out > validTol {
-					mark = "✗"
-				}
-				fmt.Printf(" %s %.2g | %.2g |", mark, out, agree)
-			}
-			fmt.Println()
+			row(s, b, rules, *T, *seeds)
 		}
 		fmt.Println()
 	}
+	// The averaging over subsets (subsetMean): C(n, f) safe areas a node
+	// and round, so one setting, the two per-receiver attacks, and fewer
+	// seeds.
+	ms := min(*seeds, 3)
+	fmt.Printf("**Mean over subsets (the averaging of [194, 223]), d = 2, n = 10, f = 2, complete graph, worst of %d seeds** (needs n − f = 8 inputs ≥ max(3f + 1, (d+1)f + 1) = 7)\n\n", ms)
+	fmt.Println("| initial vectors, attack | safe_area out | safe_area agree | safe_area_mean out | safe_area_mean agree |")
+	fmt.Println("|---|---:|---:|---:|---:|")
+	for _, init := range []string{"cube", "simplex"} {
+		s := setting{2, 10, 2, init, 0}
+		for _, b := range attacks(s)[:2] {
+			b.name = init + ", " + b.name
+			row(s, b, []string{"safe_area", "safe_area_mean"}, *T, ms)
+		}
+	}
+}
+
+// row prints one attack's row: per rule, "out" and "agree", worst over
+// the seeds.
+func row(s setting, b byz, rules []string, T, seeds int) {
+	fmt.Printf("| %s |", b.name)
+	for _, r := range rules {
+		var out, agree float64
+		var fail error
+		for seed := range seeds {
+			o, a, err := run(s, r, b, T, uint64(seed))
+			if err != nil {
+				fail = err
+				break
+			}
+			out, agree = max(out, o), max(agree, a)
+		}
+		if fail != nil {
+			fmt.Printf(" error: %s | |", short(fail))
+			continue
+		}
+		mark := "✓"
+		if out > validTol {
+			mark = "✗"
+		}
+		fmt.Printf(" %s %.2g | %.2g |", mark, out, agree)
+	}
+	fmt.Println()
 }
 
 // attacks are the Byzantine behaviours: attacks of package attack applied
@@ -205,9 +225,12 @@ func run(s setting, ruleName string, b byz, T int, seed uint64) (float64, float6
 	h := newHull(honest0)
 	dis0 := disagreement(honest0)
 	var r aggregate.Rule
-	if ruleName == "centerpoint" {
+	switch ruleName {
+	case "centerpoint":
 		r = &aggregate.Centerpoint{}
-	} else {
+	case "safe_area_mean":
+		r = &subsetMean{f: s.f}
+	default:
 		var err error
 		if r, err = aggregate.New(ruleName, s.f); err != nil {
 			return 0, 0, err
