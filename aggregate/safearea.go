@@ -38,8 +38,9 @@ import (
 // moves it by up to 2^-24 of each coordinate's magnitude (off a safe area
 // that is a segment or a single point).
 //
-// Weights: the mean, over the subsets that bound the point (the linear
-// program's working set), of each subset's convex weights λ_S.
+// Weights: the mean, over the subsets (equal inputs merged, the first of
+// them in lexicographic order taking their weight), of the convex weights
+// λ_S that express the point in each subset's hull.
 //
 // A SafeArea holds scratch: use it through a pointer, from one goroutine at
 // a time. Its calls allocate (the linear programs).

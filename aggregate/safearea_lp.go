@@ -17,9 +17,9 @@ import (
 // Coordinates are scaled first: each coordinate k centred at the inputs'
 // median c_k and divided by their median absolute deviation s_k, or by
 // 10⁻⁶ of their largest deviation when that is more (1 when every input
-// has the same value there). An affine map of each coordinate maps hulls to hulls, and a few
-// far-away inputs (the faulty ones) do not squeeze the others into a tiny
-// range of the program's tolerances.
+// has the same value there). An affine map of each coordinate maps hulls
+// to hulls, and a few far-away inputs (the faulty ones) do not squeeze the
+// others into a tiny range of the program's tolerances.
 //
 // For a set K of subsets S (each n − f inputs w_j, scaled) the master
 // program is, with x = p − q (p, q >= 0, so x is free and ‖x‖₁ = Σ p + q
@@ -32,8 +32,9 @@ import (
 // The slacks make A full row rank whatever the inputs (gonum's Simplex
 // needs that; duplicates and collinear inputs make the rows of [1; W_S]
 // dependent) and give a feasible first basis (e⁺, the right-hand side
-// being >= 0), so no phase I is needed. The slacks' total is the
-// violation: 0 exactly when x is in every hull of K. The ε term picks,
+// being >= 0), so no phase I is needed. The slacks' total is 0 exactly
+// when x is in every hull of K; the violation accepted or not is the
+// residual recomputed from λ (residual). The ε term picks,
 // among the points of the area, the one nearest in L1 to the median (x = 0
 // scaled); ε is small, and when it makes the program trade violation for
 // distance the program is solved again with ε = 0 (a pure feasibility
@@ -72,8 +73,7 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 		}
 		// At least safeScaleFloor of the largest deviation: inputs that
 		// nearly agree (honest nodes close to consensus, a few ulps apart)
-		// must not put the far ones 10⁸ scaled units away. The largest
-		// deviation when most inputs share the median's value.
+		// must not put the far ones 10⁸ scaled units away.
 		s[k] = max(median64(col), safeScaleFloor*slices.Max(col))
 		if s[k] == 0 || math.IsInf(s[k], 0) {
 			s[k] = 1
