@@ -11,6 +11,7 @@ require (
 	github.com/tuneinsight/lattigo/v6 v6.1.1
 	golang.org/x/crypto v0.57.0
 	golang.org/x/sys v0.48.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -16,7 +16,10 @@
 // uses the node's own vector as the start or reference. Centerpoint (the
 // Tukey-depth centerpoint, d <= 2) is a type but not a config name:
 // NewWith refuses "centerpoint" with the reason (it has no usable form on
-// models).
+// models). safe_area (SafeArea: a point in the intersection of the hulls
+// of every n − f inputs, by linear programming) is a config name for
+// low-dimensional vectors only (LowDimNames, not Names): it refuses d >
+// SafeAreaMaxDim.
 //
 // # Rule strings
 //
@@ -36,7 +39,8 @@
 //     bit-identical under any permutation of its inputs (bucketing, whose
 //     seeded permutation applies to the input order, excepted): median,
 //     trimmed mean, MSR and Bulyan select values by rank and sum kept
-//     values exactly or in ascending order; Krum, Multi-Krum, Bulyan, NNM,
+//     values exactly or in ascending order; the safe area puts its inputs
+//     in lexicographic order before its linear programs; Krum, Multi-Krum, Bulyan, NNM,
 //     the geometric median and centered clipping order inputs by a score
 //     (distance), ties broken by the inputs' contents, then index, and sum
 //     in that order.

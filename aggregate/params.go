@@ -13,8 +13,8 @@ import (
 // an f ignore it).
 type Params struct {
 	// F is the number of faulty inputs to tolerate: trimmed_mean, krum,
-	// multi_krum, bulyan, msr, ios, rtc, centered_clipping (adaptive
-	// radius), and the nnm and arc pre-aggregators.
+	// multi_krum, bulyan, msr, ios, rtc, safe_area, centered_clipping
+	// (adaptive radius), and the nnm and arc pre-aggregators.
 	F int
 	// M is the number of inputs multi_krum averages; 0 means n − F.
 	M int
@@ -85,6 +85,8 @@ func (s Spec) build(p Params) Rule {
 		rule = &IOS{F: p.F}
 	case "rtc":
 		rule = &RTC{F: p.F, Tau: p.Tau}
+	case "safe_area":
+		rule = &SafeArea{F: p.F}
 	}
 	if len(pres) == 0 {
 		return rule

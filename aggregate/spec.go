@@ -17,6 +17,9 @@ type kind struct {
 	name      string
 	takesF    bool
 	aroundOwn bool
+	// lowDim marks a rule for low-dimensional vectors only (safe_area:
+	// d <= SafeAreaMaxDim): ParseSpec accepts it, Names leaves it out.
+	lowDim bool
 	// scratch is the heap bytes the rule keeps for n inputs of dim floats
 	// and what they are (Spec.Scratch); nil: none to speak of.
 	scratch func(n, dim int64) (int64, string)
@@ -36,6 +39,7 @@ var ruleKinds = []kind{
 	{name: "msr", takesF: true, aroundOwn: true, scratch: msrScratch},
 	{name: "ios", takesF: true, aroundOwn: true, scratch: iosScratch},
 	{name: "rtc", takesF: true, aroundOwn: true, scratch: rtcScratch},
+	{name: "safe_area", takesF: true, lowDim: true},
 }
 
 // preKinds are the pre-aggregators NewWith accepts in front of a rule.
@@ -62,8 +66,19 @@ func findKind(ks []kind, name string) (kind, bool) {
 	return ks[i], true
 }
 
-// Names returns the rule names New accepts.
-func Names() []string { return kindNames(ruleKinds) }
+// Names returns the rule names New accepts for vectors of any length
+// (models); LowDimNames those it accepts for low-dimensional vectors only.
+func Names() []string {
+	return kindNames(slices.DeleteFunc(slices.Clone(ruleKinds), func(k kind) bool { return k.lowDim }))
+}
+
+// LowDimNames returns the rule names New accepts that aggregate only
+// low-dimensional vectors (safe_area, for vector consensus with d <=
+// SafeAreaMaxDim): not in Names, so that tables of rules on models
+// (resilience.StandardRules) leave them out.
+func LowDimNames() []string {
+	return kindNames(slices.DeleteFunc(slices.Clone(ruleKinds), func(k kind) bool { return !k.lowDim }))
+}
 
 // PreNames returns the pre-aggregator names NewWith accepts before a rule
 // ("nnm+krum").
@@ -96,7 +111,7 @@ func ParseSpec(s string) (Spec, error) {
 		if _, pre := findKind(preKinds, sp.Rule); pre {
 			return Spec{}, fmt.Errorf("aggregate %q: %s is a pre-aggregator and must be followed by a rule, as in %s+median (rules: %s)", s, sp.Rule, sp.Rule, strings.Join(Names(), ", "))
 		}
-		return Spec{}, fmt.Errorf("aggregate: unknown rule %q (valid: %s; optionally preceded by pre-aggregators %s joined with +)", sp.Rule, strings.Join(Names(), ", "), strings.Join(PreNames(), ", "))
+		return Spec{}, fmt.Errorf("aggregate: unknown rule %q (valid: %s; for low-dimensional vectors %s; optionally preceded by pre-aggregators %s joined with +)", sp.Rule, strings.Join(Names(), ", "), strings.Join(LowDimNames(), ", "), strings.Join(PreNames(), ", "))
 	}
 	for _, pre := range sp.Pre {
 		if _, ok := findKind(preKinds, pre); !ok {
