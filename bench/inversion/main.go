@@ -129,56 +129,95 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 				continue
 			}
 			for _, b := range []int{1, maxB} {
-				start := time.Now()
-				res := make([]score, targets)
-				var wg sync.WaitGroup
-				next := make(chan int)
-				var firstErr error
-				var mu sync.Mutex
-				for range max(workers, 1) {
-					m := base.Clone()
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer m.Close()
-						for t := range next {
-							rng := seed.Stream(sd, seed.Attack, uint64(mi), uint64(pi), uint64(b), uint64(t))
-							s, err := attack(m, &att, train, t*per, b, p, rng, priorPix, mean, std)
-							if err != nil {
-								mu.Lock()
-								firstErr = err
-								mu.Unlock()
-							}
-							res[t] = s
-						}
-					}()
+				if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), uint64(pi), uint64(b)}, b, 1, p, priorPix, mean, std); err != nil {
+					return err
 				}
-				for t := range targets {
-					next <- t
-				}
-				close(next)
-				wg.Wait()
-				if firstErr != nil {
-					return firstErr
-				}
-				var avg score
-				for _, s := range res {
-					avg.labels += s.labels / float64(targets)
-					avg.mse += s.mse / float64(targets)
-					avg.psnr += s.psnr / float64(targets)
-					avg.base += s.base / float64(targets)
-					avg.norm += s.norm / float64(targets)
-				}
-				method := "analytic"
-				if b*p.Group() > 1 {
-					method = "DLG"
-				}
-				fmt.Printf("| %s | %s | %d | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.0f |\n", md.name, p.Name(), b, method,
-					100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, time.Since(start).Seconds())
 			}
 		}
 		base.Close()
 	}
+	// A node's update after several local steps (survey §2: nodes train
+	// locally before they share): 4 steps of B samples each, no
+	// protection; the attack reads −u/(4 lr) as the mean gradient of the
+	// 4B samples.
+	const steps = 4
+	fmt.Printf("\nAfter %d local steps of B samples each (no protection; the view covers %d·B samples):\n\n", steps, steps)
+	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
+	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for mi, md := range models {
+		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("none", only) {
+			continue
+		}
+		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err != nil {
+			return err
+		}
+		att := inversion.Attacker{Net: net, LR: lr, Steps: steps, MeanProbs: net.MeanProbs(own),
+			DLG: inversion.DLGConfig{Iterations: iters, LR: 0.1, Lo: -mean / std, Hi: (1 - mean) / std, Prior: prior, InitNoise: 0.5}}
+		for _, b := range []int{1, maxB} {
+			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 99, uint64(b)}, b, steps, inversion.Protection{Kind: "none"}, priorPix, mean, std); err != nil {
+				return err
+			}
+		}
+		base.Close()
+	}
+	return nil
+}
+
+// cell attacks targets batches of b samples (each node takes steps local
+// steps) under protection p and prints the table row of the means.
+func cell(name string, base *nn.Model, att *inversion.Attacker, train *data.Dataset, targets, workers int, sd uint64, ids []uint64,
+	b, steps int, p inversion.Protection, priorPix []float64, mean, std float64) error {
+	start := time.Now()
+	res := make([]score, targets)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	var firstErr error
+	var mu sync.Mutex
+	for range max(workers, 1) {
+		m := base.Clone()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer m.Close()
+			for t := range next {
+				rng := seed.Stream(sd, seed.Attack, append(ids[:len(ids):len(ids)], uint64(t))...)
+				s, err := attack(m, att, train, t*maxK*maxB, b, steps, p, rng, priorPix, mean, std)
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+				}
+				res[t] = s
+			}
+		}()
+	}
+	for t := range targets {
+		next <- t
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	var avg score
+	for _, s := range res {
+		avg.labels += s.labels / float64(targets)
+		avg.mse += s.mse / float64(targets)
+		avg.psnr += s.psnr / float64(targets)
+		avg.base += s.base / float64(targets)
+		avg.norm += s.norm / float64(targets)
+	}
+	method := "analytic"
+	if b*steps*p.Group() > 1 {
+		method = "DLG"
+	}
+	fmt.Printf("| %s | %s | %d | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.0f |\n", name, p.Name(), b, method,
+		100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, time.Since(start).Seconds())
 	return nil
 }
 
@@ -187,19 +226,20 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 // MSE, the norm of its update.
 type score struct{ labels, mse, psnr, base, norm float64 }
 
-func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b int, p inversion.Protection,
+func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, steps int, p inversion.Protection,
 	rng *rand.Rand, prior []float64, mean, std float64) (score, error) {
 	D := train.RowLen()
 	k := p.Group()
 	updates := make([][]float32, k)
 	var truth []float64
 	var labels []int
-	x := make([]float32, b*D)
-	y := make([]int, b)
+	n := b * steps // one node's samples
+	x := make([]float32, n*D)
+	y := make([]int, n)
 	for j := range k {
-		for i := range b {
-			train.CopyRow(x[i*D:(i+1)*D], lo+j*b+i)
-			y[i] = train.Y[lo+j*b+i]
+		for i := range n {
+			train.CopyRow(x[i*D:(i+1)*D], lo+j*n+i)
+			y[i] = train.Y[lo+j*n+i]
 		}
 		if j == 0 {
 			for _, v := range x {
@@ -207,7 +247,7 @@ func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b int
 			}
 			labels = append(labels, y...)
 		}
-		u, err := inversion.Update(m, x, y, att.LR)
+		u, err := inversion.Update(m, x, y, b, att.LR)
 		if err != nil {
 			return score{}, err
 		}
@@ -222,21 +262,21 @@ func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b int
 	if err != nil {
 		return score{}, err
 	}
-	out, err := att.Invert(view, b*k, rng)
+	out, err := att.Invert(view, n*k, rng)
 	if err != nil {
 		return score{}, err
 	}
 	guess := out.Labels
 	if k > 1 {
-		guess = inversion.TopLabels(out.Labels, b)
+		guess = inversion.TopLabels(out.Labels, n)
 	}
-	s.labels = float64(inversion.LabelHits(guess, labels)) / float64(b)
+	s.labels = float64(inversion.LabelHits(guess, labels)) / float64(n)
 	truthPix := inversion.Pixels(truth, mean, std)
 	errs := inversion.Match(truthPix, inversion.Pixels(out.Recon, mean, std), D)
 	for i, e := range errs {
-		s.mse += e / float64(b)
-		s.psnr += inversion.PSNR(max(e, 1e-10)) / float64(b)
-		s.base += inversion.MSE(prior, truthPix[i*D:(i+1)*D]) / float64(b)
+		s.mse += e / float64(n)
+		s.psnr += inversion.PSNR(max(e, 1e-10)) / float64(n)
+		s.base += inversion.MSE(prior, truthPix[i*D:(i+1)*D]) / float64(n)
 	}
 	return s, nil
 }

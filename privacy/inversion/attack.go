@@ -8,18 +8,26 @@ import (
 	"github.com/trellis-fl/trellis/nn"
 )
 
-// Update is the round update a node shares after one local SGD step of
-// rate lr on the batch (x, y) from model m's parameters: u = w' − w =
-// −lr·∇L. It runs nn's own training step (nn.Model.Step) and leaves m's
-// parameters as they were.
-func Update(m *nn.Model, x []float32, y []int, lr float64) ([]float32, error) {
+// Update is the round update a node shares after local SGD of rate lr on
+// the samples (x, y) from model m's parameters, in steps of batch
+// samples each (len(y)/batch steps, the samples in order): u = w' − w,
+// which for one step is −lr·∇L of the batch. It runs nn's own training
+// step (nn.Model.Step) and leaves m's parameters as they were.
+func Update(m *nn.Model, x []float32, y []int, batch int, lr float64) ([]float32, error) {
+	if batch < 1 || len(y)%batch != 0 {
+		return nil, fmt.Errorf("inversion: %d samples in steps of %d", len(y), batch)
+	}
 	opt, err := nn.NewOptimizer(nn.OptimizerSpec{Name: "sgd", LR: lr}, m.NumParams())
 	if err != nil {
 		return nil, err
 	}
 	start := slices.Clone(m.Params())
-	if _, err := m.Step(x, y, len(y), opt, nn.TrainConfig{}, nil); err != nil {
-		return nil, err
+	D := m.InputSize()
+	for lo := 0; lo < len(y); lo += batch {
+		if _, err := m.Step(x[lo*D:(lo+batch)*D], y[lo:lo+batch], batch, opt, nn.TrainConfig{}, nil); err != nil {
+			copy(m.Params(), start)
+			return nil, err
+		}
 	}
 	u := make([]float32, len(start))
 	for i, w := range m.Params() {
@@ -33,8 +41,10 @@ func Update(m *nn.Model, x []float32, y []int, lr float64) ([]float32, error) {
 // (Net), the local step size (configs are shared), and has data of its
 // own (MeanProbs for label counts, the prior image for the optimization).
 type Attacker struct {
-	Net       *Net
-	LR        float64
+	Net *Net
+	LR  float64
+	// Steps is the number of local steps behind an update (0 means 1).
+	Steps     int
 	MeanProbs []float64
 	DLG       DLGConfig
 }
@@ -52,18 +62,20 @@ type Outcome struct {
 }
 
 // Invert attacks a view covering n samples. The view is an update after
-// one step of rate lr, so −view/lr is the batch's mean gradient (after
-// several local steps, −view/(lr·steps) is about the mean gradient over
-// all the steps' samples: the attack then treats them as one batch). One
-// sample: iDLG's label and the analytic inversion. More: the labels'
-// counts, then DLG with them.
+// one step of rate lr, so −view/lr is the batch's mean gradient; after s
+// local steps, −view/(lr·s) is the mean of the s steps' gradients, each
+// taken at the model of its step: to first order in lr the mean gradient
+// of all the steps' samples at the start model, which the attack treats
+// as one batch of n samples. One sample: iDLG's label and the analytic
+// inversion. More: the labels' counts, then DLG with them.
 func (a *Attacker) Invert(view []float32, n int, rng *rand.Rand) (Outcome, error) {
 	if len(view) != a.Net.NumParams() {
 		return Outcome{}, fmt.Errorf("inversion: a view of %d values for a net of %d parameters", len(view), a.Net.NumParams())
 	}
+	scale := -1 / (a.LR * float64(max(a.Steps, 1)))
 	g := make([]float64, len(view))
 	for i, v := range view {
-		g[i] = -float64(v) / a.LR
+		g[i] = float64(v) * scale
 	}
 	if n == 1 {
 		return Outcome{Labels: []int{a.Net.LabelOne(g)}, Recon: a.Net.Analytic(g), Method: "analytic"}, nil
