@@ -40,8 +40,9 @@ func main() {
 	seedFlag := flag.Uint64("seed", 1, "seed of models, noise and DLG starts")
 	workers := flag.Int("workers", runtime.NumCPU(), "targets attacked in parallel")
 	only := flag.String("only", "", "run only the rows whose model or protection contains this")
+	tables := flag.String("tables", "main,dp,steps", "which tables: main (model × protection × batch), dp (DP over ε, one image), steps (4 local steps)")
 	flag.Parse()
-	if err := run(*targets, *iters, *hidden, *lr, *seedFlag, *workers, *only); err != nil {
+	if err := run(*targets, *iters, *hidden, *lr, *seedFlag, *workers, *only, *tables); err != nil {
 		fmt.Fprintln(os.Stderr, "inversion:", err)
 		os.Exit(1)
 	}
@@ -54,7 +55,8 @@ const (
 	rounds     = 10   // the quickstart's rounds: the DP budget covers 10 releases
 )
 
-func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers int, only string) error {
+func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers int, only, tables string) error {
+	want := func(t string) bool { return strings.Contains(","+tables+",", ","+t+",") }
 	var hid []int
 	for _, f := range strings.Split(hiddenFlag, ",") {
 		h, err := strconv.Atoi(strings.TrimSpace(f))
@@ -84,10 +86,7 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 	}
 	priorPix := inversion.Pixels(prior, mean, std)
 
-	models := []struct {
-		name string
-		spec nn.Spec
-	}{
+	models := []model{
 		{"logreg", nn.Spec{Kind: "logreg", Input: []int{1, 28, 28}, Classes: 10}},
 		{"MLP " + hiddenFlag, nn.Spec{Kind: "mlp", Input: []int{1, 28, 28}, Hidden: hid, Classes: 10}},
 	}
@@ -110,6 +109,30 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 			fmt.Printf("# %s: clip %g, noise multiplier z = %.4f (privacy.Calibrate, δ = %g, %d rounds, RDP), noise sd %.4f a coordinate\n", p.Name(), clip, z, delta, rounds, z*clip)
 		}
 	}
+	if want("main") {
+		if err := mainTable(models, protections, own, prior, priorPix, train, targets, iters, workers, lr, sd, only, mean, std); err != nil {
+			return err
+		}
+	}
+	if want("dp") {
+		if err := dpTable(models, own, priorPix, train, targets, workers, lr, sd, only, mean, std); err != nil {
+			return err
+		}
+	}
+	if want("steps") {
+		return stepsTable(models, own, prior, priorPix, train, targets, iters, workers, lr, sd, only, mean, std)
+	}
+	return nil
+}
+
+type model struct {
+	name string
+	spec nn.Spec
+}
+
+// mainTable: model × protection × batch size.
+func mainTable(models []model, protections []inversion.Protection, own, prior, priorPix []float64, train *data.Dataset,
+	targets, iters, workers int, lr float64, sd uint64, only string, mean, std float64) error {
 	fmt.Println()
 	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
 	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
@@ -136,10 +159,43 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 		}
 		base.Close()
 	}
-	// A node's update after several local steps (survey §2: nodes train
-	// locally before they share): 4 steps of B samples each, no
-	// protection; the attack reads −u/(4 lr) as the mean gradient of the
-	// 4B samples.
+	return nil
+}
+
+// dpTable: where DP stops the attack, node-level DP over a range of ε,
+// one image (the analytic inversion and iDLG, which take no time).
+func dpTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+	fmt.Printf("\nNode-level DP from ε = 8 up, one image a target (clip %g, δ = %g, %d rounds; z from privacy.Calibrate):\n\n", clip, delta, rounds)
+	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
+	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for mi, md := range models {
+		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("DP", only) {
+			continue
+		}
+		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err != nil {
+			return err
+		}
+		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own)}
+		for ei, eps := range []float64{8, 64, 512, 4096, 32768, 262144} {
+			p := inversion.Protection{Kind: "dp", Epsilon: eps, Delta: delta, Clip: clip, Rounds: rounds}
+			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 98, uint64(ei)}, 1, 1, p, priorPix, mean, std); err != nil {
+				return err
+			}
+		}
+		base.Close()
+	}
+	return nil
+}
+
+// stepsTable: a node's update after several local steps (nodes train
+// locally before they share): 4 steps of B samples each, no protection; the attack reads −u/(4 lr) as the mean gradient of the
+// 4B samples.
+func stepsTable(models []model, own, prior, priorPix []float64, train *data.Dataset, targets, iters, workers int, lr float64, sd uint64, only string, mean, std float64) error {
 	const steps = 4
 	fmt.Printf("\nAfter %d local steps of B samples each (no protection; the view covers %d·B samples):\n\n", steps, steps)
 	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
