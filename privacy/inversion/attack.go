@@ -80,6 +80,9 @@ func (a *Attacker) Invert(view []float32, n int, rng *rand.Rand) (Outcome, error
 	if n == 1 {
 		return Outcome{Labels: []int{a.Net.LabelOne(g)}, Recon: a.Net.Analytic(g), Method: "analytic"}, nil
 	}
+	if len(a.MeanProbs) != a.Net.Classes() {
+		return Outcome{}, fmt.Errorf("inversion: %d mean probabilities for %d classes (a batch's label counts need them)", len(a.MeanProbs), a.Net.Classes())
+	}
 	labels := a.Net.LabelCounts(g, n, a.MeanProbs)
 	x, obj := a.Net.DLG(g, labels, a.DLG, rng)
 	return Outcome{Labels: labels, Recon: x, Method: "DLG", Objective: obj}, nil

@@ -26,9 +26,10 @@ type Net struct {
 	off []int
 }
 
-// NetOf copies model m's parameters. Only models whose gradient is a
-// function of the batch alone qualify: logreg and an MLP without batch
-// norm or dropout, under the softmax head.
+// NetOf copies model m's parameters. Logreg and an MLP under the
+// softmax head qualify, the MLP without dropout (its masks are random
+// and the attacker does not see them) or batch norm (its gradient couples
+// the batch's samples: not modelled here).
 func NetOf(m *nn.Model) (*Net, error) {
 	s := m.Spec()
 	if s.Head != "" && s.Head != "softmax" {
@@ -39,7 +40,7 @@ func NetOf(m *nn.Model) (*Net, error) {
 	case "logreg":
 	case "mlp":
 		if s.BatchNorm || s.Dropout > 0 {
-			return nil, fmt.Errorf("inversion: MLP with batch norm or dropout: the gradient is not a function of the batch alone")
+			return nil, fmt.Errorf("inversion: MLP with batch norm or dropout: not modelled")
 		}
 		sizes = append(sizes, s.Hidden...)
 	default:
