@@ -40,7 +40,7 @@ func main() {
 	seedFlag := flag.Uint64("seed", 1, "seed of models, noise and DLG starts")
 	workers := flag.Int("workers", runtime.NumCPU(), "targets attacked in parallel")
 	only := flag.String("only", "", "run only the rows whose model or protection contains this")
-	tables := flag.String("tables", "main,dp,steps", "which tables: main (model × protection × batch), dp (DP over ε, one image), steps (4 local steps)")
+	tables := flag.String("tables", "main,dp,steps", "which tables: main (model × protection × batch), dp (DP over ε, one image), sd (state decomposition over ρ, one image), steps (4 local steps)")
 	flag.Parse()
 	if err := run(*targets, *iters, *hidden, *lr, *seedFlag, *workers, *only, *tables); err != nil {
 		fmt.Fprintln(os.Stderr, "inversion:", err)
@@ -116,6 +116,11 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 	}
 	if want("dp") {
 		if err := dpTable(models, own, priorPix, train, targets, workers, lr, sd, only, mean, std); err != nil {
+			return err
+		}
+	}
+	if want("sd") {
+		if err := sdTable(models, own, priorPix, train, targets, workers, lr, sd, only, mean, std); err != nil {
 			return err
 		}
 	}
@@ -349,4 +354,34 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%s, %d CPUs, %s", model, runtime.NumCPU(), runtime.Version())
+}
+
+// sdTable: state decomposition over the offset's scale ρ, one image (the
+// analytic inversion and iDLG).
+func sdTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+	fmt.Printf("\nState decomposition over the offset's scale ρ (s = ρ‖u‖/√d a coordinate), one image a target:\n\n")
+	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
+	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for mi, md := range models {
+		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("state decomp.", only) {
+			continue
+		}
+		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err != nil {
+			return err
+		}
+		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own)}
+		for ri, rho := range []float64{1, 4, 16, 64, 256} {
+			p := inversion.Protection{Kind: "sd", Rho: rho}
+			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 97, uint64(ri)}, 1, 1, p, priorPix, mean, std); err != nil {
+				return err
+			}
+		}
+		base.Close()
+	}
+	return nil
 }
