@@ -1,0 +1,387 @@
+// Command inversion measures what a curious neighbour reconstructs from
+// one shared round update of trellis's dense models on MNIST (package
+// privacy/inversion): label recovery rate and reconstruction error
+// against the dataset-mean baseline, per model × protection × batch size.
+//
+//	go run ./bench/inversion [-targets 20] [-iters 300] [-hidden 256,128]
+//
+// Each target is a node's batch of B training images (samples of its own,
+// disjoint from every other target's); its update is one SGD step of rate
+// -lr from the model's seed-drawn start (nn's own step). A secure-
+// aggregation group adds the updates of K − 1 other nodes' batches. The
+// attacker's own data is 1,000 MNIST test images (its prior image and
+// mean prediction). Everything is seeded: the table is the same on every
+// run and machine up to float rounding.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/internal/seed"
+	"github.com/trellis-fl/trellis/nn"
+	"github.com/trellis-fl/trellis/privacy/inversion"
+)
+
+func main() {
+	targets := flag.Int("targets", 20, "targets (victim batches) per table cell")
+	iters := flag.Int("iters", 300, "DLG iterations")
+	hidden := flag.String("hidden", "256,128", "the MLP's hidden widths (trellis's default MNIST MLP)")
+	lr := flag.Float64("lr", 0.05, "the nodes' local step size")
+	seedFlag := flag.Uint64("seed", 1, "seed of models, noise and DLG starts")
+	workers := flag.Int("workers", runtime.NumCPU(), "targets attacked in parallel")
+	only := flag.String("only", "", "run only the rows whose model or protection contains this")
+	tables := flag.String("tables", "main,dp,steps", "which tables: main (model × protection × batch), dp (DP over ε, one image), sd (state decomposition over ρ, one image), steps (4 local steps)")
+	flag.Parse()
+	if err := run(*targets, *iters, *hidden, *lr, *seedFlag, *workers, *only, *tables); err != nil {
+		fmt.Fprintln(os.Stderr, "inversion:", err)
+		os.Exit(1)
+	}
+}
+
+const (
+	maxK, maxB = 10, 8
+	delta      = 1e-3 // the privacy presets' δ
+	clip       = 1.0  // and clip
+	rounds     = 10   // the quickstart's rounds: the DP budget covers 10 releases
+)
+
+func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers int, only, tables string) error {
+	want := func(t string) bool { return strings.Contains(","+tables+",", ","+t+",") }
+	var hid []int
+	for _, f := range strings.Split(hiddenFlag, ",") {
+		h, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("-hidden %q: %v", hiddenFlag, err)
+		}
+		hid = append(hid, h)
+	}
+	per := maxK * maxB
+	tt, err := data.MNISTShard(func(d *data.Dataset) ([]int32, error) { return d.All()[:targets*per], nil })
+	if err != nil {
+		return err
+	}
+	train, test := tt.Train, tt.Test
+	D := train.RowLen()
+	mean, std := float64(train.Norm.Mean[0]), float64(train.Norm.Std[0])
+	// The attacker's own data: 1,000 test images.
+	own := make([]float64, 1000*D)
+	prior := make([]float64, D)
+	row := make([]float32, D)
+	for i := range 1000 {
+		test.CopyRow(row, i)
+		for j, v := range row {
+			own[i*D+j] = float64(v)
+			prior[j] += float64(v) / 1000
+		}
+	}
+	priorPix := inversion.Pixels(prior, mean, std)
+
+	models := []model{
+		{"logreg", nn.Spec{Kind: "logreg", Input: []int{1, 28, 28}, Classes: 10}},
+		{"MLP " + hiddenFlag, nn.Spec{Kind: "mlp", Input: []int{1, 28, 28}, Hidden: hid, Classes: 10}},
+	}
+	protections := []inversion.Protection{
+		{Kind: "none"},
+		{Kind: "dp", Epsilon: 8, Delta: delta, Clip: clip, Rounds: rounds},
+		{Kind: "dp", Epsilon: 1, Delta: delta, Clip: clip, Rounds: rounds},
+		{Kind: "secagg", K: 4},
+		{Kind: "secagg", K: 10},
+		{Kind: "sd", Rho: 1},
+	}
+	fmt.Printf("# %s\n", machine())
+	fmt.Printf("# MNIST, %d targets a cell, local step lr %g, DLG %d Adam iterations (lr 0.1, cosine decay), seed %d\n", targets, lr, iters, sd)
+	for _, p := range protections {
+		if p.Kind == "dp" {
+			z, err := p.Multiplier()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("# %s: clip %g, noise multiplier z = %.4f (privacy.Calibrate, δ = %g, %d rounds, RDP), noise sd %.4f a coordinate\n", p.Name(), clip, z, delta, rounds, z*clip)
+		}
+	}
+	if want("main") {
+		if err := mainTable(models, protections, own, prior, priorPix, train, targets, iters, workers, lr, sd, only, mean, std); err != nil {
+			return err
+		}
+	}
+	if want("dp") {
+		if err := dpTable(models, own, priorPix, train, targets, workers, lr, sd, only, mean, std); err != nil {
+			return err
+		}
+	}
+	if want("sd") {
+		if err := sdTable(models, own, priorPix, train, targets, workers, lr, sd, only, mean, std); err != nil {
+			return err
+		}
+	}
+	if want("steps") {
+		return stepsTable(models, own, prior, priorPix, train, targets, iters, workers, lr, sd, only, mean, std)
+	}
+	return nil
+}
+
+type model struct {
+	name string
+	spec nn.Spec
+}
+
+// mainTable: model × protection × batch size.
+func mainTable(models []model, protections []inversion.Protection, own, prior, priorPix []float64, train *data.Dataset,
+	targets, iters, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+	fmt.Println()
+	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
+	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for mi, md := range models {
+		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err != nil {
+			return err
+		}
+		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own),
+			DLG: inversion.DLGConfig{Iterations: iters, LR: 0.1, Lo: -mean / std, Hi: (1 - mean) / std, Prior: prior, InitNoise: 0.5}}
+		for pi, p := range protections {
+			if only != "" && !strings.Contains(md.name, only) && !strings.Contains(p.Name(), only) {
+				continue
+			}
+			for _, b := range []int{1, maxB} {
+				if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), uint64(pi), uint64(b)}, b, 1, p, priorPix, mean, std); err != nil {
+					return err
+				}
+			}
+		}
+		base.Close()
+	}
+	return nil
+}
+
+// dpTable: where DP stops the attack, node-level DP over a range of ε,
+// one image (the analytic inversion and iDLG, which take no time).
+func dpTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+	fmt.Printf("\nNode-level DP from ε = 8 up, one image a target (clip %g, δ = %g, %d rounds; z from privacy.Calibrate):\n\n", clip, delta, rounds)
+	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
+	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for mi, md := range models {
+		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("DP", only) {
+			continue
+		}
+		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err != nil {
+			return err
+		}
+		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own)}
+		for ei, eps := range []float64{8, 64, 512, 4096, 32768, 262144} {
+			p := inversion.Protection{Kind: "dp", Epsilon: eps, Delta: delta, Clip: clip, Rounds: rounds}
+			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 98, uint64(ei)}, 1, 1, p, priorPix, mean, std); err != nil {
+				return err
+			}
+		}
+		base.Close()
+	}
+	return nil
+}
+
+// stepsTable: a node's update after several local steps (nodes train
+// locally before they share): 4 steps of B samples each, no protection; the attack reads −u/(4 lr) as the mean gradient of the
+// 4B samples.
+func stepsTable(models []model, own, prior, priorPix []float64, train *data.Dataset, targets, iters, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+	const steps = 4
+	fmt.Printf("\nAfter %d local steps of B samples each (no protection; the view covers %d·B samples):\n\n", steps, steps)
+	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
+	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for mi, md := range models {
+		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("none", only) {
+			continue
+		}
+		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err != nil {
+			return err
+		}
+		att := inversion.Attacker{Net: net, LR: lr, Steps: steps, MeanProbs: net.MeanProbs(own),
+			DLG: inversion.DLGConfig{Iterations: iters, LR: 0.1, Lo: -mean / std, Hi: (1 - mean) / std, Prior: prior, InitNoise: 0.5}}
+		for _, b := range []int{1, maxB} {
+			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 99, uint64(b)}, b, steps, inversion.Protection{Kind: "none"}, priorPix, mean, std); err != nil {
+				return err
+			}
+		}
+		base.Close()
+	}
+	return nil
+}
+
+// cell attacks targets batches of b samples (each node takes steps local
+// steps) under protection p and prints the table row of the means.
+func cell(name string, base *nn.Model, att *inversion.Attacker, train *data.Dataset, targets, workers int, sd uint64, ids []uint64,
+	b, steps int, p inversion.Protection, priorPix []float64, mean, std float64) error {
+	start := time.Now()
+	res := make([]score, targets)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	var firstErr error
+	var mu sync.Mutex
+	for range max(workers, 1) {
+		m := base.Clone()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer m.Close()
+			for t := range next {
+				rng := seed.Stream(sd, seed.Attack, append(ids[:len(ids):len(ids)], uint64(t))...)
+				s, err := attack(m, att, train, t*maxK*maxB, b, steps, p, rng, priorPix, mean, std)
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+				}
+				res[t] = s
+			}
+		}()
+	}
+	for t := range targets {
+		next <- t
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	var avg score
+	for _, s := range res {
+		avg.labels += s.labels / float64(targets)
+		avg.mse += s.mse / float64(targets)
+		avg.psnr += s.psnr / float64(targets)
+		avg.base += s.base / float64(targets)
+		avg.norm += s.norm / float64(targets)
+	}
+	method := "analytic"
+	if b*steps*p.Group() > 1 {
+		method = "DLG"
+	}
+	fmt.Printf("| %s | %s | %d | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.0f |\n", name, p.Name(), b, method,
+		100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, time.Since(start).Seconds())
+	return nil
+}
+
+// score is one target's: the fraction of its labels recovered, its images'
+// mean reconstruction MSE and PSNR (pixels in [0, 1]), the mean image's
+// MSE, the norm of its update.
+type score struct{ labels, mse, psnr, base, norm float64 }
+
+func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, steps int, p inversion.Protection,
+	rng *rand.Rand, prior []float64, mean, std float64) (score, error) {
+	D := train.RowLen()
+	k := p.Group()
+	updates := make([][]float32, k)
+	var truth []float64
+	var labels []int
+	n := b * steps // one node's samples
+	x := make([]float32, n*D)
+	y := make([]int, n)
+	for j := range k {
+		for i := range n {
+			train.CopyRow(x[i*D:(i+1)*D], lo+j*n+i)
+			y[i] = train.Y[lo+j*n+i]
+		}
+		if j == 0 {
+			for _, v := range x {
+				truth = append(truth, float64(v))
+			}
+			labels = append(labels, y...)
+		}
+		u, err := inversion.Update(m, x, y, b, att.LR)
+		if err != nil {
+			return score{}, err
+		}
+		updates[j] = u
+	}
+	var s score
+	for _, v := range updates[0] {
+		s.norm += float64(v) * float64(v)
+	}
+	s.norm = math.Sqrt(s.norm)
+	view, err := p.View(updates, rng)
+	if err != nil {
+		return score{}, err
+	}
+	out, err := att.Invert(view, n*k, rng)
+	if err != nil {
+		return score{}, err
+	}
+	guess := out.Labels
+	if k > 1 {
+		guess = inversion.TopLabels(out.Labels, n)
+	}
+	s.labels = float64(inversion.LabelHits(guess, labels)) / float64(n)
+	truthPix := inversion.Pixels(truth, mean, std)
+	errs := inversion.Match(truthPix, inversion.Pixels(out.Recon, mean, std), D)
+	for i, e := range errs {
+		s.mse += e / float64(n)
+		s.psnr += inversion.PSNR(max(e, 1e-10)) / float64(n)
+		s.base += inversion.MSE(prior, truthPix[i*D:(i+1)*D]) / float64(n)
+	}
+	return s, nil
+}
+
+// machine is the CPU model and the core count, for the record.
+func machine() string {
+	model := runtime.GOARCH
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d CPUs, %s", model, runtime.NumCPU(), runtime.Version())
+}
+
+// sdTable: state decomposition over the offset's scale ρ, one image (the
+// analytic inversion and iDLG).
+func sdTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+	fmt.Printf("\nState decomposition over the offset's scale ρ (s = ρ‖u‖/√d a coordinate), one image a target:\n\n")
+	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
+	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for mi, md := range models {
+		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("state decomp.", only) {
+			continue
+		}
+		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err != nil {
+			return err
+		}
+		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own)}
+		for ri, rho := range []float64{1, 4, 16, 64, 256} {
+			p := inversion.Protection{Kind: "sd", Rho: rho}
+			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 97, uint64(ri)}, 1, 1, p, priorPix, mean, std); err != nil {
+				return err
+			}
+		}
+		base.Close()
+	}
+	return nil
+}
