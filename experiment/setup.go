@@ -210,8 +210,8 @@ type plan struct {
 	// globalTest is the global test set the nodes evaluate on: the
 	// data's, or Build's decoded copy of it.
 	globalTest *data.Dataset
-	byz       []int
-	flip      attack.DataAttack
+	byz        []int
+	flip       attack.DataAttack
 	// pool lends the nodes' models their scratch (Build); nil: each model
 	// owns its own (BuildNode, a node process).
 	pool *nn.Pool
