@@ -53,7 +53,41 @@ func TestEnsureRoomRaisesABindingLimit(t *testing.T) {
 	if after := debug.SetMemoryLimit(-1); after != before {
 		t.Fatalf("ensureRoom moved a limit with room from %d to %d B", before, after)
 	}
+	// A goal GOGC sets, a little above a small heap, under a limit far
+	// above it: no reason to raise the limit.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	heapLimit.Lock()
+	heapLimit.limit = 1 << 40
+	heapLimit.Unlock()
+	debug.SetMemoryLimit(1 << 40)
+	runtime.GC()
+	if heap, goal := readLive(t), readGoal(t); goal-heap >= heapHeadroom(heap)/2 {
+		t.Fatalf("GOGC=10 leaves %d B of room over %d B: the case needs less than half a headroom", goal-heap, heap)
+	}
+	ensureRoom()
+	if after := debug.SetMemoryLimit(-1); after != 1<<40 {
+		t.Fatalf("ensureRoom raised a limit that does not bind (GOGC sets the goal) from %d to %d B", int64(1<<40), after)
+	}
 	runtime.KeepAlive(live)
+}
+
+func TestLimitBinds(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		live, goal int64
+		gogc       uint64
+		want       bool
+	}{
+		{100 * mib, 200 * mib, 100, false}, // GOGC's goal
+		{100 * mib, 150 * mib, 100, true},  // below GOGC's: the limit's
+		{100 * mib, 105 * mib, 10, true},
+		{100 * mib, 112 * mib, 10, false},
+		{100 * mib, 500 * mib, math.MaxUint64, true}, // GOGC=off
+	} {
+		if got := limitBinds(c.live, c.goal, c.gogc); got != c.want {
+			t.Errorf("limitBinds(live %d MiB, goal %d MiB, GOGC %d) = %v, want %v", c.live/mib, c.goal/mib, c.gogc, got, c.want)
+		}
+	}
 }
 
 func readLive(t *testing.T) int64 { return readMetric(t, "/gc/heap/live:bytes") }
