@@ -109,6 +109,25 @@ func (d *Dataset) value(i, j int) float32 {
 	return d.X[k]
 }
 
+// Decoded is d with its values as float32 (X), for a dataset every
+// reader decodes over and over: a coded dataset (Codes) becomes a copy
+// that shares everything but the values, four times their memory and no
+// decoding in batchers (which then copy rows); any other is d itself.
+// The values are Levels' own, bit for bit.
+func (d *Dataset) Decoded() *Dataset {
+	if d.Levels == nil {
+		return d
+	}
+	out := *d
+	out.X = make([]float32, len(d.Codes))
+	l := d.RowLen()
+	for r := range len(d.Codes) / l {
+		d.decode(out.X[r*l:(r+1)*l], r)
+	}
+	out.Codes, out.Levels = nil, nil
+	return &out
+}
+
 // decode writes stored row r of a coded dataset into dst.
 func (d *Dataset) decode(dst []float32, r int) {
 	for k, c := range d.Codes[r*len(dst) : (r+1)*len(dst)] {

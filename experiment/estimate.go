@@ -540,8 +540,14 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		// sample's (everySample), with each sample's row position.
 		all := int64(d.Train + d.Test)
 		b := alloc(mul(int64(d.Train), row)) + alloc(mul(int64(d.Test), row)) + alloc(8*all) + alloc(4*all)
-		shared(fmt.Sprintf("dataset %s (bytes)", c.Data.Dataset), b,
-			fmt.Sprintf("%s + %s samples × %s bytes, labels and row positions", group(int64(d.Train)), group(int64(d.Test)), group(row)))
+		how := fmt.Sprintf("%s + %s samples × %s bytes, labels and row positions", group(int64(d.Train)), group(int64(d.Test)), group(row))
+		if global > 0 {
+			// Every node evaluates on the global test set: the
+			// simulator decodes it once (data.Dataset.Decoded).
+			b += floats(mul(int64(d.Test), row))
+			how += "; the test samples decoded once, as float32"
+		}
+		shared(fmt.Sprintf("dataset %s (bytes)", c.Data.Dataset), b, how)
 	} else {
 		b, how := ds(int64(d.Train))+ds(int64(d.Test)), fmt.Sprintf("%s + %s samples × %s float32, labels", group(int64(d.Train)), group(int64(d.Test)), group(row))
 		if shard {
@@ -715,7 +721,7 @@ func (e *Estimate) setGarbage(k int) {
 	if e.Kind == "run" && heapHeadroom(heap) < most {
 		// `trellis run` sets a soft memory limit this far above the live
 		// heap (LimitHeap).
-		most, bound = heapHeadroom(heap), "at most the memory limit's headroom (a thirty-second of the live heap, at least 64 MiB)"
+		most, bound = heapHeadroom(heap), "at most the memory limit's headroom (a sixty-fourth of the live heap, at least 64 MiB)"
 	}
 	if g := min(most, mul(int64(max(0, k)), e.RoundGarbage)); g > 0 {
 		e.Parts = append(e.Parts, EstimatePart{Name: "garbage between collections", Each: g, Count: 1, Garbage: true,

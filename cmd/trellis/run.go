@@ -25,6 +25,7 @@ func runCmd(o *options, name string) *cobra.Command {
 	}
 	var sets []string
 	var force, keepGoing bool
+	var cpuProfile string
 	var sf shardFlags
 	var mf memFlags
 	dash := &dashFlag{}
@@ -74,6 +75,11 @@ redoes the runs.` + shardHelp + memHelp,
 			if err != nil {
 				return err
 			}
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			bar := newProgress(o.stderr, o.quiet)
 			res, err := experiment.RunSweepWith(cmd.Context(), cfg, out, experiment.SweepOptions{
 				Force: force, KeepGoing: keepGoing, Shard: shard, Live: live,
@@ -101,6 +107,7 @@ redoes the runs.` + shardHelp + memHelp,
 	f.StringArrayVar(&sets, "set", nil, "KEY=VALUE: override one config key (repeatable), e.g. --set rounds=5 --set strategy.rule=krum")
 	f.BoolVar(&force, "force", false, "redo runs whose directories hold another config's (or a finished) run")
 	f.BoolVar(&keepGoing, "keep-going", false, "record a failed run and go on with the next")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "FILE: write a CPU profile of the runs to FILE (read it with `go tool pprof`)")
 	sf.add(c)
 	mf.register(c, true)
 	dash.register(c)
