@@ -171,10 +171,21 @@ func mainTable(models []model, protections []inversion.Protection, own, prior, p
 // one image (the analytic inversion and iDLG, which take no time).
 func dpTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
 	fmt.Printf("\nNode-level DP from ε = 8 up, one image a target (clip %g, δ = %g, %d rounds; z from privacy.Calibrate):\n\n", clip, delta, rounds)
+	var ps []inversion.Protection
+	for _, eps := range []float64{8, 64, 512, 4096, 32768, 262144} {
+		ps = append(ps, inversion.Protection{Kind: "dp", Epsilon: eps, Delta: delta, Clip: clip, Rounds: rounds})
+	}
+	return sweepTable(models, "DP", 98, ps, own, priorPix, train, targets, workers, lr, sd, only, mean, std)
+}
+
+// sweepTable prints the one-image table of each model (those only
+// selects) under each protection of ps; stream keeps its cells' random
+// streams apart from the other tables'.
+func sweepTable(models []model, label string, stream uint64, ps []inversion.Protection, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
 	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
 	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
 	for mi, md := range models {
-		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("DP", only) {
+		if only != "" && !strings.Contains(md.name, only) && !strings.Contains(label, only) {
 			continue
 		}
 		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
@@ -186,9 +197,8 @@ func dpTable(models []model, own, priorPix []float64, train *data.Dataset, targe
 			return err
 		}
 		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own)}
-		for ei, eps := range []float64{8, 64, 512, 4096, 32768, 262144} {
-			p := inversion.Protection{Kind: "dp", Epsilon: eps, Delta: delta, Clip: clip, Rounds: rounds}
-			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 98, uint64(ei)}, 1, 1, p, priorPix, mean, std); err != nil {
+		for pi, p := range ps {
+			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), stream, uint64(pi)}, 1, 1, p, priorPix, mean, std); err != nil {
 				return err
 			}
 		}
@@ -360,28 +370,9 @@ func machine() string {
 // analytic inversion and iDLG).
 func sdTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
 	fmt.Printf("\nState decomposition over the offset's scale ρ (s = ρ‖u‖/√d a coordinate), one image a target:\n\n")
-	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
-	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
-	for mi, md := range models {
-		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("state decomp.", only) {
-			continue
-		}
-		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
-		if err != nil {
-			return err
-		}
-		net, err := inversion.NetOf(base)
-		if err != nil {
-			return err
-		}
-		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own)}
-		for ri, rho := range []float64{1, 4, 16, 64, 256} {
-			p := inversion.Protection{Kind: "sd", Rho: rho}
-			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 97, uint64(ri)}, 1, 1, p, priorPix, mean, std); err != nil {
-				return err
-			}
-		}
-		base.Close()
+	var ps []inversion.Protection
+	for _, rho := range []float64{1, 4, 16, 64, 256} {
+		ps = append(ps, inversion.Protection{Kind: "sd", Rho: rho})
 	}
-	return nil
+	return sweepTable(models, "state decomp.", 97, ps, own, priorPix, train, targets, workers, lr, sd, only, mean, std)
 }
