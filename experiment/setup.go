@@ -154,8 +154,8 @@ func (s Setup) Build() (*Built, error) {
 	}
 	// Every node evaluates on the same global test samples each evaluated
 	// round: decoded once here (a byte-coded set, data.Dataset.Decoded),
-	// they are copied instead of decoded each time, which was a fifth of a
-	// 1,000-node quickstart round.
+	// they are copied instead of decoded each time, which was a fifth of
+	// the CPU time of a quickstart round.
 	if p.global > 0 {
 		p.globalTest = p.globalTest.Decoded()
 	}
