@@ -67,6 +67,7 @@ func TestIgnoredSettingsAreRefused(t *testing.T) {
 	wantErr(t, "f_fraction out of range", krum+"rule = \"median\"\n[strategy.options]\nf_fraction = 5", "strategy.options.f_fraction = 5", "allowed range [0, 1]")
 	wantErr(t, "f_fraction on a rule without f", krum+"rule = \"median\"\n[strategy.options]\nf_fraction = 0.3", "strategy.options.f_fraction = 0.3", `rule "median" takes no f`)
 	wantErr(t, "f and f_fraction", krum+"rule = \"krum\"\nf = 1\n[strategy.options]\nf_fraction = 0.3", "strategy.options.f_fraction = 0.3", "f = 1 sets it too")
+	wantErr(t, "safe_area on a model", krum+"rule = \"safe_area\"\nf = 1", `strategy.rule = "safe_area"`, "at most 8 coordinates", "a rule for models: mean, median")
 	wantErr(t, "f_expected not 0 or 1", krum+"rule = \"krum\"\n[strategy.options]\nf_expected = 0.5", "strategy.options.f_expected = 0.5", "0 or 1")
 	wantErr(t, "unknown rule", krum+"rule = \"nnm+krumm\"", `strategy.rule = "nnm+krumm"`, `unknown rule "krumm"`)
 	wantErr(t, "exchange on fedavg", "[strategy]\nname = \"fedavg\"\nexchange = \"update\"", `strategy.exchange = "update"`, "only robust takes")
