@@ -178,7 +178,7 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 		c.validateDecaying(bad, finite)
 		return
 	default:
-		bad("privacy.mode", fmt.Sprintf("%q", p.Mode), `want "none", "node", "sample" or "laplace_decaying"`)
+		bad("privacy.mode", fmt.Sprintf("%q", p.Mode), `want "none", "node" or "sample", or "laplace_decaying"`)
 		return
 	}
 	if p.NoiseScale != 0 || p.NoiseDecay != 0 || p.StepDecay != 0 {

@@ -18,7 +18,7 @@ func TestDecayingKeysAreChecked(t *testing.T) {
 		{"mode = \"laplace_decaying\"\nclip = 0.0", "privacy.clip = 0: need a finite value > 0"},
 		{"mode = \"laplace_decaying\"\ndelta = 1e-5", "do not apply"},
 		{"mode = \"node\"\nnoise_multiplier = 1.0\nnoise_decay = 0.9", `keys of mode = "laplace_decaying"`},
-		{"mode = \"laplace\"", `privacy.mode = "laplace": want "none", "node", "sample" or "laplace_decaying"`},
+		{"mode = \"laplace\"", `privacy.mode = "laplace": want "none", "node" or "sample", or "laplace_decaying"`},
 	} {
 		_, err := Parse([]byte("[privacy]\n"+c.toml+"\n"), "p.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

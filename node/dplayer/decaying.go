@@ -216,7 +216,7 @@ func (l *Decaying) Release(out []*wire.Message) ([]*wire.Message, error) {
 func (l *Decaying) End(rd *node.Ready) error {
 	rd.Reports = append(rd.Reports, &node.PrivacyReport{
 		Mode: "laplace_decaying", Epsilon: l.eps, Delta: 0, Accountant: "pure",
-		Clip: DecayingClip(l.clip, l.p, l.round), // no multiplier: the scale b_k is c·q^k
+		Clip:     DecayingClip(l.clip, l.p, l.round), // no multiplier: the scale b_k is c·q^k
 		Releases: l.releases, Sampling: privacy.Unamplified().String(), Seeded: l.seeded,
 		Norm: l.norm, Clipped: l.clipped,
 	})
