@@ -49,3 +49,17 @@ func TestDecayingDefaults(t *testing.T) {
 		t.Errorf("set keys %+v", d)
 	}
 }
+
+// TestDecayingKeysCanBeSet: the decaying keys, left out of the defaults,
+// are still valid --set keys.
+func TestDecayingKeysCanBeSet(t *testing.T) {
+	c := Default()
+	for k, v := range map[string]string{"privacy.mode": "laplace_decaying", "privacy.noise_scale": "0.5", "privacy.noise_decay": "0.8", "privacy.step_decay": "0.7"} {
+		if err := c.Set(k, v); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+	}
+	if p := c.Privacy; p.NoiseScale != 0.5 || p.NoiseDecay != 0.8 || p.StepDecay != 0.7 {
+		t.Errorf("set %+v", p)
+	}
+}
