@@ -32,9 +32,9 @@ import (
 //
 // "laplace_decaying": differentially private distributed gradient descent
 // with decaying Laplace noise (the survey, §3.2.2, ref. [117];
-// dplayer.Decaying): round k's update is clipped to L1 norm clip·step_decay^k,
-// the node keeps that model, and the model it sends carries Laplace noise
-// of scale noise_scale·noise_decay^k; pure ε-DP (δ = 0), ε the geometric
+// dplayer.Decaying): round k's update is clipped to L1 norm clip·step_decay^k
+// and noised with Laplace noise of scale noise_scale·noise_decay^k, and the
+// node keeps and sends that noisy model; pure ε-DP (δ = 0), ε the geometric
 // sum dplayer.DecayingEpsilon. Set noise_scale or target_epsilon (neither:
 // target_epsilon = DefaultDecayingEpsilon over the run's rounds);
 // noise_decay and step_decay default to DefaultNoiseDecay and

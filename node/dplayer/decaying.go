@@ -17,32 +17,35 @@ import (
 // decaying Laplace noise (the survey, §3.2.2 and Table 4, ref. [117]):
 // in round k the round's update is clipped to L1 norm C·p^k — [117]'s
 // geometrically decaying step size γ_k = γ_0·p^k, as the bound on how far
-// one round's local training may move the model — and the node keeps the
-// clipped, un-noised model; every model vector it sends that round carries
-// the same Laplace noise η(k), i.i.d. Laplace(0, b_k) per coordinate with
-// b_k = c·q^k. The round's L1 sensitivity is Δ_k = 2·C·p^k (two adjacent
-// data sets move the model by two different clipped updates), so round k
-// is (Δ_k/b_k)-DP and the run after R released rounds is pure ε-DP
-// (δ = 0) with the geometric sum DecayingEpsilon.
+// one round's local training may move the model — and one Laplace vector
+// η(k), i.i.d. Laplace(0, b_k) per coordinate with b_k = c·q^k, is added
+// to it: the node keeps the noisy model, and it is what every model vector
+// of the round carries (one release). As in [117], where an agent mixes
+// its own noisy message with its neighbours', the next round then depends
+// on the node's data only through the noisy releases and its next clipped
+// update, so the round's L1 sensitivity is Δ_k = 2·C·p^k (two adjacent
+// data sets move the model by two different clipped updates) whatever the
+// strategy combines: round k is (Δ_k/b_k)-DP and the run after R released
+// rounds is pure ε-DP (δ = 0) with the geometric sum DecayingEpsilon.
 //
 // Only model vectors (strategy.TagModel) are released: anything else
 // (updates, trackers, start models) is refused with an error, since it
 // would be a second, unaccounted release of the round.
 type Decaying struct {
-	id                int
-	model             *nn.Model
-	random            seed.Source
-	src               privacy.Source
-	seeded            bool
-	clip, c, q, p     float64
-	round             int
-	start, noise, out []float32
-	drawn             bool // this round's noise was drawn (Outbox ran)
-	charged           bool // this round's release was charged
-	eps               float64
-	releases          int
-	norm              float64
-	clipped           bool
+	id            int
+	model         *nn.Model
+	random        seed.Source
+	src           privacy.Source
+	seeded        bool
+	clip, c, q, p float64
+	round         int
+	start, out    []float32
+	drawn         bool // this round's noise was drawn (Outbox ran)
+	charged       bool // this round's release was charged
+	eps           float64
+	releases      int
+	norm          float64
+	clipped       bool
 }
 
 // NewDecaying returns node id's decaying-Laplace layer over model (the
@@ -59,7 +62,7 @@ func NewDecaying(id int, model *nn.Model, random seed.Source, clip, c, q, p floa
 	n := model.NumParams()
 	return &Decaying{id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
 		clip: clip, c: c, q: q, p: p,
-		start: make([]float32, n), noise: make([]float32, n), out: make([]float32, n)}, nil
+		start: make([]float32, n), out: make([]float32, n)}, nil
 }
 
 func checkDecaying(clip, c, q, p float64) error {
@@ -147,8 +150,8 @@ func (l *Decaying) Begin(r int, _ node.Neighborhood) error {
 
 // Outbox implements node.Layer. At the round's first exchange phase, after
 // training and before the strategy shares: the update is clipped to
-// C·p^k (the kept model becomes start + clipped update, un-noised) and the
-// round's noise η(k) is drawn.
+// C·p^k and the round's noise η(k) drawn; the kept model becomes start +
+// clipped update + η(k).
 func (l *Decaying) Outbox(int) ([]*wire.Message, error) {
 	if l.drawn {
 		return nil, nil
@@ -165,25 +168,21 @@ func (l *Decaying) Outbox(int) ([]*wire.Message, error) {
 	l.clipped = privacy.ClipL1(u, DecayingClip(l.clip, l.p, l.round))
 	b := DecayingScale(l.c, l.q, l.round)
 	for i := range w {
-		w[i] = l.start[i] + u[i]
 		// The difference of two i.i.d. Exp(1) draws is Laplace(0, 1).
-		l.noise[i] = float32(b * (l.src.ExpFloat64() - l.src.ExpFloat64()))
+		w[i] = l.start[i] + u[i] + float32(b*(l.src.ExpFloat64()-l.src.ExpFloat64()))
 	}
 	l.drawn = true
 	return nil, nil
 }
 
-// Release implements node.Releaser: every model vector goes out as the
-// kept model plus the round's one noise draw (the same to every peer, so
-// the round is one release); other vectors are refused.
+// Release implements node.Releaser: every model vector must be the kept,
+// noisy model (the same to every peer, so the round is one release);
+// other vectors are refused.
 func (l *Decaying) Release(out []*wire.Message) ([]*wire.Message, error) {
 	if !l.drawn {
 		return nil, fmt.Errorf("decaying laplace layer: vectors to release before the round's noise was drawn")
 	}
 	w := l.model.Params()
-	for i := range w {
-		l.out[i] = w[i] + l.noise[i]
-	}
 	for _, m := range out {
 		if m.Kind != wire.KindVector {
 			continue
@@ -196,12 +195,10 @@ func (l *Decaying) Release(out []*wire.Message) ([]*wire.Message, error) {
 			return nil, fmt.Errorf("decaying laplace layer: a model vector of %d values, the model has %d", len(d), len(w))
 		}
 		for i := range d {
-			// The same copy may go to several peers: already noised is fine.
-			if math.Float32bits(d[i]) != math.Float32bits(w[i]) && math.Float32bits(d[i]) != math.Float32bits(l.out[i]) {
-				return nil, fmt.Errorf("decaying laplace layer: the model vector differs from the node's model at %d", i)
+			if math.Float32bits(d[i]) != math.Float32bits(w[i]) {
+				return nil, fmt.Errorf("decaying laplace layer: the model vector differs from the node's (noisy) model at %d", i)
 			}
 		}
-		copy(d, l.out)
 		if !l.charged {
 			l.eps += 2 * DecayingClip(l.clip, l.p, l.round) / DecayingScale(l.c, l.q, l.round)
 			l.releases++

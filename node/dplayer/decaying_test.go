@@ -26,9 +26,9 @@ func modelMsgs(w []float32) []*wire.Message {
 }
 
 // TestDecayingNoiseScaleAndDecay drives the layer alone with no training
-// over 5 rounds: what goes out is the kept model plus Laplace noise whose
-// mean absolute value (b for Laplace(0, b)) is c·q^k within 4 standard
-// errors, the same to every peer; the kept model is the un-noised one.
+// over 5 rounds: the kept model is the round's start plus Laplace noise
+// whose mean absolute value (b for Laplace(0, b)) is c·q^k within 4
+// standard errors, and what goes out to every peer is that noisy model.
 func TestDecayingNoiseScaleAndDecay(t *testing.T) {
 	m := bigModel(t, 5000) // 10002 parameters
 	const clip, c, q, p = 1.0, 0.7, 0.6, 0.5
@@ -41,7 +41,7 @@ func TestDecayingNoiseScaleAndDecay(t *testing.T) {
 		if err := l.Begin(k, node.Neighborhood{}); err != nil {
 			t.Fatal(err)
 		}
-		kept := append([]float32(nil), m.Params()...)
+		start := append([]float32(nil), m.Params()...)
 		if _, err := l.Outbox(0); err != nil {
 			t.Fatal(err)
 		}
@@ -52,10 +52,10 @@ func TestDecayingNoiseScaleAndDecay(t *testing.T) {
 		w := m.Params()
 		var abs, sum float64
 		for i := range w {
-			if w[i] != kept[i] {
-				t.Fatalf("round %d: the kept model was noised at %d", k, i)
+			if out[0].Payload.Data[i] != w[i] {
+				t.Fatalf("round %d: what goes out is not the kept model at %d", k, i)
 			}
-			e := float64(out[0].Payload.Data[i]) - float64(w[i])
+			e := float64(w[i]) - float64(start[i])
 			abs += math.Abs(e)
 			sum += e
 			if out[2].Payload.Data[i] != out[0].Payload.Data[i] {
@@ -74,11 +74,11 @@ func TestDecayingNoiseScaleAndDecay(t *testing.T) {
 }
 
 // TestDecayingClipsTheUpdate: an update of L1 norm 100 in round 3 is
-// clipped to C·p³ and kept, un-noised.
+// clipped to C·p³ (the noise made negligible: c = 10⁻³⁰).
 func TestDecayingClipsTheUpdate(t *testing.T) {
 	m := bigModel(t, 50)
 	const clip, p = 2.0, 0.5
-	l, err := NewDecaying(0, m, seed.Seeded(3), clip, 1, 0.9, p)
+	l, err := NewDecaying(0, m, seed.Seeded(3), clip, 1e-30, 0.9, p)
 	if err != nil {
 		t.Fatal(err)
 	}
