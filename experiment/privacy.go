@@ -212,6 +212,15 @@ type NodePrivacy struct {
 // run's records end with, as long as local training takes the configured
 // steps. It partitions the data as the run does; nothing is trained.
 func PrivacyOf(c config.Config) ([]NodePrivacy, error) {
+	if c.Privacy.Mode == "laplace_decaying" {
+		// Pure ε-DP, the same for every node: nothing per node to list.
+		dp := privacySetup(c)
+		nd, err := Setup{Rounds: c.Rounds, Privacy: dp}.nodeDP(1)
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
+	}
 	if !c.PrivacyOn() {
 		return nil, nil
 	}

@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/rundir"
@@ -50,5 +52,33 @@ func TestDecayingRunReportsTheGeometricSum(t *testing.T) {
 		if p := fin.Privacy; p == nil || math.Abs(p.HonestMaxEpsilon-want) > 1e-9 {
 			t.Errorf("final privacy %+v, want ε %v", fin.Privacy, want)
 		}
+	}
+}
+
+// The estimate counts the layer's two model-sized buffers per node.
+func TestDecayingEstimateCountsTheLayer(t *testing.T) {
+	cfg := tinyConfig(t, "[privacy]\nmode = \"laplace_decaying\"\nnoise_scale = 1.0\nclip = 1.0\n")
+	e, err := EstimateOf(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := part(t, e, "privacy layer (decaying Laplace)")
+	params := part(t, e, "model parameters")
+	if !p.PerNode || p.Each != 2*params.Each || p.Count != cfg.Nodes {
+		t.Errorf("privacy layer part %+v: want 2 × %d B (a model vector) for each of %d nodes", p, params.Each, cfg.Nodes)
+	}
+}
+
+// PrivacyOf, which lists the Gaussian modes' per-node calibration, answers
+// for this mode with its one ε, the closed form's.
+func TestDecayingPrivacyOfSaysTheEpsilon(t *testing.T) {
+	cfg := tinyConfig(t, "[privacy]\nmode = \"laplace_decaying\"\nnoise_scale = 4.0\nnoise_decay = 0.8\nstep_decay = 0.5\nclip = 2.0\n")
+	var want float64
+	for k := range cfg.Rounds {
+		want += 2 * 2.0 * math.Pow(0.5, float64(k)) / (4.0 * math.Pow(0.8, float64(k)))
+	}
+	_, err := PrivacyOf(cfg)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("ε = %.6g after %d rounds", want, cfg.Rounds)) {
+		t.Fatalf("PrivacyOf: %v; want the pure ε %.6g after %d rounds", err, want, cfg.Rounds)
 	}
 }
