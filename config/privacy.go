@@ -12,7 +12,7 @@ import (
 // Privacy is the [privacy] section: differential privacy of what the
 // nodes release (the survey, §3.1.1, docs/methods/privacy.md).
 //
-//	mode = "none" | "node" | "sample"
+//	mode = "none" | "node" | "sample" | "laplace_decaying"
 //
 // "node": each round's update is clipped to clip and noised with
 // N(0, (noise_multiplier·clip)²) once, before the strategy shares
@@ -29,6 +29,16 @@ import (
 // reports every node's ε, and calibrates target_epsilon, with the privacy
 // loss distribution accountant instead of RDP (tighter still; where it
 // cannot meet its tolerance the node reports RDP's ε and says so).
+//
+// "laplace_decaying": differentially private distributed gradient descent
+// with decaying Laplace noise (the survey, §3.2.2, ref. [117];
+// dplayer.Decaying): round k's update is clipped to L1 norm clip·step_decay^k
+// and noised with Laplace noise of scale noise_scale·noise_decay^k, and the
+// node keeps and sends that noisy model; pure ε-DP (δ = 0), ε the geometric
+// sum dplayer.DecayingEpsilon. Set noise_scale or target_epsilon (neither:
+// target_epsilon = DefaultDecayingEpsilon over the run's rounds);
+// noise_decay and step_decay default to DefaultNoiseDecay and
+// DefaultStepDecay.
 type Privacy struct {
 	Mode            string  `toml:"mode"`
 	NoiseMultiplier float64 `toml:"noise_multiplier"`
@@ -44,6 +54,12 @@ type Privacy struct {
 	// Accountant is the accountant of the reported ε and of target_epsilon's
 	// calibration: "" or "rdp" (the default) or "pld" (privacy.MethodPLD).
 	Accountant string `toml:"accountant,omitempty"`
+	// NoiseScale is c, the Laplace scale of round 0, NoiseDecay q and
+	// StepDecay p the per-round factors of the noise scale and of the L1
+	// clip bound (mode "laplace_decaying" only; 0: the default).
+	NoiseScale float64 `toml:"noise_scale,omitzero"`
+	NoiseDecay float64 `toml:"noise_decay,omitzero"`
+	StepDecay  float64 `toml:"step_decay,omitzero"`
 	// Audit, when present, runs the membership-inference audit on the
 	// final models at the end of the run (with or without DP).
 	Audit *Audit `toml:"audit,omitempty"`
@@ -115,6 +131,31 @@ func (a *Audit) validate(bad func(key string, val any, allowed string)) {
 	}
 }
 
+// The defaults of mode "laplace_decaying": q = 0.95 and p = 0.9 (p < q,
+// so that ε stays below (2C/c)/(1 − p/q) however long the run), and, with
+// neither noise_scale nor target_epsilon set, ε = 1 after the run's rounds.
+const (
+	DefaultNoiseDecay      = 0.95
+	DefaultStepDecay       = 0.9
+	DefaultDecayingEpsilon = 1.0
+)
+
+// Decaying is the [privacy] section of mode "laplace_decaying" with its
+// zero keys filled: noise_decay, step_decay, and target_epsilon when
+// noise_scale is not set either.
+func (p Privacy) Decaying() Privacy {
+	if p.NoiseDecay == 0 {
+		p.NoiseDecay = DefaultNoiseDecay
+	}
+	if p.StepDecay == 0 {
+		p.StepDecay = DefaultStepDecay
+	}
+	if p.NoiseScale == 0 && p.TargetEpsilon == 0 {
+		p.TargetEpsilon = DefaultDecayingEpsilon
+	}
+	return p
+}
+
 func defaultPrivacy() Privacy {
 	return Privacy{Mode: "none", Clip: 1, Sampling: "poisson"}
 }
@@ -128,15 +169,21 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 	if p.Audit != nil {
 		p.Audit.validate(bad)
 	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch p.Mode {
 	case "none":
 		return
 	case "node", "sample":
+	case "laplace_decaying":
+		c.validateDecaying(bad, finite)
+		return
 	default:
-		bad("privacy.mode", fmt.Sprintf("%q", p.Mode), `want "none", "node" or "sample"`)
+		bad("privacy.mode", fmt.Sprintf("%q", p.Mode), `want "none", "node" or "sample", or "laplace_decaying"`)
 		return
 	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if p.NoiseScale != 0 || p.NoiseDecay != 0 || p.StepDecay != 0 {
+		bad("privacy.noise_scale", p.NoiseScale, `noise_scale, noise_decay and step_decay are keys of mode = "laplace_decaying"`)
+	}
 	switch {
 	case p.NoiseMultiplier != 0 && p.TargetEpsilon != 0:
 		bad("privacy.noise_multiplier", p.NoiseMultiplier, "set noise_multiplier or target_epsilon, not both")
@@ -175,3 +222,32 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 
 // nodeDP is a node's DP setting: the noise multiplier (calibrated when
 // the config gives a target ε), δ and, at sample level, DP-SGD's
+
+// validateDecaying checks the keys of mode "laplace_decaying".
+func (c Config) validateDecaying(bad func(key string, val any, allowed string), finite func(float64) bool) {
+	p := c.Privacy
+	switch {
+	case p.NoiseScale != 0 && p.TargetEpsilon != 0:
+		bad("privacy.noise_scale", p.NoiseScale, "set noise_scale or target_epsilon, not both")
+	case p.NoiseScale != 0 && !(p.NoiseScale > 0 && finite(p.NoiseScale)):
+		bad("privacy.noise_scale", p.NoiseScale, "need a finite value > 0 (the Laplace scale c of round 0)")
+	case p.TargetEpsilon != 0 && !(p.TargetEpsilon > 0 && finite(p.TargetEpsilon)):
+		bad("privacy.target_epsilon", p.TargetEpsilon, "need a finite value > 0")
+	}
+	if p.NoiseDecay != 0 && !(p.NoiseDecay > 0 && p.NoiseDecay <= 1) {
+		bad("privacy.noise_decay", p.NoiseDecay, "allowed range (0, 1] (q: round k's scale is c·q^k; 0 means 0.95)")
+	}
+	if p.StepDecay != 0 && !(p.StepDecay > 0 && p.StepDecay <= 1) {
+		bad("privacy.step_decay", p.StepDecay, "allowed range (0, 1] (p: round k's L1 clip is clip·p^k; 0 means 0.9)")
+	}
+	if !(p.Clip > 0 && finite(p.Clip)) {
+		bad("privacy.clip", p.Clip, "need a finite value > 0 (the L1 bound of round 0's update)")
+	}
+	if p.NoiseMultiplier != 0 || p.Delta != 0 || p.Orders != "" || p.Accountant != "" {
+		bad("privacy.noise_multiplier", p.NoiseMultiplier, `mode = "laplace_decaying" is pure ε-DP with its own noise: noise_multiplier, delta, orders and accountant do not apply`)
+	}
+	switch c.Strategy.Name {
+	case "gradient_tracking", "ditto":
+		bad("privacy.mode", `"laplace_decaying"`, "strategy "+c.Strategy.Name+" sends vectors other than its model (gradient trackers, a model trained in Share): only the model is released with the round's noise")
+	}
+}

@@ -99,8 +99,8 @@ func (c Config) validateSecAgg(bad func(key string, val any, allowed string)) {
 		if !slices.Contains(acrossStrategies, c.Strategy.Name) || (c.Strategy.Name == "robust" && c.Strategy.Exchange == "update") {
 			bad("secagg.across", true, "the strategy must send its model only (one of "+fmt.Sprint(acrossStrategies)+", robust with exchange = \"model\"): the group mean replaces it")
 		}
-		if c.Privacy.Mode == "node" {
-			bad("secagg.across", true, "node-level DP covers the noisy model, not the group mean sent across; use across = false or privacy.mode = \"sample\"")
+		if c.Privacy.Mode == "node" || c.Privacy.Mode == "laplace_decaying" {
+			bad("secagg.across", true, "privacy.mode = \""+c.Privacy.Mode+"\" covers the noisy model, not the group mean sent across; use across = false or privacy.mode = \"sample\"")
 		}
 	} else if c.Strategy.Name != "fedavg" {
 		bad("strategy.name", fmt.Sprintf("%q", c.Strategy.Name), "secagg with across = false makes the group mean the model, which is fedavg's; set strategy.name = \"fedavg\", or across = true for a rule across the groups' means")

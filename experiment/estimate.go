@@ -451,6 +451,8 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		per("privacy layer (node-level DP)", 2*V, "the round's start and clipped update")
 	case "sample":
 		per("privacy layer (DP-SGD)", mf.PerSample, "per-sample norms and scales, the convolutions' per-sample gradients")
+	case "laplace_decaying":
+		per("privacy layer (decaying Laplace)", 2*V, "the round's start and the update being clipped")
 	}
 
 	// Trust layer (DMTT): a peer record per known node (its claim with

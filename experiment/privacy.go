@@ -29,6 +29,11 @@ type Privacy struct {
 	// Accountant is the accountant of the nodes' ε and of the calibration
 	// (privacy.MethodRDP unless the config says "pld").
 	Accountant privacy.Method
+	// Decaying selects decaying Laplace noise (dplayer.Decaying): NoiseScale
+	// is c (0: calibrated from TargetEpsilon over the run's rounds),
+	// NoiseDecay q, StepDecay p; Clip is the L1 bound of round 0.
+	Decaying                          bool
+	NoiseScale, NoiseDecay, StepDecay float64
 }
 
 // accountant is p.Accountant, privacy.MethodRDP when unset (a Setup built
@@ -42,6 +47,11 @@ func (p *Privacy) accountant() privacy.Method {
 
 // privacySetup is the Setup's Privacy (nil with mode = "none").
 func privacySetup(c config.Config) *Privacy {
+	if c.Privacy.Mode == "laplace_decaying" {
+		p := c.Privacy.Decaying()
+		return &Privacy{Decaying: true, TargetEpsilon: p.TargetEpsilon, Clip: p.Clip,
+			NoiseScale: p.NoiseScale, NoiseDecay: p.NoiseDecay, StepDecay: p.StepDecay}
+	}
 	if !c.PrivacyOn() {
 		return nil
 	}
@@ -72,6 +82,22 @@ func (s Setup) nodeDP(n int) (nodeDP, error) {
 	dp := s.Privacy
 	if n == 0 {
 		return nodeDP{}, fmt.Errorf("privacy: an empty training split")
+	}
+	if dp.Decaying {
+		// z is the Laplace scale c of round 0: NoiseScale, or Multiplier
+		// where a calibrated c was copied (an audit's shadow model), or
+		// calibrated from TargetEpsilon over the run's rounds.
+		c := dp.NoiseScale
+		if c == 0 {
+			c = dp.Multiplier
+		}
+		if c == 0 {
+			var err error
+			if c, err = dplayer.DecayingScaleFor(dp.TargetEpsilon, dp.Clip, dp.NoiseDecay, dp.StepDecay, s.Rounds); err != nil {
+				return nodeDP{}, fmt.Errorf("privacy.target_epsilon: %w", err)
+			}
+		}
+		return nodeDP{z: c, steps: s.Rounds, sampling: privacy.Unamplified()}, nil
 	}
 	delta := dp.Delta
 	if delta == 0 {
@@ -123,6 +149,14 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 	random := cfg.Random
 	if random == nil {
 		random = seed.Seeded(cfg.Seed)
+	}
+	if dp.Decaying {
+		l, err := dplayer.NewDecaying(i, cfg.Model, random, dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay)
+		if err != nil {
+			return fmt.Errorf("node %d: privacy: %w", i, err)
+		}
+		cfg.Layers = append(cfg.Layers, l)
+		return nil
 	}
 	if !dp.Sample {
 		l, err := dplayer.New(i, cfg.Model, random, dp.Clip, nd.z, nd.delta)
@@ -178,6 +212,15 @@ type NodePrivacy struct {
 // run's records end with, as long as local training takes the configured
 // steps. It partitions the data as the run does; nothing is trained.
 func PrivacyOf(c config.Config) ([]NodePrivacy, error) {
+	if c.Privacy.Mode == "laplace_decaying" {
+		// Pure ε-DP, the same for every node: nothing per node to list.
+		dp := privacySetup(c)
+		nd, err := Setup{Rounds: c.Rounds, Privacy: dp}.nodeDP(1)
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
+	}
 	if !c.PrivacyOn() {
 		return nil, nil
 	}
