@@ -220,9 +220,6 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 	}
 }
 
-// nodeDP is a node's DP setting: the noise multiplier (calibrated when
-// the config gives a target ε), δ and, at sample level, DP-SGD's
-
 // validateDecaying checks the keys of mode "laplace_decaying".
 func (c Config) validateDecaying(bad func(key string, val any, allowed string), finite func(float64) bool) {
 	p := c.Privacy
