@@ -118,6 +118,9 @@ var winoShapes = [][6]int{
 // result's scale; a wrong coefficient in any transform gives errors of the
 // order of the values themselves.
 func TestConvWinogradMatchesFloat64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every Winograd shape at 1 and 3 threads against float64: 3.5 s; the full suite runs it")
+	}
 	for _, sh := range winoShapes {
 		for _, threads := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%v/threads%d", sh, threads), func(t *testing.T) {

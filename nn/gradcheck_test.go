@@ -98,6 +98,9 @@ func TestGradientsMatchFloat64FiniteDifferences(t *testing.T) {
 // each layer's parameters (the FEMNIST CNN has 1.7 million, and each
 // reference pass costs tens of millions of float64 operations).
 func TestSpecModelsGradients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("finite differences through every layer of four models: 7 s; the full suite runs it")
+	}
 	specs := []struct {
 		Spec
 		batch, perLayer int

@@ -277,6 +277,9 @@ func BenchmarkPLD100kSteps(b *testing.B) {
 }
 
 func TestCalibrateWithPLD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a PLD calibration of 15 epochs of DP-SGD: 3.4 s; the full suite runs it")
+	}
 	// DP-SGD on MNIST for 15 epochs: PLD needs less noise than RDP for
 	// ε = 1.13, and the σ it returns meets the target by PLD.
 	s := Poisson(256.0 / 60000)

@@ -54,6 +54,9 @@ func TestFractionalOrdersBetweenIntegerNeighbours(t *testing.T) {
 // smooth and decays like a Gaussian, where the trapezoid rule converges
 // geometrically).
 func TestFractionalSeriesMatchesQuadrature(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the series against numerical quadrature on a grid: 3.5 s; the full suite runs it")
+	}
 	for _, q := range seriesRates[:5] { // q = 1 is the closed form α/(2σ²)
 		for _, s := range seriesSigmas {
 			for _, a := range []float64{1.3, 2.55, 6.55, 10.05, 20.5, 47.5, 63.5} {
