@@ -104,7 +104,7 @@ func (l *Laplace) Release(v []float32, src Source) (Released, error) {
 	if ok, at := vec.AllFinite(v); !ok {
 		return Released{}, fmt.Errorf("laplace mechanism: released vector holds a non-finite value at %d", at)
 	}
-	norm := l1(v)
+	norm := vec.SumAbs(v)
 	clipped := ClipL1(v, l.clip)
 	b := l.clip / l.eps
 	for i := range v {
@@ -124,7 +124,7 @@ func ClipL2(v []float32, c float64) bool {
 
 // ClipL1 is ClipL2 for the L1 norm.
 func ClipL1(v []float32, c float64) bool {
-	return clipTo(v, c, l1)
+	return clipTo(v, c, vec.SumAbs)
 }
 
 func clipTo(v []float32, c float64, norm func([]float32) float64) bool {
@@ -144,12 +144,4 @@ func clipTo(v []float32, c float64, norm func([]float32) float64) bool {
 		}
 	}
 	return true
-}
-
-func l1(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += math.Abs(float64(x))
-	}
-	return s
 }

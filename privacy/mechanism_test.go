@@ -174,7 +174,7 @@ func TestClippingExact(t *testing.T) {
 		for _, k := range []struct {
 			clip func([]float32, float64) bool
 			norm func([]float32) float64
-		}{{ClipL2, vec.Norm}, {ClipL1, l1}} {
+		}{{ClipL2, vec.Norm}, {ClipL1, vec.SumAbs}} {
 			copy(v, orig)
 			before := k.norm(v)
 			did := k.clip(v, c)

@@ -138,6 +138,15 @@ func SumSq(x []float32) float64 {
 // Norm returns the Euclidean norm of x.
 func Norm(x []float32) float64 { return math.Sqrt(SumSq(x)) }
 
+// SumAbs returns the L1 norm of x, sum_i |x[i]|, in float64.
+func SumAbs(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += math.Abs(float64(v))
+	}
+	return s
+}
+
 // SqDist returns ||x - y||^2 in float64.
 func SqDist(x, y []float32) float64 {
 	mustSameLen(len(x), len(y))

@@ -17,6 +17,9 @@ func TestKernelsAgainstHandValues(t *testing.T) {
 	if got := SumSq(x); got != 14 {
 		t.Errorf("SumSq = %v, want 14", got)
 	}
+	if got := SumAbs(x); got != 6 {
+		t.Errorf("SumAbs = %v, want 6", got)
+	}
 	if got := Norm([]float32{3, 4}); got != 5 {
 		t.Errorf("Norm = %v, want 5", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
 	"github.com/trellis-fl/trellis/strategy"
+	"github.com/trellis-fl/trellis/vec"
 	"github.com/trellis-fl/trellis/wire"
 )
 
@@ -161,10 +162,10 @@ func (l *Decaying) Outbox(int) ([]*wire.Message, error) {
 	for i := range w {
 		u[i] = w[i] - l.start[i]
 	}
-	if ok, at := finite(u); !ok {
+	if ok, at := vec.AllFinite(u); !ok {
 		return nil, fmt.Errorf("decaying laplace layer: the round's update holds a non-finite value at %d", at)
 	}
-	l.norm = l1norm(u)
+	l.norm = vec.SumAbs(u)
 	l.clipped = privacy.ClipL1(u, DecayingClip(l.clip, l.p, l.round))
 	b := DecayingScale(l.c, l.q, l.round)
 	for i := range w {
@@ -237,23 +238,6 @@ func (l *Decaying) Restore(b []byte) error {
 	l.eps = math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
 	l.releases = int(binary.LittleEndian.Uint64(b[9:]))
 	return nil
-}
-
-func l1norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += math.Abs(float64(x))
-	}
-	return s
-}
-
-func finite(v []float32) (bool, int) {
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return false, i
-		}
-	}
-	return true, 0
 }
 
 var _ node.Releaser = (*Decaying)(nil)
