@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
+
+	"github.com/trellis-fl/trellis/internal/cpu"
 )
 
 // Manifest records what a run needs to be re-run exactly.
@@ -60,23 +61,11 @@ type Manifest struct {
 // randomness, this binary's module and revision, this machine.
 func NewManifest(name string, seed uint64, randomness string) Manifest {
 	m := Manifest{Name: name, Seed: seed, GoVersion: runtime.Version(), GOOS: runtime.GOOS,
-		GOARCH: runtime.GOARCH, CPU: cpuName(), GOMAXPROCS: runtime.GOMAXPROCS(0), Start: time.Now().UTC(),
+		GOARCH: runtime.GOARCH, CPU: cpu.ModelName(), GOMAXPROCS: runtime.GOMAXPROCS(0), Start: time.Now().UTC(),
 		Randomness: randomness}
 	b := ReadBuild()
 	m.Module, m.Version, m.Revision, m.Modified, m.VCSTime, m.VCSMissing = b.Module, b.Version, b.Revision, b.Modified, b.Time, b.Missing
 	return m
-}
-
-func cpuName() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				return strings.TrimSpace(v)
-			}
-		}
-	}
-	return runtime.GOARCH
 }
 
 // ReadManifest reads dir's manifest.json.

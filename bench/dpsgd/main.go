@@ -21,7 +21,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -32,6 +31,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/trellis-fl/trellis/internal/cpu"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/privacy"
 )
@@ -45,19 +45,8 @@ func threadCPU() time.Duration {
 
 // machine is the CPU model and the load average, for the record.
 func machine() string {
-	model := runtime.GOARCH
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("%s, %d CPUs, load average %s", model, runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+	return fmt.Sprintf("%s, %d CPUs, load average %s", cpu.ModelName(), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 }
 
 type variant struct {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/data"
+	"github.com/trellis-fl/trellis/internal/cpu"
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/privacy/inversion"
@@ -354,16 +355,7 @@ func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, st
 
 // machine is the CPU model and the core count, for the record.
 func machine() string {
-	model := runtime.GOARCH
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	return fmt.Sprintf("%s, %d CPUs, %s", model, runtime.NumCPU(), runtime.Version())
+	return fmt.Sprintf("%s, %d CPUs, %s", cpu.ModelName(), runtime.NumCPU(), runtime.Version())
 }
 
 // sdTable: state decomposition over the offset's scale ρ, one image (the

@@ -27,18 +27,17 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"strings"
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/attack"
+	"github.com/trellis-fl/trellis/internal/cpu"
 	"github.com/trellis-fl/trellis/topology"
 )
 
@@ -61,7 +60,7 @@ func main() {
 	T := flag.Int("T", 20, "rounds")
 	seeds := flag.Int("seeds", 5, "seeds per setting (the worst is shown)")
 	flag.Parse()
-	fmt.Printf("Machine: %s, %s/%s. %d rounds, worst of %d seeds; validity tolerance %g.\n\n", cpuModel(), runtime.GOOS, runtime.GOARCH, *T, *seeds, validTol)
+	fmt.Printf("Machine: %s, %s/%s. %d rounds, worst of %d seeds; validity tolerance %g.\n\n", cpu.ModelName(), runtime.GOOS, runtime.GOARCH, *T, *seeds, validTol)
 	settings := []setting{
 		{2, 7, 2, "cube", 0}, {2, 10, 2, "cube", 0}, {2, 10, 2, "simplex", 0},
 		{3, 13, 2, "cube", 0}, {3, 13, 2, "simplex", 0},
@@ -348,19 +347,4 @@ func short(err error) string {
 		s = s[:60] + "…"
 	}
 	return strings.ReplaceAll(s, "|", "/")
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }
