@@ -110,23 +110,25 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 			fmt.Printf("# %s: clip %g, noise multiplier z = %.4f (privacy.Calibrate, δ = %g, %d rounds, RDP), noise sd %.4f a coordinate\n", p.Name(), clip, z, delta, rounds, z*clip)
 		}
 	}
+	st := &study{models: models, own: own, prior: prior, priorPix: priorPix, train: train,
+		targets: targets, iters: iters, workers: workers, lr: lr, sd: sd, only: only, mean: mean, std: std}
 	if want("main") {
-		if err := mainTable(models, protections, own, prior, priorPix, train, targets, iters, workers, lr, sd, only, mean, std); err != nil {
+		if err := st.mainTable(protections); err != nil {
 			return err
 		}
 	}
 	if want("dp") {
-		if err := dpTable(models, own, priorPix, train, targets, workers, lr, sd, only, mean, std); err != nil {
+		if err := st.dpTable(); err != nil {
 			return err
 		}
 	}
 	if want("sd") {
-		if err := sdTable(models, own, priorPix, train, targets, workers, lr, sd, only, mean, std); err != nil {
+		if err := st.sdTable(); err != nil {
 			return err
 		}
 	}
 	if want("steps") {
-		return stepsTable(models, own, prior, priorPix, train, targets, iters, workers, lr, sd, only, mean, std)
+		return st.stepsTable()
 	}
 	return nil
 }
@@ -136,135 +138,159 @@ type model struct {
 	spec nn.Spec
 }
 
-// mainTable: model × protection × batch size.
-func mainTable(models []model, protections []inversion.Protection, own, prior, priorPix []float64, train *data.Dataset,
-	targets, iters, workers int, lr float64, sd uint64, only string, mean, std float64) error {
-	fmt.Println()
-	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
-	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
-	for mi, md := range models {
-		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
+// study is what every table shares: the models, the attacker's own data
+// and their mean image (prior, normalized; priorPix, in pixels), the
+// targets' data, and the run's settings.
+type study struct {
+	models                  []model
+	own, prior, priorPix    []float64
+	train                   *data.Dataset
+	targets, iters, workers int
+	lr                      float64
+	sd                      uint64
+	only                    string
+	mean, std               float64
+}
+
+// header is every table's head.
+const header = "| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |\n" +
+	"|---|---|---:|---|---:|---:|---:|---:|---:|---:|"
+
+// eachModel builds, for each model keep accepts, the model, its inversion
+// and an attacker of nodes taking steps local steps, and runs f on them
+// (mi is the model's place in s.models, for the cells' random streams).
+func (s *study) eachModel(keep func(model) bool, steps int, f func(mi int, md model, base *nn.Model, att *inversion.Attacker) error) error {
+	for mi, md := range s.models {
+		if !keep(md) {
+			continue
+		}
+		base, err := nn.Build(md.spec, s.sd, nn.Options{Batch: maxB})
 		if err != nil {
 			return err
 		}
 		net, err := inversion.NetOf(base)
 		if err != nil {
+			base.Close()
 			return err
 		}
-		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own),
-			DLG: inversion.DLGConfig{Iterations: iters, LR: 0.1, Lo: -mean / std, Hi: (1 - mean) / std, Prior: prior, InitNoise: 0.5}}
-		for pi, p := range protections {
-			if only != "" && !strings.Contains(md.name, only) && !strings.Contains(p.Name(), only) {
-				continue
-			}
-			for _, b := range []int{1, maxB} {
-				if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), uint64(pi), uint64(b)}, b, 1, p, priorPix, mean, std); err != nil {
-					return err
-				}
-			}
-		}
+		att := inversion.Attacker{Net: net, LR: s.lr, Steps: steps, MeanProbs: net.MeanProbs(s.own),
+			DLG: inversion.DLGConfig{Iterations: s.iters, LR: 0.1, Lo: -s.mean / s.std, Hi: (1 - s.mean) / s.std, Prior: s.prior, InitNoise: 0.5}}
+		err = f(mi, md, base, &att)
 		base.Close()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
+// selected says whether -only keeps a row of the model named name under
+// the protection named prot.
+func (s *study) selected(name, prot string) bool {
+	return s.only == "" || strings.Contains(name, s.only) || strings.Contains(prot, s.only)
+}
+
+// mainTable: model × protection × batch size.
+func (s *study) mainTable(protections []inversion.Protection) error {
+	fmt.Println()
+	fmt.Println(header)
+	all := func(model) bool { return true }
+	return s.eachModel(all, 0, func(mi int, md model, base *nn.Model, att *inversion.Attacker) error {
+		for pi, p := range protections {
+			if !s.selected(md.name, p.Name()) {
+				continue
+			}
+			for _, b := range []int{1, maxB} {
+				if err := s.cell(md.name, base, att, []uint64{uint64(mi), uint64(pi), uint64(b)}, b, 1, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
 // dpTable: where DP stops the attack, node-level DP over a range of ε,
 // one image (the analytic inversion and iDLG, which take no time).
-func dpTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+func (s *study) dpTable() error {
 	fmt.Printf("\nNode-level DP from ε = 8 up, one image a target (clip %g, δ = %g, %d rounds; z from privacy.Calibrate):\n\n", clip, delta, rounds)
 	var ps []inversion.Protection
 	for _, eps := range []float64{8, 64, 512, 4096, 32768, 262144} {
 		ps = append(ps, inversion.Protection{Kind: "dp", Epsilon: eps, Delta: delta, Clip: clip, Rounds: rounds})
 	}
-	return sweepTable(models, "DP", 98, ps, own, priorPix, train, targets, workers, lr, sd, only, mean, std)
+	return s.sweepTable("DP", 98, ps)
 }
 
-// sweepTable prints the one-image table of each model (those only
-// selects) under each protection of ps; stream keeps its cells' random
-// streams apart from the other tables'.
-func sweepTable(models []model, label string, stream uint64, ps []inversion.Protection, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
-	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
-	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
-	for mi, md := range models {
-		if only != "" && !strings.Contains(md.name, only) && !strings.Contains(label, only) {
-			continue
-		}
-		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
-		if err != nil {
-			return err
-		}
-		net, err := inversion.NetOf(base)
-		if err != nil {
-			return err
-		}
-		att := inversion.Attacker{Net: net, LR: lr, MeanProbs: net.MeanProbs(own)}
+// sdTable: state decomposition over the offset's scale ρ, one image (the
+// analytic inversion and iDLG).
+func (s *study) sdTable() error {
+	fmt.Printf("\nState decomposition over the offset's scale ρ (s = ρ‖u‖/√d a coordinate), one image a target:\n\n")
+	var ps []inversion.Protection
+	for _, rho := range []float64{1, 4, 16, 64, 256} {
+		ps = append(ps, inversion.Protection{Kind: "sd", Rho: rho})
+	}
+	return s.sweepTable("state decomp.", 97, ps)
+}
+
+// sweepTable prints the one-image table of each model (those -only
+// selects, by model or by label) under each protection of ps; stream keeps
+// its cells' random streams apart from the other tables'.
+func (s *study) sweepTable(label string, stream uint64, ps []inversion.Protection) error {
+	fmt.Println(header)
+	keep := func(md model) bool { return s.selected(md.name, label) }
+	return s.eachModel(keep, 0, func(mi int, md model, base *nn.Model, att *inversion.Attacker) error {
 		for pi, p := range ps {
-			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), stream, uint64(pi)}, 1, 1, p, priorPix, mean, std); err != nil {
+			if err := s.cell(md.name, base, att, []uint64{uint64(mi), stream, uint64(pi)}, 1, 1, p); err != nil {
 				return err
 			}
 		}
-		base.Close()
-	}
-	return nil
+		return nil
+	})
 }
 
 // stepsTable: a node's update after several local steps (nodes train
-// locally before they share): 4 steps of B samples each, no protection; the attack reads −u/(4 lr) as the mean gradient of the
-// 4B samples.
-func stepsTable(models []model, own, prior, priorPix []float64, train *data.Dataset, targets, iters, workers int, lr float64, sd uint64, only string, mean, std float64) error {
+// locally before they share): 4 steps of B samples each, no protection;
+// the attack reads −u/(4 lr) as the mean gradient of the 4B samples.
+func (s *study) stepsTable() error {
 	const steps = 4
 	fmt.Printf("\nAfter %d local steps of B samples each (no protection; the view covers %d·B samples):\n\n", steps, steps)
-	fmt.Println("| model | protection | batch | inversion | label recovery | recon. MSE | PSNR (dB) | baseline MSE | update norm | seconds |")
-	fmt.Println("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
-	for mi, md := range models {
-		if only != "" && !strings.Contains(md.name, only) && !strings.Contains("none", only) {
-			continue
-		}
-		base, err := nn.Build(md.spec, sd, nn.Options{Batch: maxB})
-		if err != nil {
-			return err
-		}
-		net, err := inversion.NetOf(base)
-		if err != nil {
-			return err
-		}
-		att := inversion.Attacker{Net: net, LR: lr, Steps: steps, MeanProbs: net.MeanProbs(own),
-			DLG: inversion.DLGConfig{Iterations: iters, LR: 0.1, Lo: -mean / std, Hi: (1 - mean) / std, Prior: prior, InitNoise: 0.5}}
+	fmt.Println(header)
+	keep := func(md model) bool { return s.selected(md.name, "none") }
+	return s.eachModel(keep, steps, func(mi int, md model, base *nn.Model, att *inversion.Attacker) error {
 		for _, b := range []int{1, maxB} {
-			if err := cell(md.name, base, &att, train, targets, workers, sd, []uint64{uint64(mi), 99, uint64(b)}, b, steps, inversion.Protection{Kind: "none"}, priorPix, mean, std); err != nil {
+			if err := s.cell(md.name, base, att, []uint64{uint64(mi), 99, uint64(b)}, b, steps, inversion.Protection{Kind: "none"}); err != nil {
 				return err
 			}
 		}
-		base.Close()
-	}
-	return nil
+		return nil
+	})
 }
 
 // cell attacks targets batches of b samples (each node takes steps local
 // steps) under protection p and prints the table row of the means.
-func cell(name string, base *nn.Model, att *inversion.Attacker, train *data.Dataset, targets, workers int, sd uint64, ids []uint64,
-	b, steps int, p inversion.Protection, priorPix []float64, mean, std float64) error {
+func (s *study) cell(name string, base *nn.Model, att *inversion.Attacker, ids []uint64, b, steps int, p inversion.Protection) error {
+	targets := s.targets
 	start := time.Now()
 	res := make([]score, targets)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	var firstErr error
 	var mu sync.Mutex
-	for range max(workers, 1) {
+	for range max(s.workers, 1) {
 		m := base.Clone()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer m.Close()
 			for t := range next {
-				rng := seed.Stream(sd, seed.Attack, append(ids[:len(ids):len(ids)], uint64(t))...)
-				s, err := attack(m, att, train, t*maxK*maxB, b, steps, p, rng, priorPix, mean, std)
+				rng := seed.Stream(s.sd, seed.Attack, append(ids[:len(ids):len(ids)], uint64(t))...)
+				sc, err := attack(m, att, s.train, t*maxK*maxB, b, steps, p, rng, s.priorPix, s.mean, s.std)
 				if err != nil {
 					mu.Lock()
 					firstErr = err
 					mu.Unlock()
 				}
-				res[t] = s
+				res[t] = sc
 			}
 		}()
 	}
@@ -277,12 +303,12 @@ func cell(name string, base *nn.Model, att *inversion.Attacker, train *data.Data
 		return firstErr
 	}
 	var avg score
-	for _, s := range res {
-		avg.labels += s.labels / float64(targets)
-		avg.mse += s.mse / float64(targets)
-		avg.psnr += s.psnr / float64(targets)
-		avg.base += s.base / float64(targets)
-		avg.norm += s.norm / float64(targets)
+	for _, sc := range res {
+		avg.labels += sc.labels / float64(targets)
+		avg.mse += sc.mse / float64(targets)
+		avg.psnr += sc.psnr / float64(targets)
+		avg.base += sc.base / float64(targets)
+		avg.norm += sc.norm / float64(targets)
 	}
 	method := "analytic"
 	if b*steps*p.Group() > 1 {
@@ -356,15 +382,4 @@ func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, st
 // machine is the CPU model and the core count, for the record.
 func machine() string {
 	return fmt.Sprintf("%s, %d CPUs, %s", cpu.ModelName(), runtime.NumCPU(), runtime.Version())
-}
-
-// sdTable: state decomposition over the offset's scale ρ, one image (the
-// analytic inversion and iDLG).
-func sdTable(models []model, own, priorPix []float64, train *data.Dataset, targets, workers int, lr float64, sd uint64, only string, mean, std float64) error {
-	fmt.Printf("\nState decomposition over the offset's scale ρ (s = ρ‖u‖/√d a coordinate), one image a target:\n\n")
-	var ps []inversion.Protection
-	for _, rho := range []float64{1, 4, 16, 64, 256} {
-		ps = append(ps, inversion.Protection{Kind: "sd", Rho: rho})
-	}
-	return sweepTable(models, "state decomp.", 97, ps, own, priorPix, train, targets, workers, lr, sd, only, mean, std)
 }
