@@ -119,28 +119,15 @@ func DPHuang(p *Problem, d LaplaceDP) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := p.G.N()
-	x := append([]float64(nil), p.X0...)
-	th, eta := make([]float64, n), make([]float64, n)
-	t := newTrace(p)
-	t.observe(x)
-	for k := range p.Iters {
-		d.noise(p, c, k, eta)
-		for i := range n {
-			th[i] = x[i] + eta[i]
-		}
-		t.broadcast(p, k, th)
-		for i := range n {
+	return d.run(p, c, func(next, _, th, _ []float64) {
+		for i := range next {
 			s := th[i]
 			for _, j := range p.G.Out(i) {
 				s += th[j]
 			}
-			x[i] = s / float64(p.G.Degree(i)+1)
+			next[i] = s / float64(p.G.Degree(i)+1)
 		}
-		t.observe(x)
-	}
-	t.finish(x)
-	return t, nil
+	}), nil
 }
 
 // DPNozari is ref. [112]'s algorithm (the survey, §3.2.2, Table 3: "exact
@@ -169,9 +156,24 @@ func DPNozari(p *Problem, d LaplaceDP) (*Trace, error) {
 		return nil, fmt.Errorf("consensus: step h = %v, want 0 < h < 1/d_max = %v", h, 1/float64(dmax))
 	}
 	s := d.s()
+	return d.run(p, c, func(next, x, th, eta []float64) {
+		for i := range next {
+			lap := 0.0
+			for _, j := range p.G.Out(i) {
+				lap += th[j] - th[i]
+			}
+			next[i] = x[i] + h*lap + s*eta[i]
+		}
+	}), nil
+}
+
+// run is the iteration both Laplace methods share: at each k every node
+// draws η_i(k) (scale c·q^k), sends θ_i(k) = x_i(k) + η_i(k) (recorded),
+// and update writes the next states from the current ones, the θ and the η.
+func (d LaplaceDP) run(p *Problem, c float64, update func(next, x, th, eta []float64)) *Trace {
 	n := p.G.N()
 	x := append([]float64(nil), p.X0...)
-	th, eta, nx := make([]float64, n), make([]float64, n), make([]float64, n)
+	th, eta, next := make([]float64, n), make([]float64, n), make([]float64, n)
 	t := newTrace(p)
 	t.observe(x)
 	for k := range p.Iters {
@@ -180,16 +182,10 @@ func DPNozari(p *Problem, d LaplaceDP) (*Trace, error) {
 			th[i] = x[i] + eta[i]
 		}
 		t.broadcast(p, k, th)
-		for i := range n {
-			lap := 0.0
-			for _, j := range p.G.Out(i) {
-				lap += th[j] - th[i]
-			}
-			nx[i] = x[i] + h*lap + s*eta[i]
-		}
-		x, nx = nx, x
+		update(next, x, th, eta)
+		x, next = next, x
 		t.observe(x)
 	}
 	t.finish(x)
-	return t, nil
+	return t
 }
