@@ -260,11 +260,7 @@ func hullViolation(w [][]float64, S []int, x []float64) (float64, []float64, err
 	}
 	b[0] = 1
 	copy(b[1:], x)
-	for r := range rows {
-		A.Set(r, m+r, 1)
-		A.Set(r, m+rows+r, -1)
-		cost[m+r], cost[m+rows+r] = 1, 1
-	}
+	slackPairs(A, cost, m, rows)
 	z, err := simplex(cost, A, b, m)
 	if err != nil {
 		return 0, nil, fmt.Errorf("safe_area: %w: checking a subset's hull: %w", ErrNoSafePoint, err)
@@ -339,11 +335,7 @@ func master(x []float64, w [][]float64, subsets [][]int, K []int, eps float64) (
 		cost[nl+k] = eps
 	}
 	e := nl + 2*d
-	for r := range rows {
-		A.Set(r, e+r, 1)
-		A.Set(r, e+rows+r, -1)
-		cost[e+r], cost[e+rows+r] = 1, 1
-	}
+	slackPairs(A, cost, e, rows)
 	z, err := simplex(cost, A, b, e)
 	if err != nil {
 		return 0, nil, err
@@ -369,4 +361,14 @@ func median64(v []float64) float64 {
 		return v[n/2]
 	}
 	return v[n/2-1]/2 + v[n/2]/2
+}
+
+// slackPairs puts, from column at on, each row r's pair of slacks e⁺_r
+// (column at + r, +1) and e⁻_r (column at + rows + r, −1), each of cost 1.
+func slackPairs(A *mat.Dense, cost []float64, at, rows int) {
+	for r := range rows {
+		A.Set(r, at+r, 1)
+		A.Set(r, at+rows+r, -1)
+		cost[at+r], cost[at+rows+r] = 1, 1
+	}
 }
