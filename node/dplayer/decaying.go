@@ -40,7 +40,7 @@ type Decaying struct {
 	seeded        bool
 	clip, c, q, p float64
 	round         int
-	start, out    []float32
+	start, update []float32
 	drawn         bool // this round's noise was drawn (Outbox ran)
 	charged       bool // this round's release was charged
 	eps           float64
@@ -63,7 +63,7 @@ func NewDecaying(id int, model *nn.Model, random seed.Source, clip, c, q, p floa
 	n := model.NumParams()
 	return &Decaying{id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
 		clip: clip, c: c, q: q, p: p,
-		start: make([]float32, n), out: make([]float32, n)}, nil
+		start: make([]float32, n), update: make([]float32, n)}, nil
 }
 
 func checkDecaying(clip, c, q, p float64) error {
@@ -158,7 +158,7 @@ func (l *Decaying) Outbox(int) ([]*wire.Message, error) {
 		return nil, nil
 	}
 	w := l.model.Params()
-	u := l.out // scratch for the update
+	u := l.update
 	for i := range w {
 		u[i] = w[i] - l.start[i]
 	}
