@@ -170,3 +170,78 @@ func (c Curious) RecoverEncrypted(p *Problem, e Encrypted, t *Trace) float64 {
 	}
 	return c.fallback(t) - sum
 }
+
+// RecoverPushSum attacks PushSum (and reads the ratio of any push): the
+// target's first push to a colluder carries s x_i(0) and s y_i(0) = s, so
+// their ratio is x_i(0) whatever the share s, public or not. A coalition
+// with no out-neighbour of the target falls back to x̄.
+func (c Curious) RecoverPushSum(t *Trace) float64 {
+	var x, y float64
+	seen := 0
+	for _, m := range t.Msgs {
+		if m.From != c.Target || m.Iter != 0 || !c.has(m.To) {
+			continue
+		}
+		switch m.Kind {
+		case State:
+			x, seen = m.Value, seen+1
+		case Mass:
+			y, seen = m.Value, seen+1
+		}
+		if seen == 2 {
+			return x / y
+		}
+	}
+	return c.fallback(t)
+}
+
+// RecoverDynamicDP attacks DynamicDP with every neighbour colluding: node
+// i's update is public but for its own noise, so
+// θ_i(k+1) − θ_i(k) − γ_k Σ_j w_ij (θ_j(k) − θ_i(k)) = Δr_i(k) + η_i(k+1) − η_i(k),
+// which telescopes from θ_i(0) = r_i(0) + η_i(0) to r_i(T−1) + η_i(T−1):
+// the last reference behind one (the largest) noise draw. Short of every
+// neighbour it returns the target's last noisy message.
+func (c Curious) RecoverDynamicDP(p *Problem, d DynamicDP, t *Trace) float64 {
+	i := c.Target
+	th := c.series(p, t, i)
+	if p.Iters < 1 || math.IsNaN(th[0]) {
+		return c.fallback(t)
+	}
+	if !c.coversNeighbours(p) {
+		return th[p.Iters-1]
+	}
+	w, err := Metropolis(p.G)
+	_, gamma, err2 := d.schedule(p.Iters)
+	if err != nil || err2 != nil {
+		return math.NaN()
+	}
+	nb := map[int][]float64{}
+	for _, j := range p.G.Out(i) {
+		nb[j] = c.series(p, t, j)
+	}
+	est := th[0]
+	for k := 0; k+1 < p.Iters; k++ {
+		s := 0.0
+		for q, j := range p.G.Out(i) {
+			s += w.Nbr[i][q] * (nb[j][k] - th[k])
+		}
+		est += th[k+1] - th[k] - gamma[k]*s
+	}
+	return est
+}
+
+// RecoverDynamicPlain attacks PlainDynamic: one colluder reads r_i(0) off
+// the first message; with every neighbour colluding the public weights give
+// each increment, r_i(k+1) − r_i(k) = x_i(k+1) − Σ_j w_ij x_j(k), hence
+// r_i(T−1) = x_i(T−1)'s telescoped sum. last selects which the coalition
+// estimates (r_i(T−1) needs every neighbour, else falls back to r̄).
+func (c Curious) RecoverDynamicPlain(p *Problem, t *Trace, last bool) float64 {
+	if !last {
+		return c.RecoverPlain(t)
+	}
+	if !c.coversNeighbours(p) || p.Iters < 1 {
+		return c.fallback(t)
+	}
+	// Offsets' attack is exactly this sum with u = Δr and v = r_i(0).
+	return c.RecoverOffsets(p, t)
+}

@@ -21,6 +21,9 @@ const (
 	// Reply is Enc_j(a_{i→j}·(x_i − x_j)) under the receiver's key: Value
 	// is what the receiver decrypts.
 	Reply
+	// Mass is the weight (y) part of a push-sum push; the State message
+	// of the same push carries its value (x) part.
+	Mass
 )
 
 // Message is one thing node From sent to neighbour To at iteration Iter.
@@ -43,12 +46,26 @@ type Problem struct {
 	// Record keeps every message in Trace.Msgs (the adversary needs it;
 	// the error tables do not).
 	Record bool
+	// Ref, when set, makes the problem a dynamic one (signal.go): node i
+	// tracks the average of the reference signals r_j(k) = Ref(j, k), and
+	// X0 is unused. Only the dynamic methods accept it.
+	Ref Signal
 }
 
+// check is the static methods' check: an undirected graph, n finite
+// initial values, no reference signals.
 func (p *Problem) check() error {
 	if p.G == nil || !p.G.Undirected() {
 		return fmt.Errorf("consensus: need an undirected graph")
 	}
+	if p.Ref != nil {
+		return fmt.Errorf("consensus: a static method got reference signals (use a dynamic one)")
+	}
+	return p.checkValues()
+}
+
+// checkValues checks the initial values and the iteration count.
+func (p *Problem) checkValues() error {
 	if len(p.X0) != p.G.N() {
 		return fmt.Errorf("consensus: %d initial values for %d nodes", len(p.X0), p.G.N())
 	}
@@ -67,9 +84,15 @@ func (p *Problem) check() error {
 // the nodes' estimates, their final estimates and (if recorded) every
 // message.
 type Trace struct {
-	Avg float64 // (1/n) Σ x_i(0), in float64
+	// Avg is (1/n) Σ x_i(0), in float64; in a dynamic run, the average of
+	// the references at the last iteration, r̄(Iters).
+	Avg float64
+	// Targets, in a dynamic run only, is r̄(k) for k = 0..Iters, the
+	// time-varying average the errors are measured against.
+	Targets []float64
 	// MaxErr[k] = max_i |x_i(k) − Avg| and MSE[k] = (1/n) Σ_i (x_i(k) − Avg)²,
-	// for k = 0..Iters, on the nodes' estimates of the average.
+	// for k = 0..Iters, on the nodes' estimates of the average (Targets[k]
+	// in place of Avg in a dynamic run: the tracking error).
 	MaxErr, MSE []float64
 	Final       []float64
 	Msgs        []Message
