@@ -245,3 +245,65 @@ func (c Curious) RecoverDynamicPlain(p *Problem, t *Trace, last bool) float64 {
 	// Offsets' attack is exactly this sum with u = Δr and v = r_i(0).
 	return c.RecoverOffsets(p, t)
 }
+
+// RecoverPushSumDecomp attacks PushSumDecomposition when every in- and
+// out-neighbour of the target colludes. Its first push's two parts have
+// the ratio α_i^x(0)/α_i^y(0) = α_i^x(0); after step 0 the public shares
+// 1/(d⁺_i + 2) give α_i(k) from any push. The pair (α_i, β_i) gains
+// exactly the inflows I(k) (the colluders' own pushes) and loses the
+// outflows O(k) (pushes the colluders received), so
+// β_i(k) − β_i(k+1) = α_i(k+1) − α_i(k) + O(k) − I(k) for both masses:
+// summed, it gives β_i^y(T−1) from β_i^y(0) = 1, then
+// β_i^x(T−1) ≈ x̄ β_i^y(T−1) once the ratios agree, then β_i^x(0), and
+// x_i(0) = (α_i^x(0) + β_i^x(0))/2. Short of every neighbour it falls
+// back to x̄.
+func (c Curious) RecoverPushSumDecomp(p *Problem, t *Trace) float64 {
+	i := c.Target
+	for _, j := range append(slices.Clone(p.G.Out(i)), p.G.In(i)...) {
+		if !c.has(j) {
+			return c.fallback(t)
+		}
+	}
+	if p.Iters < 2 {
+		return c.fallback(t)
+	}
+	T := p.Iters
+	ax, ay := make([]float64, T), make([]float64, T) // α_i(k), k < T
+	ox, oy := make([]float64, T), make([]float64, T) // outflows
+	ix, iy := make([]float64, T), make([]float64, T) // inflows
+	first := [2]float64{math.NaN(), math.NaN()}
+	d := float64(p.G.OutDegree(i) + 2)
+	for _, m := range t.Msgs {
+		k := m.Iter
+		switch {
+		case m.From == i && c.has(m.To):
+			if m.Kind == State {
+				ox[k] += m.Value
+				ax[k] = m.Value * d
+				if k == 0 {
+					first[0] = m.Value
+				}
+			} else {
+				oy[k] += m.Value
+				ay[k] = m.Value * d
+				if k == 0 {
+					first[1] = m.Value
+				}
+			}
+		case m.To == i && c.has(m.From):
+			if m.Kind == State {
+				ix[k] += m.Value
+			} else {
+				iy[k] += m.Value
+			}
+		}
+	}
+	ax[0], ay[0] = first[0]/first[1], 1
+	sx, sy := 0.0, 0.0 // β(0) − β(T−1)
+	for k := 0; k+1 < T; k++ {
+		sx += ax[k+1] - ax[k] + ox[k] - ix[k]
+		sy += ay[k+1] - ay[k] + oy[k] - iy[k]
+	}
+	betaX := c.fallback(t)*(1-sy) + sx
+	return (ax[0] + betaX) / 2
+}

@@ -222,3 +222,30 @@ func TestPushSumChecked(t *testing.T) {
 		t.Error("PushSumDecomposition ran on a path")
 	}
 }
+
+// TestPushSumDecompAllNeighbours: with every in- and out-neighbour
+// colluding, the balance of the pair (α_i, β_i) gives x_i(0) (the
+// condition of the indistinguishability test is needed).
+func TestPushSumDecompAllNeighbours(t *testing.T) {
+	p := diProblem(t, 300, 4)
+	tr, err := PushSumDecomposition{}.Run(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 9, 17} {
+		coal := slices.Clone(p.G.Out(i))
+		for _, j := range p.G.In(i) {
+			if !slices.Contains(coal, j) {
+				coal = append(coal, j)
+			}
+		}
+		c := Curious{Target: i, Colluders: coal}
+		if got := c.RecoverPushSumDecomp(p, tr); !(math.Abs(got-p.X0[i]) <= 1e-6) {
+			t.Errorf("all neighbours recover %v, x_%d(0) = %v", got, i, p.X0[i])
+		}
+		less := Curious{Target: i, Colluders: coal[1:]}
+		if got := less.RecoverPushSumDecomp(p, tr); math.Abs(got-p.X0[i]) <= 1e-6 {
+			t.Errorf("a coalition short of one neighbour recovers x_%d(0)", i)
+		}
+	}
+}
