@@ -10,12 +10,16 @@
 //  2. the curious-neighbour reconstruction error per method and coalition
 //     size (1, 2, all neighbours of the target);
 //
-//  3. the exact methods' distance to the average on 20 nodes.
+//  3. for the dynamic (time-varying references) and directed (push-sum)
+//     methods: the exact methods' error against the iteration, the DP
+//     dynamic method's tracking error against ε beside its closed form, and
+//     their curious-neighbour table (dynamic.go).
 //
-//     go run ./bench/p2p_consensus [-seeds 20] [-he-seeds 3]
+//     go run ./bench/p2p_consensus [-seeds 20] [-he-seeds 3] [-only static|dynamic]
 //
-// Graphs are random 4-regular (topology.KRegular, graph seed 1), initial
-// values uniform on [0, 1) from the run's seed.
+// Graphs are random 4-regular (topology.KRegular, graph seed 1), or for
+// push-sum a random strongly connected digraph (consensus.Digraph, graph
+// seed 1); initial values uniform on [0, 1) from the run's seed.
 package main
 
 import (
@@ -250,7 +254,20 @@ func reconTable(seeds, heSeeds int) {
 func main() {
 	seeds := flag.Int("seeds", 200, "seeds per cell")
 	heSeeds := flag.Int("he-seeds", 3, "seeds of the encrypted method in the reconstruction table")
+	only := flag.String("only", "", "print only the static (average-consensus) or only the dynamic and directed tables")
 	flag.Parse()
-	dpTable(*seeds)
-	reconTable(*seeds, *heSeeds)
+	switch *only {
+	case "", "static", "dynamic":
+	default:
+		fail(fmt.Errorf("-only %q: want static or dynamic", *only))
+	}
+	if *only != "dynamic" {
+		dpTable(*seeds)
+		reconTable(*seeds, *heSeeds)
+	}
+	if *only != "static" {
+		exactTable(*seeds)
+		dynDPTable(*seeds)
+		dynRecon(*seeds)
+	}
 }
