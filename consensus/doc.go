@@ -9,7 +9,9 @@
 // everything each node sent to each neighbour (Trace.Msgs), which is what
 // the curious-neighbour adversary (adversary.go) reads.
 //
-// Methods (docs/methods/p2p-consensus.md has the update rules):
+// Methods (docs/methods/p2p-consensus.md has the update rules); each is a
+// function of a *Problem (and, for [111]/[112], a LaplaceDP) or a parameter
+// struct with Run(p *Problem) (*Trace, error):
 //
 //   - Plain: x(k+1) = W x(k) with Metropolis–Hastings weights.
 //   - StateDecomposition: each state split into α (exchanged) and β
@@ -20,7 +22,23 @@
 //     [102], Table 5).
 //   - DPHuang, DPNozari: Laplace noise of decaying variance on the states
 //     (refs. [111], [112], Table 3).
-//   - DPGossip: Gaussian noise once, then gossip (ref. [115], Algs. 1–2).
+//   - GaussianGossip: Gaussian noise once, then gossip (ref. [115], Algs. 1–2).
+//
+// Dynamic average consensus (Problem.Ref set: node i holds a reference
+// signal r_i(k) and all track r̄(k); signal.go):
+//
+//   - PlainDynamic: x(k+1) = W x(k) + r(k+1) − r(k).
+//   - DynamicDP: Laplace noise of increasing scale on the states and a
+//     decreasing weight on the neighbours' (our rendering of ref. [113],
+//     Table 3), with the closed form of its expected error (ExpectedMSE).
+//   - DynamicDecomposition: state decomposition for dynamic consensus,
+//     ref. [165] (Table 6).
+//
+// Directed graphs (strongly connected; Digraph builds one):
+//
+//   - PushSum: push-sum ratio consensus, column-stochastic weights.
+//   - PushSumDecomposition: state decomposition for push-sum, ref. [166]
+//     (Table 6).
 //
 // Recorded choices:
 //
