@@ -88,12 +88,12 @@ func TestDecayingDefaults(t *testing.T) {
 // are still valid --set keys.
 func TestDecayingKeysCanBeSet(t *testing.T) {
 	c := Default()
-	for k, v := range map[string]string{"privacy.mode": "laplace_decaying", "privacy.noise_scale": "0.5", "privacy.noise_decay": "0.8", "privacy.step_decay": "0.7"} {
+	for k, v := range map[string]string{"privacy.mode": "laplace_decaying", "privacy.noise_scale": "0.5", "privacy.noise_decay": "0.8", "privacy.step_decay": "0.7", "privacy.level": "3"} {
 		if err := c.Set(k, v); err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
 	}
-	if p := c.Privacy; p.NoiseScale != 0.5 || p.NoiseDecay != 0.8 || p.StepDecay != 0.7 {
+	if p := c.Privacy; p.NoiseScale != 0.5 || p.NoiseDecay != 0.8 || p.StepDecay != 0.7 || p.Level != 3 {
 		t.Errorf("set %+v", p)
 	}
 }

@@ -34,6 +34,10 @@ type Privacy struct {
 	// NoiseDecay q, StepDecay p; Clip is the L1 bound of round 0.
 	Decaying                          bool
 	NoiseScale, NoiseDecay, StepDecay float64
+	// Tracking (with Decaying) is gradient tracking's layer
+	// (dplayer.DecayingTracking): two releases a round, which the
+	// calibration of c from TargetEpsilon counts.
+	Tracking bool
 	// Ternary selects stochastic ternary quantization (dplayer.Ternary):
 	// Level is B (0: calibrated as rounds·Clip/Delta, Delta the run's
 	// total δ); Clip is the L1 bound of a round's update.
@@ -55,7 +59,8 @@ func privacySetup(c config.Config) *Privacy {
 	if c.Privacy.Mode == "laplace_decaying" {
 		p := c.Privacy.Decaying()
 		return &Privacy{Decaying: true, TargetEpsilon: p.TargetEpsilon, Clip: p.Clip,
-			NoiseScale: p.NoiseScale, NoiseDecay: p.NoiseDecay, StepDecay: p.StepDecay}
+			NoiseScale: p.NoiseScale, NoiseDecay: p.NoiseDecay, StepDecay: p.StepDecay,
+			Tracking: c.Strategy.Name == "gradient_tracking"}
 	}
 	if c.Privacy.Mode == "ternary" {
 		p := c.Privacy
@@ -121,6 +126,9 @@ func (s Setup) nodeDP(n int) (nodeDP, error) {
 			if c, err = dplayer.DecayingScaleFor(dp.TargetEpsilon, dp.Clip, dp.NoiseDecay, dp.StepDecay, s.Rounds); err != nil {
 				return nodeDP{}, fmt.Errorf("privacy.target_epsilon: %w", err)
 			}
+			if dp.Tracking {
+				c *= 2 // two releases a round: ε is twice that of one at the same c
+			}
 		}
 		return nodeDP{z: c, steps: s.Rounds, sampling: privacy.Unamplified()}, nil
 	}
@@ -183,7 +191,7 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 		cfg.Layers = append(cfg.Layers, l)
 		return nil
 	}
-	if dp.Decaying && cfg.Strategy != nil && cfg.Strategy.Name() == "gradient_tracking" {
+	if dp.Decaying && dp.Tracking && cfg.Strategy != nil && cfg.Strategy.Name() == "gradient_tracking" {
 		// [121]: the state and the tracker are released, each noised.
 		l, err := dplayer.NewDecayingTracking(i, cfg.Model, random, dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay)
 		if err != nil {
@@ -261,7 +269,7 @@ func PrivacyOf(c config.Config) ([]NodePrivacy, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.Strategy.Name == "gradient_tracking" {
+		if dp.Tracking {
 			return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" with gradient_tracking is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds, two releases a round, the state and the tracker, each of L1 sensitivity 2·clip·p^k (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingTrackingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
 		}
 		return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)

@@ -44,6 +44,15 @@ func TestDecayingTrackingRunReportsTwoGeometricSums(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("ε = %.6g after %d rounds, two releases a round", want, cfg.Rounds)) {
 		t.Errorf("PrivacyOf: %v; want ε %.6g", err, want)
 	}
+	// target_epsilon calibrates c for both releases: the run ends at it.
+	cfg = tinyConfig(t, trackingTOML+"[privacy]\nmode = \"laplace_decaying\"\ntarget_epsilon = 7.0\nclip = 3.0\n")
+	dir = t.TempDir()
+	if fin, err = RunToDir(context.Background(), cfg, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p := fin.Privacy; p == nil || math.Abs(p.HonestMaxEpsilon-7) > 1e-9 {
+		t.Errorf("target ε 7: final privacy %+v", fin.Privacy)
+	}
 }
 
 // TestDecayingTrackingWithHugeEpsilonIsGradientTracking: with a clip that
