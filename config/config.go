@@ -409,7 +409,7 @@ func configKeys() []string {
 		keys = append(keys, k)
 	}
 	keys = append(keys, "adversary.ids", "sweep.grid", "sweep.variants", "strategy.f", "strategy.prediction", "strategy.clipping", "strategy.exchange", "label",
-		"partition.per_node", "evaluation.global_sample", "privacy.noise_scale", "privacy.noise_decay", "privacy.step_decay")
+		"partition.per_node", "evaluation.global_sample", "privacy.noise_scale", "privacy.noise_decay", "privacy.step_decay", "privacy.level")
 	for k := range flatten(struct {
 		W WorstCase `toml:"worst_case"`
 	}{WorstCase{SearchSeeds: []uint64{1}, ConfirmSeeds: []uint64{1}, Attacks: []string{""}, Placements: []string{""}}}) {

@@ -12,7 +12,7 @@ import (
 // Privacy is the [privacy] section: differential privacy of what the
 // nodes release (the survey, §3.1.1, docs/methods/privacy.md).
 //
-//	mode = "none" | "node" | "sample" | "laplace_decaying"
+//	mode = "none" | "node" | "sample" | "laplace_decaying" | "ternary"
 //
 // "node": each round's update is clipped to clip and noised with
 // N(0, (noise_multiplier·clip)²) once, before the strategy shares
@@ -38,7 +38,18 @@ import (
 // sum dplayer.DecayingEpsilon. Set noise_scale or target_epsilon (neither:
 // target_epsilon = DefaultDecayingEpsilon over the run's rounds);
 // noise_decay and step_decay default to DefaultNoiseDecay and
-// DefaultStepDecay.
+// DefaultStepDecay. With strategy gradient_tracking the mode is [121]'s
+// state and direction perturbation (the survey, §3.2.2, ref. [121];
+// dplayer.DecayingTracking): the state and the tracker each go out with
+// their own Laplace draw, and ε counts two releases a round,
+// dplayer.DecayingTrackingEpsilon.
+//
+// "ternary": differential privacy by stochastic ternary quantization (the
+// survey, §3.2.2, ref. [132]; dplayer.Ternary): round k's update is
+// clipped to L1 norm clip and every coordinate becomes ±level with
+// probability |u_i|/level, else 0; (0, δ)-DP with δ = clip/level per
+// round (pure ε is unbounded). Set level or delta (the run's total δ,
+// which calibrates level = rounds·clip/delta), not both.
 type Privacy struct {
 	Mode            string  `toml:"mode"`
 	NoiseMultiplier float64 `toml:"noise_multiplier"`
@@ -60,6 +71,9 @@ type Privacy struct {
 	NoiseScale float64 `toml:"noise_scale,omitzero"`
 	NoiseDecay float64 `toml:"noise_decay,omitzero"`
 	StepDecay  float64 `toml:"step_decay,omitzero"`
+	// Level is B, the ternary quantizer's magnitude (mode "ternary" only;
+	// 0: calibrated from delta).
+	Level float64 `toml:"level,omitzero"`
 	// Audit, when present, runs the membership-inference audit on the
 	// final models at the end of the run (with or without DP).
 	Audit *Audit `toml:"audit,omitempty"`
@@ -177,9 +191,15 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 	case "laplace_decaying":
 		c.validateDecaying(bad, finite)
 		return
-	default:
-		bad("privacy.mode", fmt.Sprintf("%q", p.Mode), `want "none", "node" or "sample", or "laplace_decaying"`)
+	case "ternary":
+		c.validateTernary(bad, finite)
 		return
+	default:
+		bad("privacy.mode", fmt.Sprintf("%q", p.Mode), `want "none", "node" or "sample", or "laplace_decaying" or "ternary"`)
+		return
+	}
+	if p.Level != 0 {
+		bad("privacy.level", p.Level, `level is a key of mode = "ternary"`)
 	}
 	if p.NoiseScale != 0 || p.NoiseDecay != 0 || p.StepDecay != 0 {
 		bad("privacy.noise_scale", p.NoiseScale, `noise_scale, noise_decay and step_decay are keys of mode = "laplace_decaying"`)
@@ -240,11 +260,40 @@ func (c Config) validateDecaying(bad func(key string, val any, allowed string), 
 	if !(p.Clip > 0 && finite(p.Clip)) {
 		bad("privacy.clip", p.Clip, "need a finite value > 0 (the L1 bound of round 0's update)")
 	}
-	if p.NoiseMultiplier != 0 || p.Delta != 0 || p.Orders != "" || p.Accountant != "" {
-		bad("privacy.noise_multiplier", p.NoiseMultiplier, `mode = "laplace_decaying" is pure ε-DP with its own noise: noise_multiplier, delta, orders and accountant do not apply`)
+	if p.NoiseMultiplier != 0 || p.Delta != 0 || p.Orders != "" || p.Accountant != "" || p.Level != 0 {
+		bad("privacy.noise_multiplier", p.NoiseMultiplier, `mode = "laplace_decaying" is pure ε-DP with its own noise: noise_multiplier, delta, orders, accountant and level do not apply`)
+	}
+	// gradient_tracking has its own layer (both its vectors noised);
+	// ditto's second model, trained in Share, is not covered by either.
+	if c.Strategy.Name == "ditto" {
+		bad("privacy.mode", `"laplace_decaying"`, "strategy ditto sends a model trained in Share: only the model of the round's noisy update (or gradient tracking's state and tracker) is released with the round's noise")
+	}
+}
+
+// validateTernary checks the keys of mode "ternary".
+func (c Config) validateTernary(bad func(key string, val any, allowed string), finite func(float64) bool) {
+	p := c.Privacy
+	if !(p.Clip > 0 && finite(p.Clip)) {
+		bad("privacy.clip", p.Clip, "need a finite value > 0 (the L1 bound of a round's update)")
+	}
+	switch {
+	case p.Level != 0 && p.Delta != 0:
+		bad("privacy.level", p.Level, "set level or delta, not both")
+	case p.Level == 0 && p.Delta == 0:
+		bad("privacy.level", 0, `mode = "ternary" needs level ≥ clip (the quantizer's magnitude) or delta in (0, 1) (the run's total δ)`)
+	case p.Level != 0 && !(p.Level >= p.Clip && finite(p.Level)):
+		bad("privacy.level", p.Level, "need a finite value ≥ clip: the quantizer's probabilities |u_i|/level must not exceed 1")
+	case p.Delta != 0 && !(p.Delta > 0 && p.Delta < 1):
+		bad("privacy.delta", p.Delta, `allowed range (0, 1): mode = "ternary" is (0, δ)-DP, δ the run's total`)
+	}
+	if p.NoiseMultiplier != 0 || p.TargetEpsilon != 0 || p.NoiseScale != 0 || p.NoiseDecay != 0 || p.StepDecay != 0 || p.Orders != "" || p.Accountant != "" {
+		bad("privacy.noise_multiplier", p.NoiseMultiplier, `mode = "ternary" is (0, δ)-DP by its quantizer alone: noise_multiplier, target_epsilon, noise_scale, noise_decay, step_decay, orders and accountant do not apply`)
 	}
 	switch c.Strategy.Name {
 	case "gradient_tracking", "ditto":
-		bad("privacy.mode", `"laplace_decaying"`, "strategy "+c.Strategy.Name+" sends vectors other than its model (gradient trackers, a model trained in Share): only the model is released with the round's noise")
+		bad("privacy.mode", `"ternary"`, "strategy "+c.Strategy.Name+" sends vectors other than its model (gradient trackers, a model trained in Share): only the quantized model is released")
+	}
+	if c.SecAgg.Across {
+		bad("secagg.across", true, `privacy.mode = "ternary" covers the quantized model, not the group mean sent across`)
 	}
 }

@@ -18,16 +18,50 @@ func TestDecayingKeysAreChecked(t *testing.T) {
 		{"mode = \"laplace_decaying\"\nclip = 0.0", "privacy.clip = 0: need a finite value > 0"},
 		{"mode = \"laplace_decaying\"\ndelta = 1e-5", "do not apply"},
 		{"mode = \"node\"\nnoise_multiplier = 1.0\nnoise_decay = 0.9", `keys of mode = "laplace_decaying"`},
-		{"mode = \"laplace\"", `privacy.mode = "laplace": want "none", "node" or "sample", or "laplace_decaying"`},
+		{"mode = \"laplace\"", `privacy.mode = "laplace": want "none", "node" or "sample", or "laplace_decaying" or "ternary"`},
+		{"mode = \"laplace_decaying\"\nlevel = 2.0", "level do not apply"},
 	} {
 		_, err := Parse([]byte("[privacy]\n"+c.toml+"\n"), "p.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.toml, err, c.want)
 		}
 	}
-	_, err := Parse([]byte("[strategy]\nname = \"gradient_tracking\"\n[privacy]\nmode = \"laplace_decaying\"\n"), "p.toml")
-	if err == nil || !strings.Contains(err.Error(), "only the model is released") {
+	// Gradient tracking has its own layer ([121]); Ditto stays refused.
+	if _, err := Parse([]byte("[strategy]\nname = \"gradient_tracking\"\n[privacy]\nmode = \"laplace_decaying\"\n"), "p.toml"); err != nil {
 		t.Errorf("gradient tracking with decaying Laplace noise: %v", err)
+	}
+	_, err := Parse([]byte("[strategy]\nname = \"ditto\"\n[privacy]\nmode = \"laplace_decaying\"\n"), "p.toml")
+	if err == nil || !strings.Contains(err.Error(), "strategy ditto sends a model trained in Share") {
+		t.Errorf("ditto with decaying Laplace noise: %v", err)
+	}
+}
+
+// TestTernaryKeysAreChecked: every bad key of mode "ternary" is an error
+// naming it, and so are the strategies and the secure aggregation whose
+// vectors the quantizer does not cover; level or delta alone is valid.
+func TestTernaryKeysAreChecked(t *testing.T) {
+	for _, c := range []struct{ toml, want string }{
+		{"[privacy]\nmode = \"ternary\"", "privacy.level = 0: mode = \"ternary\" needs level ≥ clip"},
+		{"[privacy]\nmode = \"ternary\"\nlevel = 2.0\ndelta = 0.1", "set level or delta, not both"},
+		{"[privacy]\nmode = \"ternary\"\nclip = 3.0\nlevel = 2.0", "privacy.level = 2: need a finite value ≥ clip"},
+		{"[privacy]\nmode = \"ternary\"\ndelta = 1.5", "privacy.delta = 1.5: allowed range (0, 1)"},
+		{"[privacy]\nmode = \"ternary\"\nclip = -1.0\nlevel = 2.0", "privacy.clip = -1: need a finite value > 0"},
+		{"[privacy]\nmode = \"ternary\"\nlevel = 2.0\nnoise_scale = 1.0", "do not apply"},
+		{"[privacy]\nmode = \"ternary\"\nlevel = 2.0\ntarget_epsilon = 1.0", "do not apply"},
+		{"[privacy]\nmode = \"node\"\nnoise_multiplier = 1.0\nlevel = 2.0", `level is a key of mode = "ternary"`},
+		{"[strategy]\nname = \"gradient_tracking\"\n[privacy]\nmode = \"ternary\"\nlevel = 2.0", "only the quantized model is released"},
+		{"[strategy]\nname = \"ditto\"\n[privacy]\nmode = \"ternary\"\nlevel = 2.0", "only the quantized model is released"},
+		{"[privacy]\nmode = \"ternary\"\nlevel = 2.0\n[secagg]\nmode = \"neighbourhood\"\nthreshold = 2\nacross = true", "covers the quantized model, not the group mean"},
+	} {
+		_, err := Parse([]byte(c.toml+"\n"), "p.toml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.toml, err, c.want)
+		}
+	}
+	for _, ok := range []string{"level = 2.0", "delta = 0.1", "clip = 0.5\nlevel = 0.5"} {
+		if _, err := Parse([]byte("[privacy]\nmode = \"ternary\"\n"+ok+"\n"), "p.toml"); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
 	}
 }
 
@@ -54,12 +88,12 @@ func TestDecayingDefaults(t *testing.T) {
 // are still valid --set keys.
 func TestDecayingKeysCanBeSet(t *testing.T) {
 	c := Default()
-	for k, v := range map[string]string{"privacy.mode": "laplace_decaying", "privacy.noise_scale": "0.5", "privacy.noise_decay": "0.8", "privacy.step_decay": "0.7"} {
+	for k, v := range map[string]string{"privacy.mode": "laplace_decaying", "privacy.noise_scale": "0.5", "privacy.noise_decay": "0.8", "privacy.step_decay": "0.7", "privacy.level": "3"} {
 		if err := c.Set(k, v); err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
 	}
-	if p := c.Privacy; p.NoiseScale != 0.5 || p.NoiseDecay != 0.8 || p.StepDecay != 0.7 {
+	if p := c.Privacy; p.NoiseScale != 0.5 || p.NoiseDecay != 0.8 || p.StepDecay != 0.7 || p.Level != 3 {
 		t.Errorf("set %+v", p)
 	}
 }

@@ -34,6 +34,15 @@ type Privacy struct {
 	// NoiseDecay q, StepDecay p; Clip is the L1 bound of round 0.
 	Decaying                          bool
 	NoiseScale, NoiseDecay, StepDecay float64
+	// Tracking (with Decaying) is gradient tracking's layer
+	// (dplayer.DecayingTracking): two releases a round, which the
+	// calibration of c from TargetEpsilon counts.
+	Tracking bool
+	// Ternary selects stochastic ternary quantization (dplayer.Ternary):
+	// Level is B (0: calibrated as rounds·Clip/Delta, Delta the run's
+	// total δ); Clip is the L1 bound of a round's update.
+	Ternary bool
+	Level   float64
 }
 
 // accountant is p.Accountant, privacy.MethodRDP when unset (a Setup built
@@ -50,7 +59,12 @@ func privacySetup(c config.Config) *Privacy {
 	if c.Privacy.Mode == "laplace_decaying" {
 		p := c.Privacy.Decaying()
 		return &Privacy{Decaying: true, TargetEpsilon: p.TargetEpsilon, Clip: p.Clip,
-			NoiseScale: p.NoiseScale, NoiseDecay: p.NoiseDecay, StepDecay: p.StepDecay}
+			NoiseScale: p.NoiseScale, NoiseDecay: p.NoiseDecay, StepDecay: p.StepDecay,
+			Tracking: c.Strategy.Name == "gradient_tracking"}
+	}
+	if c.Privacy.Mode == "ternary" {
+		p := c.Privacy
+		return &Privacy{Ternary: true, Clip: p.Clip, Level: p.Level, Delta: p.Delta}
 	}
 	if !c.PrivacyOn() {
 		return nil
@@ -83,6 +97,22 @@ func (s Setup) nodeDP(n int) (nodeDP, error) {
 	if n == 0 {
 		return nodeDP{}, fmt.Errorf("privacy: an empty training split")
 	}
+	if dp.Ternary {
+		// z is the level B: Level, or Multiplier where a calibrated B was
+		// copied (an audit's shadow model), or rounds·C/δ; delta is the
+		// run's total δ.
+		b := dp.Level
+		if b == 0 {
+			b = dp.Multiplier
+		}
+		if b == 0 {
+			var err error
+			if b, err = dplayer.TernaryLevelFor(dp.Delta, dp.Clip, s.Rounds); err != nil {
+				return nodeDP{}, fmt.Errorf("privacy.delta: %w", err)
+			}
+		}
+		return nodeDP{z: b, delta: dplayer.TernaryDelta(dp.Clip, b, s.Rounds), steps: s.Rounds, sampling: privacy.Unamplified()}, nil
+	}
 	if dp.Decaying {
 		// z is the Laplace scale c of round 0: NoiseScale, or Multiplier
 		// where a calibrated c was copied (an audit's shadow model), or
@@ -95,6 +125,9 @@ func (s Setup) nodeDP(n int) (nodeDP, error) {
 			var err error
 			if c, err = dplayer.DecayingScaleFor(dp.TargetEpsilon, dp.Clip, dp.NoiseDecay, dp.StepDecay, s.Rounds); err != nil {
 				return nodeDP{}, fmt.Errorf("privacy.target_epsilon: %w", err)
+			}
+			if dp.Tracking {
+				c *= 2 // two releases a round: ε is twice that of one at the same c
 			}
 		}
 		return nodeDP{z: c, steps: s.Rounds, sampling: privacy.Unamplified()}, nil
@@ -149,6 +182,23 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 	random := cfg.Random
 	if random == nil {
 		random = seed.Seeded(cfg.Seed)
+	}
+	if dp.Ternary {
+		l, err := dplayer.NewTernary(i, cfg.Model, random, dp.Clip, nd.z)
+		if err != nil {
+			return fmt.Errorf("node %d: privacy: %w", i, err)
+		}
+		cfg.Layers = append(cfg.Layers, l)
+		return nil
+	}
+	if dp.Decaying && dp.Tracking && cfg.Strategy != nil && cfg.Strategy.Name() == "gradient_tracking" {
+		// [121]: the state and the tracker are released, each noised.
+		l, err := dplayer.NewDecayingTracking(i, cfg.Model, random, dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay)
+		if err != nil {
+			return fmt.Errorf("node %d: privacy: %w", i, err)
+		}
+		cfg.Layers = append(cfg.Layers, l)
+		return nil
 	}
 	if dp.Decaying {
 		l, err := dplayer.NewDecaying(i, cfg.Model, random, dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay)
@@ -219,7 +269,18 @@ func PrivacyOf(c config.Config) ([]NodePrivacy, error) {
 		if err != nil {
 			return nil, err
 		}
+		if dp.Tracking {
+			return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" with gradient_tracking is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds, two releases a round, the state and the tracker, each of L1 sensitivity 2·clip·p^k (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingTrackingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
+		}
 		return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
+	}
+	if c.Privacy.Mode == "ternary" {
+		dp := privacySetup(c)
+		nd, err := Setup{Rounds: c.Rounds, Privacy: dp}.nodeDP(1)
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("privacy.mode = \"ternary\" is (0, δ)-DP, the same for every node: ε = 0 and δ = %.6g after %d rounds (δ = clip/level = %.6g a round, L1 clip %g, level %.6g); pure ε is unbounded (an update of 0 never sends ±level); the Gaussian accountants this command lists do not apply", nd.delta, c.Rounds, dp.Clip/nd.z, dp.Clip, nd.z)
 	}
 	if !c.PrivacyOn() {
 		return nil, nil

@@ -20,6 +20,15 @@
 // with q = the Poisson rate for nn.PoissonBatches, unamplified (q = 1) for
 // shuffled fixed-size batches, which are not a random sample.
 //
+// Pure and (0, δ) layers of the survey's Table 4 (§3.2.2), each with its
+// own closed-form account instead of the Gaussian accountants: Decaying
+// (ref. [117]: the round's update clipped to L1 norm C·p^k plus Laplace
+// noise of scale c·q^k, pure ε), DecayingTracking (ref. [121]: gradient
+// tracking's state and tracker each released with such noise, clipped
+// around their previous release, two releases a round) and Ternary (ref.
+// [132]: the clipped update stochastically quantized to {−B, 0, +B},
+// (0, C/B)-DP a round).
+//
 // The noise of a round is drawn from the experiment seed per node and
 // round in simulation (a resumed run draws the same noise; such a run is
 // not private, and the report says Seeded) or from crypto/rand. Both
