@@ -221,3 +221,39 @@ func TestStirling2(t *testing.T) {
 		}
 	}
 }
+
+// Both rules are functions of the multiset of inputs: bit-identical
+// points under a permutation of them (two nodes that received the same
+// values agree), and tverberg's f = 0 is an input (the one nearest the
+// median).
+func TestLowDimRulesPermutation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 23))
+	for _, d := range []int{2, 3} {
+		n := 3*d + 1
+		pts := gen(n, d, func(int, int) float64 { return rng.NormFloat64() })
+		perm := rng.Perm(n)
+		q := make([][]float64, n)
+		for i, j := range perm {
+			q[i] = pts[j]
+		}
+		for _, r := range []interface {
+			Point(dst []float64, pts [][]float64) error
+		}{&CenterpointLP{F: 2}, &TverbergPoint{F: 2}} {
+			x, y := make([]float64, d), make([]float64, d)
+			if err := r.Point(x, pts); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Point(y, q); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(x, y) {
+				t.Errorf("d=%d %T: %v, permuted %v", d, r, x, y)
+			}
+		}
+	}
+	pts := [][]float64{{5, 5}, {0, 0}, {1, 1}, {9, 0}}
+	x := make([]float64, 2)
+	if err := (&TverbergPoint{}).Point(x, pts); err != nil || !slices.ContainsFunc(pts, func(p []float64) bool { return slices.Equal(p, x) }) {
+		t.Errorf("f = 0: %v, %v", x, err)
+	}
+}
