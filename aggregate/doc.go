@@ -17,9 +17,11 @@
 // Tukey-depth centerpoint, d <= 2) is a type but not a config name:
 // NewWith refuses "centerpoint" with the reason (it has no usable form on
 // models). safe_area (SafeArea: a point in the intersection of the hulls
-// of every n − f inputs, by linear programming) is a config name for
-// low-dimensional vectors only (LowDimNames, not Names): it refuses d >
-// SafeAreaMaxDim.
+// of every n − f inputs, by linear programming), centerpoint_lp
+// (CenterpointLP: Tukey depth ⌈n/(d+1)⌉ by the same programs, any d) and
+// tverberg (TverbergPoint: a point shared by the hulls of a partition into
+// f + 1 parts, exact search) are config names for low-dimensional vectors
+// only (LowDimNames, not Names): they refuse d > SafeAreaMaxDim.
 //
 // # Rule strings
 //

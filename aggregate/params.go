@@ -13,8 +13,9 @@ import (
 // an f ignore it).
 type Params struct {
 	// F is the number of faulty inputs to tolerate: trimmed_mean, krum,
-	// multi_krum, bulyan, msr, ios, rtc, safe_area, centered_clipping
-	// (adaptive radius), and the nnm and arc pre-aggregators.
+	// multi_krum, bulyan, msr, ios, rtc, safe_area, centerpoint_lp,
+	// tverberg, centered_clipping (adaptive radius), and the nnm and arc
+	// pre-aggregators.
 	F int
 	// M is the number of inputs multi_krum averages; 0 means n − F.
 	M int
@@ -87,6 +88,10 @@ func (s Spec) build(p Params) Rule {
 		rule = &RTC{F: p.F, Tau: p.Tau}
 	case "safe_area":
 		rule = &SafeArea{F: p.F}
+	case "centerpoint_lp":
+		rule = &CenterpointLP{F: p.F}
+	case "tverberg":
+		rule = &TverbergPoint{F: p.F}
 	}
 	if len(pres) == 0 {
 		return rule

@@ -183,7 +183,7 @@ func (a *SafeArea) point(dst []float64, pts [][]float64) error {
 	for k, i := range ord {
 		sorted[k] = pts[i]
 	}
-	w, err := safePoint(dst, sorted, a.F)
+	w, err := safePoint("safe_area", dst, sorted, a.F)
 	if err != nil {
 		return err
 	}

@@ -56,34 +56,12 @@ const safeScaleFloor = 1e-6
 const simplexTol = 1e-10
 
 // safePoint writes into dst a point of the safe area of pts (in the order
-// the programs see them) and returns each input's weight.
-func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
+// the programs see them) and returns each input's weight. f is the number
+// of inputs each subset leaves out (the rule's f for safe_area, ⌈n/(d+1)⌉
+// − 1 for centerpoint_lp); name prefixes the errors.
+func safePoint(name string, dst []float64, pts [][]float64, f int) ([]float64, error) {
 	n, d := len(pts), len(dst)
-	c, s := make([]float64, d), make([]float64, d)
-	col := make([]float64, n)
-	for k := range d {
-		for j, p := range pts {
-			col[j] = p[k]
-		}
-		c[k] = median64(col)
-		for j, p := range pts {
-			col[j] = math.Abs(p[k] - c[k])
-		}
-		// At least safeScaleFloor of the largest deviation: inputs that
-		// nearly agree (honest nodes close to consensus, a few ulps apart)
-		// must not put the far ones 10⁸ scaled units away.
-		s[k] = max(median64(col), safeScaleFloor*slices.Max(col))
-		if s[k] == 0 || math.IsInf(s[k], 0) {
-			s[k] = 1
-		}
-	}
-	w := make([][]float64, n)
-	for j, p := range pts {
-		w[j] = make([]float64, d)
-		for k := range d {
-			w[j][k] = (p[k] - c[k]) / s[k]
-		}
-	}
+	c, s, w := scaleInputs(pts, d)
 	subsets := distinctSubsets(pts, f)
 	lambda := make([][]float64, len(subsets)) // the final λ of every subset
 	inK := make([]bool, len(subsets))
@@ -101,7 +79,7 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 			}
 			v, l, err := hullViolation(w, S, x)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			lambda[si] = l
 			if v > SafeAreaTol {
@@ -112,7 +90,7 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 			break
 		}
 		if len(K) == len(subsets) {
-			return nil, fmt.Errorf("safe_area: %w: every subset is in the program and some are still violated by %.3g", ErrNoSafePoint, bad[0].v)
+			return nil, fmt.Errorf("%s: %w: every subset is in the program and some are still violated by %.3g", name, ErrNoSafePoint, bad[0].v)
 		}
 		slices.SortFunc(bad, func(a, b viol) int {
 			if c := cmp.Compare(b.v, a.v); c != 0 {
@@ -135,10 +113,10 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("safe_area: %w: the linear program over %d subsets failed (round %d): %w", ErrNoSafePoint, len(K), round, err)
+			return nil, fmt.Errorf("%s: %w: the linear program over %d subsets failed (round %d): %w", name, ErrNoSafePoint, len(K), round, err)
 		}
 		if v > SafeAreaTol {
-			return nil, fmt.Errorf("safe_area: %w: the hulls of %d subsets of n − f = %d inputs meet only within a violation of %.3g (> %g) in the scaled coordinates", ErrNoSafePoint, len(K), n-f, v, SafeAreaTol)
+			return nil, fmt.Errorf("%s: %w: the hulls of %d subsets of n − %d = %d inputs meet only within a violation of %.3g (> %g) in the scaled coordinates", name, ErrNoSafePoint, len(K), f, n-f, v, SafeAreaTol)
 		}
 		for i, si := range K {
 			lambda[si] = ls[i]
@@ -147,7 +125,7 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 	for k := range d {
 		dst[k] = c[k] + s[k]*x[k]
 		if math.IsInf(dst[k], 0) || math.IsNaN(dst[k]) {
-			return nil, fmt.Errorf("safe_area: %w: coordinate %d of the point is not finite", ErrNoSafePoint, k)
+			return nil, fmt.Errorf("%s: %w: coordinate %d of the point is not finite", name, ErrNoSafePoint, k)
 		}
 	}
 	// Weights: the mean over subsets of each subset's convex weights.
@@ -165,6 +143,40 @@ func safePoint(dst []float64, pts [][]float64, f int) ([]float64, error) {
 		}
 	}
 	return wt, nil
+}
+
+// scaleInputs returns each coordinate's centre c_k (the inputs' median)
+// and scale s_k (their median absolute deviation, at least safeScaleFloor
+// of their largest deviation, 1 when that is 0), and the inputs scaled,
+// (p_k − c_k)/s_k: the coordinates the linear programs see.
+func scaleInputs(pts [][]float64, d int) (c, s []float64, w [][]float64) {
+	n := len(pts)
+	c, s = make([]float64, d), make([]float64, d)
+	col := make([]float64, n)
+	for k := range d {
+		for j, p := range pts {
+			col[j] = p[k]
+		}
+		c[k] = median64(col)
+		for j, p := range pts {
+			col[j] = math.Abs(p[k] - c[k])
+		}
+		// At least safeScaleFloor of the largest deviation: inputs that
+		// nearly agree (honest nodes close to consensus, a few ulps apart)
+		// must not put the far ones 10⁸ scaled units away.
+		s[k] = max(median64(col), safeScaleFloor*slices.Max(col))
+		if s[k] == 0 || math.IsInf(s[k], 0) {
+			s[k] = 1
+		}
+	}
+	w = make([][]float64, n)
+	for j, p := range pts {
+		w[j] = make([]float64, d)
+		for k := range d {
+			w[j][k] = (p[k] - c[k]) / s[k]
+		}
+	}
+	return c, s, w
 }
 
 // distinctSubsets is keptSubsets(n, f) with equal inputs merged: each
@@ -263,7 +275,7 @@ func hullViolation(w [][]float64, S []int, x []float64) (float64, []float64, err
 	slackPairs(A, cost, m, rows)
 	z, err := simplex(cost, A, b, m)
 	if err != nil {
-		return 0, nil, fmt.Errorf("safe_area: %w: checking a subset's hull: %w", ErrNoSafePoint, err)
+		return 0, nil, fmt.Errorf("%w: checking a subset's hull: %w", ErrNoSafePoint, err)
 	}
 	l := z[:m]
 	return residual(w, S, l, x), l, nil

@@ -17,8 +17,9 @@ type kind struct {
 	name      string
 	takesF    bool
 	aroundOwn bool
-	// lowDim marks a rule for low-dimensional vectors only (safe_area:
-	// d <= SafeAreaMaxDim): ParseSpec accepts it, Names leaves it out.
+	// lowDim marks a rule for low-dimensional vectors only (safe_area,
+	// centerpoint_lp, tverberg: d <= SafeAreaMaxDim): ParseSpec accepts
+	// it, Names leaves it out.
 	lowDim bool
 	// scratch is the heap bytes the rule keeps for n inputs of dim floats
 	// and what they are (Spec.Scratch); nil: none to speak of.
@@ -40,6 +41,8 @@ var ruleKinds = []kind{
 	{name: "ios", takesF: true, aroundOwn: true, scratch: iosScratch},
 	{name: "rtc", takesF: true, aroundOwn: true, scratch: rtcScratch},
 	{name: "safe_area", takesF: true, lowDim: true},
+	{name: "centerpoint_lp", takesF: true, lowDim: true},
+	{name: "tverberg", takesF: true, lowDim: true},
 }
 
 // preKinds are the pre-aggregators NewWith accepts in front of a rule.
@@ -73,8 +76,8 @@ func Names() []string {
 }
 
 // LowDimNames returns the rule names New accepts that aggregate only
-// low-dimensional vectors (safe_area, for vector consensus with d <=
-// SafeAreaMaxDim): not in Names, so that tables of rules on models
+// low-dimensional vectors (safe_area, centerpoint_lp and tverberg, for
+// vector consensus with d <= SafeAreaMaxDim): not in Names, so that tables of rules on models
 // (resilience.StandardRules) leave them out.
 func LowDimNames() []string {
 	return kindNames(slices.DeleteFunc(slices.Clone(ruleKinds), func(k kind) bool { return !k.lowDim }))
@@ -105,7 +108,7 @@ func ParseSpec(s string) (Spec, error) {
 	parts := strings.Split(s, ChainSeparator)
 	sp := Spec{Pre: parts[:len(parts)-1], Rule: parts[len(parts)-1]}
 	if sp.Rule == "centerpoint" {
-		return Spec{}, fmt.Errorf("aggregate %q: centerpoint is not available as a rule on models: the Tukey-depth centerpoint is implemented for d <= 2 only, and for n <= d + 1 inputs its promised depth ceil(n/(d+1)) is 1, which any input has (see aggregate.Centerpoint; valid rules: %s)", s, strings.Join(Names(), ", "))
+		return Spec{}, fmt.Errorf("aggregate %q: centerpoint is not available as a rule on models: the float32-exact Tukey-depth centerpoint is implemented for d <= 2 only, and for n <= d + 1 inputs its promised depth ceil(n/(d+1)) is 1, which any input has (see aggregate.Centerpoint; for low-dimensional vectors centerpoint_lp; valid rules: %s)", s, strings.Join(Names(), ", "))
 	}
 	if _, ok := findKind(ruleKinds, sp.Rule); !ok {
 		if _, pre := findKind(preKinds, sp.Rule); pre {

@@ -3,14 +3,16 @@
 // Table 8) and prints Markdown tables for
 // docs/results/resilient-consensus.md:
 //
-//	go run ./bench/resilient_consensus [-T 20] [-seeds 5]
+//	go run ./bench/resilient_consensus [-T 20] [-seeds 5] [-attacks 0] [-mean=false]
 //
 // n nodes, f of them Byzantine, vectors of d coordinates. Every round each
 // honest node replaces its vector by a rule applied to its own vector and
 // those it received from its in-neighbours (all n − 1 on the complete
 // graph, k on the k-regular one): safe_area (aggregate.SafeArea, f), msr around the
-// own vector (f), trimmed_mean (f), and for d = 2 the Tukey-depth
-// centerpoint (no f). Byzantine nodes send what an attack of package
+// own vector (f), trimmed_mean (f), centerpoint_lp (aggregate.CenterpointLP:
+// Tukey depth ⌈n/(d+1)⌉, f only checked), tverberg (aggregate.TverbergPoint,
+// f + 1 parts), and for d = 2 the float32-exact Tukey-depth centerpoint
+// (aggregate.Centerpoint, no f). Byzantine nodes send what an attack of package
 // attack crafts from their own (initial) vector, or a fixed point, per
 // receiver and round. Honest initial vectors are uniform in the unit cube
 // ("cube") or uniform probability vectors ("simplex", the survey's
@@ -59,6 +61,8 @@ type byz struct {
 func main() {
 	T := flag.Int("T", 20, "rounds")
 	seeds := flag.Int("seeds", 5, "seeds per setting (the worst is shown)")
+	nattacks := flag.Int("attacks", 0, "attacks per setting, the first ones of the list (0: all)")
+	mean := flag.Bool("mean", true, "print the last table, the mean over subsets (C(n, f) safe areas per node and round)")
 	flag.Parse()
 	fmt.Printf("Machine: %s, %s/%s. %d rounds, worst of %d seeds; validity tolerance %g.\n\n", cpu.ModelName(), runtime.GOOS, runtime.GOARCH, *T, *seeds, validTol)
 	settings := []setting{
@@ -67,7 +71,7 @@ func main() {
 		{2, 12, 2, "cube", 8}, {2, 12, 2, "simplex", 8},
 	}
 	for _, s := range settings {
-		rules := []string{"safe_area", "msr", "trimmed_mean"}
+		rules := []string{"safe_area", "msr", "trimmed_mean", "centerpoint_lp", "tverberg"}
 		if s.d == 2 {
 			rules = append(rules, "centerpoint")
 		}
@@ -85,10 +89,17 @@ func main() {
 			fmt.Print("---:|---:|")
 		}
 		fmt.Println()
-		for _, b := range attacks(s) {
+		as := attacks(s)
+		if *nattacks > 0 {
+			as = as[:min(*nattacks, len(as))]
+		}
+		for _, b := range as {
 			row(s, b, rules, *T, *seeds)
 		}
 		fmt.Println()
+	}
+	if !*mean {
+		return
 	}
 	// The averaging over subsets (subsetMean): C(n, f) safe areas a node
 	// and round, so one setting, the two per-receiver attacks, and fewer
