@@ -133,3 +133,50 @@ func TestFunctionSharingHidesLinearTerm(t *testing.T) {
 		t.Errorf("plain D-PSGD's messages to the target's neighbours differ by only %.3g: the check cannot fail", got)
 	}
 }
+
+// The condition is needed: a coalition holding every neighbour of the
+// target knows every a_ij and a_ji of its edges, hence p_i, and with the
+// start models of the target and of all its neighbours reads the target's
+// perturbed update off D-PSGD's step, d_i = Σ_j W_ij w_j^start − w_i^next;
+// minus η p_i that is η ∇f_i at the target's model, exactly what it
+// computed (closed form of the quadratic).
+func TestFunctionSharingFullCoalitionReadsGradient(t *testing.T) {
+	const eta, seed, target = 0.1, 17, 0
+	q := newQuadNet(t, irregularGraph(), seed, eta, func() Strategy { return newFunctionSharing(1, false) })
+	for range 6 {
+		q.step(t)
+	}
+	nb := q.adj[target]
+	d := len(q.h[0])
+	p := make([]float64, d)
+	for _, j := range nb {
+		for k := range d {
+			p[k] += float64(q.sent[msgKey{j, target, 0, TagPerturb}][k]) - float64(q.sent[msgKey{target, j, 0, TagPerturb}][k])
+		}
+	}
+	// Metropolis–Hastings weights from the public degrees.
+	w := map[int]float64{}
+	self := 1.0
+	for _, j := range nb {
+		w[j] = 1 / float64(1+max(len(nb), len(q.adj[j])))
+		self -= w[j]
+	}
+	worst := 0.0
+	for r := 1; r < 5; r++ {
+		// Every colluder j received the target's start of rounds r and r+1.
+		own := q.sent[msgKey{target, nb[0], r, TagStart}]
+		next := q.sent[msgKey{target, nb[0], r + 1, TagStart}]
+		for k := range d {
+			mixed := self * float64(own[k])
+			for _, j := range nb {
+				mixed += w[j] * float64(q.sent[msgKey{j, target, r, TagStart}][k])
+			}
+			got := (mixed-float64(next[k]))/eta - p[k]
+			want := q.h[target][k] * (float64(own[k]) - q.c[target][k])
+			worst = max(worst, math.Abs(got-want))
+		}
+	}
+	if worst > 1e-4 {
+		t.Errorf("the full coalition's gradient estimate is off by %.3g", worst)
+	}
+}
