@@ -10,7 +10,7 @@ import (
 const TagPerturb = "perturb"
 
 // FunctionSharingScale is the default bound of the perturbation vectors:
-// a_ij is drawn per coordinate from about [−scale, scale].
+// a_ij is drawn per coordinate from [−scale, scale] (on the grid below).
 const FunctionSharingScale = 0.1
 
 // fsGridBits is the resolution of the drawn a_ij: integers times a power
@@ -47,8 +47,11 @@ var functionSharingRow = Row{
 //
 //	s_i(x) = ⟨p_i, x⟩,   p_i = Σ_{j∈N_i} (a_ji − a_ij)
 //
-// and Σ_i s_i ≡ 0, since every a_ij appears once with each sign. From
-// round 1 on the node runs the base method on f_i + s_i: its local update
+// and Σ_i s_i ≡ 0, since every a_ij appears once with each sign. The
+// setup round sends nothing else and drops its local training (the model
+// goes back to the round's start), whose update, taken before p_i is
+// known, the next start model would show. From round 1 on the node runs
+// the base method on f_i + s_i: its local update
 // d_i (which stands for η·∇f_i) becomes d_i + LR·Steps·p_i, what that many
 // plain SGD steps on f_i + s_i give (∇s_i is constant). The base is D-PSGD
 // (w_i ← Σ_j W_ij w_j^start − d_i, the original's distributed gradient
