@@ -44,6 +44,13 @@
 //     (nn.TrainConfig.Steps). With a whole local epoch per round they
 //     oscillate on non-IID MNIST (measured in sim's tests).
 //   - R-DPFL's choices are recorded with its type (RDPFL, rdpfl.go).
+//   - The two secret-sharing strategies of the survey's §3.4.2 (Table 6),
+//     GradientTrackingSD (ref. [122]) and FunctionSharing (ref. [171]),
+//     keep the optimum of Σ_i f_i and hide the linear part of a node's
+//     objective from honest-but-curious coalitions that miss one of its
+//     neighbours; they draw every secret from View.RNG and send the
+//     per-edge secrets to one neighbour each (Outgoing.To). Their update
+//     rules and choices are in docs/methods/p2p-consensus.md.
 //   - RobustRule with Updates exchanges w~ − w_start and applies the
 //     aggregate from w_start: the server-style setting of the survey's
 //     update attacks, per node.

@@ -103,6 +103,7 @@ var registry = []*Row{
 	&localRow, &fedavgRow, &dpsgdRow, &trackingRow, &admmRow, &robustRow,
 	&balanceRow, &ubarRow, &scclipRow, &clippedGossipRow, &afaRow, &asmrRow, &cflRow,
 	&fedproxRow, &dittoRow, &rdpflRow, &lightyearRow, &murmuraRow, &dmttRow,
+	&trackingSDRow, &functionSharingRow,
 }
 
 // Registry returns every strategy's row, in the order of Names.

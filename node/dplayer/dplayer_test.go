@@ -339,7 +339,7 @@ func TestSampleDPLayerCharges(t *testing.T) {
 func TestDPLayerWithEveryStrategy(t *testing.T) {
 	// ADMM sends ρ·x_i + w_ij: its dual w_ij carries past rounds' neighbour
 	// messages, not the round's noisy update alone.
-	refused := map[string]bool{"gradient_tracking": true, "ditto": true, "admm": true}
+	refused := map[string]bool{"gradient_tracking": true, "gradient_tracking_sd": true, "function_sharing": true, "ditto": true, "admm": true}
 	for _, name := range strategy.Names() {
 		var p strategy.Params
 		if name == "robust" || name == "rdpfl" {
