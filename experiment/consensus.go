@@ -91,10 +91,6 @@ func runConsensus(ctx context.Context, c config.Config, dir string, o RunOptions
 	if err != nil {
 		return rundir.Final{}, err
 	}
-	res, err := task.Execute(spec)
-	if err != nil {
-		return rundir.Final{}, err
-	}
 	var text bytes.Buffer
 	text.WriteString(config.ResolvedHeader)
 	if err := toml.NewEncoder(&text).Encode(c); err != nil {
@@ -104,6 +100,11 @@ func runConsensus(ctx context.Context, c config.Config, dir string, o RunOptions
 	man.ConfigHash = hash
 	w, err := rundir.Create(dir, rundir.Spec{Config: text.Bytes(), Manifest: man, Rounds: c.Rounds, FinalRounds: 1, Progress: o.Progress})
 	if err != nil {
+		return rundir.Final{}, err
+	}
+	res, err := task.Execute(spec)
+	if err != nil {
+		_, _ = w.Close(err)
 		return rundir.Final{}, err
 	}
 	var eps *float64

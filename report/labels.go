@@ -81,7 +81,7 @@ var metricTable = []Metric{
 	// Task type consensus (rounds.jsonl's consensus.*, summary.csv).
 	{"consensus_method", "consensus method", "name"},
 	{"consensus_mse", "MSE to the average", "over nodes and coordinates"},
-	{"consensus_max_abs_err", "max |x_i − x̄|", "over nodes and coordinates"},
+	{"consensus_max_abs_err", "largest distance to the average", "over nodes and coordinates"},
 	{"consensus_epsilon", "method's ε", "ε-DP; dp_gossip: pairwise Rényi DP"},
 	{"consensus_recon_rmse", "reconstruction error of the target", "RMS over coordinates"},
 	// One node's record (metrics.jsonl).
