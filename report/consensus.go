@@ -68,7 +68,8 @@ func consensusResults(dir string, runs []RunResult) (string, error) {
 	return md.String(), err
 }
 
-// gCell is mean ± std of vals to 3 significant digits ("—" for none).
+// gCell is mean ± std of vals to 3 significant digits ("—" for none;
+// the value alone when every run has the same).
 func gCell(vals []float64) string {
 	s := Summarize(vals)
 	switch s.N {
@@ -76,6 +77,9 @@ func gCell(vals []float64) string {
 		return "—"
 	case 1:
 		return fmt.Sprintf("%.3g", s.Mean)
+	}
+	if !slices.ContainsFunc(vals, func(v float64) bool { return v != vals[0] }) {
+		return fmt.Sprintf("%.3g", vals[0]) // one ε for every seed: no spread of rounding
 	}
 	return fmt.Sprintf("%.3g ± %.2g", s.Mean, s.Std)
 }
