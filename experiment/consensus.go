@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/BurntSushi/toml"
@@ -14,6 +15,11 @@ import (
 	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/topology"
 )
+
+// ErrConsensusTask is the error of whatever builds a learning run's nodes
+// (SetupOf: a simulation's, a deployment's, a node process's) from a
+// config of task type consensus.
+var ErrConsensusTask = errors.New("task type consensus ([consensus]) has no learning nodes to build: it runs in one process with `trellis run` (or `trellis sweep`), not as a deployment or node process")
 
 // ConsensusSpec is the consensus task c describes ([consensus]): its
 // graph (the [topology] section's, built as a learning run's), initial
