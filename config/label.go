@@ -13,11 +13,10 @@ func LabelKeys() []string {
 	return []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score", "consensus.method"}
 }
 
-// Label names a run's strategy (a consensus run's method) as plots and
-// tables show it: its explicit
-// label (sweep variants) if it has one, else the name (or robust's rule,
-// with its explicit f when the rule takes one), then its score and options
-// in brackets when set.
+// Label names a run's strategy as plots and tables show it: its explicit
+// label (sweep variants) if it has one, else a consensus run's method, or
+// the strategy's name (or robust's rule, with its explicit f when the
+// rule takes one), then its score and options in brackets when set.
 func (c Config) Label() string {
 	if c.RunLabel != "" {
 		return c.RunLabel
