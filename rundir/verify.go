@@ -31,7 +31,8 @@ var ErrDamaged = errors.New("damaged run directory")
 //   - every line of rounds.jsonl and metrics.jsonl decodes and ends in a
 //     newline, except the last line of an unfinished run (no summary.csv);
 //   - rounds.jsonl numbers its rounds 0, 1, …; metrics.jsonl holds nodes
-//     lines per round, rounds in order;
+//     lines per round, rounds in order (none in a run of task type
+//     consensus, every round of which carries its consensus record);
 //   - each round's aggregates in rounds.jsonl are those of its node lines
 //     (metrics.Round.Summarize);
 //   - a finished run has as many rounds as its summary.csv and manifest
