@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -213,3 +214,38 @@ func TestConsensusCheck(t *testing.T) {
 		t.Errorf("disconnected: %v", err)
 	}
 }
+
+// TestConsensusRunDirVerify: rundir.Verify accepts a consensus run with
+// no node lines, and refuses one whose summary's consensus error is not
+// its last round's or whose rounds.jsonl was cut short.
+func TestConsensusRunDirVerify(t *testing.T) {
+	c := consensusConfig(t, "plain", "")
+	c.Rounds = 20
+	dir := filepath.Join(t.TempDir(), "v")
+	fin, err := RunToDir(context.Background(), c, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.Verify(dir, c.Nodes, c.FinalRounds); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(dir, rundir.SummaryFile)
+	orig, _ := os.ReadFile(sum)
+	mse := strconvG(fin.Consensus.MSE)
+	if !bytes.Contains(orig, []byte(mse)) {
+		t.Fatalf("summary.csv lacks the MSE %s:\n%s", mse, orig)
+	}
+	_ = os.WriteFile(sum, bytes.Replace(orig, []byte(mse), []byte("0.5"), 1), 0o644)
+	if err := rundir.Verify(dir, c.Nodes, c.FinalRounds); err == nil || !strings.Contains(err.Error(), "consensus error") {
+		t.Errorf("an edited summary: %v", err)
+	}
+	_ = os.WriteFile(sum, orig, 0o644)
+	rounds := filepath.Join(dir, rundir.RoundsFile)
+	b, _ := os.ReadFile(rounds)
+	_ = os.WriteFile(rounds, b[:bytes.LastIndexByte(b[:len(b)-1], '\n')+1], 0o644)
+	if err := rundir.Verify(dir, c.Nodes, c.FinalRounds); err == nil {
+		t.Error("a rounds.jsonl cut short passed")
+	}
+}
+
+func strconvG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
