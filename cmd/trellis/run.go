@@ -294,7 +294,11 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 		return err
 	}
 	fmt.Fprint(o.stdout, md)
-	fmt.Fprintf(o.stdout, "\nrun directories, results.md and plots (PNG, SVG) in %s\n", out)
+	what := "run directories, results.md and plots (PNG, SVG)"
+	if len(res.Runs) > 0 && res.Runs[0].Config.Consensus != nil {
+		what = "run directories and results.md" // task type consensus draws no plots
+	}
+	fmt.Fprintf(o.stdout, "\n%s in %s\n", what, out)
 	return writeReportHTML(o, out)
 }
 
