@@ -49,6 +49,10 @@ type Config struct {
 	// left out of the TOML, in every other config, so a config without it
 	// keeps its hash.
 	WorstCase *WorstCase `toml:"worst_case,omitempty"`
+	// Consensus makes the run task type consensus (Consensus): private
+	// average consensus instead of learning. Nil, and left out of the
+	// TOML, in every other config, so a config without it keeps its hash.
+	Consensus *Consensus `toml:"consensus,omitempty"`
 }
 
 // Data names the dataset.
@@ -314,6 +318,7 @@ func Parse(text []byte, name string) (Config, error) {
 		}
 	}
 	cfg.fillWorstCase(md)
+	cfg.fillConsensus(md)
 	if !md.IsDefined("evaluation", "global_test") && slices.Contains(convModels, cfg.Model.Kind) {
 		// A convolutional model on every node × the whole global test set
 		// takes minutes per evaluated round; a file asks for all with -1.
@@ -416,6 +421,7 @@ func configKeys() []string {
 		keys = append(keys, k)
 	}
 	keys = append(keys, "worst_case.defences")
+	keys = append(keys, consensusKeys()...)
 	for _, k := range optionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}
@@ -503,6 +509,13 @@ func Defaults() string {
 # [sweep.grid]
 # "adversary.fraction" = [0.1, 0.3, 0.5]
 # "strategy.name" = ["fedavg", "robust"]
+
+# [consensus]            # task type consensus: private average consensus
+#                        # instead of learning (docs/methods/p2p-consensus.md);
+#                        # it reads name, seed, nodes, rounds (iterations),
+#                        # [topology] and [run]; every other key must keep
+#                        # its default. Its keys and their defaults:
+` + consensusDefaultsText() + `
 
 # [trust] rules = "screen", the default, is the DMTT paper's topology trust
 # with the evidence rules that screen omission liars; rules = "spec" is the

@@ -10,16 +10,19 @@ import (
 // LabelKeys are the keys that make a run's label rather than a sweep point
 // (strategy.options.* and strategy.score are part of the label too).
 func LabelKeys() []string {
-	return []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score"}
+	return []string{"strategy.name", "strategy.rule", "strategy.f", "strategy.weighting", "strategy.score", "consensus.method"}
 }
 
 // Label names a run's strategy as plots and tables show it: its explicit
-// label (sweep variants) if it has one, else the name (or robust's rule,
-// with its explicit f when the rule takes one), then its score and options
-// in brackets when set.
+// label (sweep variants) if it has one, else a consensus run's method, or
+// the strategy's name (or robust's rule, with its explicit f when the
+// rule takes one), then its score and options in brackets when set.
 func (c Config) Label() string {
 	if c.RunLabel != "" {
 		return c.RunLabel
+	}
+	if c.Consensus != nil {
+		return c.Consensus.Method // task type consensus: the method is the label
 	}
 	var extra []string
 	if c.Strategy.Score != "" {

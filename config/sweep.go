@@ -188,6 +188,11 @@ func (c *Config) set(key string, v any) error {
 	c.Strategy.F = clonePtr(c.Strategy.F)
 	c.Strategy.Prediction = clonePtr(c.Strategy.Prediction)
 	c.Strategy.Clipping = clonePtr(c.Strategy.Clipping)
+	c.Consensus = clonePtr(c.Consensus)
+	if c.Consensus == nil && strings.HasPrefix(key, "consensus.") {
+		d := ConsensusDefault() // a sweep that makes a run consensus gives it the defaults
+		c.Consensus = &d
+	}
 	doc := map[string]any{}
 	cur := doc
 	parts := strings.Split(key, ".")

@@ -198,6 +198,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateWorstCase()...)
+	errs = append(errs, c.validateConsensus(bad)...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }

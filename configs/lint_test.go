@@ -215,6 +215,9 @@ func ran(t *testing.T, name string) map[string][]string {
 		}
 	}
 	for _, r := range e.runs {
+		if r.Config.Consensus != nil {
+			continue // task type consensus: no strategy, rule or attack runs
+		}
 		s := r.Config.Strategy
 		add("strategy", s.Name)
 		if s.Name == "robust" || s.Name == "rdpfl" {

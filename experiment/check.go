@@ -12,6 +12,9 @@ import (
 // 0 against a declared adversary, and f = "auto" capped below the declared
 // fraction by what the rule tolerates at a node's in-degree.
 func Warnings(c config.Config) []string {
+	if c.Consensus != nil {
+		return nil // task type consensus: no strategy, rule or adversary to warn about
+	}
 	var out []string
 	st := c.Strategy
 	beta := c.DeclaredFraction()
@@ -124,6 +127,9 @@ func FRecordOf(c config.Config) (*FRecord, error) {
 // node's in-degree (every round of a dynamic topology). A sweep checks
 // every run with it before the first starts.
 func Check(c config.Config) error {
+	if c.Consensus != nil {
+		return checkConsensus(c)
+	}
 	if err := c.Validate(); err != nil {
 		return err
 	}

@@ -47,6 +47,9 @@ func everySample(labels *data.Dataset) ([]int32, error) { return labels.All(), n
 
 // SetupOf turns a validated config and its dataset into a runnable setup.
 func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
+	if c.Consensus != nil {
+		return Setup{}, ErrConsensusTask
+	}
 	atk, err := c.Attack()
 	if err != nil {
 		return Setup{}, err

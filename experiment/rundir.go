@@ -54,7 +54,13 @@ func RunToDir(ctx context.Context, c config.Config, dir string, progress rundir.
 // final files are identical to those of an uninterrupted run. A directory
 // holding another config's run is refused (ErrOtherConfig) unless
 // o.Force.
+//
+// A config of task type consensus ([consensus]) runs its own driver
+// (runConsensus) into the same files.
 func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions) (rundir.Final, error) {
+	if c.Consensus != nil {
+		return runConsensus(ctx, c, dir, o)
+	}
 	hash, err := ConfigHash(c)
 	if err != nil {
 		return rundir.Final{}, err

@@ -110,6 +110,9 @@ type Round struct {
 	Trust *TrustRound `json:"trust,omitempty"`
 	// Privacy is the round's ε over honest nodes, when they run a DP layer.
 	Privacy *PrivacyRound `json:"privacy,omitempty"`
+	// Consensus is the round's record in a run of task type consensus
+	// (absent otherwise).
+	Consensus *ConsensusRound `json:"consensus,omitempty"`
 	// Live is the round's graph and weights for a live viewer, filled in
 	// by the simulator's Record; never written (json:"-").
 	Live *Live `json:"-"`

@@ -78,6 +78,12 @@ var metricTable = []Metric{
 	{"accountant", "privacy accountant of ε when not the default RDP", "pld, rdp or pld+rdp"},
 	{"rdp_fallbacks", "honest nodes whose PLD failed (RDP ε reported)", "nodes"},
 	{"accountant_fallback", "why the PLD accountant could not answer", "error text"},
+	// Task type consensus (rounds.jsonl's consensus.*, summary.csv).
+	{"consensus_method", "consensus method", "name"},
+	{"consensus_mse", "MSE to the average", "over nodes and coordinates"},
+	{"consensus_max_abs_err", "largest distance to the average", "over nodes and coordinates"},
+	{"consensus_epsilon", "method's ε", "ε-DP; dp_gossip: pairwise Rényi DP"},
+	{"consensus_recon_rmse", "reconstruction error of the target", "RMS over coordinates"},
 	// One node's record (metrics.jsonl).
 	{"node", "node", "id, from 0"},
 	{"byzantine", "Byzantine (ground truth)", "true/false"},
@@ -141,6 +147,9 @@ func Describe(name string) (Metric, bool) {
 		base = "trust_" + b
 	}
 	base = strings.TrimPrefix(base, "privacy.")
+	if b, ok := strings.CutPrefix(base, "consensus."); ok {
+		base = "consensus_" + b
+	}
 	i := slices.IndexFunc(metricTable, func(m Metric) bool { return m.Name == base })
 	if i < 0 {
 		return Metric{Name: name, Label: name}, false

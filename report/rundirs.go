@@ -43,6 +43,9 @@ func ResultsCurve(dir, curve string) (string, error) {
 	if len(runs) == 0 {
 		return "", fmt.Errorf("%s: no finished runs (directories with %s, %s and %s)", dir, rundir.ConfigFile, rundir.RoundsFile, rundir.SummaryFile)
 	}
+	if consensusRuns(runs) {
+		return consensusResults(dir, runs)
+	}
 	metrics := []string{"final_honest_global_acc", "final_honest_local_acc", "final_honest_local_acc_std", "final_delta_max"}
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, runs, metrics, 4); err != nil {

@@ -10,7 +10,8 @@
 //	manifest.json  name, seed, versions and commit (or why none), machine, start and end,
 //	               the config's hash, and once finished the record files' SHA-256
 //	metrics.jsonl  one line per round per node (NodeLine), reproducible
-//	rounds.jsonl   one line per round: the aggregates over nodes
+//	rounds.jsonl   one line per round: the aggregates over nodes (task type
+//	               consensus: the error per iteration, metrics.jsonl empty)
 //	timings.jsonl  wall-clock seconds per round, never reproducible
 //	edges.jsonl    per round, the weight each receiver gave each sender (EdgeRound)
 //	summary.csv    the final metrics, written last: it marks a finished run

@@ -33,6 +33,10 @@ type Final struct {
 	// Audit is the membership-inference audit of the final models (nil
 	// without [privacy.audit]).
 	Audit *AuditSummary `json:"audit,omitempty"`
+	// Consensus is the last round's record of a run of task type
+	// consensus (nil for a learning run): its error after the last
+	// iteration, the DP method's ε, the reconstruction error.
+	Consensus *metrics.ConsensusRound `json:"consensus,omitempty"`
 }
 
 // AuditSummary is what summary.csv keeps of a run's audit: the pooled
@@ -52,13 +56,18 @@ var (
 		"final_honest_loss", "final_delta_max", "final_mean_byz_weight", "rounds", "diverged_round", "diverged_nodes"}
 	privacyColumns = []string{"final_honest_max_epsilon", "final_honest_mean_epsilon", "final_delta"}
 	auditColumns   = []string{"final_audit_auc", "final_audit_tpr_at_0.1pct", "final_audit_tpr_at_1pct", "final_audit_epsilon_lower", "final_audit_threshold_auc"}
+	// ConsensusColumns are the final metrics of a consensus run, after the
+	// others: the error after the last iteration, the DP method's ε and
+	// the reconstruction error (empty when the run has none).
+	ConsensusColumns = []string{"final_consensus_mse", "final_consensus_max_abs_err", "final_consensus_epsilon", "final_consensus_recon_rmse"}
 )
 
 // FinalColumns are the final metrics of summary.csv, in column order;
 // the privacy columns are there only for runs with DP, the audit columns
-// only for runs with [privacy.audit].
+// only for runs with [privacy.audit], the consensus columns only for
+// runs of task type consensus.
 func FinalColumns() []string {
-	return append(append(slices.Clone(finalColumns), privacyColumns...), auditColumns...)
+	return append(append(append(slices.Clone(finalColumns), privacyColumns...), auditColumns...), ConsensusColumns...)
 }
 
 func (f Final) values() []float64 {
@@ -72,6 +81,19 @@ func (f Final) privacyValues() []string {
 		return make([]string, len(privacyColumns))
 	}
 	return formatFloats(p.HonestMaxEpsilon, p.HonestMeanEpsilon, p.Delta)
+}
+
+func consensusValues(c *metrics.ConsensusRound) []string {
+	if c == nil {
+		return make([]string, len(ConsensusColumns))
+	}
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return formatFloats(*v)[0]
+	}
+	return append(formatFloats(c.MSE, c.MaxAbsErr), opt(c.Epsilon), opt(c.ReconRMSE))
 }
 
 func (a *AuditSummary) values() []string {
@@ -96,6 +118,7 @@ func finalOf(evaluated []*metrics.Round, k, rounds int) Final {
 		return f
 	}
 	f.Privacy = evaluated[len(evaluated)-1].Privacy
+	f.Consensus = evaluated[len(evaluated)-1].Consensus
 	last := evaluated[max(0, len(evaluated)-k):]
 	n := float64(len(last))
 	for _, r := range last {
@@ -124,12 +147,16 @@ func WriteSummary(dir string, keys []string, rows []SummaryRow) error {
 	w := csv.NewWriter(&buf)
 	private := slices.ContainsFunc(rows, func(r SummaryRow) bool { return r.Final.Privacy != nil })
 	audited := slices.ContainsFunc(rows, func(r SummaryRow) bool { return r.Final.Audit != nil })
+	agreed := slices.ContainsFunc(rows, func(r SummaryRow) bool { return r.Final.Consensus != nil })
 	head := append(append([]string{"name", "seed"}, keys...), finalColumns...)
 	if private {
 		head = append(head, privacyColumns...)
 	}
 	if audited {
 		head = append(head, auditColumns...)
+	}
+	if agreed {
+		head = append(head, ConsensusColumns...)
 	}
 	_ = w.Write(head)
 	for _, r := range rows {
@@ -143,6 +170,9 @@ func WriteSummary(dir string, keys []string, rows []SummaryRow) error {
 		}
 		if audited {
 			rec = append(rec, r.Final.Audit.values()...)
+		}
+		if agreed {
+			rec = append(rec, consensusValues(r.Final.Consensus)...)
 		}
 		_ = w.Write(rec)
 	}
@@ -201,6 +231,14 @@ func ReadFinal(dir string) (Final, bool) {
 	}
 	if v, ok := readColumns(rows[0], auditColumns); ok {
 		f.Audit = &AuditSummary{AUC: v[0], TPRAt01FPR: v[1], TPRAt1FPR: v[2], EpsilonLower: v[3], ThresholdAUC: v[4]}
+	}
+	if v, ok := readColumns(rows[0], ConsensusColumns[:2]); ok {
+		f.Consensus = &metrics.ConsensusRound{MSE: v[0], MaxAbsErr: v[1]}
+		for i, p := range []**float64{&f.Consensus.Epsilon, &f.Consensus.ReconRMSE} {
+			if v, ok := readColumns(rows[0], ConsensusColumns[2+i:3+i]); ok {
+				*p = &v[0]
+			}
+		}
 	}
 	return f, true
 }

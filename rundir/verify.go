@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/trellis-fl/trellis/metrics"
@@ -30,7 +31,8 @@ var ErrDamaged = errors.New("damaged run directory")
 //   - every line of rounds.jsonl and metrics.jsonl decodes and ends in a
 //     newline, except the last line of an unfinished run (no summary.csv);
 //   - rounds.jsonl numbers its rounds 0, 1, …; metrics.jsonl holds nodes
-//     lines per round, rounds in order;
+//     lines per round, rounds in order (none in a run of task type
+//     consensus, every round of which carries its consensus record);
 //   - each round's aggregates in rounds.jsonl are those of its node lines
 //     (metrics.Round.Summarize);
 //   - a finished run has as many rounds as its summary.csv and manifest
@@ -81,7 +83,16 @@ func Verify(dir string, nodes, finalRounds int) error {
 				names[i], strconv.FormatFloat(got, 'g', -1, 64), finalRounds, RoundsFile, strconv.FormatFloat(v, 'g', -1, 64))
 		}
 	}
+	if w, g := want.Consensus, fin.Consensus; (w == nil) != (g == nil) || (w != nil && (!agree(g.MSE, w.MSE) || !agree(g.MaxAbsErr, w.MaxAbsErr))) {
+		return damaged(dir, SummaryFile, 2, "does not hold the consensus error of the last round of %s", RoundsFile)
+	}
 	return nil
+}
+
+// consensusRun reports whether rounds are those of a run of task type
+// consensus, which writes no node lines (metrics.ConsensusRound).
+func consensusRun(rounds []*metrics.Round) bool {
+	return len(rounds) > 0 && !slices.ContainsFunc(rounds, func(r *metrics.Round) bool { return r.Consensus == nil })
 }
 
 // damaged is Verify's error for line (1-based; 0: the whole file) of
@@ -239,7 +250,7 @@ func verifyNodes(dir string, rounds []*metrics.Round, nodes int, finished bool) 
 	if err := check(last); err != nil {
 		return err
 	}
-	if finished && cur.Round+1 != len(rounds) {
+	if finished && cur.Round+1 != len(rounds) && !(cur.Round < 0 && consensusRun(rounds)) {
 		return damaged(dir, MetricsFile, last, "ends with round %d, but %s has %d rounds: the file was cut short", cur.Round, RoundsFile, len(rounds))
 	}
 	return nil

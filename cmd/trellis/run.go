@@ -62,8 +62,13 @@ redoes the runs.` + shardHelp + memHelp,
 			}
 			// The memory check first: the warnings of a robust rule build
 			// the graph, which a run too large for the machine cannot.
-			done, err := mf.gate(cmd.Context(), o, cfg, shard)
-			if err != nil {
+			// Task type consensus has neither model nor data to estimate.
+			done := false
+			if cfg.Consensus != nil {
+				if err := consensusFlags(&mf, dash); err != nil {
+					return err
+				}
+			} else if done, err = mf.gate(cmd.Context(), o, cfg, shard); err != nil {
 				return err
 			}
 			warn(o, cfg)
@@ -112,6 +117,18 @@ redoes the runs.` + shardHelp + memHelp,
 	mf.register(c, true)
 	dash.register(c)
 	return c
+}
+
+// consensusFlags refuses the flags of `run` that mean nothing to task type
+// consensus ([consensus]).
+func consensusFlags(mf *memFlags, dash *dashFlag) error {
+	if mf.dryRun || mf.probe {
+		return fmt.Errorf("--dry-run and --probe estimate a learning run's memory; task type consensus ([consensus]) holds only nodes × dim values and its iterations' errors, and runs in seconds: run it")
+	}
+	if dash.addr != "" {
+		return fmt.Errorf("--dashboard draws learning runs (accuracy, weights); task type consensus ([consensus]) prints its table at the end, and each run's rounds.jsonl has its error after every iteration")
+	}
+	return nil
 }
 
 // resumeCommand is the command line that resumes an interrupted run or
@@ -277,7 +294,11 @@ func printSweep(o *options, out string, res *experiment.SweepResult) error {
 		return err
 	}
 	fmt.Fprint(o.stdout, md)
-	fmt.Fprintf(o.stdout, "\nrun directories, results.md and plots (PNG, SVG) in %s\n", out)
+	what := "run directories, results.md and plots (PNG, SVG)"
+	if len(res.Runs) > 0 && res.Runs[0].Config.Consensus != nil {
+		what = "run directories and results.md" // task type consensus draws no plots
+	}
+	fmt.Fprintf(o.stdout, "\n%s in %s\n", what, out)
 	return writeReportHTML(o, out)
 }
 
