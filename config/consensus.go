@@ -23,7 +23,9 @@ import (
 // Parse).
 type Consensus struct {
 	// Method is one of task.Names(): plain, state_decomposition, offsets,
-	// paillier, dp_laplace_huang, dp_laplace_nozari, dp_gossip.
+	// paillier, dp_laplace_huang, dp_laplace_nozari, dp_gossip, push_sum,
+	// push_sum_decomposition, and the dynamic ones dynamic_plain,
+	// dynamic_dp_laplace, dynamic_state_decomposition.
 	Method string `toml:"method"`
 	// Dim is the length of every node's vector; each coordinate is an
 	// independent scalar run.
@@ -50,6 +52,13 @@ type Consensus struct {
 	// PaillierBits is paillier's modulus size (512: tests and tables
 	// only; 2048 for real use).
 	PaillierBits int `toml:"paillier_bits"`
+	// Signal is the dynamic methods' reference signals, starting at each
+	// node's drawn value (task.Signals): "converging" (r_i(k) settles
+	// geometrically, ratio signal_decay) or "ramp" (r_i(k) drifts with a
+	// slope of signal_slope times the initial values' spread).
+	Signal      string  `toml:"signal"`
+	SignalDecay float64 `toml:"signal_decay"`
+	SignalSlope float64 `toml:"signal_slope"`
 	// Colluders > 0 reports how well that many curious neighbours of
 	// node target (its first ones) reconstruct its x_i(0).
 	Colluders int `toml:"colluders"`
@@ -60,7 +69,8 @@ type Consensus struct {
 // package consensus defaults for the methods' parameters).
 func ConsensusDefault() Consensus {
 	return Consensus{Method: "plain", Dim: 1, Init: "uniform", Lo: 0, Hi: 1, Mean: 0, Std: 1,
-		Epsilon: 1, Sensitivity: 1, Decay: 0.5, PaillierBits: 512}
+		Epsilon: 1, Sensitivity: 1, Decay: 0.5, PaillierBits: 512,
+		Signal: "converging", SignalDecay: 0.9, SignalSlope: 0.01}
 }
 
 // IsConsensus reports whether c is task type consensus.
@@ -69,7 +79,8 @@ func (c Config) IsConsensus() bool { return c.Consensus != nil }
 // ConsensusParams are the method parameters of c's [consensus].
 func (c Config) ConsensusParams() task.Params {
 	s := c.Consensus
-	return task.Params{Epsilon: s.Epsilon, Sensitivity: s.Sensitivity, Decay: s.Decay, Randomized: s.Randomized, Bits: s.PaillierBits}
+	return task.Params{Epsilon: s.Epsilon, Sensitivity: s.Sensitivity, Decay: s.Decay, Randomized: s.Randomized, Bits: s.PaillierBits,
+		Signal: s.Signal, SignalDecay: s.SignalDecay, SignalSlope: s.SignalSlope}
 }
 
 // ConsensusInit is how c's initial values are drawn.
@@ -167,6 +178,15 @@ func (c Config) validateConsensus(bad func(key string, val any, allowed string))
 	}
 	if s.PaillierBits < 512 || s.PaillierBits > 4096 || s.PaillierBits%2 != 0 {
 		bad("consensus.paillier_bits", s.PaillierBits, "an even size from 512 to 4096 (512 for tests and tables, 2048 for real use)")
+	}
+	if s.Signal != "converging" && s.Signal != "ramp" {
+		bad("consensus.signal", fmt.Sprintf("%q", s.Signal), `want "converging" or "ramp"`)
+	}
+	if !(s.SignalDecay > 0 && s.SignalDecay < 1) {
+		bad("consensus.signal_decay", s.SignalDecay, "allowed range (0, 1)")
+	}
+	if !(s.SignalSlope > 0) || !finite(s.SignalSlope) {
+		bad("consensus.signal_slope", s.SignalSlope, "need a finite value > 0")
 	}
 	if s.Colluders < 0 || (c.Nodes >= 2 && s.Colluders > c.Nodes-1) {
 		bad("consensus.colluders", s.Colluders, fmt.Sprintf("allowed range 0 to nodes − 1 = %d (0: no reconstruction)", c.Nodes-1))

@@ -38,7 +38,7 @@ func ConsensusSpec(c config.Config) (task.Spec, error) {
 	if err != nil {
 		return task.Spec{}, err
 	}
-	return task.Spec{G: g, Method: s.Method, Params: c.ConsensusParams(), X0: x0, Iters: c.Rounds, Seed: c.Seed,
+	return task.Spec{G: g, Method: s.Method, Params: c.ConsensusParams(), X0: x0, Init: c.ConsensusInit(), Iters: c.Rounds, Seed: c.Seed,
 		Colluders: s.Colluders, Target: s.Target}, nil
 }
 

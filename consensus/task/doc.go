@@ -17,6 +17,12 @@
 //   - The error of iteration k is over nodes and coordinates: MSE the mean
 //     of (x_i(k)[c] − x̄[c])², MaxAbsErr the largest |x_i(k)[c] − x̄[c]|,
 //     x̄[c] the float64 mean of the initial values.
+//   - Dynamic methods (Method.Dynamic) track reference signals that
+//     start at the drawn values (Signals: converging or ramp, a drift per
+//     node from its own stream); their errors are against r̄(k) of the
+//     iteration, their secret r_i(0).
+//   - The push-sum methods take the undirected graph as a symmetric
+//     digraph.
 //   - The curious neighbours are the first colluders of the target's
 //     neighbours (in the graph's order); their reconstruction error is the
 //     root mean square over coordinates of the method's Curious estimate

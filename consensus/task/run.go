@@ -13,6 +13,7 @@ import (
 const (
 	initStream  = 0xc0a1 // node i's initial values, under seed.Init
 	coordStream = 0xc0a2 // coordinate c's problem seed, under seed.Strategy
+	driftStream = 0xc0a3 // node i's signal drifts b_i, under seed.Init
 )
 
 // Init says how the initial values are drawn: "uniform" on [A, B) or
@@ -42,20 +43,72 @@ func InitialValues(n, dim int, sd uint64, in Init) ([][]float64, error) {
 	return x, nil
 }
 
+// Signals returns the reference signals of coordinate c for the dynamic
+// methods, with r_i(0) = x0[i][c] (the private value) and a drift
+// b_i = spread·u_i, u_i uniform on [−1, 1) from node i's own stream
+// (spread: hi − lo for uniform initial values, std for normal ones):
+//
+//	converging: r_i(k) = x_i(0) + b_i (ρ^k − 1)  (settles at x_i(0) − b_i)
+//	ramp:       r_i(k) = x_i(0) + slope·b_i·k    (drifts apart forever)
+func Signals(x0 [][]float64, c int, sd uint64, in Init, o Params) (consensus.Signal, error) {
+	n := len(x0)
+	spread := in.B - in.A
+	if in.Dist == "normal" {
+		spread = in.B
+	}
+	a, b := make([]float64, n), make([]float64, n)
+	for i := range n {
+		r := seed.Stream(sd, seed.Init, driftStream, uint64(i), uint64(c))
+		b[i] = spread * (2*r.Float64() - 1)
+	}
+	switch o.Signal {
+	case "", "converging":
+		rho := o.SignalDecay
+		if rho == 0 {
+			rho = 0.9
+		}
+		if !(rho > 0 && rho < 1) {
+			return nil, fmt.Errorf("consensus task: signal_decay %v, want ρ in (0, 1)", rho)
+		}
+		for i := range n {
+			a[i] = x0[i][c]
+		}
+		// consensus.Converging's a_i + b_i ρ^k with a_i = x_i(0) − b_i,
+		// written so that r_i(0) is x_i(0) exactly.
+		return func(i, k int) float64 { return a[i] + b[i]*(math.Pow(rho, float64(k))-1) }, nil
+	case "ramp":
+		slope := o.SignalSlope
+		if slope == 0 {
+			slope = 0.01
+		}
+		for i := range n {
+			a[i] = x0[i][c]
+			b[i] *= slope
+		}
+		return consensus.Ramp(a, b), nil
+	}
+	return nil, fmt.Errorf("consensus task: signal %q, want converging or ramp", o.Signal)
+}
+
 // Spec is one run of the task.
 type Spec struct {
 	G      *topology.Graph
 	Method string
 	Params Params
 	X0     [][]float64 // [node][coord]
-	Iters  int
-	Seed   uint64
+	// Init is how X0 was drawn: the dynamic methods' drifts take its
+	// spread (Signals).
+	Init  Init
+	Iters int
+	Seed  uint64
 	// Colluders > 0 asks for the reconstruction error of the first
 	// Colluders neighbours of Target.
 	Colluders, Target int
 }
 
-// Record is the error after one iteration, over nodes and coordinates.
+// Record is the error after one iteration, over nodes and coordinates:
+// against x̄, or, for a dynamic method, against the references' average
+// r̄(k) of that iteration (the tracking error).
 type Record struct {
 	MSE       float64 // mean of (x_i[c] − x̄[c])²
 	MaxAbsErr float64 // largest |x_i[c] − x̄[c]|
@@ -65,7 +118,8 @@ type Record struct {
 type Result struct {
 	// Records[k] is the error after iteration k+1, k = 0..Iters−1.
 	Records []Record
-	// Avg is x̄, per coordinate; Final the nodes' last estimates.
+	// Avg is x̄ (a dynamic method's last r̄), per coordinate; Final the
+	// nodes' last estimates.
 	Avg   []float64
 	Final [][]float64
 	// ReconRMSE is the coalition's reconstruction error of x_target(0)
@@ -126,6 +180,13 @@ func Execute(s Spec) (*Result, error) {
 			x[i] = s.X0[i][c]
 		}
 		p := &consensus.Problem{G: s.G, X0: x, Iters: s.Iters, Seed: seed.Derive(s.Seed, seed.Strategy, coordStream, uint64(c)), Record: s.Colluders > 0}
+		if m.Dynamic {
+			ref, err := Signals(s.X0, c, s.Seed, s.Init, s.Params)
+			if err != nil {
+				return nil, err
+			}
+			p.Ref = ref
+		}
 		t, rec, err := m.Run(p, s.Params)
 		if err != nil {
 			return nil, fmt.Errorf("consensus task: coordinate %d: %w", c, err)

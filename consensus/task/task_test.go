@@ -29,7 +29,7 @@ func TestExactMethodsReachTheMean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"plain", "state_decomposition", "offsets", "paillier"} {
+	for _, m := range []string{"plain", "state_decomposition", "offsets", "paillier", "push_sum", "push_sum_decomposition"} {
 		iters, x := 200, x0
 		if m == "paillier" { // keys and encryptions: one coordinate is enough
 			iters, x = 30, [][]float64{x0[0][:1], x0[1][:1], x0[2][:1], x0[3][:1], x0[4][:1]}
@@ -114,5 +114,76 @@ func TestCuriousPlain(t *testing.T) {
 	res, err = Execute(Spec{G: ring, Method: "dp_laplace_nozari", Params: Params{Epsilon: 1}, X0: x0, Iters: 3, Colluders: 2, Target: 2})
 	if err != nil || res.ReconRMSE == nil || !(*res.ReconRMSE > 1e-3) {
 		t.Fatalf("dp_laplace_nozari: %v, %v", res.ReconRMSE, err)
+	}
+}
+
+// TestDynamicMethodsTrack: on converging signals every dynamic method
+// without noise ends at the average of where the signals settle (computed
+// here from the signals, as r_i(k) for a k past any visible change); the
+// first reference is each node's drawn value; on ramps a tracking error
+// stays; the DP method's error stays above the exact ones'; one colluder
+// reads r_i(0) off plain dynamic consensus's first message exactly.
+func TestDynamicMethodsTrack(t *testing.T) {
+	g, err := topology.KRegular(12, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Init{Dist: "uniform", A: 0, B: 1}
+	x0, err := InitialValues(12, 2, 5, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range 2 {
+		ref, err := Signals(x0, c, 5, in, Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range x0 {
+			if ref(i, 0) != x0[i][c] {
+				t.Fatalf("r_%d(0) = %v, the drawn value is %v", i, ref(i, 0), x0[i][c])
+			}
+		}
+	}
+	for _, m := range []string{"dynamic_plain", "dynamic_state_decomposition"} {
+		res, err := Execute(Spec{G: g, Method: m, X0: x0, Init: in, Iters: 400, Seed: 5})
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		for c := range 2 {
+			ref, _ := Signals(x0, c, 5, in, Params{})
+			settled := 0.0
+			for i := range x0 {
+				settled += ref(i, 10_000) / float64(len(x0))
+			}
+			for i := range x0 {
+				if d := math.Abs(res.Final[i][c] - settled); d > 1e-6 {
+					t.Errorf("%s: node %d coordinate %d ends %g from the settled average", m, i, c, d)
+				}
+			}
+		}
+		ramp, err := Execute(Spec{G: g, Method: m, X0: x0, Init: in, Iters: 400, Seed: 5, Params: Params{Signal: "ramp"}})
+		if err != nil {
+			t.Fatalf("%s ramp: %v", m, err)
+		}
+		if last := ramp.Records[399].MaxAbsErr; !(last > 1e-4 && last < 1) {
+			t.Errorf("%s: ramp tracking error %g, want a lag that stays, bounded", m, last)
+		}
+	}
+	dp, err := Execute(Spec{G: g, Method: "dynamic_dp_laplace", X0: x0, Init: in, Iters: 100, Seed: 5, Params: Params{Epsilon: 1, Sensitivity: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dp.Records[99].MSE < 1e-3 {
+		t.Errorf("dynamic DP at ε = 1: final MSE %g, want the noise to show", dp.Records[99].MSE)
+	}
+	one, err := Execute(Spec{G: g, Method: "dynamic_plain", X0: x0, Init: in, Iters: 10, Seed: 5, Colluders: 1, Target: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.ReconRMSE == nil || *one.ReconRMSE != 0 {
+		t.Errorf("plain dynamic consensus, one colluder: reconstruction error %v, want exactly 0", one.ReconRMSE)
+	}
+	if _, err := Execute(Spec{G: g, Method: "dynamic_plain", X0: x0, Init: in, Iters: 10, Params: Params{Signal: "sine"}}); err == nil || !strings.Contains(err.Error(), "sine") {
+		t.Errorf("an unknown signal: %v", err)
 	}
 }
