@@ -189,20 +189,24 @@ func (s *study) localTable() error {
 				if e == 1 && same {
 					continue
 				}
-				for _, unroll := range []bool{false, true} {
+				for _, v := range []struct {
+					unroll, oracle bool
+					name           string
+				}{{false, false, "baseline"}, {true, false, "unrolled"}, {false, true, "baseline, true labels"}, {true, true, "unrolled, true labels"}} {
 					a := *att
-					a.Steps, a.Batch, a.Unroll = e, localB, unroll
+					a.Steps, a.Batch, a.Unroll = e, localB, v.unroll
+					var inv inverter = &a
+					if v.oracle {
+						inv = oracle{&a}
+					}
 					start := time.Now()
-					avg, err := s.measure(base, &a, []uint64{uint64(mi), 95, uint64(e), b2u(same)}, job{b: localB, steps: e, same: same, p: inversion.Protection{Kind: "none"}})
+					avg, err := s.measure(base, inv, []uint64{uint64(mi), 95, uint64(e), b2u(same)}, job{b: localB, steps: e, same: same, p: inversion.Protection{Kind: "none"}})
 					if err != nil {
 						return err
 					}
-					batches, name := "distinct", "baseline"
+					batches, name := "distinct", v.name
 					if same {
 						batches = "one"
-					}
-					if unroll {
-						name = "unrolled"
 					}
 					fmt.Printf("| %s | %d | %s | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.3g | %.0f |\n", md.name, e, batches, name,
 						100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, avg.obj, time.Since(start).Seconds())
@@ -212,6 +216,11 @@ func (s *study) localTable() error {
 		return nil
 	})
 }
+
+// oracle is an attacker given the target's true labels (in step order)
+// instead of its recovered ones: what the reconstruction does when the
+// labels are right.
+type oracle struct{ *inversion.Attacker }
 
 func b2u(b bool) uint64 {
 	if b {

@@ -414,6 +414,11 @@ func attack(m *nn.Model, inv inverter, train *data.Dataset, lo int, jb job,
 	if err != nil {
 		return score{}, err
 	}
+	if o, ok := inv.(oracle); ok && k == 1 {
+		a := *o.Attacker
+		a.Labels = labels
+		inv = &a
+	}
 	out, err := inv.Invert(view, n*k, rng)
 	if err != nil {
 		return score{}, err

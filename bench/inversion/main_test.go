@@ -79,13 +79,13 @@ func TestQuickPassLater(t *testing.T) {
 			}
 		}
 	}
-	if rounds != 6 || local != 10 {
-		t.Fatalf("%d rounds rows (want 6: 3 rounds × 2 batch sizes), %d local rows (want 10):\n%s", rounds, local, out)
+	if rounds != 6 || local != 20 {
+		t.Fatalf("%d rounds rows (want 6: 3 rounds × 2 batch sizes), %d local rows (want 20: 5 settings × 4 attacks):\n%s", rounds, local, out)
 	}
 	if len(acc) != 3 || acc[0] >= acc[2] {
 		t.Errorf("test accuracy over 0, 5, 20 rounds: %v; want it to rise", acc)
 	}
-	if len(e1) != 2 || e1[0] != e1[1] {
-		t.Errorf("E = 1, baseline and unrolled: %q; want the same numbers", e1)
+	if len(e1) != 4 || e1[0] != e1[1] || e1[2] != e1[3] {
+		t.Errorf("E = 1, baseline and unrolled, with recovered and with true labels: %q; want the same numbers in pairs", e1)
 	}
 }

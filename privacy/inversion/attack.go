@@ -52,7 +52,12 @@ type Attacker struct {
 	// Unroll makes a batch's reconstruction simulate the victim's Steps
 	// steps on the dummies and match the simulated update (Unrolled)
 	// instead of reading −view/(lr·Steps) as one gradient.
-	Unroll    bool
+	Unroll bool
+	// Labels, when set, are the view's n labels given to the attacker
+	// rather than recovered (in the update's sample order: step by step
+	// for distinct batches): an oracle, to measure what the recovered
+	// labels' errors cost the reconstruction.
+	Labels    []int
 	MeanProbs []float64
 	DLG       DLGConfig
 }
@@ -88,13 +93,23 @@ func (a *Attacker) Invert(view []float32, n int, rng *rand.Rand) (Outcome, error
 	for i, v := range view {
 		g[i] = float64(v) * scale
 	}
+	if a.Labels != nil && len(a.Labels) != n {
+		return Outcome{}, fmt.Errorf("inversion: %d labels given for a view of %d samples", len(a.Labels), n)
+	}
 	if n == 1 {
-		return Outcome{Labels: []int{a.Net.LabelOne(g)}, Recon: a.Net.Analytic(g), Method: "analytic"}, nil
+		label := a.Net.LabelOne(g)
+		if a.Labels != nil {
+			label = a.Labels[0]
+		}
+		return Outcome{Labels: []int{label}, Recon: a.Net.Analytic(g), Method: "analytic"}, nil
 	}
-	if len(a.MeanProbs) != a.Net.Classes() {
-		return Outcome{}, fmt.Errorf("inversion: %d mean probabilities for %d classes (a batch's label counts need them)", len(a.MeanProbs), a.Net.Classes())
+	labels := a.Labels
+	if labels == nil {
+		if len(a.MeanProbs) != a.Net.Classes() {
+			return Outcome{}, fmt.Errorf("inversion: %d mean probabilities for %d classes (a batch's label counts need them)", len(a.MeanProbs), a.Net.Classes())
+		}
+		labels = a.Net.LabelCounts(g, n, a.MeanProbs)
 	}
-	labels := a.Net.LabelCounts(g, n, a.MeanProbs)
 	steps := max(a.Steps, 1)
 	if !a.Unroll || steps == 1 {
 		x, obj := a.Net.DLG(g, labels, a.DLG, rng)
@@ -107,9 +122,9 @@ func (a *Attacker) Invert(view []float32, n int, rng *rand.Rand) (Outcome, error
 	if b < 1 || (b != n && b*steps != n) {
 		return Outcome{}, fmt.Errorf("inversion: %d samples in %d steps of %d: neither one batch nor distinct batches", n, steps, b)
 	}
-	// The counts are of n samples; which dummy goes to which step is
-	// free (the objective is symmetric in the dummies' order only within
-	// a step), so the sorted labels are dealt out in order.
+	// The counts are of n samples and do not say which step held which
+	// label: the sorted labels are dealt to the steps in order (given
+	// Labels are in step order already).
 	u := make([]float64, len(view))
 	for i, v := range view {
 		u[i] = float64(v)
