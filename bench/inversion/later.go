@@ -123,6 +123,7 @@ func (s *study) roundsOf(mi int, md model, poolIdx, accIdx, ownIdx []int32) erro
 			return err
 		}
 		var inv inverter
+		var att *inversion.Attacker
 		if md.spec.Kind == "lenet5" {
 			h, err := inversion.LastLayerOf(base)
 			if err != nil {
@@ -145,21 +146,35 @@ func (s *study) roundsOf(mi int, md model, poolIdx, accIdx, ownIdx []int32) erro
 				base.Close()
 				return err
 			}
-			inv = s.attacker(net, 1)
+			att = s.attacker(net, 1)
+			inv = att
 		}
-		for _, b := range []int{1, maxB} {
+		cells := []roundCell{{1, inv, ""}, {maxB, inv, ""}}
+		if att != nil { // and the batch with its true labels: what the counts' errors cost
+			cells = append(cells, roundCell{maxB, oracle{att}, ", true labels"})
+		}
+		for _, c := range cells {
+			b := c.b
 			start := time.Now()
-			avg, err := s.measure(base, inv, []uint64{uint64(mi), 96, uint64(r), uint64(b)}, job{b: b, steps: 1, p: inversion.Protection{Kind: "none"}})
+			avg, err := s.measure(base, c.inv, []uint64{uint64(mi), 96, uint64(r), uint64(b)}, job{b: b, steps: 1, p: inversion.Protection{Kind: "none"}})
 			if err != nil {
 				base.Close()
 				return err
 			}
-			fmt.Printf("| %s | %d | %.1f %% | %d | %s | %.0f %% | %s | %s | %.4f | %.3f | %.0f |\n", md.name, r, 100*acc.Accuracy, b, avg.method,
+			fmt.Printf("| %s | %d | %.1f %% | %d | %s | %.0f %% | %s | %s | %.4f | %.3f | %.0f |\n", md.name, r, 100*acc.Accuracy, b, avg.method+c.tag,
 				100*avg.labels, dash(avg.mse, "%.4f"), dash(avg.psnr, "%.1f"), avg.base, avg.norm, time.Since(start).Seconds())
 		}
 		base.Close()
 	}
 	return nil
+}
+
+// roundCell is a row of the rounds table: b images a target, attacked by
+// inv, the method's name suffixed with tag.
+type roundCell struct {
+	b   int
+	inv inverter
+	tag string
 }
 
 // dash formats v, or "—" for NaN (no reconstruction).

@@ -79,8 +79,8 @@ func TestQuickPassLater(t *testing.T) {
 			}
 		}
 	}
-	if rounds != 6 || local != 20 {
-		t.Fatalf("%d rounds rows (want 6: 3 rounds × 2 batch sizes), %d local rows (want 20: 5 settings × 4 attacks):\n%s", rounds, local, out)
+	if rounds != 9 || local != 20 {
+		t.Fatalf("%d rounds rows (want 9: 3 rounds × (2 batch sizes + the batch with true labels)), %d local rows (want 20: 5 settings × 4 attacks):\n%s", rounds, local, out)
 	}
 	if len(acc) != 3 || acc[0] >= acc[2] {
 		t.Errorf("test accuracy over 0, 5, 20 rounds: %v; want it to rise", acc)
