@@ -23,8 +23,13 @@ const (
 	localB = 4
 )
 
-// rounds are the rounds table's training rounds before the attacked one.
+// trainedRounds are the rounds table's training rounds before the
+// attacked one.
 var trainedRounds = []int{0, 5, 20}
+
+// localRounds is the rounds the local table's models are trained for
+// first (flag -localrounds; 0: the seed-drawn start).
+var localRounds int
 
 // lenet is the CNN whose labels the rounds table attacks (convolutions
 // and pooling, no batch norm or dropout).
@@ -197,39 +202,98 @@ const localHeader = "| model | E | batches | attack | label recovery | recon. MS
 func (s *study) localTable() error {
 	fmt.Printf("\nE local SGD steps of %d images (rate %g) on one batch or on E distinct batches, from the seed-drawn start, no protection; baseline: −u/(E·lr) read as one gradient; unrolled: the E steps simulated on the dummies:\n\n", localB, s.lr)
 	fmt.Println(localHeader)
-	keep := func(md model) bool { return s.selected(md.name, "none") }
-	return s.eachModel(keep, 0, func(mi int, md model, base *nn.Model, att *inversion.Attacker) error {
-		for _, e := range []int{1, 2, 5} {
-			for _, same := range []bool{false, true} {
-				if e == 1 && same {
-					continue
+	if localRounds > 0 {
+		fmt.Printf("(The models first trained for %d rounds, as in the rounds table.)\n\n", localRounds)
+	}
+	for mi, md := range s.models {
+		if !s.selected(md.name, "none") {
+			continue
+		}
+		base, err := s.startModel(mi, md, localRounds)
+		if err != nil {
+			return err
+		}
+		net, err := inversion.NetOf(base)
+		if err == nil {
+			err = s.localRows(mi, md, base, s.attacker(net, 0))
+		}
+		base.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startModel is model md (s.models[mi]) at the seed, trained for r
+// rounds first as the rounds table trains it (the same increments, so
+// the same model as that table's row r), with batch maxB.
+func (s *study) startModel(mi int, md model, r int) (*nn.Model, error) {
+	base, err := nn.Build(md.spec, s.sd, nn.Options{Batch: maxB})
+	if err != nil || r == 0 {
+		return base, err
+	}
+	tr, err := nn.Build(md.spec, s.sd, nn.Options{Batch: roundBatch})
+	if err != nil {
+		base.Close()
+		return nil, err
+	}
+	defer tr.Close()
+	opt, err := nn.NewOptimizer(nn.OptimizerSpec{Name: "sgd", LR: s.lr}, tr.NumParams())
+	if err != nil {
+		base.Close()
+		return nil, err
+	}
+	src := data.NewBatcher(s.train, span(s.targets*maxK*maxB, pool), seed.Stream(s.sd, seed.Train, 96, uint64(mi)), nil)
+	done := 0
+	for _, k := range append(trainedRounds[:len(trainedRounds):len(trainedRounds)], r) {
+		if k > done && k <= r {
+			if _, err := tr.Train(src, opt, nn.TrainConfig{Steps: (k - done) * roundSteps}, nil); err != nil {
+				base.Close()
+				return nil, err
+			}
+			done = k
+		}
+	}
+	if err := base.SetParams(tr.Params()); err != nil {
+		base.Close()
+		return nil, err
+	}
+	return base, nil
+}
+
+// localRows prints the local table's rows of one model.
+func (s *study) localRows(mi int, md model, base *nn.Model, att *inversion.Attacker) error {
+	for _, e := range []int{1, 2, 5} {
+		for _, same := range []bool{false, true} {
+			if e == 1 && same {
+				continue
+			}
+			for _, v := range []struct {
+				unroll, oracle bool
+				name           string
+			}{{false, false, "baseline"}, {true, false, "unrolled"}, {false, true, "baseline, true labels"}, {true, true, "unrolled, true labels"}} {
+				a := *att
+				a.Steps, a.Batch, a.Unroll = e, localB, v.unroll
+				var inv inverter = &a
+				if v.oracle {
+					inv = oracle{&a}
 				}
-				for _, v := range []struct {
-					unroll, oracle bool
-					name           string
-				}{{false, false, "baseline"}, {true, false, "unrolled"}, {false, true, "baseline, true labels"}, {true, true, "unrolled, true labels"}} {
-					a := *att
-					a.Steps, a.Batch, a.Unroll = e, localB, v.unroll
-					var inv inverter = &a
-					if v.oracle {
-						inv = oracle{&a}
-					}
-					start := time.Now()
-					avg, err := s.measure(base, inv, []uint64{uint64(mi), 95, uint64(e), b2u(same)}, job{b: localB, steps: e, same: same, p: inversion.Protection{Kind: "none"}})
-					if err != nil {
-						return err
-					}
-					batches, name := "distinct", v.name
-					if same {
-						batches = "one"
-					}
-					fmt.Printf("| %s | %d | %s | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.3g | %.0f |\n", md.name, e, batches, name,
-						100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, avg.obj, time.Since(start).Seconds())
+				start := time.Now()
+				avg, err := s.measure(base, inv, []uint64{uint64(mi), 95, uint64(e), b2u(same)}, job{b: localB, steps: e, same: same, p: inversion.Protection{Kind: "none"}})
+				if err != nil {
+					return err
 				}
+				batches, name := "distinct", v.name
+				if same {
+					batches = "one"
+				}
+				fmt.Printf("| %s | %d | %s | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.3g | %.0f |\n", md.name, e, batches, name,
+					100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, avg.obj, time.Since(start).Seconds())
 			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // oracle is an attacker given the target's true labels (in step order)

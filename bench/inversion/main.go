@@ -44,6 +44,7 @@ func main() {
 	workers := flag.Int("workers", runtime.NumCPU(), "targets attacked in parallel")
 	only := flag.String("only", "", "run only the rows whose model or protection contains this")
 	tables := flag.String("tables", "main,dp,steps", "which tables: main (model × protection × batch), dp (DP over ε, one image), sd (state decomposition over ρ, one image), steps (4 local steps), rounds (models trained for r rounds, LeNet-5's labels), local (E local steps: one-gradient baseline and unrolled attack)")
+	flag.IntVar(&localRounds, "localrounds", 0, "rounds the local table's models are trained for first (as in the rounds table)")
 	flag.Parse()
 	if err := run(*targets, *iters, *hidden, *lr, *seedFlag, *workers, *only, *tables); err != nil {
 		fmt.Fprintln(os.Stderr, "inversion:", err)
