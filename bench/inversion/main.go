@@ -3,7 +3,7 @@
 // privacy/inversion): label recovery rate and reconstruction error
 // against the dataset-mean baseline, per model × protection × batch size.
 //
-//	go run ./bench/inversion [-targets 20] [-iters 300] [-hidden 256,128] [-tables main,dp,steps,rounds,local]
+//	go run ./bench/inversion [-targets 20] [-iters 300] [-hidden 256,128] [-tables main,dp,steps,rounds,local] [-localrounds 0]
 //
 // Each target is a node's batch of B training images (samples of its own,
 // disjoint from every other target's); its update is one SGD step of rate
@@ -12,7 +12,8 @@
 // attacker's own data is 1,000 MNIST test images (its prior image and
 // mean prediction). The rounds table attacks models first trained for r
 // rounds on a pool of other training images (and LeNet-5's labels); the
-// local table updates of E local steps, read as one gradient or unrolled. Everything is seeded: the table is the same on every
+// local table updates of E local steps, read as one gradient or unrolled
+// (from the seed-drawn start, or after -localrounds rounds of training). Everything is seeded: the table is the same on every
 // run and machine up to float rounding.
 package main
 
