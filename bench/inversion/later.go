@@ -200,11 +200,12 @@ const localHeader = "| model | E | batches | attack | label recovery | recon. MS
 // (the random stream does not depend on the attack), so at E = 1 their
 // rows agree.
 func (s *study) localTable() error {
-	fmt.Printf("\nE local SGD steps of %d images (rate %g) on one batch or on E distinct batches, from the seed-drawn start, no protection; baseline: −u/(E·lr) read as one gradient; unrolled: the E steps simulated on the dummies:\n\n", localB, s.lr)
-	fmt.Println(localHeader)
+	from := "the seed-drawn start"
 	if localRounds > 0 {
-		fmt.Printf("(The models first trained for %d rounds, as in the rounds table.)\n\n", localRounds)
+		from = fmt.Sprintf("the model trained for %d rounds (as in the rounds table)", localRounds)
 	}
+	fmt.Printf("\nE local SGD steps of %d images (rate %g) on one batch or on E distinct batches, from %s, no protection; baseline: −u/(E·lr) read as one gradient; unrolled: the E steps simulated on the dummies:\n\n", localB, s.lr, from)
+	fmt.Println(localHeader)
 	for mi, md := range s.models {
 		if !s.selected(md.name, "none") {
 			continue
