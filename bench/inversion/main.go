@@ -3,14 +3,17 @@
 // privacy/inversion): label recovery rate and reconstruction error
 // against the dataset-mean baseline, per model × protection × batch size.
 //
-//	go run ./bench/inversion [-targets 20] [-iters 300] [-hidden 256,128]
+//	go run ./bench/inversion [-targets 20] [-iters 300] [-hidden 256,128] [-tables main,dp,steps,rounds,local] [-localrounds 0]
 //
 // Each target is a node's batch of B training images (samples of its own,
 // disjoint from every other target's); its update is one SGD step of rate
 // -lr from the model's seed-drawn start (nn's own step). A secure-
 // aggregation group adds the updates of K − 1 other nodes' batches. The
 // attacker's own data is 1,000 MNIST test images (its prior image and
-// mean prediction). Everything is seeded: the table is the same on every
+// mean prediction). The rounds table attacks models first trained for r
+// rounds on a pool of other training images (and LeNet-5's labels); the
+// local table updates of E local steps, read as one gradient or unrolled
+// (from the seed-drawn start, or after -localrounds rounds of training). Everything is seeded: the table is the same on every
 // run and machine up to float rounding.
 package main
 
@@ -41,7 +44,8 @@ func main() {
 	seedFlag := flag.Uint64("seed", 1, "seed of models, noise and DLG starts")
 	workers := flag.Int("workers", runtime.NumCPU(), "targets attacked in parallel")
 	only := flag.String("only", "", "run only the rows whose model or protection contains this")
-	tables := flag.String("tables", "main,dp,steps", "which tables: main (model × protection × batch), dp (DP over ε, one image), sd (state decomposition over ρ, one image), steps (4 local steps)")
+	tables := flag.String("tables", "main,dp,steps", "which tables: main (model × protection × batch), dp (DP over ε, one image), sd (state decomposition over ρ, one image), steps (4 local steps), rounds (models trained for r rounds, LeNet-5's labels), local (E local steps: one-gradient baseline and unrolled attack)")
+	flag.IntVar(&localRounds, "localrounds", 0, "rounds the local table's models are trained for first (as in the rounds table)")
 	flag.Parse()
 	if err := run(*targets, *iters, *hidden, *lr, *seedFlag, *workers, *only, *tables); err != nil {
 		fmt.Fprintln(os.Stderr, "inversion:", err)
@@ -67,7 +71,8 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 		hid = append(hid, h)
 	}
 	per := maxK * maxB
-	tt, err := data.MNISTShard(func(d *data.Dataset) ([]int32, error) { return d.All()[:targets*per], nil })
+	// The targets' images, then the pool the rounds table trains on.
+	tt, err := data.MNISTShard(func(d *data.Dataset) ([]int32, error) { return d.All()[:targets*per+pool], nil })
 	if err != nil {
 		return err
 	}
@@ -110,7 +115,7 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 			fmt.Printf("# %s: clip %g, noise multiplier z = %.4f (privacy.Calibrate, δ = %g, %d rounds, RDP), noise sd %.4f a coordinate\n", p.Name(), clip, z, delta, rounds, z*clip)
 		}
 	}
-	st := &study{models: models, own: own, prior: prior, priorPix: priorPix, train: train,
+	st := &study{models: models, own: own, prior: prior, priorPix: priorPix, train: train, test: test,
 		targets: targets, iters: iters, workers: workers, lr: lr, sd: sd, only: only, mean: mean, std: std}
 	if want("main") {
 		if err := st.mainTable(protections); err != nil {
@@ -128,7 +133,17 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 		}
 	}
 	if want("steps") {
-		return st.stepsTable()
+		if err := st.stepsTable(); err != nil {
+			return err
+		}
+	}
+	if want("rounds") {
+		if err := st.roundsTable(); err != nil {
+			return err
+		}
+	}
+	if want("local") {
+		return st.localTable()
 	}
 	return nil
 }
@@ -144,7 +159,7 @@ type model struct {
 type study struct {
 	models                  []model
 	own, prior, priorPix    []float64
-	train                   *data.Dataset
+	train, test             *data.Dataset
 	targets, iters, workers int
 	lr                      float64
 	sd                      uint64
@@ -173,9 +188,7 @@ func (s *study) eachModel(keep func(model) bool, steps int, f func(mi int, md mo
 			base.Close()
 			return err
 		}
-		att := inversion.Attacker{Net: net, LR: s.lr, Steps: steps, MeanProbs: net.MeanProbs(s.own),
-			DLG: inversion.DLGConfig{Iterations: s.iters, LR: 0.1, Lo: -s.mean / s.std, Hi: (1 - s.mean) / s.std, Prior: s.prior, InitNoise: 0.5}}
-		err = f(mi, md, base, &att)
+		err = f(mi, md, base, s.attacker(net, steps))
 		base.Close()
 		if err != nil {
 			return err
@@ -269,8 +282,40 @@ func (s *study) stepsTable() error {
 // cell attacks targets batches of b samples (each node takes steps local
 // steps) under protection p and prints the table row of the means.
 func (s *study) cell(name string, base *nn.Model, att *inversion.Attacker, ids []uint64, b, steps int, p inversion.Protection) error {
-	targets := s.targets
 	start := time.Now()
+	avg, err := s.measure(base, att, ids, job{b: b, steps: steps, p: p})
+	if err != nil {
+		return err
+	}
+	method := "analytic"
+	if b*steps*p.Group() > 1 {
+		method = "DLG"
+	}
+	fmt.Printf("| %s | %s | %d | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.0f |\n", name, p.Name(), b, method,
+		100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, time.Since(start).Seconds())
+	return nil
+}
+
+// inverter is an attack on a view: inversion.Attacker, or labelsOnly.
+type inverter interface {
+	Invert(view []float32, n int, rng *rand.Rand) (inversion.Outcome, error)
+}
+
+// job is what each target of a cell does: local steps of b samples,
+// on one batch repeated (same) or on distinct batches, its update seen
+// through protection p.
+type job struct {
+	b, steps int
+	same     bool
+	p        inversion.Protection
+	lr       float64 // the victim's rate (measure sets it)
+}
+
+// measure attacks the cell's targets in parallel and returns the mean
+// score (mse, psnr NaN when inv reconstructs no images).
+func (s *study) measure(base *nn.Model, inv inverter, ids []uint64, jb job) (score, error) {
+	targets := s.targets
+	jb.lr = s.lr
 	res := make([]score, targets)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -284,7 +329,7 @@ func (s *study) cell(name string, base *nn.Model, att *inversion.Attacker, ids [
 			defer m.Close()
 			for t := range next {
 				rng := seed.Stream(s.sd, seed.Attack, append(ids[:len(ids):len(ids)], uint64(t))...)
-				sc, err := attack(m, att, s.train, t*maxK*maxB, b, steps, p, rng, s.priorPix, s.mean, s.std)
+				sc, err := attack(m, inv, s.train, t*maxK*maxB, jb, rng, s.priorPix, s.mean, s.std)
 				if err != nil {
 					mu.Lock()
 					firstErr = err
@@ -300,7 +345,7 @@ func (s *study) cell(name string, base *nn.Model, att *inversion.Attacker, ids [
 	close(next)
 	wg.Wait()
 	if firstErr != nil {
-		return firstErr
+		return score{}, firstErr
 	}
 	var avg score
 	for _, sc := range res {
@@ -309,29 +354,33 @@ func (s *study) cell(name string, base *nn.Model, att *inversion.Attacker, ids [
 		avg.psnr += sc.psnr / float64(targets)
 		avg.base += sc.base / float64(targets)
 		avg.norm += sc.norm / float64(targets)
+		avg.obj += sc.obj / float64(targets)
 	}
-	method := "analytic"
-	if b*steps*p.Group() > 1 {
-		method = "DLG"
-	}
-	fmt.Printf("| %s | %s | %d | %s | %.0f %% | %.4f | %.1f | %.4f | %.3f | %.0f |\n", name, p.Name(), b, method,
-		100*avg.labels, avg.mse, avg.psnr, avg.base, avg.norm, time.Since(start).Seconds())
-	return nil
+	avg.method = res[0].method
+	return avg, nil
 }
 
 // score is one target's: the fraction of its labels recovered, its images'
 // mean reconstruction MSE and PSNR (pixels in [0, 1]), the mean image's
-// MSE, the norm of its update.
-type score struct{ labels, mse, psnr, base, norm float64 }
+// MSE, the norm of its update, the attack's final objective and its
+// method.
+type score struct {
+	labels, mse, psnr, base, norm, obj float64
+	method                             string
+}
 
-func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, steps int, p inversion.Protection,
+func attack(m *nn.Model, inv inverter, train *data.Dataset, lo int, jb job,
 	rng *rand.Rand, prior []float64, mean, std float64) (score, error) {
 	D := train.RowLen()
+	b, steps, p := jb.b, jb.steps, jb.p
 	k := p.Group()
 	updates := make([][]float32, k)
 	var truth []float64
 	var labels []int
 	n := b * steps // one node's samples
+	if jb.same {
+		n = b
+	}
 	x := make([]float32, n*D)
 	y := make([]int, n)
 	for j := range k {
@@ -345,7 +394,14 @@ func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, st
 			}
 			labels = append(labels, y...)
 		}
-		u, err := inversion.Update(m, x, y, b, att.LR)
+		xs, ys := x, y
+		if jb.same { // E passes over the one batch
+			xs, ys = nil, nil
+			for range steps {
+				xs, ys = append(xs, x...), append(ys, y...)
+			}
+		}
+		u, err := inversion.Update(m, xs, ys, b, jb.lr)
 		if err != nil {
 			return score{}, err
 		}
@@ -360,7 +416,12 @@ func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, st
 	if err != nil {
 		return score{}, err
 	}
-	out, err := att.Invert(view, n*k, rng)
+	if o, ok := inv.(oracle); ok && k == 1 {
+		a := *o.Attacker
+		a.Labels = labels
+		inv = &a
+	}
+	out, err := inv.Invert(view, n*k, rng)
 	if err != nil {
 		return score{}, err
 	}
@@ -369,6 +430,14 @@ func attack(m *nn.Model, att *inversion.Attacker, train *data.Dataset, lo, b, st
 		guess = inversion.TopLabels(out.Labels, n)
 	}
 	s.labels = float64(inversion.LabelHits(guess, labels)) / float64(n)
+	s.obj, s.method = out.Objective, out.Method
+	if out.Recon == nil {
+		s.mse, s.psnr = math.NaN(), math.NaN()
+		for i := range n {
+			s.base += inversion.MSE(prior, inversion.Pixels(truth[i*D:(i+1)*D], mean, std)) / float64(n)
+		}
+		return s, nil
+	}
 	truthPix := inversion.Pixels(truth, mean, std)
 	errs := inversion.Match(truthPix, inversion.Pixels(out.Recon, mean, std), D)
 	for i, e := range errs {

@@ -44,7 +44,20 @@ type Attacker struct {
 	Net *Net
 	LR  float64
 	// Steps is the number of local steps behind an update (0 means 1).
-	Steps     int
+	Steps int
+	// Batch is the samples of one local step (0: the view's n samples
+	// over Steps distinct batches, n/Steps each; n: Steps steps on the
+	// same batch).
+	Batch int
+	// Unroll makes a batch's reconstruction simulate the victim's Steps
+	// steps on the dummies and match the simulated update (Unrolled)
+	// instead of reading −view/(lr·Steps) as one gradient.
+	Unroll bool
+	// Labels, when set, are the view's n labels given to the attacker
+	// rather than recovered (in the update's sample order: step by step
+	// for distinct batches): an oracle, to measure what the recovered
+	// labels' errors cost the reconstruction.
+	Labels    []int
 	MeanProbs []float64
 	DLG       DLGConfig
 }
@@ -66,8 +79,11 @@ type Outcome struct {
 // local steps, −view/(lr·s) is the mean of the s steps' gradients, each
 // taken at the model of its step: to first order in lr the mean gradient
 // of all the steps' samples at the start model, which the attack treats
-// as one batch of n samples. One sample: iDLG's label and the analytic
-// inversion. More: the labels' counts, then DLG with them.
+// as one batch of n samples (the baseline), or, with Unroll, simulates
+// the steps (DLGUnrolled). One sample: iDLG's label and the analytic
+// inversion (exact after any number of steps on that one sample: every
+// step's first-layer gradient is a multiple of it). More: the labels'
+// counts, then DLG with them.
 func (a *Attacker) Invert(view []float32, n int, rng *rand.Rand) (Outcome, error) {
 	if len(view) != a.Net.NumParams() {
 		return Outcome{}, fmt.Errorf("inversion: a view of %d values for a net of %d parameters", len(view), a.Net.NumParams())
@@ -77,15 +93,44 @@ func (a *Attacker) Invert(view []float32, n int, rng *rand.Rand) (Outcome, error
 	for i, v := range view {
 		g[i] = float64(v) * scale
 	}
+	if a.Labels != nil && len(a.Labels) != n {
+		return Outcome{}, fmt.Errorf("inversion: %d labels given for a view of %d samples", len(a.Labels), n)
+	}
 	if n == 1 {
-		return Outcome{Labels: []int{a.Net.LabelOne(g)}, Recon: a.Net.Analytic(g), Method: "analytic"}, nil
+		label := a.Net.LabelOne(g)
+		if a.Labels != nil {
+			label = a.Labels[0]
+		}
+		return Outcome{Labels: []int{label}, Recon: a.Net.Analytic(g), Method: "analytic"}, nil
 	}
-	if len(a.MeanProbs) != a.Net.Classes() {
-		return Outcome{}, fmt.Errorf("inversion: %d mean probabilities for %d classes (a batch's label counts need them)", len(a.MeanProbs), a.Net.Classes())
+	labels := a.Labels
+	if labels == nil {
+		if len(a.MeanProbs) != a.Net.Classes() {
+			return Outcome{}, fmt.Errorf("inversion: %d mean probabilities for %d classes (a batch's label counts need them)", len(a.MeanProbs), a.Net.Classes())
+		}
+		labels = a.Net.LabelCounts(g, n, a.MeanProbs)
 	}
-	labels := a.Net.LabelCounts(g, n, a.MeanProbs)
-	x, obj := a.Net.DLG(g, labels, a.DLG, rng)
-	return Outcome{Labels: labels, Recon: x, Method: "DLG", Objective: obj}, nil
+	steps := max(a.Steps, 1)
+	if !a.Unroll || steps == 1 {
+		x, obj := a.Net.DLG(g, labels, a.DLG, rng)
+		return Outcome{Labels: labels, Recon: x, Method: "DLG", Objective: obj}, nil
+	}
+	b := a.Batch
+	if b == 0 {
+		b = n / steps
+	}
+	if b < 1 || (b != n && b*steps != n) {
+		return Outcome{}, fmt.Errorf("inversion: %d samples in %d steps of %d: neither one batch nor distinct batches", n, steps, b)
+	}
+	// The counts are of n samples and do not say which step held which
+	// label: the sorted labels are dealt to the steps in order (given
+	// Labels are in step order already).
+	u := make([]float64, len(view))
+	for i, v := range view {
+		u[i] = float64(v)
+	}
+	x, obj := a.Net.DLGUnrolled(u, labels, a.LR, steps, b, a.DLG, rng)
+	return Outcome{Labels: labels, Recon: x, Method: "DLG unrolled", Objective: obj}, nil
 }
 
 // TopLabels is the guess of a target's b labels from a group's n ≥ b

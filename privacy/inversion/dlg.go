@@ -28,6 +28,25 @@ type DLGConfig struct {
 // (recovered first, as iDLG does). It returns the dummies, sample-major,
 // and the final objective.
 func (n *Net) DLG(target []float64, y []int, cfg DLGConfig, rng *rand.Rand) ([]float64, float64) {
+	return n.optimize(NewMatcher(n, target, y), len(y), cfg, rng)
+}
+
+// DLGUnrolled is DLG against an update of several local steps with the
+// Unrolled objective: the dummies are trained as the victim trained
+// (steps SGD steps of rate lr, batch samples each) and the simulated
+// update matched to the observed update (w' − w).
+func (n *Net) DLGUnrolled(update []float64, y []int, lr float64, steps, batch int, cfg DLGConfig, rng *rand.Rand) ([]float64, float64) {
+	return n.optimize(NewUnrolled(n, update, y, lr, steps, batch), len(y), cfg, rng)
+}
+
+// objective is a function of the dummies that also writes its gradient.
+type objective interface {
+	Eval(x, dx []float64) float64
+}
+
+// optimize runs Adam on k dummies against m from cfg's start and returns
+// the best iterate and its value.
+func (n *Net) optimize(m objective, k int, cfg DLGConfig, rng *rand.Rand) ([]float64, float64) {
 	if cfg.Iterations == 0 {
 		cfg.Iterations = 300
 	}
@@ -35,8 +54,8 @@ func (n *Net) DLG(target []float64, y []int, cfg DLGConfig, rng *rand.Rand) ([]f
 		cfg.LR = 0.1
 	}
 	D := n.Input()
-	x := make([]float64, len(y)*D)
-	for i := range y {
+	x := make([]float64, k*D)
+	for i := range k {
 		for j := range D {
 			v := cfg.InitNoise * rng.NormFloat64()
 			if cfg.Prior != nil {
@@ -45,7 +64,6 @@ func (n *Net) DLG(target []float64, y []int, cfg DLGConfig, rng *rand.Rand) ([]f
 			x[i*D+j] = min(cfg.Hi, max(cfg.Lo, v))
 		}
 	}
-	m := NewMatcher(n, target, y)
 	dx := make([]float64, len(x))
 	mom, vel := make([]float64, len(x)), make([]float64, len(x))
 	const b1, b2, eps = 0.9, 0.999, 1e-8

@@ -17,6 +17,15 @@
 //     with input gradients by hand-written double backpropagation
 //     (Matcher), not finite differences.
 //
+// After E local steps the update is no single gradient. The baseline
+// reads −u/(E·lr) as one (Attacker.Steps); the stronger attack
+// (Attacker.Unroll, Unrolled) simulates the victim's E SGD steps on the
+// dummies and matches the simulated update to u, its input gradient exact
+// by reverse mode through the steps (Hessian-vector products by the
+// R-operator, HVP). Label recovery reads only the last layer, so it also
+// runs on models with convolutions (LastLayerOf: any nn model under the
+// softmax head); the image attacks stay dense-only.
+//
 // Protection models what the attacker sees instead of u: node-level DP
 // through the repository's Gaussian mechanism and calibration, the sum
 // of a secure-aggregation group, or one share of a state decomposition.

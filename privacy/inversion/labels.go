@@ -15,14 +15,16 @@ import (
 // noisy gradient. Logreg's inputs are normalized pixels of either sign:
 // the bias alone. g is a gradient (or a positive multiple of one: an
 // update divided by −lr) in the flat layout.
-func (n *Net) LabelOne(g []float64) int {
-	l := n.Layers() - 1
-	gw, gb := n.WeightGrad(g, l), n.BiasGrad(g, l)
-	in := n.Sizes[l]
+func (n *Net) LabelOne(g []float64) int { return n.last().LabelOne(g) }
+
+// LabelOne is iDLG's rule (Net.LabelOne) on the last layer alone.
+func (h LastLayer) LabelOne(g []float64) int {
+	gw, gb := h.weightGrad(g), h.biasGrad(g)
+	in := h.In
 	best, arg := math.Inf(1), 0
 	for c, b := range gb {
 		s := b
-		if l > 0 {
+		if h.NonNeg {
 			for _, v := range gw[c*in : (c+1)*in] {
 				s += v
 			}
@@ -42,7 +44,13 @@ func (n *Net) LabelOne(g []float64) int {
 // knows). The counts are rounded to sum to batch by largest remainders;
 // the result is the multiset of labels, sorted. For batch 1 use LabelOne.
 func (n *Net) LabelCounts(g []float64, batch int, meanProbs []float64) []int {
-	gb := n.BiasGrad(g, n.Layers()-1)
+	return n.last().LabelCounts(g, batch, meanProbs)
+}
+
+// LabelCounts is the bias-gradient count rule (Net.LabelCounts) on the
+// last layer alone.
+func (h LastLayer) LabelCounts(g []float64, batch int, meanProbs []float64) []int {
+	gb := h.biasGrad(g)
 	K := len(gb)
 	est := make([]float64, K)
 	for c := range K {

@@ -56,13 +56,14 @@ func (m *Matcher) Eval(x, dx []float64) float64 {
 		m.r[i] = a*m.target[i] + b*m.g[i]
 	}
 	for i := range m.y {
-		m.sampleGrad(m.traces[i], dx[i*D:(i+1)*D], inv)
+		n.inputVJP(m.traces[i], m.r, dx[i*D:(i+1)*D], inv, m.u, m.t)
 	}
 	return 1 - gt/(gn*m.tnorm)
 }
 
-// sampleGrad writes s·∂⟨R, δ_l h_{l−1}ᵀ, δ_l⟩/∂x for one sample's trace
-// into dx. With the ReLU masks M_l fixed (they are piecewise constant in
+// inputVJP writes s·∂⟨r, δ_l h_{l−1}ᵀ, δ_l⟩/∂x for one sample's trace
+// into dx (R = r: a vector in the flat parameter layout; u and t are
+// scratch of the activations' widths, Sizes[1:]). With the ReLU masks M_l fixed (they are piecewise constant in
 // x), δ_l = M_l W_{l+1}ᵀ δ_{l+1} is linear in e = p − y, so
 //
 //	u_l = R_{W,l} h_{l−1} + R_{b,l},  t_1 = u_1,  t_{l+1} = u_{l+1} + W_{l+1}(M_l t_l)
@@ -70,31 +71,30 @@ func (m *Matcher) Eval(x, dx []float64) float64 {
 // is the coefficient of de; through the softmax Jacobian, c_z = p⊙t_L −
 // p⟨p, t_L⟩; then backward through the forward pass, adding at every
 // h_{l−1} the direct term R_{W,l}ᵀ δ_l of the weight gradient.
-func (m *Matcher) sampleGrad(tr *trace, dx []float64, s float64) {
-	n := m.net
+func (n *Net) inputVJP(tr *trace, r, dx []float64, s float64, mu, mt [][]float64) {
 	L := n.Layers()
 	for l := range L {
 		in, out := n.Sizes[l], n.Sizes[l+1]
-		rw, rb := n.WeightGrad(m.r, l), n.BiasGrad(m.r, l)
+		rw, rb := n.WeightGrad(r, l), n.BiasGrad(r, l)
 		for o := range out {
-			m.u[l][o] = rb[o] + dot(rw[o*in:(o+1)*in], tr.h[l])
+			mu[l][o] = rb[o] + dot(rw[o*in:(o+1)*in], tr.h[l])
 		}
 	}
-	copy(m.t[0], m.u[0])
+	copy(mt[0], mu[0])
 	for l := 1; l < L; l++ {
 		in := n.Sizes[l]
-		prev := m.t[l-1]
+		prev := mt[l-1]
 		for i, h := range tr.h[l] {
 			if h <= 0 {
 				prev[i] = 0
 			}
 		}
 		for o := range n.Sizes[l+1] {
-			m.t[l][o] = m.u[l][o] + dot(n.w[l][o*in:(o+1)*in], prev)
+			mt[l][o] = mu[l][o] + dot(n.w[l][o*in:(o+1)*in], prev)
 		}
 	}
 	// c_z, into the last t (it is not needed after).
-	p, te := tr.h[L], m.t[L-1]
+	p, te := tr.h[L], mt[L-1]
 	pt := dot(p, te)
 	for k := range te {
 		te[k] = p[k] * (te[k] - pt)
@@ -106,10 +106,10 @@ func (m *Matcher) sampleGrad(tr *trace, dx []float64, s float64) {
 		if l == 0 {
 			ch = dx
 		} else {
-			ch = m.u[l-1] // free again: u is read only above
+			ch = mu[l-1] // free again: u is read only above
 		}
 		clear(ch)
-		rw := n.WeightGrad(m.r, l)
+		rw := n.WeightGrad(r, l)
 		for o := range n.Sizes[l+1] {
 			axpy(ch, c[o], n.w[l][o*in:(o+1)*in])
 			axpy(ch, tr.d[l][o], rw[o*in:(o+1)*in])

@@ -75,6 +75,28 @@ func widen(v []float32) []float64 {
 	return out
 }
 
+// flat is the net's parameters as one vector in nn's layout.
+func (n *Net) flat() []float64 {
+	theta := make([]float64, n.NumParams())
+	for l := range n.Layers() {
+		copy(n.WeightGrad(theta, l), n.w[l])
+		copy(n.BiasGrad(theta, l), n.b[l])
+	}
+	return theta
+}
+
+// at is the same architecture at parameters theta (nn's flat layout),
+// whose blocks it views rather than copies: a simulated local step
+// writes the next theta, and the net at it costs no allocation of
+// weights.
+func (n *Net) at(theta []float64) *Net {
+	o := &Net{Sizes: n.Sizes, off: n.off, w: make([][]float64, n.Layers()), b: make([][]float64, n.Layers())}
+	for l := range n.Layers() {
+		o.w[l], o.b[l] = n.WeightGrad(theta, l), n.BiasGrad(theta, l)
+	}
+	return o
+}
+
 // Layers is the number of linear layers L.
 func (n *Net) Layers() int { return len(n.w) }
 
