@@ -185,7 +185,7 @@ func (c Config) validateSet(set func(section, key string) bool) error {
 	// A rule for low-dimensional vectors would only fail at round 0, on
 	// the first model it meets.
 	if sp, ok := c.RobustSpec(); ok && slices.Contains(aggregate.LowDimNames(), sp.Rule) {
-		errs = append(errs, fmt.Errorf("strategy.rule = %q: a rule for vectors of at most %d coordinates (a linear program over every n − f of the inputs, each round), and a node's model has thousands of parameters; use it on low-dimensional vectors through package aggregate, or choose a rule for models: %s", st.Rule, aggregate.SafeAreaMaxDim, strings.Join(aggregate.Names(), ", ")))
+		errs = append(errs, fmt.Errorf("strategy.rule = %q: a rule for vectors of at most %d coordinates (linear programs over the hulls of subsets of the inputs, each round), and a node's model has thousands of parameters; use it on low-dimensional vectors through package aggregate, or choose a rule for models: %s", st.Rule, aggregate.SafeAreaMaxDim, strings.Join(aggregate.Names(), ", ")))
 	}
 	if err := c.checkConsensusKeys(set, swept); err != nil {
 		errs = append(errs, err)

@@ -47,7 +47,7 @@ func (c Config) baseLabel() string {
 			return fmt.Sprintf("%s(f=%d)", c.Strategy.Rule, f)
 		}
 		return c.Strategy.Rule
-	case "fedavg", "dpsgd", "gradient_tracking", "clipped_gossip":
+	case "fedavg", "dpsgd", "gradient_tracking", "clipped_gossip", "function_sharing":
 		if c.Strategy.Weighting == "mh" {
 			return c.Strategy.Name + "(mh)"
 		}

@@ -231,8 +231,8 @@ func (c Config) validatePrivacy(bad func(key string, val any, allowed string)) {
 	}
 	if p.Mode == "node" {
 		switch c.Strategy.Name {
-		case "gradient_tracking", "ditto":
-			bad("privacy.mode", `"node"`, "strategy "+c.Strategy.Name+" sends vectors that are not derived from the round's noisy update (gradient trackers, a model trained in Share): node-level DP cannot cover them")
+		case "gradient_tracking", "ditto", "gradient_tracking_sd", "function_sharing":
+			bad("privacy.mode", `"node"`, "strategy "+c.Strategy.Name+" sends vectors that are not derived from the round's noisy update (gradient trackers, secret shares, perturbation vectors, a model trained in Share): node-level DP cannot cover them")
 		}
 	}
 	if p.Mode == "sample" && c.Model.BatchNorm {
@@ -265,8 +265,11 @@ func (c Config) validateDecaying(bad func(key string, val any, allowed string), 
 	}
 	// gradient_tracking has its own layer (both its vectors noised);
 	// ditto's second model, trained in Share, is not covered by either.
-	if c.Strategy.Name == "ditto" {
+	switch c.Strategy.Name {
+	case "ditto":
 		bad("privacy.mode", `"laplace_decaying"`, "strategy ditto sends a model trained in Share: only the model of the round's noisy update (or gradient tracking's state and tracker) is released with the round's noise")
+	case "gradient_tracking_sd", "function_sharing":
+		bad("privacy.mode", `"laplace_decaying"`, "strategy "+c.Strategy.Name+" sends secret shares or perturbation vectors besides the model: only the model of the round's noisy update (or gradient tracking's state and tracker) is released with the round's noise")
 	}
 }
 
@@ -290,8 +293,8 @@ func (c Config) validateTernary(bad func(key string, val any, allowed string), f
 		bad("privacy.noise_multiplier", p.NoiseMultiplier, `mode = "ternary" is (0, δ)-DP by its quantizer alone: noise_multiplier, target_epsilon, noise_scale, noise_decay, step_decay, orders and accountant do not apply`)
 	}
 	switch c.Strategy.Name {
-	case "gradient_tracking", "ditto":
-		bad("privacy.mode", `"ternary"`, "strategy "+c.Strategy.Name+" sends vectors other than its model (gradient trackers, a model trained in Share): only the quantized model is released")
+	case "gradient_tracking", "ditto", "gradient_tracking_sd", "function_sharing":
+		bad("privacy.mode", `"ternary"`, "strategy "+c.Strategy.Name+" sends vectors other than its model (gradient trackers, secret shares, perturbation vectors, a model trained in Share): only the quantized model is released")
 	}
 	if c.SecAgg.Across {
 		bad("secagg.across", true, `privacy.mode = "ternary" covers the quantized model, not the group mean sent across`)

@@ -34,6 +34,16 @@ func TestDecayingKeysAreChecked(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "strategy ditto sends a model trained in Share") {
 		t.Errorf("ditto with decaying Laplace noise: %v", err)
 	}
+	// The secret-sharing strategies send shares and perturbations that no
+	// DP mode's one release covers: refused by the file, not the run.
+	for _, st := range []string{"gradient_tracking_sd", "function_sharing"} {
+		for _, mode := range []string{"mode = \"laplace_decaying\"", "mode = \"node\"\nnoise_multiplier = 1.0", "mode = \"ternary\"\nlevel = 2.0"} {
+			_, err := Parse([]byte("[strategy]\nname = \""+st+"\"\n[privacy]\n"+mode+"\n"), "p.toml")
+			if err == nil || !strings.Contains(err.Error(), "strategy "+st+" sends") {
+				t.Errorf("%s with %s: %v", st, mode, err)
+			}
+		}
+	}
 }
 
 // TestTernaryKeysAreChecked: every bad key of mode "ternary" is an error

@@ -381,8 +381,12 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	switch st {
 	case "local":
 		sends = 0
-	case "gradient_tracking":
+	case "gradient_tracking", "gradient_tracking_sd":
 		sends = 2
+	case "function_sharing":
+		if c.Strategy.Options["tracking"] == 1 {
+			sends = 2
+		}
 	case "admm":
 		sends = degI
 	}
@@ -411,6 +415,18 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 		stratB, stratHow = V, "the local update"
 	case "gradient_tracking":
 		stratB, stratHow = 4*V, "tracker, mixed tracker, update, previous update"
+	case "gradient_tracking_sd":
+		// α, β and the two mixing buffers in float64 (8 vectors' worth),
+		// the update, the previous update, α as sent, and the private
+		// edge weights of round 0, one vector a neighbour.
+		stratB, stratHow = (11+degI)*V, fmt.Sprintf("float64 shares α, β and mixing buffers, update, previous update, α sent, %d edge-weight vectors", degI)
+	case "function_sharing":
+		// p_i in float64 and the a_ij sent, one vector a neighbour, and
+		// the base method's state.
+		stratB, stratHow = (2+degI+1)*V, fmt.Sprintf("the perturbation p_i (float64), %d sent perturbation vectors, D-PSGD's update", degI)
+		if c.Strategy.Options["tracking"] == 1 {
+			stratB, stratHow = (2+degI+4)*V, fmt.Sprintf("the perturbation p_i (float64), %d sent perturbation vectors, gradient tracking's tracker, mixed tracker, update, previous update", degI)
+		}
 	case "ditto":
 		stratB, stratHow = 2*V, "the global model and a saved copy"
 	case "robust":
