@@ -234,6 +234,11 @@ func (n *Node) share() []*wire.Message {
 		if k == len(n.sendBufs) {
 			n.sendBufs = append(n.sendBufs, nil)
 		}
+		if n.async != nil {
+			// Asynchronous receivers hold a message past the sender's
+			// next step: a buffer of its own every step.
+			n.sendBufs[k] = nil
+		}
 		var buf []float32
 		if len(o.Vector) > 0 && len(o.Vector) == len(prev) && &o.Vector[0] == &prev[0] {
 			// The same vector to another peer: share the copy (payloads
@@ -272,6 +277,9 @@ func (n *Node) Step(m *wire.Message) error {
 	}
 	if err := n.setupInputs(); err != nil {
 		return err
+	}
+	if n.async != nil {
+		return n.stepAsync(m)
 	}
 	open := rs.phase != phaseIdle
 	switch {
@@ -370,6 +378,9 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 		if err := l.End(&rd); err != nil {
 			return rd, fmt.Errorf("node %d round %d: %s: %w", n.cfg.ID, rs.r, l.Name(), err)
 		}
+	}
+	if n.async != nil {
+		n.asyncInbox(o.Keep)
 	}
 	if !o.Keep {
 		slices.SortStableFunc(rs.inbox, func(a, b strategy.Incoming) int {

@@ -233,3 +233,23 @@ func (e *ParamError) Error() string {
 func paramErr(strategy, key string, value any, problem string) error {
 	return &ParamError{Strategy: strategy, Key: key, Value: value, Problem: problem}
 }
+
+// AsyncCapable is a strategy written outside this package that is
+// defined for asynchronous inputs (Asynchronous).
+type AsyncCapable interface {
+	Strategy
+	AsyncInputs() bool
+}
+
+// Asynchronous reports whether the strategy value s is defined for
+// asynchronous inputs: one of the rows with Async, or an AsyncCapable
+// saying so. A node in asynchronous timing refuses the others.
+func Asynchronous(s Strategy) bool {
+	switch t := s.(type) {
+	case Local, *Local, *RobustRule, *AsyncMean:
+		return true
+	case AsyncCapable:
+		return t.AsyncInputs()
+	}
+	return false
+}
