@@ -2,7 +2,6 @@ package strategy
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -26,13 +25,17 @@ var robustRow = Row{
 		{Name: "f_fraction", Default: 0, Lo: 0, Hi: 1},
 		{Name: "f_expected", Default: 0, Lo: 0, Hi: 1, Whole: true},
 		// Asynchronous inputs staler than this many of the node's steps
-		// are left out before the rule sees them (∞: none is); every
-		// input of a synchronous round has staleness 0.
-		{Name: "staleness_bound", Default: math.Inf(1), Lo: 0, Hi: math.Inf(1), Whole: true},
+		// are left out before the rule sees them (the default, the
+		// largest timing.max_staleness, leaves none out); every input of
+		// a synchronous round has staleness 0.
+		{Name: "staleness_bound", Default: noStalenessBound, Lo: 0, Hi: noStalenessBound, Whole: true},
 	},
 	OptionsNote: "; the rule's parameters are not options: f, m, tau, iterations, from_previous, bucket, clip",
 	build:       newRobust,
 }
+
+// noStalenessBound is staleness_bound's default: no input is that stale.
+const noStalenessBound = 100_000
 
 // newRobust builds robust's rule. Its f is set one way, by the rule
 // (aggregate.Spec): an explicit f; or one resolved at every aggregation
@@ -90,7 +93,7 @@ func newRobust(p Params, o Values) (Strategy, error) {
 		return nil, fmt.Errorf("strategy robust: %w", err)
 	}
 	rr := &RobustRule{Rule: r, Updates: p.Updates}
-	if b := o["staleness_bound"]; !math.IsInf(b, 1) {
+	if b := o["staleness_bound"]; b < noStalenessBound {
 		rr.StaleFilter, rr.MaxStaleness = true, int(b)
 	}
 	return rr, nil
