@@ -26,8 +26,8 @@ type Async struct {
 	Stragglers float64
 	Slowdown   float64
 	// Window is the virtual time each summary record (metrics.Round, its
-	// Round the window's index) covers; 0 takes the median step time times
-	// max(1, EvalEvery).
+	// Round the window's index) covers; 0 takes the compute distribution's
+	// median times max(1, EvalEvery), known from the config alone.
 	Window float64
 	// Steps, if set, receives every node step's record, in virtual-time
 	// order.
@@ -230,7 +230,7 @@ func (r *runner) runAsync(ctx context.Context, sink metrics.Sink) error {
 	a := *r.cfg.Async
 	w := a.Window
 	if w == 0 {
-		w = sched.medianStep() * float64(max(1, r.cfg.EvalEvery))
+		w = a.Compute.Median() * float64(max(1, r.cfg.EvalEvery))
 	}
 	if !(w > 0) || math.IsInf(w, 0) {
 		return fmt.Errorf("sim: window = %v, need > 0", w)
@@ -268,13 +268,6 @@ func (r *runner) runAsync(ctx context.Context, sink metrics.Sink) error {
 	}
 	// The window of the last event closes too.
 	return ar.closeWindows((math.Floor(last/ar.window)+1)*ar.window, sink)
-}
-
-// medianStep is the nodes' median step time.
-func (s *Schedule) medianStep() float64 {
-	x := slices.Clone(s.Step)
-	slices.Sort(x)
-	return x[len(x)/2]
 }
 
 func (ar *asyncRun) push(e event) {
