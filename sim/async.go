@@ -29,6 +29,10 @@ type Async struct {
 	// Round the window's index) covers; 0 takes the compute distribution's
 	// median times max(1, EvalEvery), known from the config alone.
 	Window float64
+	// Horizon, if positive, is the virtual time the run stops at: no node
+	// begins a step that would end after it (otherwise each node takes
+	// Config.Rounds steps, the fast ones finishing first).
+	Horizon float64
 	// Steps, if set, receives every node step's record, in virtual-time
 	// order.
 	Steps func(StepRecord) error
@@ -238,6 +242,9 @@ func (r *runner) runAsync(ctx context.Context, sink metrics.Sink) error {
 	ar := &asyncRun{runner: r, a: a, sched: sched, mail: make([][]*wire.Message, n), trained: make([]chan error, n),
 		step: make([]int, n), sem: make(chan struct{}, r.workers), window: w,
 		latest: make([]metrics.NodeRound, n), evalled: make([]bool, n), bytes: make([]int, n), rej: make([]int, n), steps: make([]int, n)}
+	if a.Horizon < 0 || math.IsNaN(a.Horizon) || math.IsInf(a.Horizon, 0) {
+		return fmt.Errorf("sim: horizon = %v, need ≥ 0 (0: none)", a.Horizon)
+	}
 	for i := range n {
 		ar.latest[i] = metrics.NodeRound{Node: i}
 		if err := ar.begin(i, 0); err != nil {
@@ -372,11 +379,11 @@ func (ar *asyncRun) trainedAt(e event) error {
 		}
 	}
 	ar.note(i, nr)
-	if s+1 < ar.cfg.Rounds {
+	if next := e.t + ar.sched.Step[i]; s+1 < ar.cfg.Rounds && (ar.a.Horizon <= 0 || next <= ar.a.Horizon) {
 		if err := ar.begin(i, s+1); err != nil {
 			return err
 		}
-		ar.push(event{t: e.t + ar.sched.Step[i], node: i, kind: evTrained})
+		ar.push(event{t: next, node: i, kind: evTrained})
 	} else {
 		ar.step[i] = ar.cfg.Rounds
 	}

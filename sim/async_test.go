@@ -168,4 +168,11 @@ func TestAsyncWorkedSchedule(t *testing.T) {
 			t.Fatalf("the windows count %d training steps, the step records %d", total, want)
 		}
 	}
+	// With a horizon of 6 the slow node begins no step ending at 9.
+	a.Horizon = 6
+	var log []seenInput
+	_, steps := asyncRecords(t, g, 4, a, 4, 1, false, func() strategy.Strategy { return &asyncSpy{log: &log} })
+	if len(steps) != 6 || steps[5].Time != 6 || steps[5].Node != slow {
+		t.Fatalf("horizon 6: %d steps, the last %+v", len(steps), steps[len(steps)-1])
+	}
 }
