@@ -283,7 +283,7 @@ func (ar *asyncRun) push(e event) {
 	heap.Push(&ar.q, e)
 }
 
-// hood is node i's neighbourhood at its step s (the graph's round s).
+// hoodAt is node i's neighbourhood in g (the graph of its step).
 func hoodAt(g *topology.Graph, i int) node.Neighborhood {
 	in := g.In(i)
 	deg := make([]int, len(in))
