@@ -260,3 +260,44 @@ func TestAsyncRefusedConfigurations(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Whatever bytes arrive, an asynchronous node does not panic, holds no
+// more than the per-sender bound per in-neighbour, and its step ends
+// without error: decoded as sent, or re-addressed and re-signed by one of
+// the directory's keys (so that the checks after the signature see it),
+// each message twice (a replay).
+func FuzzAsyncStep(f *testing.F) {
+	ids, dir := wire.SimIdentities(7, 4)
+	for _, m := range []*wire.Message{vecAt(&testing.T{}, ids, 1, 3, 1, 6), vecAt(&testing.T{}, ids, 2, 9, 2, 7)} {
+		b, err := wire.AppendEncode(nil, m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, uint8(1), uint16(3), uint16(1), false)
+		f.Add(b, uint8(2), uint16(0), uint16(4), true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, from uint8, step, seq uint16, resign bool) {
+		n := asyncNode(t, 0, ids, dir, &strategy.AsyncMean{Decay: 0.5})
+		nodetest.Begin(t, 5, hood12, n)
+		var m wire.Message
+		if err := wire.Decode(b, &m); err != nil {
+			return
+		}
+		if resign {
+			m.From, m.Round, m.Seq = uint32(from%4), uint64(step), uint64(seq)
+			if err := wire.Sign(&m, ids[m.From]); err != nil {
+				return
+			}
+		}
+		_ = n.Step(&m)
+		_ = n.Step(&m)
+		h := node.Held(n)
+		for id, bytes := range h.Bytes {
+			if bytes > h.PerSenderBytes || (id != 1 && id != 2) {
+				t.Fatalf("node %d: %d bytes held, bound %d", id, bytes, h.PerSenderBytes)
+			}
+		}
+		nodetest.Outbox(t, n)
+		nodetest.End(t, n, node.EndOptions{})
+	})
+}
