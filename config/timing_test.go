@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,31 @@ func TestTimingAsync(t *testing.T) {
 	}
 	if d := Defaults(); !strings.Contains(d, "# max_staleness = 8") {
 		t.Error("config defaults lack [timing]")
+	}
+}
+
+// A sweep over [timing] keys gives each run its own timing, the keys the
+// config leaves out at their defaults, also when the config has no
+// [timing]: lock-step and asynchronous runs side by side.
+func TestTimingSweep(t *testing.T) {
+	c, err := Parse([]byte("name = \"a\"\n[strategy]\nname = \"async_mean\"\n[sweep.grid]\n\"timing.mode\" = [\"lockstep\", \"async\"]\n\"timing.max_staleness\" = [2, 5]\n"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _, err := c.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		tm := r.Config.Timing
+		if tm == nil || tm.Compute != "constant" || tm.Slowdown != 1 {
+			t.Fatalf("run %s: timing %+v, want the defaults filled in", r.Dir, tm)
+		}
+		got = append(got, fmt.Sprintf("%s/%d/%v", tm.Mode, tm.MaxStaleness, r.Config.Async()))
+	}
+	want := "lockstep/2/false lockstep/5/false async/2/true async/5/true"
+	if g := strings.Join(got, " "); g != want && g != "lockstep/2/false async/2/true lockstep/5/false async/5/true" {
+		t.Fatalf("runs %s, want each its own timing (%s)", g, want)
 	}
 }
