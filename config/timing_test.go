@@ -46,10 +46,17 @@ func TestTimingAsync(t *testing.T) {
 }
 
 // A sweep over [timing] keys gives each run its own timing, the keys the
-// config leaves out at their defaults, also when the config has no
-// [timing]: lock-step and asynchronous runs side by side.
+// config leaves out at their defaults, whether the config has a [timing]
+// (whose table the runs must not share) or none: lock-step and
+// asynchronous runs side by side.
 func TestTimingSweep(t *testing.T) {
-	c, err := Parse([]byte("name = \"a\"\n[strategy]\nname = \"async_mean\"\n[sweep.grid]\n\"timing.mode\" = [\"lockstep\", \"async\"]\n\"timing.max_staleness\" = [2, 5]\n"), "t")
+	for _, section := range []string{"", "[timing]\nmode = \"lockstep\"\n"} {
+		timingSweep(t, section)
+	}
+}
+
+func timingSweep(t *testing.T, section string) {
+	c, err := Parse([]byte("name = \"a\"\n[strategy]\nname = \"async_mean\"\n"+section+"[sweep.grid]\n\"timing.mode\" = [\"lockstep\", \"async\"]\n\"timing.max_staleness\" = [2, 5]\n"), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
