@@ -80,6 +80,9 @@ func TestAsyncStaleInputsNeverReachTheStrategy(t *testing.T) {
 	if want := []node.Rejection{{From: 1, Reason: node.ReasonStale, Count: 1}}; !slices.Equal(rd.Rejections, want) {
 		t.Fatalf("rejections %+v, want %+v", rd.Rejections, want)
 	}
+	if want := []node.InputAge{{From: 1, Tag: strategy.TagModel, Staleness: 1}, {From: 2, Tag: strategy.TagModel}}; !slices.Equal(rd.Ages, want) {
+		t.Fatalf("ages %+v, want %+v", rd.Ages, want)
+	}
 	// Between steps: node 2's step 13, one step ahead on arrival, waits
 	// while the receiver skips to step 17: 4 steps old at its End.
 	if err := n.Step(vecAt(t, ids, 2, 13, 1, params)); err != nil {

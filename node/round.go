@@ -392,6 +392,11 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 			return rd, fmt.Errorf("node %d round %d: %s: %w", n.cfg.ID, rs.r, n.cfg.Strategy.Name(), err)
 		}
 		rd.Combined, rd.Weights = true, w
+		if n.async != nil {
+			for _, in := range rs.inbox {
+				rd.Ages = append(rd.Ages, InputAge{From: in.From, Tag: in.Tag, Staleness: in.Staleness})
+			}
+		}
 		if sr, ok := n.cfg.Strategy.(strategy.Reporter); ok {
 			rd.Reports = append(rd.Reports, sr.Reports()...)
 		}

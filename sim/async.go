@@ -87,12 +87,17 @@ func (d Dist) draw(r *rand.Rand) float64 {
 
 // StepRecord is one node step of an asynchronous run: the node's record
 // (metrics.NodeRound, its evaluation if the step evaluated), the virtual
-// time the step ended, and how many inputs the strategy combined.
+// time the step ended, and how many inputs the strategy combined and how
+// stale they were.
 type StepRecord struct {
 	Time float64 `json:"time"`
 	Step int     `json:"step"`
 	metrics.NodeRound
 	Inputs int `json:"inputs"`
+	// MaxStaleness and MeanStaleness are over the inputs combined (0
+	// without any).
+	MaxStaleness  int     `json:"max_staleness"`
+	MeanStaleness float64 `json:"mean_staleness"`
 }
 
 // Schedule is the virtual clock an Async config and seed give n nodes:
@@ -374,7 +379,15 @@ func (ar *asyncRun) trainedAt(e event) error {
 	nr := one.Nodes[0]
 	nr.Node, nr.BytesSent = i, bytes
 	if ar.a.Steps != nil {
-		if err := ar.a.Steps(StepRecord{Time: e.t, Step: s, NodeRound: nr, Inputs: len(rd.Weights)}); err != nil {
+		sr := StepRecord{Time: e.t, Step: s, NodeRound: nr, Inputs: len(rd.Ages)}
+		for _, a := range rd.Ages {
+			sr.MaxStaleness = max(sr.MaxStaleness, a.Staleness)
+			sr.MeanStaleness += float64(a.Staleness)
+		}
+		if len(rd.Ages) > 0 {
+			sr.MeanStaleness /= float64(len(rd.Ages))
+		}
+		if err := ar.a.Steps(sr); err != nil {
 			return fmt.Errorf("step records: %w", err)
 		}
 	}

@@ -151,6 +151,9 @@ func TestAsyncWorkedSchedule(t *testing.T) {
 		if (maxStale == 2) != (stale == 1) {
 			t.Fatalf("max_staleness %d: the fast node's step 3 refused %d", maxStale, stale)
 		}
+		if r := steps[4]; maxStale == 4 && (r.Inputs != 1 || r.MaxStaleness != 3 || r.MeanStaleness != 3) {
+			t.Fatalf("the fast node's step 3: %d inputs, staleness max %d mean %v; want its one input 3 steps old", r.Inputs, r.MaxStaleness, r.MeanStaleness)
+		}
 		// Windows of 2 up to the one holding t = 12: [0, 2) … [12, 14).
 		if len(recs) != 7 {
 			t.Fatalf("%d windows, want 7", len(recs))
