@@ -179,3 +179,28 @@ func TestAsyncWorkedSchedule(t *testing.T) {
 		t.Fatalf("horizon 6: %d steps, the last %+v", len(steps), steps[len(steps)-1])
 	}
 }
+
+// robust with a rule and a staleness bound runs in asynchronous timing
+// (its row has Async), every node taking its steps.
+func TestAsyncRobust(t *testing.T) {
+	g, err := topology.KRegular(8, 4, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Async{Compute: Dist{"uniform", 0.5, 1.5}, Latency: Dist{"constant", 0.2, 0}, Stragglers: 0.25, Slowdown: 3}
+	_, steps := asyncRecords(t, g, 6, a, 5, 2, false, func() strategy.Strategy {
+		s, err := strategy.New("robust", strategy.Params{Rule: "trimmed_mean", Options: map[string]float64{"staleness_bound": 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+	if len(steps) != 8*6 {
+		t.Fatalf("%d step records, want 48", len(steps))
+	}
+	for _, s := range steps {
+		if s.Diverged {
+			t.Fatalf("node %d diverged at step %d", s.Node, s.Step)
+		}
+	}
+}
