@@ -53,6 +53,10 @@ type Config struct {
 	// average consensus instead of learning. Nil, and left out of the
 	// TOML, in every other config, so a config without it keeps its hash.
 	Consensus *Consensus `toml:"consensus,omitempty"`
+	// Timing is the [timing] section (Timing): mode = "async" runs the
+	// simulation in asynchronous timing. Nil, and left out of the TOML, in
+	// every other config, so a config without it keeps its hash.
+	Timing *Timing `toml:"timing,omitempty"`
 }
 
 // Data names the dataset.
@@ -319,6 +323,7 @@ func Parse(text []byte, name string) (Config, error) {
 	}
 	cfg.fillWorstCase(md)
 	cfg.fillConsensus(md)
+	cfg.fillTiming(md)
 	if !md.IsDefined("evaluation", "global_test") && slices.Contains(convModels, cfg.Model.Kind) {
 		// A convolutional model on every node × the whole global test set
 		// takes minutes per evaluated round; a file asks for all with -1.
@@ -422,6 +427,7 @@ func configKeys() []string {
 	}
 	keys = append(keys, "worst_case.defences")
 	keys = append(keys, consensusKeys()...)
+	keys = append(keys, timingKeys()...)
 	for _, k := range optionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}
@@ -516,6 +522,11 @@ func Defaults() string {
 #                        # [topology] and [run]; every other key must keep
 #                        # its default. Its keys and their defaults:
 ` + consensusDefaultsText() + `
+
+# [timing]               # mode = "async": asynchronous timing, no global round
+#                        # (docs/methods/async.md); rounds is each node's
+#                        # number of steps. Its keys and their defaults:
+` + timingDefaultsText() + `
 
 # [trust] rules = "screen", the default, is the DMTT paper's topology trust
 # with the evidence rules that screen omission liars; rules = "spec" is the

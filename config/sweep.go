@@ -193,6 +193,11 @@ func (c *Config) set(key string, v any) error {
 		d := ConsensusDefault() // a sweep that makes a run consensus gives it the defaults
 		c.Consensus = &d
 	}
+	c.Timing = clonePtr(c.Timing)
+	if c.Timing == nil && strings.HasPrefix(key, "timing.") {
+		d := TimingDefault() // likewise a sweep that gives a run a timing
+		c.Timing = &d
+	}
 	doc := map[string]any{}
 	cur := doc
 	parts := strings.Split(key, ".")

@@ -199,6 +199,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateWorstCase()...)
 	errs = append(errs, c.validateConsensus(bad)...)
+	errs = append(errs, c.validateTiming(bad)...)
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }

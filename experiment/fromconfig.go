@@ -9,6 +9,7 @@ import (
 	"github.com/trellis-fl/trellis/internal/seed"
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
+	"github.com/trellis-fl/trellis/sim"
 	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/topology"
 	"github.com/trellis-fl/trellis/wire"
@@ -86,6 +87,13 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 		return Setup{}, err
 	}
 	s.ByzantineIdle, s.Claims = c.Adversary.Idle, ClaimAttack(c)
+	if c.Async() {
+		t := c.Timing
+		s.Async = &sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
+			Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown,
+			Window: t.Window, Horizon: t.Horizon}
+		s.MaxStaleness = t.MaxStaleness
+	}
 	s.Privacy = privacySetup(c)
 	if err := c.CheckSecAggGroups(); err != nil {
 		return Setup{}, err

@@ -94,6 +94,11 @@ type Setup struct {
 	// Random is the nodes' randomness (node.Config.Random); nil: every
 	// stream from the seed.
 	Random seed.Source
+	// Async, if set, runs the nodes in asynchronous timing on the
+	// simulator's virtual clock (sim.Async), each node keeping inputs
+	// at most MaxStaleness of its steps old (node.Async).
+	Async        *sim.Async
+	MaxStaleness int
 }
 
 // Defaults fills the zero fields of s: a complete graph, local-only nodes,
@@ -175,7 +180,7 @@ func (s Setup) Build() (*Built, error) {
 		Graph: p.graph, Drops: drops, Adversary: p.s.adversaryOf(p.byz),
 		Identities: keys.All(), WireRoundTrip: p.s.WireRoundTrip, Seed: p.s.Seed,
 		Workers: p.s.Workers, Timings: p.s.Timings,
-		ByzantineIdle: p.s.ByzantineIdle,
+		ByzantineIdle: p.s.ByzantineIdle, Async: p.s.Async,
 	}
 	return &Built{Config: cfg, Nodes: nodes, Splits: p.splits}, nil
 }
@@ -328,6 +333,9 @@ func (p *plan) node(i int, keys wire.KeySource) (*node.Node, error) {
 		TrainData:    train,
 		Test:         data.NewEvalBatcher(tt.Train, p.splits[i].Test, p.shift[i]),
 		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
+	}
+	if s.Async != nil {
+		cfg.Async = &node.Async{MaxStaleness: s.MaxStaleness}
 	}
 	if s.Trust != nil {
 		tl, err := trustlayer.New(id, dir, *s.Trust)

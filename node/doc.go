@@ -42,6 +42,14 @@
 // handed; incoming vectors are read-only for strategies (a broadcast
 // message is shared by all its recipients).
 //
+// Asynchronous timing (Config.Async, async.go) drives the same calls a
+// third way: each node's step counter in place of the round, Step at any
+// time, one pending message set per sender (the newest step; older and
+// stale ones refused and counted, the held bytes within the per-sender
+// bound), and End combining what arrived since the last step with each
+// input's staleness (strategy.Incoming.Staleness). Layers are refused
+// there for now (docs/methods/async.md).
+//
 // Layers. Protocol additions that are not a strategy implement Layer, and
 // live in sub-packages that import node (the core here knows none of
 // them): DMTT's topology trust (trustlayer); node-level DP (dplayer.Layer:

@@ -46,6 +46,10 @@ type Config struct {
 	// Trainer, if not nil, trains the model in place of Model.Train
 	// (sample-level DP: dplayer.Sample).
 	Trainer Trainer
+	// Async, if not nil, runs the node in asynchronous timing (async.go):
+	// its steps are its rounds, messages carry the sender's step, and End
+	// combines the newest message of each sender with its staleness.
+	Async *Async
 }
 
 // Neighborhood is what a node knows of the round's graph: whom it may hear
@@ -71,6 +75,8 @@ type Node struct {
 	// memos are a simulator's shared memos (ShareMemos); none on a
 	// network.
 	memos Memos
+	// async is the asynchronous timing's state, nil in rounds.
+	async *asyncState
 
 	rs       roundState
 	trainRes nn.TrainResult
@@ -107,6 +113,11 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node %d: %w", cfg.ID, err)
 	}
 	n := &Node{cfg: cfg, random: cfg.Random, validator: v}
+	if cfg.Async != nil {
+		if n.async, err = newAsync(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if _, local := cfg.Strategy.(strategy.Local); !local {
 		// The send buffer of the model most strategies share, made and
 		// its pages written now: a round allocates nothing model-sized,

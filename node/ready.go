@@ -34,6 +34,9 @@ type Ready struct {
 	Rejections []Rejection
 	// Eval is the evaluation EndOptions asked for, nil otherwise.
 	Eval *Evaluation
+	// Ages are, in asynchronous timing, the staleness of each input the
+	// strategy was handed, in its order (nil in rounds).
+	Ages []InputAge
 	// Diverged says the node's model is diverged at the end of the round:
 	// its training met a non-finite loss or gradient, or its parameters or
 	// outputs are not finite. It is an outcome, not an error: the round
@@ -70,4 +73,12 @@ type Rejection struct {
 type Evaluation struct {
 	Local  nn.EvalResult
 	Global nn.EvalResult // zero when the node has no global test set
+}
+
+// InputAge is one asynchronous input's sender, tag and staleness in the
+// receiver's steps (strategy.Incoming.Staleness).
+type InputAge struct {
+	From      int
+	Tag       string
+	Staleness int
 }

@@ -234,6 +234,11 @@ func (n *Node) share() []*wire.Message {
 		if k == len(n.sendBufs) {
 			n.sendBufs = append(n.sendBufs, nil)
 		}
+		if n.async != nil {
+			// Asynchronous receivers hold a message past the sender's
+			// next step: a buffer of its own every step.
+			n.sendBufs[k] = nil
+		}
 		var buf []float32
 		if len(o.Vector) > 0 && len(o.Vector) == len(prev) && &o.Vector[0] == &prev[0] {
 			// The same vector to another peer: share the copy (payloads
@@ -272,6 +277,9 @@ func (n *Node) Step(m *wire.Message) error {
 	}
 	if err := n.setupInputs(); err != nil {
 		return err
+	}
+	if n.async != nil {
+		return n.stepAsync(m)
 	}
 	open := rs.phase != phaseIdle
 	switch {
@@ -371,6 +379,9 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 			return rd, fmt.Errorf("node %d round %d: %s: %w", n.cfg.ID, rs.r, l.Name(), err)
 		}
 	}
+	if n.async != nil {
+		n.asyncInbox(o.Keep)
+	}
 	if !o.Keep {
 		slices.SortStableFunc(rs.inbox, func(a, b strategy.Incoming) int {
 			return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Tag, b.Tag))
@@ -381,6 +392,11 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 			return rd, fmt.Errorf("node %d round %d: %s: %w", n.cfg.ID, rs.r, n.cfg.Strategy.Name(), err)
 		}
 		rd.Combined, rd.Weights = true, w
+		if n.async != nil {
+			for _, in := range rs.inbox {
+				rd.Ages = append(rd.Ages, InputAge{From: in.From, Tag: in.Tag, Staleness: in.Staleness})
+			}
+		}
 		if sr, ok := n.cfg.Strategy.(strategy.Reporter); ok {
 			rd.Reports = append(rd.Reports, sr.Reports()...)
 		}

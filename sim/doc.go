@@ -71,4 +71,26 @@
 //     puts on a link, dropped or not.
 //   - delta_max is max over honest nodes of the weight they gave Byzantine
 //     senders; honest averages exclude Byzantine nodes.
+//
+// Asynchronous timing (Config.Async, async.go): no round; each node runs
+// its own loop of steps on a virtual clock. Each node's time per step and
+// each link's delay are drawn from the seed (constant, uniform or
+// lognormal; a fraction of stragglers Slowdown times slower), so the
+// order of events — a node's training done, a message arriving — is fixed
+// before any node computes. An event queue pops them by virtual time,
+// ties by node id, then kind (a message arriving as a node's training
+// ends is combined in that step), then the order they were scheduled in.
+// At a node's training done the driver steps in the messages that reached
+// it, sends its model to its out-neighbours (arriving a link's delay
+// later), ends the step (the node combines the newest message of each
+// sender, with its staleness) and begins the next. Local training runs on
+// the worker pool ahead of the event loop: a node's training depends only
+// on its state at Begin, and the messages reaching it while it trains are
+// held by the driver and stepped in, in arrival order, when its training
+// ends (Step at arrival would read the same node state), so the records
+// are bit-identical for any GOMAXPROCS and worker count. Records: one per
+// node step with its virtual time (Async.Steps), and per window of virtual
+// time one metrics.Round (Round the window's index) of each node's latest
+// state with the window's traffic, refusals and training steps.
+// Byzantine nodes are refused in asynchronous timing for now.
 package sim

@@ -55,6 +55,10 @@ type Config struct {
 	// rotating sample per node and round): the global evaluations then go
 	// without the memo of node.EvalMemo, whose key is the model alone.
 	GlobalPerNode bool
+	// Async, if not nil, runs the nodes in asynchronous timing on a
+	// virtual clock (async.go): Rounds is then each node's number of
+	// steps, and the sink receives one summary per window of virtual time.
+	Async *Async
 }
 
 // Run drives the nodes (indexed by id) for cfg.Rounds rounds, sending each
@@ -66,6 +70,10 @@ func Run(ctx context.Context, cfg Config, nodes []*node.Node, sink metrics.Sink)
 	r, err := newRunner(cfg, nodes)
 	if err != nil {
 		return err
+	}
+	if cfg.Async != nil {
+		r.ctx = context.WithoutCancel(ctx)
+		return r.runAsync(ctx, sink)
 	}
 	return r.run(ctx, sink)
 }
@@ -131,7 +139,16 @@ func newRunner(cfg Config, nodes []*node.Node) (*runner, error) {
 	// The memos: work done for one node is not redone for the next, with
 	// the same results.
 	var memos node.Memos
-	if !cfg.NoMemos {
+	if !cfg.NoMemos && cfg.Async != nil {
+		// Only the verification cache: a digest memo lives for one
+		// delivery phase and the evaluation memo for one round.
+		memos = node.Memos{Verify: wire.NewVerifyCache(0)}
+		for _, nd := range nodes {
+			if err := nd.ShareMemos(memos); err != nil {
+				return nil, fmt.Errorf("sim: %w", err)
+			}
+		}
+	} else if !cfg.NoMemos {
 		memos = node.Memos{Verify: wire.NewVerifyCache(0), Digests: wire.NewDigestMemo()}
 		if cfg.Global && !cfg.GlobalPerNode {
 			memos.Global = node.NewEvalMemo(n)

@@ -29,6 +29,13 @@
 // agreement package, and reports every score it computed (ScoreReporter)
 // so the driver can record them beside who was Byzantine.
 //
+// Asynchronous inputs (timing mode "async", docs/methods/async.md): a row
+// with Async is defined for inputs of different ages, each with its
+// Incoming.Staleness (0 in synchronous rounds): local, robust (its option
+// staleness_bound leaves staler inputs out before the rule) and
+// async_mean (FedAsync's staleness-discounted mean). Every other strategy
+// assumes a synchronous round and is refused in asynchronous timing.
+//
 // Choices recorded here:
 //   - Messages a neighbor was expected to send but that never arrived
 //     (dropped, or rejected by validation) simply do not take part: uniform

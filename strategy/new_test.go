@@ -109,7 +109,7 @@ func TestNewErrorsListTheRegistry(t *testing.T) {
 			t.Errorf("%s: %v", r.Name, err)
 		}
 	}
-	if strings.Join(rows, ",") != strings.Join(Names(), ",") || len(rows) != 21 {
+	if strings.Join(rows, ",") != strings.Join(Names(), ",") || len(rows) != 22 {
 		t.Errorf("registry %v, names %v", rows, Names())
 	}
 	one := 1

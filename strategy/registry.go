@@ -40,6 +40,12 @@ type Row struct {
 	Score bool
 	// Ablations: rdpfl's prediction and clipping switches.
 	Ablations bool
+	// Async: the strategy is defined for asynchronous inputs (timing mode
+	// "async"): each input may be of another step than the node's, with
+	// its Incoming.Staleness, some senders may be missing, and a sender's
+	// input may be older than its last one was. The others assume a
+	// synchronous round and are refused in asynchronous mode.
+	Async bool
 	// Options are the real-valued parameters (Params.Options).
 	Options []Option
 	// OptionsNote is added to the error about an unknown option: where a
@@ -103,7 +109,7 @@ var registry = []*Row{
 	&localRow, &fedavgRow, &dpsgdRow, &trackingRow, &admmRow, &robustRow,
 	&balanceRow, &ubarRow, &scclipRow, &clippedGossipRow, &afaRow, &asmrRow, &cflRow,
 	&fedproxRow, &dittoRow, &rdpflRow, &lightyearRow, &murmuraRow, &dmttRow,
-	&trackingSDRow, &functionSharingRow,
+	&trackingSDRow, &functionSharingRow, &asyncMeanRow,
 }
 
 // Registry returns every strategy's row, in the order of Names.
@@ -134,6 +140,17 @@ func Names() []string {
 	}
 	return out
 }
+
+// AsyncInputs reports whether strategy name is defined for asynchronous
+// inputs (its row has Async).
+func AsyncInputs(name string) bool {
+	r, ok := Lookup(name)
+	return ok && r.Async
+}
+
+// AsyncNames lists the strategies defined for asynchronous inputs, joined
+// by ", ".
+func AsyncNames() string { return namesWith(func(r *Row) bool { return r.Async }) }
 
 // namesWith lists the strategies whose row has has.
 func namesWith(has func(*Row) bool) string {
@@ -215,4 +232,24 @@ func (e *ParamError) Error() string {
 
 func paramErr(strategy, key string, value any, problem string) error {
 	return &ParamError{Strategy: strategy, Key: key, Value: value, Problem: problem}
+}
+
+// AsyncCapable is a strategy written outside this package that is
+// defined for asynchronous inputs (Asynchronous).
+type AsyncCapable interface {
+	Strategy
+	AsyncInputs() bool
+}
+
+// Asynchronous reports whether the strategy value s is defined for
+// asynchronous inputs: one of the rows with Async, or an AsyncCapable
+// saying so. A node in asynchronous timing refuses the others.
+func Asynchronous(s Strategy) bool {
+	switch t := s.(type) {
+	case Local, *Local, *RobustRule, *AsyncMean:
+		return true
+	case AsyncCapable:
+		return t.AsyncInputs()
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/trellis-fl/trellis/aggregate"
@@ -14,6 +15,7 @@ var robustRow = Row{
 	Rule:       true,
 	RuleParams: true,
 	F:          true,
+	Async:      true,
 	Options: []Option{
 		// f per aggregation from the neighbourhood, rounded to nearest: the
 		// DMTT paper's Multi-Krum baseline. f_fraction is the fraction;
@@ -22,10 +24,18 @@ var robustRow = Row{
 		// neighbours".
 		{Name: "f_fraction", Default: 0, Lo: 0, Hi: 1},
 		{Name: "f_expected", Default: 0, Lo: 0, Hi: 1, Whole: true},
+		// Asynchronous inputs staler than this many of the node's steps
+		// are left out before the rule sees them (the default, the
+		// largest timing.max_staleness, leaves none out); every input of
+		// a synchronous round has staleness 0.
+		{Name: "staleness_bound", Default: noStalenessBound, Lo: 0, Hi: noStalenessBound, Whole: true},
 	},
 	OptionsNote: "; the rule's parameters are not options: f, m, tau, iterations, from_previous, bucket, clip",
 	build:       newRobust,
 }
+
+// noStalenessBound is staleness_bound's default: no input is that stale.
+const noStalenessBound = 100_000
 
 // newRobust builds robust's rule. Its f is set one way, by the rule
 // (aggregate.Spec): an explicit f; or one resolved at every aggregation
@@ -82,7 +92,11 @@ func newRobust(p Params, o Values) (Strategy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("strategy robust: %w", err)
 	}
-	return &RobustRule{Rule: r, Updates: p.Updates}, nil
+	rr := &RobustRule{Rule: r, Updates: p.Updates}
+	if b := o["staleness_bound"]; b < noStalenessBound {
+		rr.StaleFilter, rr.MaxStaleness = true, int(b)
+	}
+	return rr, nil
 }
 
 // RobustRule aggregates the node's own trained model and its neighbors'
@@ -103,13 +117,20 @@ func newRobust(p Params, o Values) (Strategy, error) {
 // instead (tag "update") and step from the start of the round by the
 // aggregated update: the server-style setting of the survey's attacks
 // (docs/methods/toolbox.md), where min-max and min-sum perturb updates.
+//
+// With StaleFilter, inputs staler than MaxStaleness of the node's steps
+// (Incoming.Staleness, asynchronous timing) are left out before the rule
+// runs: the rule then sees only inputs recent enough to be comparable, and
+// its f applies to those (docs/methods/async.md).
 type RobustRule struct {
-	Rule    aggregate.Rule
-	Updates bool
-	spec    *aggregate.Spec // Rule's name parsed, once
-	xs      [][]float32
-	out     []float32
-	upd     []float32
+	Rule         aggregate.Rule
+	Updates      bool
+	StaleFilter  bool
+	MaxStaleness int
+	spec         *aggregate.Spec // Rule's name parsed, once
+	xs           [][]float32
+	out          []float32
+	upd          []float32
 }
 
 func (s *RobustRule) Name() string {
@@ -150,6 +171,9 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 	got, err := withTag(in, tag, len(w))
 	if err != nil {
 		return nil, err
+	}
+	if s.StaleFilter {
+		got = fresh(got, s.MaxStaleness)
 	}
 	around := s.aroundOwn()
 	if around && len(got) == 0 {
@@ -207,6 +231,22 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 		}
 	}
 	return weights, nil
+}
+
+// fresh is in without the inputs staler than bound, in order; in itself
+// when none is (every synchronous round: nothing is copied).
+func fresh(in []Incoming, bound int) []Incoming {
+	k := slices.IndexFunc(in, func(m Incoming) bool { return m.Staleness > bound })
+	if k < 0 {
+		return in
+	}
+	out := slices.Clone(in[:k])
+	for _, m := range in[k+1:] {
+		if m.Staleness <= bound {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // aroundOwn reports whether the rule runs around the node's own vector

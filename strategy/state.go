@@ -41,7 +41,7 @@ type Stateful interface {
 func Stateless(s Strategy) bool {
 	switch s.(type) {
 	case Local, *Local, *FedAvg, *FedProx, *DPSGD, *RobustRule, *BALANCE, *UBAR, *SCClip, *ClippedGossip,
-		*ASMR, *CFL, *Lightyear:
+		*ASMR, *CFL, *Lightyear, *AsyncMean:
 		return true
 	}
 	return false

@@ -109,6 +109,11 @@ type Incoming struct {
 	From   int
 	Tag    string
 	Vector []float32
+	// Staleness is how many of the receiver's steps the vector is behind
+	// (asynchronous timing: the receiver's step minus the sender's step the
+	// vector was sent at, never negative); 0 in synchronous rounds. Only
+	// the strategies whose row has Async read it.
+	Staleness int
 }
 
 // Strategy is how a node collaborates.
@@ -126,6 +131,7 @@ var localRow = Row{
 	Name:         "local",
 	Personalized: true,
 	Summary:      "no collaboration",
+	Async:        true, // it takes no inputs
 	build:        func(Params, Values) (Strategy, error) { return Local{}, nil },
 }
 

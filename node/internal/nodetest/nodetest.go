@@ -47,6 +47,16 @@ func (d *Data) Next(x []float32, y []int) int {
 // change the configuration before the node is built.
 func NewNode(t testing.TB, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy, opts ...func(*node.Config)) *node.Node {
 	t.Helper()
+	n, err := node.New(Config(t, id, ids, dir, st, opts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Config is NewNode's configuration, for a test of what node.New refuses.
+func Config(t testing.TB, id int, ids []*wire.Identity, dir *wire.Directory, st strategy.Strategy, opts ...func(*node.Config)) node.Config {
+	t.Helper()
 	m, err := nn.Build(nn.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, 1, nn.Options{Batch: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +68,7 @@ func NewNode(t testing.TB, id int, ids []*wire.Identity, dir *wire.Directory, st
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n, err := node.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return cfg
 }
 
 // Begin opens round r on every node with hood and trains it.

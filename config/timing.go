@@ -1,0 +1,173 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/trellis-fl/trellis/strategy"
+)
+
+// Timing is the [timing] section: mode = "async" runs the simulation in
+// asynchronous timing (docs/methods/async.md): no global round, each node
+// trains, sends and combines on its own virtual clock, rounds is each
+// node's number of steps. It is nil, and left out of the TOML, in every
+// other config (lock-step rounds), so a config without it keeps its hash.
+// A key the file leaves out takes its default (TimingDefault, filled in
+// by Parse).
+type Timing struct {
+	// Mode is "lockstep" (the synchronous rounds of a config without
+	// [timing]) or "async".
+	Mode string `toml:"mode"`
+	// MaxStaleness is the largest staleness, in a receiver's steps, of an
+	// input its strategy sees; older ones are dropped and counted.
+	MaxStaleness int `toml:"max_staleness"`
+	// Compute is the distribution of a node's time per step (drawn once
+	// per node), Latency that of a link's delay (once per link):
+	// "constant" (a), "uniform" (on [a, b]) or "lognormal" (median a,
+	// log-scale spread b), in virtual seconds.
+	Compute  string  `toml:"compute"`
+	ComputeA float64 `toml:"compute_a"`
+	ComputeB float64 `toml:"compute_b"`
+	Latency  string  `toml:"latency"`
+	LatencyA float64 `toml:"latency_a"`
+	LatencyB float64 `toml:"latency_b"`
+	// Stragglers is the fraction of nodes whose steps take Slowdown times
+	// their drawn time.
+	Stragglers float64 `toml:"stragglers"`
+	Slowdown   float64 `toml:"slowdown"`
+	// Window is the virtual time one summary record covers; 0 is the
+	// median step time times max(1, eval_every).
+	Window float64 `toml:"window"`
+	// Horizon, if positive, is the virtual time the run stops at: no node
+	// begins a step that would end after it; 0: each node takes rounds
+	// steps.
+	Horizon float64 `toml:"horizon"`
+}
+
+// TimingDefault is [timing] with every key at its default.
+func TimingDefault() Timing {
+	return Timing{Mode: "async", MaxStaleness: 8, Compute: "constant", ComputeA: 1, Latency: "constant", LatencyA: 0.1,
+		Slowdown: 1}
+}
+
+// Async reports whether c runs in asynchronous timing.
+func (c Config) Async() bool { return c.Timing != nil && c.Timing.Mode == "async" }
+
+func (c *Config) fillTiming(md toml.MetaData) {
+	if c.Timing == nil {
+		return
+	}
+	d := TimingDefault()
+	tv, dv := reflect.ValueOf(c.Timing).Elem(), reflect.ValueOf(d)
+	for i := range tv.NumField() {
+		if !md.IsDefined("timing", timingKey(i)) {
+			tv.Field(i).Set(dv.Field(i))
+		}
+	}
+}
+
+// timingKey is the TOML key of Timing's i-th field.
+func timingKey(i int) string {
+	return strings.Split(reflect.TypeFor[Timing]().Field(i).Tag.Get("toml"), ",")[0]
+}
+
+// timingKeys are the dotted keys of [timing].
+func timingKeys() []string {
+	var out []string
+	for i := range reflect.TypeFor[Timing]().NumField() {
+		out = append(out, "timing."+timingKey(i))
+	}
+	return out
+}
+
+// timingDefaultsText is [timing]'s defaults as TOML comments.
+func timingDefaultsText() string {
+	var b strings.Builder
+	_ = toml.NewEncoder(&b).Encode(TimingDefault())
+	var out strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		out.WriteString("# " + line + "\n")
+	}
+	return strings.TrimSuffix(out.String(), "\n")
+}
+
+// distKinds are the distributions of compute and latency.
+var distKinds = []string{"constant", "uniform", "lognormal"}
+
+// validateTiming checks [timing] and refuses what asynchronous timing does
+// not support yet: strategies not defined for asynchronous inputs, the
+// protocol layers (topology trust, DP, secure aggregation), Byzantine
+// nodes, task type consensus.
+func (c Config) validateTiming(bad func(key string, val any, allowed string)) []error {
+	t := c.Timing
+	if t == nil {
+		return nil
+	}
+	switch t.Mode {
+	case "lockstep":
+		return nil
+	case "async":
+	default:
+		bad("timing.mode", fmt.Sprintf("%q", t.Mode), `want "lockstep" or "async"`)
+		return nil
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if t.MaxStaleness < 0 || t.MaxStaleness > 100_000 {
+		bad("timing.max_staleness", t.MaxStaleness, "allowed range 0 to 100000 (steps)")
+	}
+	for _, d := range []struct {
+		key, kind string
+		a, b      float64
+	}{{"compute", t.Compute, t.ComputeA, t.ComputeB}, {"latency", t.Latency, t.LatencyA, t.LatencyB}} {
+		switch {
+		case !slices.Contains(distKinds, d.kind):
+			bad("timing."+d.key, fmt.Sprintf("%q", d.kind), "want one of "+strings.Join(distKinds, ", "))
+		case !(d.a > 0) || !finite(d.a):
+			bad("timing."+d.key+"_a", d.a, "a positive finite time")
+		case d.kind == "uniform" && !(d.b >= d.a && finite(d.b)):
+			bad("timing."+d.key+"_b", d.b, fmt.Sprintf("uniform: a finite upper end ≥ %s_a = %v", d.key, d.a))
+		case d.kind == "lognormal" && !(d.b >= 0 && d.b <= 10):
+			bad("timing."+d.key+"_b", d.b, "lognormal: a log-scale spread in [0, 10]")
+		}
+	}
+	if !(t.Stragglers >= 0 && t.Stragglers <= 1) {
+		bad("timing.stragglers", t.Stragglers, "allowed range [0, 1] (a fraction of the nodes)")
+	}
+	if !(t.Slowdown >= 1) || !finite(t.Slowdown) {
+		bad("timing.slowdown", t.Slowdown, "a finite factor ≥ 1")
+	}
+	if !(t.Horizon >= 0) || !finite(t.Horizon) {
+		bad("timing.horizon", t.Horizon, "≥ 0 virtual seconds (0: each node takes rounds steps)")
+	}
+	if !(t.Window >= 0) || !finite(t.Window) {
+		bad("timing.window", t.Window, "≥ 0 virtual seconds (0: the median step time times max(1, eval_every))")
+	}
+	var errs []error
+	refuse := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("[timing] mode = \"async\": "+format, a...))
+	}
+	if !strategy.AsyncInputs(c.Strategy.Name) {
+		refuse("strategy %q is not defined for asynchronous inputs (those that are: %s)", c.Strategy.Name, strategy.AsyncNames())
+	}
+	if c.TrustOn() {
+		refuse("topology trust (DMTT's trust layer) is not supported in asynchronous timing yet")
+	}
+	if c.PrivacyOn() {
+		refuse("privacy.mode = %q: differential privacy is not supported in asynchronous timing yet", c.Privacy.Mode)
+	}
+	if c.SecAggOn() {
+		refuse("secure aggregation is not supported in asynchronous timing yet")
+	}
+	if c.byzantineCount() > 0 {
+		refuse("Byzantine nodes (adversary.fraction or adversary.ids) are not supported in asynchronous timing yet")
+	}
+	if c.Consensus != nil {
+		refuse("[consensus] runs its own iterations; asynchronous timing is for learning runs")
+	}
+	return errs
+}
