@@ -142,4 +142,3 @@ func TestSyncRunWritesNoSteps(t *testing.T) {
 		t.Errorf("manifest of a run in rounds has a clock %+v", *man.Async)
 	}
 }
-
