@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"math"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
 )
 
-// asyncEvents runs a tiny config into a directory and returns the events
-// trellis serve's data endpoint gives for it.
-func asyncEvents(t *testing.T, extra string) []map[string]any {
+// asyncServer runs a tiny config into a directory and serves it as
+// trellis serve does.
+func asyncServer(t *testing.T, extra string) *Server {
 	t.Helper()
 	c, err := config.Parse([]byte(`
 name = "tiny"
@@ -38,7 +39,15 @@ name = "async_mean"
 	if n, err := srv.LoadDirs(dir); err != nil || n != 1 {
 		t.Fatalf("LoadDirs: %d %v", n, err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	srv.End("read from disk")
+	return srv
+}
+
+// asyncEvents is what trellis serve's data endpoint gives for a tiny
+// config's run directory.
+func asyncEvents(t *testing.T, extra string) []map[string]any {
+	t.Helper()
+	ts := httptest.NewServer(asyncServer(t, extra).Handler())
 	defer ts.Close()
 	resp := get(t, ts.URL+"/api/events.json", nil)
 	defer resp.Body.Close()
@@ -57,7 +66,7 @@ name = "async_mean"
 // window 1, all 12 steps by the end of window 9) and its staleness; a run
 // in rounds has none of these.
 func TestServeAsyncRunDir(t *testing.T) {
-	evs := asyncEvents(t, "[timing]\nmode = \"async\"\nstragglers = 0.25\nslowdown = 3\nwindow = 1\n")
+	evs := asyncEvents(t, asyncTiming)
 	wantSteps := map[int]float64{0: 0, 1: 0.75, 2: 1.5, 3: 2.5, 8: 2.75, 9: 3}
 	frames, steps := 0, 0.0
 	for _, e := range evs {
@@ -90,5 +99,29 @@ func TestServeAsyncRunDir(t *testing.T) {
 		if e["async"] != nil || e["time"] != nil || e["steps"] != nil || e["staleness"] != nil {
 			t.Fatalf("a run in rounds has time axes: %v", e)
 		}
+	}
+}
+
+const asyncTiming = "[timing]\nmode = \"async\"\nstragglers = 0.25\nslowdown = 3\nwindow = 1\n"
+
+// The page of an asynchronous run read from disk: its charts against
+// virtual time, the axis selector shown, the staleness chart drawn with a
+// point per window that combined inputs (mean) and per window (max).
+func TestBrowserAsyncRun(t *testing.T) {
+	bin := chromium(t)
+	s := asyncServer(t, asyncTiming)
+	ts := httptest.NewServer(endingStreams(s.Handler()))
+	defer ts.Close()
+	defer s.Close()
+	dom := dumpDOM(t, bin, ts.URL+"/")
+	noErrors(t, dom)
+	if !strings.Contains(dom, `text-anchor="middle">virtual time (s)</text>`) {
+		t.Error("no virtual-time axis")
+	}
+	if strings.Contains(dom, `<label id="axis-box" hidden`) || !strings.Contains(dom, `<option value="steps">steps per node (mean)</option>`) {
+		t.Error("no axis selector")
+	}
+	if strings.Contains(dom, `<figure id="f-stale" hidden`) || attr(t, dom, `data-name="max" data-points="(\d+)"`) != "10" {
+		t.Error("no staleness chart with a point per window")
 	}
 }

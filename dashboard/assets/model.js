@@ -151,7 +151,24 @@
     return out;
   }
 
-  var M = { PALETTE: PALETTE, DASHES: DASHES, seriesGroups: seriesGroups, assignStyles: assignStyles, meanBand: meanBand,
+  // xAxes are the x axes a run's charts may take: rounds for a run in
+  // rounds; for an asynchronous run read from disk (info.async, its
+  // frames carrying their time), the virtual time at a window's end, the
+  // mean steps per node by then, or the window's index. The first is the
+  // default.
+  function xAxes(info, frames) {
+    var timed = info && info.async && frames.some(function (f) { return typeof f.time === "number"; });
+    if (!timed) return [{ key: "round", label: "round" }];
+    return [{ key: "time", label: "virtual time (s)" }, { key: "steps", label: "steps per node (mean)" }, { key: "round", label: "window (of " + info.async.window + " s)" }];
+  }
+
+  // xOf is a frame's position on axis key (NaN where it has none).
+  function xOf(f, key) {
+    var v = key === "round" ? f.round : f[key];
+    return typeof v === "number" ? v : NaN;
+  }
+
+  var M = { xAxes: xAxes, xOf: xOf, PALETTE: PALETTE, DASHES: DASHES, seriesGroups: seriesGroups, assignStyles: assignStyles, meanBand: meanBand,
     sliderState: sliderState, connState: connState, shortKeys: shortKeys, spreadLabels: spreadLabels };
   if (typeof module === "object" && module.exports) module.exports = M;
   else root.TrellisModel = M;
