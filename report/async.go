@@ -76,10 +76,18 @@ func writeAsyncRun(md *bytes.Buffer, name string, c config.Config, clock *rundir
 		w.sum += st.MeanStaleness * float64(st.Inputs)
 		w.worst = max(w.worst, st.MaxStaleness)
 	}
-	md.WriteString("| window | virtual time (end, s) | node steps | honest global acc | honest local acc | mean staleness | max staleness |\n")
+	md.WriteString("Each row's staleness is over the steps since the row above (at most 20 rows: windows evenly spaced).\n\n")
+	md.WriteString("| window | virtual time (end, s) | node steps by then | honest global acc | honest local acc | mean staleness | max staleness |\n")
 	md.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
 	every := max(1, (len(rounds)+asyncRows-1)/asyncRows)
+	var span win // the windows since the row above
+	done := 0
 	for i, r := range rounds {
+		w := per[i]
+		done += w.steps
+		span.inputs += w.inputs
+		span.sum += w.sum
+		span.worst = max(span.worst, w.worst)
 		if i%every != 0 && i != len(rounds)-1 {
 			continue
 		}
@@ -90,10 +98,10 @@ func writeAsyncRun(md *bytes.Buffer, name string, c config.Config, clock *rundir
 				g = fmt.Sprintf("%.4f", r.HonestGlobalAcc)
 			}
 		}
-		w := per[i]
-		if w.inputs > 0 {
-			mean = fmt.Sprintf("%.2f", w.sum/float64(w.inputs))
+		if span.inputs > 0 {
+			mean = fmt.Sprintf("%.2f", span.sum/float64(span.inputs))
 		}
-		fmt.Fprintf(md, "| %d | %.4g | %d | %s | %s | %s | %d |\n", r.Round, float64(r.Round+1)*clock.Window, w.steps, g, l, mean, w.worst)
+		fmt.Fprintf(md, "| %d | %.4g | %d | %s | %s | %s | %d |\n", r.Round, float64(r.Round+1)*clock.Window, done, g, l, mean, span.worst)
+		span = win{}
 	}
 }
