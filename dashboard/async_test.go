@@ -125,3 +125,36 @@ func TestBrowserAsyncRun(t *testing.T) {
 		t.Error("no staleness chart with a point per window")
 	}
 }
+
+// A live asynchronous run: Plan gives the page the run's window (the
+// default: the median step, 1.5 for uniform on [1, 2], times eval_every
+// 2), and the page puts the live frames, which carry no time, at their
+// windows' ends.
+func TestLiveAsyncRun(t *testing.T) {
+	c, err := config.Parse([]byte("name = \"t\"\nnodes = 4\nrounds = 3\neval_every = 2\nfinal_rounds = 1\n[strategy]\nname = \"async_mean\"\n"+
+		"[timing]\nmode = \"async\"\ncompute = \"uniform\"\ncompute_a = 1\ncompute_b = 2\n"), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New("live")
+	s.Plan(t.TempDir(), []config.SweepRun{{Config: c}}, false)
+	if info, _ := s.Run(0); info.Async == nil || info.Async.Window != 3 {
+		t.Fatalf("live run's clock: %+v", info.Async)
+	}
+	bin := chromium(t)
+	sink := s.Sink(0)
+	for r := range 3 {
+		_ = sink.Round(fakeRound(r, 6))
+	}
+	ts := httptest.NewServer(endingStreams(s.Handler()))
+	defer ts.Close()
+	defer s.Close()
+	dom := dumpDOM(t, bin, ts.URL+"/")
+	noErrors(t, dom)
+	if !strings.Contains(dom, `text-anchor="middle">virtual time (s)</text>`) || attr(t, dom, `data-name="local \(mean\)" data-points="(\d+)"`) != "3" {
+		t.Error("the live run is not plotted against virtual time")
+	}
+	if strings.Contains(dom, `<option value="steps">`) {
+		t.Error("a steps axis without steps")
+	}
+}

@@ -7,9 +7,23 @@ import (
 	"github.com/trellis-fl/trellis/sim"
 )
 
+// AsyncWindow is the virtual time one record of c's asynchronous run
+// covers (timing.window, whose default is the compute distribution's
+// median times max(1, eval_every), as sim.Async.Window's); 0 for a run in
+// rounds. A live viewer puts the records on a time axis with it.
+func AsyncWindow(c config.Config) float64 {
+	if !c.Async() {
+		return 0
+	}
+	t := c.Timing
+	if t.Window > 0 {
+		return t.Window
+	}
+	return sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB}.Median() * float64(max(1, c.EvalEvery))
+}
+
 // asyncClock is the manifest's record of an asynchronous run's clock: the
-// window a summary record covers (sim.Async.Window, whose default is the
-// compute distribution's median times max(1, eval_every)) and the virtual
+// window a summary record covers (AsyncWindow) and the virtual
 // time a synchronous round would take on the same clock: every node's step
 // and its slowest out-link, the slowest of them (the round ends when the
 // last message of the slowest node has arrived), on the graph of round 0.
@@ -17,10 +31,7 @@ import (
 // here that differed from the simulator's would not go unnoticed.
 func asyncClock(c config.Config, s Setup) (*rundir.AsyncClock, error) {
 	a := *s.Async
-	w := a.Window
-	if w == 0 {
-		w = a.Compute.Median() * float64(max(1, c.EvalEvery))
-	}
+	w := AsyncWindow(c)
 	d := s.Defaults() // the graph and seed Build uses
 	sched, err := sim.NewSchedule(a, d.Nodes, d.Seed)
 	if err != nil {

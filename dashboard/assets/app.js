@@ -322,7 +322,7 @@
     // per node or windows (the selector under the charts).
     var axes = TM.xAxes(info, fs);
     var ax = axes.filter(function (a) { return a.key === xAxis; })[0] || axes[0];
-    var X = function (f) { return TM.xOf(f, ax.key); };
+    var X = function (f) { return TM.xOf(f, ax.key, info); };
     var xl = axes.length > 1 ? ax.label : undefined; // a run in rounds: the usual label
     var at = frames[selRun] && frames[selRun][selRound];
     var mk = at ? X(at) : undefined;

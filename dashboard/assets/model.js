@@ -152,18 +152,22 @@
   }
 
   // xAxes are the x axes a run's charts may take: rounds for a run in
-  // rounds; for an asynchronous run read from disk (info.async, its
-  // frames carrying their time), the virtual time at a window's end, the
-  // mean steps per node by then, or the window's index. The first is the
+  // rounds; for an asynchronous run (info.async), the virtual time at a
+  // window's end, the mean steps per node by then (read from disk only:
+  // live frames carry no steps), or the window's index. The first is the
   // default.
   function xAxes(info, frames) {
-    var timed = info && info.async && frames.some(function (f) { return typeof f.time === "number"; });
-    if (!timed) return [{ key: "round", label: "round" }];
-    return [{ key: "time", label: "virtual time (s)" }, { key: "steps", label: "steps per node (mean)" }, { key: "round", label: "window (of " + info.async.window + " s)" }];
+    if (!(info && info.async && info.async.window > 0)) return [{ key: "round", label: "round" }];
+    var ax = [{ key: "time", label: "virtual time (s)" }];
+    if (frames.some(function (f) { return typeof f.steps === "number"; })) ax.push({ key: "steps", label: "steps per node (mean)" });
+    ax.push({ key: "round", label: "window (of " + info.async.window + " s)" });
+    return ax;
   }
 
-  // xOf is a frame's position on axis key (NaN where it has none).
-  function xOf(f, key) {
+  // xOf is a frame's position on axis key (NaN where it has none); a
+  // frame without its time (a live one) is put at its window's end.
+  function xOf(f, key, info) {
+    if (key === "time" && typeof f.time !== "number" && info && info.async) return (f.round + 1) * info.async.window;
     var v = key === "round" ? f.round : f[key];
     return typeof v === "number" ? v : NaN;
   }
