@@ -34,6 +34,12 @@ func (s *Server) Plan(out string, runs []config.SweepRun, force bool) *Sweep {
 		if len(r.Params) > 0 {
 			info.Params = r.Params
 		}
+		if r.Config.Async() {
+			// The live frames carry no time: the page puts each window
+			// at its end (the synchronous round is the manifest's, once
+			// the run is read from disk).
+			info.Async = &rundir.AsyncClock{Window: experiment.AsyncWindow(r.Config)}
+		}
 		if info.Dir == "" {
 			info.Dir = filepath.Base(filepath.Clean(out))
 		}

@@ -189,6 +189,9 @@ func describe(c config.Config, path string) RunInfo {
 	if b, err := rundir.ReadManifestText(path); err == nil {
 		info.Manifest = string(b)
 	}
+	if man, err := rundir.ReadManifest(path); err == nil {
+		info.Async = man.Async
+	}
 	info.Command = fmt.Sprintf("trellis run %s -o %s   # keeps a finished run; add --force to redo it",
 		shellQuote(filepath.Join(path, rundir.ConfigFile)), shellQuote(path))
 	refresh(&info, path)
@@ -262,6 +265,19 @@ func (s *Server) loadRounds(run int, path string) error {
 	for _, e := range edges {
 		weights[e.Round] = e.Edges
 	}
+	// An asynchronous run's windows on its time axes.
+	var async *asyncFrames
+	if man, err := rundir.ReadManifest(path); err == nil && man.Async != nil {
+		steps, err := rundir.ReadSteps(path)
+		if err != nil {
+			return err
+		}
+		n := 0
+		if c, err := loadConfig(path); err == nil {
+			n = c.Nodes
+		}
+		async = newAsyncFrames(man.Async, n, steps)
+	}
 	for _, r := range rounds {
 		r.Nodes = byRound[r.Round]
 		slices.SortFunc(r.Nodes, func(a, b metrics.NodeRound) int { return a.Node - b.Node })
@@ -272,7 +288,11 @@ func (s *Server) loadRounds(run int, path string) error {
 		if w, ok := weights[r.Round]; ok {
 			r.Live = liveOf(len(r.Nodes), w, inOf)
 		}
-		if err := s.round(run, r, inOf); err != nil {
+		f := newFrame(run, r, inOf)
+		if async != nil {
+			async.annotate(f)
+		}
+		if err := s.hub.add(f); err != nil {
 			return fmt.Errorf("%s: round %d: %w", path, r.Round, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/rundir"
 )
 
 //go:embed assets/index.html assets/model.js assets/app.js assets/app.css
@@ -46,9 +47,12 @@ type RunInfo struct {
 	Accuracy string `json:"accuracy"`
 	// Global says whether the run measures global accuracy
 	// (evaluation.global_test ≠ 0); the page shows – where it does not.
-	Global bool   `json:"global"`
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
+	Global bool `json:"global"`
+	// Async is an asynchronous run's virtual clock (its manifest's): its
+	// rounds are windows of Async.Window virtual seconds.
+	Async  *rundir.AsyncClock `json:"async,omitempty"`
+	Status string             `json:"status"`
+	Error  string             `json:"error,omitempty"`
 	// Final is the run's summary.csv row (final metrics), when finished.
 	Final map[string]num `json:"final,omitempty"`
 	// Config is the resolved config (TOML) and Manifest the manifest

@@ -90,6 +90,14 @@ func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions
 		return rundir.Final{}, err
 	}
 	spec.Resume = done
+	if s.Async != nil {
+		// An asynchronous run's steps go to steps.jsonl, its clock to the
+		// manifest (asyncClock).
+		spec.Steps = true
+		if spec.Manifest.Async, err = asyncClock(c, s); err != nil {
+			return rundir.Final{}, err
+		}
+	}
 	w, err := rundir.Create(dir, spec)
 	if err != nil {
 		return rundir.Final{}, err
@@ -111,9 +119,13 @@ func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions
 	// The soft memory limit follows the live heap round by round
 	// (FollowLiveHeap; nothing without LimitHeap's limit).
 	out.Add(metrics.SinkFunc(func(*metrics.Round) error { FollowLiveHeap(); return nil }), metrics.Every, 0)
+	var sink metrics.Sink = out
+	if s.Async != nil {
+		sink = stepsTo(w, s.Async, out)
+	}
 	b, runErr := s.Build()
 	if runErr == nil {
-		runErr = sim.Run(ctx, b.Config, b.Nodes, out)
+		runErr = sim.Run(ctx, b.Config, b.Nodes, sink)
 	}
 	if err := out.Close(); err != nil && runErr == nil {
 		runErr = err

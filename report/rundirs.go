@@ -70,6 +70,11 @@ func ResultsCurve(dir, curve string) (string, error) {
 		return "", err
 	}
 	md.WriteString(corrections)
+	async, err := asyncReport(dir)
+	if err != nil {
+		return "", err
+	}
+	md.WriteString(async)
 	acc := accuracyOf(runs, curve)
 	fmt.Fprintf(&md, "\nAccuracies are fractions (0–1) and rounds count from 0, as in the run files. %s\n", acc.note())
 	if err := rundir.WriteAtomicFunc(filepath.Join(dir, "results.md"), func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {

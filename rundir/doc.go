@@ -14,6 +14,8 @@
 //	               consensus: the error per iteration, metrics.jsonl empty)
 //	timings.jsonl  wall-clock seconds per round, never reproducible
 //	edges.jsonl    per round, the weight each receiver gave each sender (EdgeRound)
+//	steps.jsonl    an asynchronous run's node steps (metrics.Step), its rounds windows of
+//	               virtual time (Manifest.Async)
 //	summary.csv    the final metrics, written last: it marks a finished run
 //	audit.json     the membership-inference audit, when asked
 //	models/node-I  the final models, when asked (checkpoints)

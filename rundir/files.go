@@ -30,7 +30,7 @@ const (
 func ModelDir(i int) string { return filepath.Join(ModelsDir, fmt.Sprintf("node-%d", i)) }
 
 // runFiles are the files a run writes (removed when a run is redone).
-var runFiles = []string{ConfigFile, ManifestFile, MetricsFile, RoundsFile, TimingsFile, SummaryFile, EdgesFile}
+var runFiles = []string{ConfigFile, ManifestFile, MetricsFile, RoundsFile, TimingsFile, SummaryFile, EdgesFile, StepsFile}
 
 // Has reports whether dir holds every one of the files names.
 func Has(dir string, names ...string) bool {

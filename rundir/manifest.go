@@ -51,6 +51,9 @@ type Manifest struct {
 	// experiment.EvalRecord, so that a curve of a sample is not read as
 	// one of the whole test set.
 	Evaluation json.RawMessage `json:"evaluation,omitempty"`
+	// Async is the virtual clock of an asynchronous run (nil for a run in
+	// rounds): its rounds are windows of virtual time.
+	Async *AsyncClock `json:"async,omitempty"`
 	// Records is, once the run finished, the SHA-256 (hex) of each record
 	// file by name (metrics.jsonl, rounds.jsonl): VerifyFinished checks a
 	// finished run's records against it before it is kept.

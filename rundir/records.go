@@ -9,14 +9,18 @@ import (
 
 // recordFiles are the record files whose SHA-256 a finished run's manifest
 // keeps (Manifest.Records), to tell a finished run from one whose records
-// were edited or cut short since.
-var recordFiles = []string{MetricsFile, RoundsFile}
+// were edited or cut short since; steps.jsonl only in an asynchronous run.
+var recordFiles = []string{MetricsFile, RoundsFile, StepsFile}
 
-// recordDigests is the SHA-256 of each of dir's record files, in hex.
+// recordDigests is the SHA-256 of each of dir's record files, in hex, and
+// of steps.jsonl when there is one (an asynchronous run).
 func recordDigests(dir string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, name := range recordFiles {
 		d, err := Digest(dir, name)
+		if name == StepsFile && errors.Is(err, os.ErrNotExist) {
+			continue // a run in rounds
+		}
 		if err != nil {
 			return nil, err
 		}

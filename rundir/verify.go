@@ -35,6 +35,9 @@ var ErrDamaged = errors.New("damaged run directory")
 //     consensus, every round of which carries its consensus record);
 //   - each round's aggregates in rounds.jsonl are those of its node lines
 //     (metrics.Round.Summarize);
+//   - an asynchronous run's steps.jsonl (verifySteps): its steps in time
+//     order inside their windows, and each window's node lines the sum of
+//     its steps;
 //   - a finished run has as many rounds as its summary.csv and manifest
 //     count, and its final metrics are the mean of its last finalRounds
 //     evaluated rounds.
@@ -61,6 +64,13 @@ func Verify(dir string, nodes, finalRounds int) error {
 		return damaged(dir, RoundsFile, len(rounds), "holds %d rounds, %s counts %d: the file was cut short or extended", len(rounds), SummaryFile, fin.Rounds)
 	}
 	if err := verifyNodes(dir, rounds, nodes, finished); err != nil {
+		return err
+	}
+	var clock *AsyncClock
+	if hasMan {
+		clock = man.Async
+	}
+	if err := verifySteps(dir, clock, rounds, finished); err != nil {
 		return err
 	}
 	if !finished {

@@ -28,6 +28,8 @@ type Spec struct {
 	Rounds, FinalRounds int
 	// Edges writes edges.jsonl (run.edges).
 	Edges bool
+	// Steps writes steps.jsonl (an asynchronous run: Writer.Step).
+	Steps bool
 	// Resume is the number of complete rounds on file (Previous) that the
 	// run replays: their records are compared with the files instead of
 	// written; 0 starts afresh.
@@ -49,6 +51,7 @@ type Writer struct {
 	man                      Manifest
 	perNode, rounds, timings *lines
 	edges                    *edgeWriter // nil without Spec.Edges
+	steps                    *stepWriter // nil without Spec.Steps
 	mu                       sync.Mutex
 	timingErr                error
 	evaluated                []*metrics.Round
@@ -102,6 +105,12 @@ func Create(dir string, s Spec) (*Writer, error) {
 	}
 	if s.Edges {
 		if w.edges, err = newEdgeWriter(filepath.Join(dir, EdgesFile), s.Resume); err != nil {
+			w.closeFiles()
+			return nil, err
+		}
+	}
+	if s.Steps {
+		if w.steps, err = newStepWriter(dir, s.Resume > 0); err != nil {
 			w.closeFiles()
 			return nil, err
 		}
@@ -183,6 +192,9 @@ func (w *Writer) closeFiles() {
 	w.mu.Lock()
 	w.timings.close()
 	w.mu.Unlock()
+	if w.steps != nil {
+		w.steps.out.close()
+	}
 }
 
 // End closes the record files and writes the manifest's end; it returns

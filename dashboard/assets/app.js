@@ -11,6 +11,7 @@
   var frames = [];      // per run: array indexed by round (holes allowed)
   var selRun = -1, userPickedRun = false;
   var selRound = -1, follow = true;
+  var xAxis = "time"; // an asynchronous run's x axis (TM.xAxes)
   var sortKey = "id", sortDir = 1;
   var pending = false;
   var ended = null, open = false, es = null; // the stream: its end event, whether it is up
@@ -317,28 +318,42 @@
       $("manifest").textContent = info.manifest || "";
       $("details").hidden = !(info.config || info.manifest || info.command);
     }
+    // The x axis: rounds, or for an asynchronous run virtual time, steps
+    // per node or windows (the selector under the charts).
+    var axes = TM.xAxes(info, fs);
+    var ax = axes.filter(function (a) { return a.key === xAxis; })[0] || axes[0];
+    var X = function (f) { return TM.xOf(f, ax.key, info); };
+    var xl = axes.length > 1 ? ax.label : undefined; // a run in rounds: the usual label
+    var at = frames[selRun] && frames[selRun][selRound];
+    var mk = at ? X(at) : undefined;
+    var sel = $("axis");
+    $("axis-box").hidden = axes.length < 2;
+    if (sel.options.length !== axes.length) {
+      sel.innerHTML = axes.map(function (a) { return '<option value="' + a.key + '">' + esc(a.label) + "</option>"; }).join("");
+    }
+    sel.value = ax.key;
     var ev = fs.filter(function (f) { return f.evaluated; });
     var hasGlobal = ev.some(function (f) { return f.global.mean > 0; });
-    var acc = [{ name: "local (mean)", color: PALETTE[0], pts: ev.map(function (f) { return [f.round, f.local.mean]; }),
-      band: ev.map(function (f) { return [f.round, f.local.mean - f.local.std, f.local.mean + f.local.std]; }) }];
-    if (hasGlobal) acc.push({ name: "global (mean)", color: PALETTE[1], pts: ev.map(function (f) { return [f.round, f.global.mean]; }),
-      band: ev.map(function (f) { return [f.round, f.global.mean - f.global.std, f.global.mean + f.global.std]; }) });
-    acc.push({ name: "local (min)", color: PALETTE[0], dash: "2 3", pts: ev.map(function (f) { return [f.round, f.local.min]; }) });
-    lineChart($("c-acc"), { series: acc, ylabel: "honest accuracy (fraction)", y0: 0, y1: 1, marker: selRound, integerX: true });
+    var acc = [{ name: "local (mean)", color: PALETTE[0], pts: ev.map(function (f) { return [X(f), f.local.mean]; }),
+      band: ev.map(function (f) { return [X(f), f.local.mean - f.local.std, f.local.mean + f.local.std]; }) }];
+    if (hasGlobal) acc.push({ name: "global (mean)", color: PALETTE[1], pts: ev.map(function (f) { return [X(f), f.global.mean]; }),
+      band: ev.map(function (f) { return [X(f), f.global.mean - f.global.std, f.global.mean + f.global.std]; }) });
+    acc.push({ name: "local (min)", color: PALETTE[0], dash: "2 3", pts: ev.map(function (f) { return [X(f), f.local.min]; }) });
+    lineChart($("c-acc"), { series: acc, ylabel: "honest accuracy (fraction)", y0: 0, y1: 1, marker: mk, integerX: ax.key === "round", xlabel: xl });
     lineChart($("c-byz"), { series: [
-      { name: "δ_max", color: BYZ, pts: fs.map(function (f) { return [f.round, f.delta_max]; }) },
-      { name: "mean", color: PALETTE[4], pts: fs.map(function (f) { return [f.round, f.mean_byz_weight]; }) }],
-      ylabel: "Byzantine weight (0–1)", y0: 0, marker: selRound, integerX: true });
-    lineChart($("c-loss"), { series: [{ name: "honest loss", color: PALETTE[2], pts: ev.map(function (f) { return [f.round, f.loss]; }) }],
-      ylabel: label("honest_loss"), marker: selRound, integerX: true });
+      { name: "δ_max", color: BYZ, pts: fs.map(function (f) { return [X(f), f.delta_max]; }) },
+      { name: "mean", color: PALETTE[4], pts: fs.map(function (f) { return [X(f), f.mean_byz_weight]; }) }],
+      ylabel: "Byzantine weight (0–1)", y0: 0, marker: mk, integerX: ax.key === "round", xlabel: xl });
+    lineChart($("c-loss"), { series: [{ name: "honest loss", color: PALETTE[2], pts: ev.map(function (f) { return [X(f), f.loss]; }) }],
+      ylabel: label("honest_loss"), marker: mk, integerX: ax.key === "round", xlabel: xl });
     var tr = fs.filter(function (f) { return f.trust; });
     $("f-trust").hidden = !tr.length;
     if (tr.length) {
       var tk = [["neighbor_honest", "T_topo: honest neighbours", HONEST, ""], ["neighbor_byzantine", "T_topo: Byzantine neighbours", BYZ, ""],
         ["screened_honest", "screened: honest", HONEST, "4 3"], ["screened_byzantine", "screened: Byzantine", BYZ, "4 3"]];
       lineChart($("c-trust"), { series: tk.map(function (k) {
-        return { name: k[1], color: k[2], dash: k[3], pts: tr.filter(function (f) { return typeof f.trust[k[0]] === "number"; }).map(function (f) { return [f.round, f.trust[k[0]]]; }) };
-      }), ylabel: "T_topo or fraction (0–1)", y0: 0, y1: 1, marker: selRound, integerX: true, legendWidth: 180 });
+        return { name: k[1], color: k[2], dash: k[3], pts: tr.filter(function (f) { return typeof f.trust[k[0]] === "number"; }).map(function (f) { return [X(f), f.trust[k[0]]]; }) };
+      }), ylabel: "T_topo or fraction (0–1)", y0: 0, y1: 1, marker: mk, integerX: ax.key === "round", xlabel: xl, legendWidth: 180 });
     }
     var sc = fs.filter(function (f) { return f.scores; });
     $("f-scores").hidden = !sc.length;
@@ -351,11 +366,11 @@
         [["honest", HONEST], ["byzantine", BYZ]].forEach(function (side) {
           var pts = sc.filter(function (f) { var v = f.scores[k] && f.scores[k][side[0]]; return v && typeof v.mean === "number"; });
           ss.push({ name: k + ": " + side[0], color: side[1], dash: ki ? "5 3" : "",
-            pts: pts.map(function (f) { return [f.round, f.scores[k][side[0]].mean]; }),
-            band: ki ? [] : pts.map(function (f) { return [f.round, f.scores[k][side[0]].min, f.scores[k][side[0]].max]; }) });
+            pts: pts.map(function (f) { return [X(f), f.scores[k][side[0]].mean]; }),
+            band: ki ? [] : pts.map(function (f) { return [X(f), f.scores[k][side[0]].min, f.scores[k][side[0]].max]; }) });
         });
       });
-      lineChart($("c-scores"), { series: ss, ylabel: "agreement score (0–1)", marker: selRound, integerX: true, legendWidth: 180 });
+      lineChart($("c-scores"), { series: ss, ylabel: "agreement score (0–1)", marker: mk, integerX: ax.key === "round", xlabel: xl, legendWidth: 180 });
     }
     var pr = fs.filter(function (f) { return f.privacy; });
     $("f-eps").hidden = !pr.length;
@@ -364,9 +379,17 @@
       var acct = pr[pr.length - 1].privacy.accountant;
       var by = acct ? " (" + acct + ")" : "";
       lineChart($("c-eps"), { series: [
-        { name: "max ε" + by, color: PALETTE[3], pts: pr.map(function (f) { return [f.round, f.privacy.honest_max_epsilon]; }) },
-        { name: "mean ε" + by, color: PALETTE[5], pts: pr.map(function (f) { return [f.round, f.privacy.honest_mean_epsilon]; }) }],
-        ylabel: label("epsilon"), y0: 0, marker: selRound, integerX: true });
+        { name: "max ε" + by, color: PALETTE[3], pts: pr.map(function (f) { return [X(f), f.privacy.honest_max_epsilon]; }) },
+        { name: "mean ε" + by, color: PALETTE[5], pts: pr.map(function (f) { return [X(f), f.privacy.honest_mean_epsilon]; }) }],
+        ylabel: label("epsilon"), y0: 0, marker: mk, integerX: ax.key === "round", xlabel: xl });
+    }
+    var sf = fs.filter(function (f) { return f.staleness; });
+    $("f-stale").hidden = !sf.length;
+    if (sf.length) {
+      lineChart($("c-stale"), { series: [
+        { name: "mean", color: PALETTE[0], pts: sf.filter(function (f) { return typeof f.staleness.mean === "number"; }).map(function (f) { return [X(f), f.staleness.mean]; }) },
+        { name: "max", color: PALETTE[3], pts: sf.map(function (f) { return [X(f), f.staleness.max]; }) }],
+        ylabel: "staleness (receiver steps)", y0: 0, marker: mk, integerX: ax.key === "round", xlabel: xl });
     }
     var f = frames[selRun] && frames[selRun][selRound];
     renderGraph(f);
@@ -457,6 +480,7 @@
     render();
   });
   $("follow").addEventListener("change", function () { follow = this.checked; render(); });
+  $("axis").addEventListener("change", function () { xAxis = this.value; render(); });
   $("nodes").tHead.addEventListener("click", function (ev) {
     var th = ev.target.closest("th");
     if (!th) return;

@@ -151,7 +151,28 @@
     return out;
   }
 
-  var M = { PALETTE: PALETTE, DASHES: DASHES, seriesGroups: seriesGroups, assignStyles: assignStyles, meanBand: meanBand,
+  // xAxes are the x axes a run's charts may take: rounds for a run in
+  // rounds; for an asynchronous run (info.async), the virtual time at a
+  // window's end, the mean steps per node by then (read from disk only:
+  // live frames carry no steps), or the window's index. The first is the
+  // default.
+  function xAxes(info, frames) {
+    if (!(info && info.async && info.async.window > 0)) return [{ key: "round", label: "round" }];
+    var ax = [{ key: "time", label: "virtual time (s)" }];
+    if (frames.some(function (f) { return typeof f.steps === "number"; })) ax.push({ key: "steps", label: "steps per node (mean)" });
+    ax.push({ key: "round", label: "window (of " + info.async.window + " s)" });
+    return ax;
+  }
+
+  // xOf is a frame's position on axis key (NaN where it has none); a
+  // frame without its time (a live one) is put at its window's end.
+  function xOf(f, key, info) {
+    if (key === "time" && typeof f.time !== "number" && info && info.async) return (f.round + 1) * info.async.window;
+    var v = key === "round" ? f.round : f[key];
+    return typeof v === "number" ? v : NaN;
+  }
+
+  var M = { xAxes: xAxes, xOf: xOf, PALETTE: PALETTE, DASHES: DASHES, seriesGroups: seriesGroups, assignStyles: assignStyles, meanBand: meanBand,
     sliderState: sliderState, connState: connState, shortKeys: shortKeys, spreadLabels: spreadLabels };
   if (typeof module === "object" && module.exports) module.exports = M;
   else root.TrellisModel = M;

@@ -113,5 +113,20 @@ test("short keys: last dotted part unless shared", function () {
   assert.deepStrictEqual(M.shortKeys(["a.alpha", "b.alpha", "c"]), ["a.alpha", "b.alpha", "c"]);
 });
 
+test("x axes: rounds, or for an asynchronous run read from disk virtual time, steps, windows", function () {
+  var fs = [{ round: 0, time: 2, steps: 0.5 }, { round: 1, time: 4, steps: 1.25 }];
+  assert.deepStrictEqual(M.xAxes({}, fs).map(function (a) { return a.key; }), ["round"]);
+  // Live frames: no steps, the time from the window.
+  assert.deepStrictEqual(M.xAxes({ async: { window: 2 } }, [{ round: 0 }]).map(function (a) { return a.key; }), ["time", "round"]);
+  assert.strictEqual(M.xOf({ round: 3 }, "time", { async: { window: 2 } }), 8);
+  var ax = M.xAxes({ async: { window: 2, sync_round: 3 } }, fs);
+  assert.deepStrictEqual(ax.map(function (a) { return a.key; }), ["time", "steps", "round"]);
+  assert.strictEqual(ax[2].label, "window (of 2 s)");
+  assert.deepStrictEqual(fs.map(function (f) { return M.xOf(f, "time"); }), [2, 4]);
+  assert.deepStrictEqual(fs.map(function (f) { return M.xOf(f, "steps"); }), [0.5, 1.25]);
+  assert.deepStrictEqual(fs.map(function (f) { return M.xOf(f, "round"); }), [0, 1]);
+  assert.ok(isNaN(M.xOf({ round: 3 }, "time")));
+});
+
 if (failed) { console.log(failed + " failed"); process.exit(1); }
 console.log("ok");
