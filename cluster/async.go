@@ -130,6 +130,9 @@ func (d *driver) runAsync(ctx context.Context) error {
 		timer.Stop()
 	}
 	start := time.Now()
+	if alog != nil {
+		alog.start = start
+	}
 	for k := 0; k < d.run.Rounds && !stopped; k++ {
 		if ctx.Err() != nil || d.aborted() {
 			stopped = true

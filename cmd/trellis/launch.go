@@ -66,7 +66,12 @@ finished rounds are written), 1 an error.` + memHelp,
 				return err
 			}
 			lc.Nodes, lc.Stderr, lc.Quiet = c.Nodes, o.stderr, o.quiet
-			lc.Timing.Mode = cluster.Mode(mode)
+			if lc.Timing.Mode, err = timingMode(c, mode, cmd.Flags().Changed("mode")); err != nil {
+				return err
+			}
+			if c.Async() && !o.quiet {
+				fmt.Fprintln(o.stderr, asyncIgnored)
+			}
 			if err := lc.Encryption.Check(); err != nil {
 				return fmt.Errorf("--%w", err)
 			}
@@ -87,9 +92,9 @@ finished rounds are written), 1 an error.` + memHelp,
 		},
 	}
 	mf.register(cmd, false)
-	cmd.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock")
+	cmd.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock (a config with [timing] mode = \"async\" runs asynchronous steps)")
 	cmd.Flags().DurationVar(&lc.Timing.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
-	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts")
+	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts; async: the nodes' first step")
 	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
 	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
 	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")
