@@ -28,9 +28,11 @@ func launchCmd(o *options) *cobra.Command {
 		Short: "run an experiment as one process per node on this machine (IPC), with a monitor writing the run directory",
 		Long: `Run an experiment deployed: a monitor and one node process per node on this machine,
 talking ZeroMQ over Unix sockets. Lock-step mode (the default) gives the simulator's
-metrics bit for bit; wallclock runs rounds on the epoch t0 + kΔ. The run directory
-(-o, default runs/NAME) holds the same files as ` + "`trellis run`" + `'s, plus cluster/ with the
-config, keys, peers file and each node's log.
+metrics bit for bit; wallclock runs rounds on the epoch t0 + kΔ; a config with [timing]
+mode = "async" runs each node on its own steps from a common start (--start-delay), each
+writing its arrival log (cluster/node-I.arrivals.jsonl, which the simulator can replay).
+The run directory (-o, default runs/NAME) holds the same files as ` + "`trellis run`" + `'s, plus
+cluster/ with the config, keys, peers file and each node's log.
 
 SIGINT (Ctrl-C) or SIGTERM stops every process after its current round: each node tells
 its peers it leaves, the monitor writes every round of which a record arrived (the
