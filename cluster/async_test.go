@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -227,4 +228,69 @@ func firstDiff(a, b []float32) int {
 		}
 	}
 	return -1
+}
+
+// TestAsyncHorizonCompletesTheRun: nodes with far more steps than they
+// can take stop at the horizon; the run is complete (no error from the
+// monitor or any node), the monitor wrote the steps taken, and each
+// node's arrival log ends with a step's end.
+func TestAsyncHorizonCompletesTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a three-node asynchronous deployment in-process")
+	}
+	text := strings.Replace(strings.Replace(asyncSix, "nodes = 6", "nodes = 3", 1), "rounds = 20", "rounds = 1000000", 1)
+	text = strings.Replace(text, "k = 3", "k = 2", 1)
+	c, s := testSetup(t, text)
+	const n = 3
+	sock, err := os.MkdirTemp("", "ah-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	peers := IPCEndpoints(sock, n)
+	keys := wire.NewSeedKeys(c.Seed, n)
+	dir, _ := keys.Directory()
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang guard
+	defer cancel()
+	d, err := s.Deploy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &roundsWriter{}
+	monDone := make(chan error, 1)
+	go func() {
+		monDone <- RunMonitor(ctx, MonitorConfig{Run: testRun(d), Out: w, Endpoint: peers.Monitor, Directory: dir, Dir: out})
+	}()
+	epoch := time.Now().Add(time.Second)
+	done := make(chan error, n)
+	for i := range n {
+		nc := testNode(t, s, i, keys)
+		nc.Peers, nc.Timing = peers, Timing{Mode: Async, Epoch: epoch, Horizon: 500 * time.Millisecond}
+		nc.Arrivals = filepath.Join(out, fmt.Sprintf("node-%d.arrivals.jsonl", i))
+		go func() { done <- RunNode(ctx, nc) }()
+	}
+	for range n {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-monDone; err != nil {
+		t.Fatalf("monitor: %v", err)
+	}
+	t.Logf("%d steps written", len(w.rounds))
+	if len(w.rounds) == 0 || len(w.rounds) >= c.Rounds {
+		t.Fatalf("%d steps written of %d", len(w.rounds), c.Rounds)
+	}
+	for i := range n {
+		f, err := os.Open(filepath.Join(out, fmt.Sprintf("node-%d.arrivals.jsonl", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, err := sim.ReadReplayLog(f)
+		f.Close()
+		if err != nil || len(log) == 0 || log[len(log)-1].Ev != "end" {
+			t.Fatalf("node %d: a log of %d events ending %+v (%v)", i, len(log), log[max(0, len(log)-1):], err)
+		}
+	}
 }

@@ -42,10 +42,12 @@ type Timing struct {
 	// PhaseTimeout (lock-step) is the longest a phase waits for its
 	// markers (default 2 minutes: generous, for a peer that died).
 	PhaseTimeout time.Duration
-	// Epoch is t0 and Delta is Δ (wall-clock). Grace is kept free at the
-	// end of each window for End and the record (default Δ/10), and
-	// TrainShare is the fraction of the window training may take (default
-	// 0.5; training stops between batches at that deadline).
+	// Epoch is t0 and Delta is Δ (wall-clock; in asynchronous timing
+	// Epoch, if set, is when every node begins its first step). Grace is
+	// kept free at the end of each window for End and the record (default
+	// Δ/10), and TrainShare is the fraction of the window training may
+	// take (default 0.5; training stops between batches at that
+	// deadline).
 	Epoch      time.Time
 	Delta      time.Duration
 	Grace      time.Duration
@@ -55,8 +57,6 @@ type Timing struct {
 	// skewed clock (SkewedClock) makes a node as early or late as a
 	// machine whose clock is off.
 	Clock Clock
-	// Epoch (asynchronous timing), if set, is when every node begins its
-	// first step (a common start).
 	// Horizon (asynchronous timing), if positive, is how long after its
 	// first step a node begins no more steps (otherwise it takes
 	// Run.Rounds steps).
