@@ -37,6 +37,15 @@
 // ahead) are held; late ones are handed to the node, which drops and counts
 // them, and counted in the Record.
 //
+// Async (the config's [timing] mode = "async"; async.go): no epoch, no
+// barrier, no markers. From a common start (Timing.Epoch) each node loops
+// over its own steps — Begin, Train, Step what arrived (in arrival order),
+// Outbox to the step's out-neighbours, End — and pushes each step's
+// Record (Round = the step); the node checks senders, steps and
+// staleness itself. A node stops after Run.Rounds steps or Timing.Horizon.
+// With NodeConfig.Arrivals it writes its arrival log (ArrivalEvent, JSON
+// lines), which sim.Replay replays bit for bit.
+//
 // # Stopping, failures and exit codes
 //
 // SIGINT and SIGTERM mean the same to `trellis launch`, `trellis node` and

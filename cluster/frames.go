@@ -112,6 +112,9 @@ type Record struct {
 	// --resume, is the round of the checkpoint it restored, plus one (0
 	// otherwise).
 	ResumedAfter int
+	// Wall (asynchronous timing) is when the step ended, in seconds since
+	// the node process started its first step.
+	Wall float64
 }
 
 // The reports a Ready carries (node.Ready.Reports) go through gob as

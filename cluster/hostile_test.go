@@ -77,7 +77,7 @@ func testNode(t testing.TB, s experiment.Setup, id int, keys wire.KeySource) Nod
 func testRun(d *experiment.Deployment) Run {
 	s := d.Setup
 	return Run{Nodes: s.Nodes, Rounds: s.Rounds, EvalEvery: s.EvalEvery, Graph: d.Graph, Drops: d.Drops,
-		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle}
+		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle, Async: s.Async != nil}
 }
 
 // testCluster is a node 0 run in-process (RunNode) with the test playing

@@ -82,6 +82,11 @@ type inbox struct {
 	senders   []*sender
 	late      []*wire.Message
 	refused   map[string]int
+	// async (asynchronous timing): no rounds or phases; every message
+	// joins arrivals, in arrival order, within its sender's bounds, until
+	// the node takes them (takeArrivals).
+	async    bool
+	arrivals []*wire.Message
 }
 
 func newInbox(me int, n int, dir *wire.Directory, limits wire.Limits, maxBytes int) *inbox {
@@ -154,6 +159,10 @@ func (in *inbox) handleMessage(frame []byte) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	defer in.notify()
+	if in.async {
+		in.arrive(m, len(frame))
+		return true
+	}
 	switch {
 	case m.Round < in.round:
 		if len(in.late) >= maxLate {
@@ -310,6 +319,46 @@ func (in *inbox) take(order []int, sl slot) (msgs, late []*wire.Message) {
 	}
 	late, in.late = in.late, nil
 	return msgs, late
+}
+
+// arrive adds m (asynchronous timing) to the arrivals: a copy of a
+// message still held, or one beyond its sender's bounds, is dropped. The
+// node checks the steps (superseded, stale) itself. in.mu is held.
+func (in *inbox) arrive(m *wire.Message, size int) {
+	s := in.senders[m.From]
+	var key [16]byte
+	copy(key[:], m.Sig[:])
+	switch {
+	case s.sigs[key]:
+		in.refused[RefusedDuplicate]++
+	case s.count >= maxBufferedMessages || s.bytes+size > s.maxBytes:
+		in.refused[RefusedOverflow]++
+	default:
+		s.sigs[key] = true
+		s.count++
+		s.bytes += size
+		in.arrivals = append(in.arrivals, m)
+	}
+}
+
+// takeArrivals removes and returns the messages that arrived
+// (asynchronous timing), in arrival order.
+func (in *inbox) takeArrivals() []*wire.Message {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	msgs := in.arrivals
+	in.arrivals = nil
+	for _, m := range msgs {
+		s := in.senders[m.From]
+		var key [16]byte
+		copy(key[:], m.Sig[:])
+		delete(s.sigs, key)
+		s.count--
+		if size, err := wire.EncodedSize(m); err == nil {
+			s.bytes -= size
+		}
+	}
+	return msgs
 }
 
 // takeRefused returns and resets the refusal counts.

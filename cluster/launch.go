@@ -144,6 +144,8 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	case Wallclock:
 		nodeArgs = []string{"--epoch", t.Epoch.Format(time.RFC3339Nano), "--delta", t.Delta.String(), "--grace", t.Grace.String()}
 		gap = 2 * t.Delta
+	case Async:
+		nodeArgs = []string{"--epoch", t.Epoch.Format(time.RFC3339Nano)}
 	}
 	stderr := lc.Stderr
 	if stderr == nil {
@@ -210,6 +212,9 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		// (or was told not to): a node started here does not check again,
 		// when the others' memory is not yet taken.
 		args = append(append(args, "--no-memory-check"), lc.NodeArgs...)
+		if t.Mode == Async { // the order of its steps and takes, for sim.Replay
+			args = append(args, "--arrivals", filepath.Join(cdir, fmt.Sprintf("node-%d.arrivals.jsonl", i)))
+		}
 		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}
@@ -455,11 +460,11 @@ func (t Timing) withDefaultsForLaunch(delay time.Duration) (Timing, error) {
 	if t.Mode == "" {
 		t.Mode = Lockstep
 	}
-	if t.Mode == Wallclock && t.Epoch.IsZero() {
+	if (t.Mode == Wallclock || t.Mode == Async) && t.Epoch.IsZero() {
 		if delay <= 0 {
 			delay = 15 * time.Second
 		}
-		if t.Delta <= 0 {
+		if t.Delta <= 0 && t.Mode == Wallclock {
 			t.Delta = 10 * time.Second
 		}
 		t.Epoch = time.Now().Add(delay)

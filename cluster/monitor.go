@@ -212,7 +212,10 @@ moment:
 		if err := m.flush(0, true); err != nil {
 			runErr = err
 		}
-		if runErr == nil && m.next < s.Rounds {
+		// Asynchronous nodes that all stopped on their own (their horizon)
+		// completed the run: the steps some took and others did not are
+		// written with those missing marked.
+		if runErr == nil && m.next < s.Rounds && !(s.Async && m.ndone == s.Nodes && ctx.Err() == nil) {
 			runErr = fmt.Errorf("%w: %d of %d rounds written", ErrStopped, m.next, s.Rounds)
 		}
 	}
@@ -279,6 +282,9 @@ type driverLine struct {
 	// ResumedAfter is the checkpoint's round, on the first record of a
 	// node restarted with --resume.
 	ResumedAfter *int `json:"resumed_after,omitempty"`
+	// Wall (asynchronous timing: the round is the node's step) is when
+	// the step ended, in seconds since the node's first step began.
+	Wall float64 `json:"wall,omitempty"`
 }
 
 func (m *monitor) add(rec *Record) error {
@@ -412,7 +418,7 @@ func (m *monitor) write(r int, p *pending) error {
 		if x := p.records[i]; x != nil {
 			rec.Nodes[i].BytesSent, rec.Nodes[i].ClaimBytes = x.BytesSent, x.ClaimBytes
 			dl := driverLine{Round: r, Node: i, Late: x.Late, Missing: x.Missing, Refused: x.Refused,
-				RoundSeconds: x.RoundSeconds, TrainSeconds: x.TrainSeconds}
+				RoundSeconds: x.RoundSeconds, TrainSeconds: x.TrainSeconds, Wall: x.Wall}
 			if x.ResumedAfter > 0 {
 				dl.ResumedAfter = new(x.ResumedAfter - 1)
 			}

@@ -42,10 +42,12 @@ type Timing struct {
 	// PhaseTimeout (lock-step) is the longest a phase waits for its
 	// markers (default 2 minutes: generous, for a peer that died).
 	PhaseTimeout time.Duration
-	// Epoch is t0 and Delta is Δ (wall-clock). Grace is kept free at the
-	// end of each window for End and the record (default Δ/10), and
-	// TrainShare is the fraction of the window training may take (default
-	// 0.5; training stops between batches at that deadline).
+	// Epoch is t0 and Delta is Δ (wall-clock; in asynchronous timing
+	// Epoch, if set, is when every node begins its first step). Grace is
+	// kept free at the end of each window for End and the record (default
+	// Δ/10), and TrainShare is the fraction of the window training may
+	// take (default 0.5; training stops between batches at that
+	// deadline).
 	Epoch      time.Time
 	Delta      time.Duration
 	Grace      time.Duration
@@ -55,6 +57,10 @@ type Timing struct {
 	// skewed clock (SkewedClock) makes a node as early or late as a
 	// machine whose clock is off.
 	Clock Clock
+	// Horizon (asynchronous timing), if positive, is how long after its
+	// first step a node begins no more steps (otherwise it takes
+	// Run.Rounds steps).
+	Horizon time.Duration
 }
 
 // Clock tells a node the time.
@@ -93,8 +99,12 @@ func (t Timing) withDefaults() (Timing, error) {
 		if t.Grace >= t.Delta {
 			return t, fmt.Errorf("grace %v must be shorter than Δ = %v", t.Grace, t.Delta)
 		}
+	case Async:
+		if t.Horizon < 0 {
+			return t, fmt.Errorf("asynchronous horizon %v: need ≥ 0", t.Horizon)
+		}
 	default:
-		return t, fmt.Errorf("timing mode %q: want %q or %q", t.Mode, Lockstep, Wallclock)
+		return t, fmt.Errorf("timing mode %q: want %q, %q or %q", t.Mode, Lockstep, Wallclock, Async)
 	}
 	return t, nil
 }
@@ -118,6 +128,10 @@ type Run struct {
 	// ByzantineIdle: Byzantine nodes neither train nor combine
 	// (sim.Config.ByzantineIdle).
 	ByzantineIdle bool
+	// Async: the nodes run in asynchronous timing (Timing.Mode Async),
+	// Rounds steps each; a round is a step index, and a run whose nodes
+	// all stopped early (Timing.Horizon) is complete.
+	Async bool
 }
 
 func (r Run) check() error {
@@ -209,6 +223,9 @@ type NodeConfig struct {
 	// round in progress is dropped, the node still tells its peers it
 	// leaves and the monitor it is done, and unbinds its endpoint.
 	Abort <-chan struct{}
+	// Arrivals (asynchronous timing), when set, is the file the node
+	// writes its arrival log to (ArrivalEvent, JSON lines).
+	Arrivals string
 }
 
 // ErrStopped is what a node, the monitor and a launch stopped by a signal
@@ -270,6 +287,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) error {
 		return err
 	}
 	defer d.close()
+	if cfg.Mode == Async {
+		return d.runAsync(ctx)
+	}
 	rounds := d.run.Rounds
 	last, first := -1, 0
 	if cfg.Resume {
@@ -485,6 +505,16 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		return nil, fmt.Errorf("node %d: Byzantine %v, but an adversary given %v (a Byzantine node needs adversary.Alone, an honest one none)", d.id, byz[d.id], d.adv != nil)
 	}
 	d.idle = byz[d.id] && run.ByzantineIdle
+	switch {
+	case (cfg.Mode == Async) != run.Async:
+		return nil, fmt.Errorf("node %d: timing mode %q for a run whose nodes are asynchronous: %v (the config's [timing] mode decides)", d.id, cfg.Mode, run.Async)
+	case cfg.Mode == Async && len(run.Byzantine) > 0:
+		return nil, fmt.Errorf("node %d: Byzantine nodes in asynchronous timing are not supported in the cluster yet", d.id)
+	case cfg.Mode == Async && cfg.Resume:
+		return nil, fmt.Errorf("node %d: resume in asynchronous timing is not supported yet", d.id)
+	case cfg.Mode != Async && cfg.Arrivals != "":
+		return nil, fmt.Errorf("node %d: an arrival log is written in asynchronous timing only", d.id)
+	}
 	if cfg.StateDir != "" && !cfg.Resume {
 		if err := cfg.Checkpoints.Check(); err != nil {
 			return nil, fmt.Errorf("node %d: %w (run it without a checkpoint directory)", d.id, err)
@@ -496,6 +526,7 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		maxBuf = 64<<20 + 4*limits.MaxMessageBytes
 	}
 	d.in = newInbox(d.id, run.Nodes, cfg.Directory, limits, maxBuf)
+	d.in.async = cfg.Mode == Async
 	adm, err := d.n.Admission()
 	if err != nil {
 		return nil, err

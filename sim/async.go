@@ -36,6 +36,9 @@ type Async struct {
 	// Steps, if set, receives every node step's record, in virtual-time
 	// order.
 	Steps func(StepRecord) error
+	// Log, if set, receives each node's events in the arrival log format
+	// (ReplayEvent; T the virtual time): what Replay replays.
+	Log func(node int, e ReplayEvent)
 }
 
 // Dist is a distribution of a positive time: "constant" (A), "uniform"
@@ -304,6 +307,7 @@ func (ar *asyncRun) begin(i, s int) error {
 	if err := ar.nodes[i].Begin(s, hoodAt(ar.cfg.Graph.At(s), i)); err != nil {
 		return err
 	}
+	ar.log(i, ReplayEvent{Ev: "begin", Step: s})
 	done := make(chan error, 1)
 	ar.trained[i] = done
 	go func() {
@@ -313,6 +317,13 @@ func (ar *asyncRun) begin(i, s int) error {
 		done <- err
 	}()
 	return nil
+}
+
+// log passes node i's event to Async.Log.
+func (ar *asyncRun) log(i int, e ReplayEvent) {
+	if ar.a.Log != nil {
+		ar.a.Log(i, e)
+	}
 }
 
 // drain waits for the trainings still running (a run stopped early).
@@ -337,6 +348,7 @@ func (ar *asyncRun) trainedAt(e event) error {
 		return fmt.Errorf("node %d step %d: %w", i, s, err)
 	}
 	for _, m := range ar.mail[i] {
+		ar.log(i, ReplayEvent{Ev: "take", From: int(m.From), Step: int(m.Round), Seq: m.Seq, T: e.t})
 		_ = nd.Step(m) // a refusal is counted in the node's Ready
 	}
 	clear(ar.mail[i])
@@ -374,6 +386,7 @@ func (ar *asyncRun) trainedAt(e event) error {
 	if err != nil {
 		return fmt.Errorf("node %d step %d: %w", i, s, err)
 	}
+	ar.log(i, ReplayEvent{Ev: "end", Step: s, T: e.t})
 	one := &metrics.Round{Evaluated: evaluate, Nodes: []metrics.NodeRound{{Node: i}}}
 	metrics.Record(one, g, ar.byz, []node.Ready{rd})
 	nr := one.Nodes[0]

@@ -28,9 +28,11 @@ func launchCmd(o *options) *cobra.Command {
 		Short: "run an experiment as one process per node on this machine (IPC), with a monitor writing the run directory",
 		Long: `Run an experiment deployed: a monitor and one node process per node on this machine,
 talking ZeroMQ over Unix sockets. Lock-step mode (the default) gives the simulator's
-metrics bit for bit; wallclock runs rounds on the epoch t0 + kΔ. The run directory
-(-o, default runs/NAME) holds the same files as ` + "`trellis run`" + `'s, plus cluster/ with the
-config, keys, peers file and each node's log.
+metrics bit for bit; wallclock runs rounds on the epoch t0 + kΔ; a config with [timing]
+mode = "async" runs each node on its own steps from a common start (--start-delay), each
+writing its arrival log (cluster/node-I.arrivals.jsonl, which the simulator can replay).
+The run directory (-o, default runs/NAME) holds the same files as ` + "`trellis run`" + `'s, plus
+cluster/ with the config, keys, peers file and each node's log.
 
 SIGINT (Ctrl-C) or SIGTERM stops every process after its current round: each node tells
 its peers it leaves, the monitor writes every round of which a record arrived (the
@@ -66,7 +68,12 @@ finished rounds are written), 1 an error.` + memHelp,
 				return err
 			}
 			lc.Nodes, lc.Stderr, lc.Quiet = c.Nodes, o.stderr, o.quiet
-			lc.Timing.Mode = cluster.Mode(mode)
+			if lc.Timing.Mode, err = timingMode(c, mode, cmd.Flags().Changed("mode")); err != nil {
+				return err
+			}
+			if c.Async() && !o.quiet {
+				fmt.Fprintln(o.stderr, asyncIgnored)
+			}
 			if err := lc.Encryption.Check(); err != nil {
 				return fmt.Errorf("--%w", err)
 			}
@@ -87,9 +94,9 @@ finished rounds are written), 1 an error.` + memHelp,
 		},
 	}
 	mf.register(cmd, false)
-	cmd.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock")
+	cmd.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock (a config with [timing] mode = \"async\" runs asynchronous steps)")
 	cmd.Flags().DurationVar(&lc.Timing.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
-	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts")
+	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts; async: the nodes' first step")
 	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
 	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
 	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")

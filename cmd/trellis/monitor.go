@@ -40,6 +40,11 @@ written, 3 stopped before the last round, 1 an error.`,
 			if err != nil {
 				return err
 			}
+			mode, err := timingMode(c, f.mode, cmd.Flags().Changed("mode"))
+			if err != nil {
+				return err
+			}
+			f.mode = string(mode)
 			s, err := experiment.SetupOf(c, data.TrainTest{}) // the monitor needs the graph and the adversary, not the samples
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -31,11 +32,30 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "the experiment's config file (required)")
 	cmd.Flags().StringVar(&f.peers, "peers", "", "the peers file: endpoints and public keys (required; `trellis keys` writes one)")
 	cmd.Flags().StringVar(&f.randomness, "randomness", "private", "private: DP noise, masks and keys from crypto/rand; seeded: every stream from the seed (reproducible, not private)")
-	cmd.Flags().StringVar(&f.mode, "mode", "lockstep", "lockstep (a phase closes when every expected message arrived) or wallclock (rounds on t0 + kΔ)")
+	cmd.Flags().StringVar(&f.mode, "mode", "lockstep", "lockstep (a phase closes when every expected message arrived) or wallclock (rounds on t0 + kΔ); a config with [timing] mode = \"async\" runs asynchronous steps")
 	cmd.Flags().StringVar(&f.encryption, "encryption", string(cluster.EncryptAuto), encryptionUsage)
 	_ = cmd.MarkFlagRequired("config")
 	_ = cmd.MarkFlagRequired("peers")
 }
+
+// timingMode is a process's timing mode: the config's [timing] mode
+// decides asynchronous timing (the nodes are built for it); --mode
+// chooses between lock-step and wall-clock rounds otherwise.
+func timingMode(c config.Config, flag string, changed bool) (cluster.Mode, error) {
+	switch {
+	case c.Async() && changed && flag != string(cluster.Async):
+		return "", fmt.Errorf("the config's [timing] mode is \"async\": --mode %s does not apply (the nodes run on their own steps)", flag)
+	case c.Async():
+		return cluster.Async, nil
+	case flag == string(cluster.Async):
+		return "", errors.New(`--mode async needs [timing] mode = "async" in the config (the nodes are built for asynchronous steps)`)
+	}
+	return cluster.Mode(flag), nil
+}
+
+// asyncIgnored is the note a deployed asynchronous run gives: the keys of
+// the simulator's virtual clock do not apply to real time.
+const asyncIgnored = `note: [timing] compute, latency, stragglers, slowdown and window describe the simulator's virtual clock; a deployed run runs on real time and ignores them (horizon is read as wall-clock seconds from the common start)`
 
 const encryptionUsage = "which links use ZeroMQ's CURVE encryption: auto (those over TCP), curve (all) or none; every process of a run needs the same"
 
@@ -97,7 +117,7 @@ func setNodeGC() {
 func nodeCmd(o *options) *cobra.Command {
 	var f clusterFlags
 	var id int
-	var key, epoch, state, metricsAddr, export, dataFile string
+	var key, epoch, state, metricsAddr, export, dataFile, arrivals string
 	var resume bool
 	var t cluster.Timing
 	var clockOffset time.Duration
@@ -166,7 +186,12 @@ node processes share a machine), unless the environment sets GOGC.`, experiment.
 				return err
 			}
 			s.Random = src
-			t.Mode = cluster.Mode(f.mode)
+			if t.Mode, err = timingMode(c, f.mode, cmd.Flags().Changed("mode")); err != nil {
+				return err
+			}
+			if c.Async() {
+				t.Horizon = time.Duration(c.Timing.Horizon * float64(time.Second))
+			}
 			if resume && state == "" {
 				return fmt.Errorf("--resume needs --checkpoint DIR (where the node wrote its checkpoints)")
 			}
@@ -197,14 +222,15 @@ node processes share a machine), unless the environment sets GOGC.`, experiment.
 				log.Info("metrics", "url", "http://"+a.String()+"/metrics")
 			}
 			nc.Peers, nc.Timing, nc.StateDir, nc.Resume, nc.Metrics, nc.Log, nc.Export, nc.Abort = peers, t, state, resume, pm, log, export, abort
-			nc.Encryption, nc.MonitorKey = cluster.Encryption(f.encryption), monitorKey
+			nc.Encryption, nc.MonitorKey, nc.Arrivals = cluster.Encryption(f.encryption), monitorKey, arrivals
 			return cluster.RunNode(ctx, nc)
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().IntVar(&id, "id", -1, "this node's id (0 … nodes−1)")
 	cmd.Flags().StringVar(&key, "key", "", "this node's private key file (from `trellis keys`)")
-	cmd.Flags().StringVar(&epoch, "epoch", "", "wallclock: t0, the start of round 0 (RFC 3339)")
+	cmd.Flags().StringVar(&epoch, "epoch", "", "wallclock: t0, the start of round 0; async: when the first step begins (RFC 3339)")
+	cmd.Flags().StringVar(&arrivals, "arrivals", "", "async: write the node's arrival log (its steps and the messages it took, JSON lines; `sim.Replay` replays it) to this file")
 	cmd.Flags().DurationVar(&t.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
 	cmd.Flags().DurationVar(&t.Grace, "grace", 0, "wallclock: time kept free at the end of a round (default Δ/10)")
 	cmd.Flags().DurationVar(&t.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
@@ -241,7 +267,7 @@ func nodeData(c config.Config, file string, id int) (data.TrainTest, error) {
 func clusterRun(d *experiment.Deployment) cluster.Run {
 	s := d.Setup
 	return cluster.Run{Nodes: s.Nodes, Rounds: s.Rounds, EvalEvery: s.EvalEvery, Graph: d.Graph, Drops: d.Drops,
-		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle}
+		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle, Async: s.Async != nil}
 }
 
 // nodeProcess builds node id of the experiment (config c, setup s) as the

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/trellis-fl/trellis/cluster"
+	"github.com/trellis-fl/trellis/config"
+)
+
+// The config's [timing] mode decides asynchronous timing; --mode picks
+// between the round modes otherwise, and a contradiction is refused.
+func TestTimingModeFromConfig(t *testing.T) {
+	async := config.TimingDefault()
+	asyncCfg := config.Config{Timing: &async}
+	for _, c := range []struct {
+		cfg     config.Config
+		flag    string
+		changed bool
+		want    cluster.Mode
+		err     string
+	}{
+		{asyncCfg, "lockstep", false, cluster.Async, ""},
+		{asyncCfg, "async", true, cluster.Async, ""},
+		{asyncCfg, "wallclock", true, "", "does not apply"},
+		{config.Config{}, "wallclock", true, cluster.Wallclock, ""},
+		{config.Config{}, "lockstep", false, cluster.Lockstep, ""},
+		{config.Config{}, "async", true, "", `needs [timing] mode = "async"`},
+	} {
+		got, err := timingMode(c.cfg, c.flag, c.changed)
+		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("async %v, --mode %s (set %v): %q, %v; want %q, error with %q", c.cfg.Async(), c.flag, c.changed, got, err, c.want, c.err)
+		}
+	}
+}
