@@ -43,9 +43,10 @@ type Timing struct {
 	// Window is the virtual time one summary record covers; 0 is the
 	// median step time times max(1, eval_every).
 	Window float64 `toml:"window"`
-	// Horizon, if positive, is the virtual time the run stops at: no node
-	// begins a step that would end after it; 0: each node takes rounds
-	// steps.
+	// Horizon, if positive, is the time the run stops at: in the
+	// simulator virtual seconds (no node begins a step that would end
+	// after it), in a cluster wall-clock seconds from the common start;
+	// 0: each node takes rounds steps.
 	Horizon float64 `toml:"horizon"`
 }
 
@@ -142,7 +143,7 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 		bad("timing.slowdown", t.Slowdown, "a finite factor ≥ 1")
 	}
 	if !(t.Horizon >= 0) || !finite(t.Horizon) {
-		bad("timing.horizon", t.Horizon, "≥ 0 virtual seconds (0: each node takes rounds steps)")
+		bad("timing.horizon", t.Horizon, "≥ 0 seconds, virtual in the simulator, wall-clock in a cluster (0: each node takes rounds steps)")
 	}
 	if !(t.Window >= 0) || !finite(t.Window) {
 		bad("timing.window", t.Window, "≥ 0 virtual seconds (0: the median step time times max(1, eval_every))")
