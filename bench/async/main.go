@@ -96,7 +96,14 @@ func run(c config.Config) []float64 {
 func main() {
 	rounds := flag.Int("rounds", 30, "synchronous rounds; the asynchronous run stops at the virtual time they take")
 	maxStale := flag.Int("max-staleness", 8, "timing.max_staleness of the first asynchronous run (the second has none: 100000)")
+	doStudy := flag.Bool("study", false, "the study of docs/results/async.md instead (40 nodes, MLP, Byzantine nodes)")
+	samples := flag.Int("samples", 6000, "-study: MNIST samples")
+	frac := flag.Float64("async-frac", 0.5, "-study: the asynchronous runs' horizon, a fraction of the synchronous runs' virtual time")
 	flag.Parse()
+	if *doStudy {
+		study(*rounds, *samples, *frac)
+		return
+	}
 	ac := parse(base+fmt.Sprintf(timing, *maxStale), 100**rounds)
 	t := ac.Timing
 	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
@@ -141,6 +148,8 @@ func main() {
 		fmt.Printf("| %.0f | %d | %s | %s | %s |\n", at, done, pct(s), pct(a), pct(u))
 	}
 }
+
+func contextBackground() context.Context { return context.Background() }
 
 func pct(v float64) string {
 	if math.IsNaN(v) {
