@@ -105,7 +105,7 @@ func (a *Adversary) RewriteAt(step int, g *topology.Graph, b int, msgs []*wire.M
 			}
 			v := &attack.View{Round: step, Honest: honest[tag], Attackers: own[tag] * len(a.cfg.Byzantine), Tag: tag,
 				Senders: own[tag] * a.cfg.Nodes,
-				From: senders[tag], In: g.In}
+				From:    senders[tag], In: g.In}
 			if a.prevViews != nil {
 				v.Previous = a.prevViews[tag]
 			}
