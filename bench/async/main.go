@@ -99,7 +99,12 @@ func main() {
 	doStudy := flag.Bool("study", false, "the study of docs/results/async.md instead (40 nodes, MLP, Byzantine nodes)")
 	samples := flag.Int("samples", 6000, "-study: MNIST samples")
 	frac := flag.Float64("async-frac", 0.5, "-study: the asynchronous runs' horizon, a fraction of the synchronous runs' virtual time")
+	attacks := flag.Bool("async-attacks", false, "the study's flood and stale runs instead")
 	flag.Parse()
+	if *attacks {
+		attacksOfAsynchrony(*rounds, *samples, *frac)
+		return
+	}
 	if *doStudy {
 		study(*rounds, *samples, *frac)
 		return

@@ -68,7 +68,10 @@ var studyAttacks = []struct{ name, text string }{
 
 // series is one run's records: honest global accuracy (NaN where not
 // evaluated) and δ_max.
-type series struct{ acc, delta []float64 }
+type series struct {
+	acc, delta []float64
+	byzSteps   int // the Byzantine nodes' training batches (NodeRound.Steps)
+}
 
 func runSeries(c config.Config) series {
 	tt, err := experiment.LoadData(c)
@@ -87,6 +90,11 @@ func runSeries(c config.Config) series {
 		}
 		out.acc = append(out.acc, a)
 		out.delta = append(out.delta, r.DeltaMax)
+		for _, n := range r.Nodes {
+			if n.Byzantine {
+				out.byzSteps += n.Steps
+			}
+		}
 		return nil
 	}))
 	if err != nil {
@@ -182,4 +190,56 @@ func study(rounds, samples int, frac float64) {
 		}
 	}
 	fmt.Printf("\n(%s)\n", strings.TrimSpace(time.Since(t0).Round(time.Second).String()))
+}
+
+// attacksOfAsynchrony (-async-attacks): the setting of the study, the
+// asynchronous runs only (no staleness bound, the same horizon), with the
+// Byzantine nodes flooding (alie models every 0.2 s) or stale (from their
+// step 3 on, their step-3 models, no other attack).
+func attacksOfAsynchrony(rounds, samples int, frac float64) {
+	t0 := time.Now()
+	c0 := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[0].text+fmt.Sprintf(studyTiming, 100000), rounds)
+	t := c0.Timing
+	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
+		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown}, c0.Nodes, c0.Seed)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dyn, err := c0.Graph()
+	if err != nil {
+		log.Fatal(err)
+	}
+	g := dyn.At(0)
+	round := 0.0
+	for i := range c0.Nodes {
+		round = max(round, sched.Step[i])
+		for _, j := range g.Out(i) {
+			round = max(round, sched.Step[i]+sched.Latency(i, j))
+		}
+	}
+	H := frac * float64(rounds) * round
+	fmt.Printf("asynchronous runs to %.1f virtual s, no staleness bound\n\n", H)
+	fmt.Println("| attack | rule | acc at horizon | δ_max | δ_max after T/8 | Byzantine nodes' local training batches |")
+	fmt.Println("|---|---|---:|---:|---:|---:|")
+	for _, atk := range []struct{ name, text string }{
+		{"20 % alie, flooding every 0.2 s", "[adversary]\nfraction = 0.2\nattack = \"alie\"\n"},
+		{"20 % stale from step 3 (no other attack)", "[adversary]\nfraction = 0.2\n"},
+	} {
+		for _, rule := range []int{0, 1, 3} {
+			c := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[rule].text+atk.text+fmt.Sprintf(studyTiming, 100000), 1000*rounds)
+			c.Timing.Horizon = H
+			if strings.Contains(atk.name, "flood") {
+				c.Timing.Flood = 0.2
+			} else {
+				c.Timing.Stale = 3
+			}
+			s := runSeries(c)
+			late := 0.0
+			if k := int(math.Ceil(H/4)) - 1; k < len(s.delta) {
+				late = maxOf(s.delta[k:])
+			}
+			fmt.Printf("| %s | %s | %s | %.3f | %.3f | %d |\n", atk.name, studyRules[rule].name, pct(at(s.acc, len(s.acc)-1)), maxOf(s.delta), late, s.byzSteps)
+		}
+	}
+	fmt.Printf("\n(%s)\n", time.Since(t0).Round(time.Second))
 }
