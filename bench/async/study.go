@@ -147,8 +147,12 @@ func study(rounds, samples int, frac float64) {
 	}
 	T := float64(rounds) * round
 	H := frac * T
+	// The asynchronous runs' rounds: the most steps any node can take by
+	// the horizon, so no node stops before it, and BALANCE's radius,
+	// which decays with step/rounds, decays over the run as in rounds.
+	asyncRounds := stepsBy(sched, H)
 	fmt.Printf("40 nodes, MLP (32 hidden) on MNIST (%d samples, Dirichlet default), 6-regular graph; steps lognormal median 1 s (spread 0.2), 20 %% stragglers 5× slower, links 0.05–0.2 s\n", samples)
-	fmt.Printf("synchronous: %d rounds of %.3f virtual s = %.1f s; asynchronous: horizon %.1f s (%.2f of it), windows of 1 s\n\n", rounds, round, T, H, frac)
+	fmt.Printf("synchronous: %d rounds of %.3f virtual s = %.1f s; asynchronous: horizon %.1f s (%.2f of it), at most %d steps, windows of 1 s\n\n", rounds, round, T, H, frac, asyncRounds)
 	fmt.Println("| attack | rule | sync acc at T/4 | T/2 | T | async acc at T/8 | T/4 | T/2 | async first ≥ sync's final acc (s) | sync δ_max | async δ_max | async δ_max after T/4 | async max_staleness 8, acc at T/2 |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, atk := range studyAttacks {
@@ -157,7 +161,7 @@ func study(rounds, samples int, frac float64) {
 			syn := runSeries(sc)
 			asyncOf := func(maxStale int) series {
 				c := parseS(fmt.Sprintf(studyBase, 1, samples) + rule.text + atk.text + fmt.Sprintf(studyTiming, maxStale))
-				c.Rounds = 1000 * rounds
+				c.Rounds = asyncRounds
 				c.Timing.Horizon = H
 				return runSeries(c)
 			}
@@ -219,6 +223,7 @@ func attacksOfAsynchrony(rounds, samples int, frac float64) {
 	}
 	H := frac * float64(rounds) * round
 	fmt.Printf("asynchronous runs to %.1f virtual s, no staleness bound\n\n", H)
+	asyncRounds := stepsBy(sched, H)
 	fmt.Println("| attack | rule | acc at horizon | δ_max | δ_max after T/8 | Byzantine nodes' local training batches |")
 	fmt.Println("|---|---|---:|---:|---:|---:|")
 	for _, atk := range []struct{ name, text string }{
@@ -226,7 +231,7 @@ func attacksOfAsynchrony(rounds, samples int, frac float64) {
 		{"20 % stale from step 3 (no other attack)", "[adversary]\nfraction = 0.2\n"},
 	} {
 		for _, rule := range []int{0, 1, 3} {
-			c := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[rule].text+atk.text+fmt.Sprintf(studyTiming, 100000), 1000*rounds)
+			c := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[rule].text+atk.text+fmt.Sprintf(studyTiming, 100000), asyncRounds)
 			c.Timing.Horizon = H
 			if strings.Contains(atk.name, "flood") {
 				c.Timing.Flood = 0.2
@@ -242,4 +247,13 @@ func attacksOfAsynchrony(rounds, samples int, frac float64) {
 		}
 	}
 	fmt.Printf("\n(%s)\n", time.Since(t0).Round(time.Second))
+}
+
+// stepsBy is the most steps a node of sched can take by virtual time h.
+func stepsBy(sched *sim.Schedule, h float64) int {
+	m := math.Inf(1)
+	for _, s := range sched.Step {
+		m = min(m, s)
+	}
+	return int(math.Ceil(h/m)) + 1
 }
