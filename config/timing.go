@@ -118,6 +118,9 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 	}
 	switch t.Mode {
 	case "lockstep":
+		if t.Flood != 0 || t.Stale != 0 {
+			bad("timing.flood/stale", fmt.Sprintf("%v/%d", t.Flood, t.Stale), `attacks of asynchrony: need mode = "async"`)
+		}
 		return nil
 	case "async":
 	default:

@@ -30,6 +30,7 @@ func TestTimingAsync(t *testing.T) {
 		{base + "[privacy]\nmode = \"node\"\n[timing]\nmode = \"async\"\n", "differential privacy is not supported in asynchronous timing yet"},
 		{base + "[adversary]\nfraction = 0.2\nidle = true\n[timing]\nmode = \"async\"\n", "adversary.idle: idle Byzantine nodes have no steps"},
 		{base + "[timing]\nmode = \"async\"\nflood = 0.1\n", "timing.flood and timing.stale are attacks of the Byzantine nodes"},
+		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"lockstep\"\nstale = 2\n", `need mode = "async"`},
 		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"async\"\nflood = -1\n", "timing.flood = -1"},
 		{base + "[timing]\nmode = \"later\"\n", `timing.mode = "later"`},
 		{base + "[timing]\nmode = \"async\"\ncompute = \"uniform\"\ncompute_a = 2\ncompute_b = 1\n", "timing.compute_b = 1"},

@@ -134,3 +134,32 @@ func TestAsyncStaleSendsTheSnapshot(t *testing.T) {
 		t.Fatalf("%d Byzantine inputs, want 18 (3 receivers, steps 1 to 6)", checked)
 	}
 }
+
+// BALANCE (its row has Async) runs in asynchronous timing against ALIE,
+// every honest node taking its steps without diverging.
+func TestAsyncBalanceUnderALIE(t *testing.T) {
+	g, err := topology.KRegular(8, 4, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atk, err := attack.New("alie", attack.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Async{Compute: Dist{"uniform", 0.5, 1.5}, Latency: Dist{"constant", 0.2, 0}, Stragglers: 0.25, Slowdown: 3}
+	_, steps := asyncRecordsAdv(t, g, 6, a, 100, 2, false, func() strategy.Strategy {
+		s, err := strategy.New("balance", strategy.Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, adversary.Config{Byzantine: []int{1, 6}, Attack: atk})
+	if len(steps) != 8*6 {
+		t.Fatalf("%d step records, want 48", len(steps))
+	}
+	for _, s := range steps {
+		if s.Diverged {
+			t.Fatalf("node %d diverged at step %d", s.Node, s.Step)
+		}
+	}
+}

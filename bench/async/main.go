@@ -10,6 +10,10 @@
 // same virtual times (the last round ended by then; the last window).
 //
 //	go run ./bench/async [-rounds 30]
+//
+// With -study it runs the study of docs/results/async.md instead (40
+// nodes, an MLP, robust rules, Byzantine nodes; study.go), with
+// -async-attacks that study's flood and stale runs.
 package main
 
 import (
