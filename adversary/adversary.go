@@ -74,6 +74,8 @@ type Adversary struct {
 	// lazy is the phase whose crafted vectors are not all made yet
 	// (RewriteLazy), until its Close.
 	lazy *Lazy
+	// async is RewriteAt's state (asynchronous timing), nil until used.
+	async *asyncState
 }
 
 // New returns the adversary of every Byzantine node whose key keys holds

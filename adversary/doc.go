@@ -38,4 +38,9 @@
 //     Make that needs it and shared until Close (HeldShared).
 //   - A node process keeps Rewrite (Alone, RewriteOne): it sends what it
 //     crafts at once.
+//
+// Asynchronous timing has no round: the simulator hands each Byzantine
+// node's outbox to RewriteAt at the node's own step, with every honest
+// node's last sent vectors as the view (async.go), and Stale makes the
+// coalition resend an old step's vectors under fresh numbers.
 package adversary

@@ -48,6 +48,14 @@ type Timing struct {
 	// after it), in a cluster wall-clock seconds from the common start;
 	// 0: each node takes rounds steps.
 	Horizon float64 `toml:"horizon"`
+	// Flood, if positive, is the Byzantine nodes' time per step (virtual
+	// seconds): they step that fast until every honest node is done,
+	// sending crafted models of ever newer steps (sim.Async.Flood).
+	Flood float64 `toml:"flood,omitempty"`
+	// Stale, if positive, makes the Byzantine nodes send, from their step
+	// Stale on, the vectors of that step again under fresh step numbers
+	// (adversary.Stale).
+	Stale int `toml:"stale,omitempty"`
 }
 
 // TimingDefault is [timing] with every key at its default.
@@ -111,6 +119,9 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 	}
 	switch t.Mode {
 	case "lockstep":
+		if t.Flood != 0 || t.Stale != 0 {
+			bad("timing.flood/stale", fmt.Sprintf("%v/%d", t.Flood, t.Stale), `attacks of asynchrony: need mode = "async"`)
+		}
 		return nil
 	case "async":
 	default:
@@ -164,8 +175,20 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 	if c.SecAggOn() {
 		refuse("secure aggregation is not supported in asynchronous timing yet")
 	}
-	if c.byzantineCount() > 0 {
-		refuse("Byzantine nodes (adversary.fraction or adversary.ids) are not supported in asynchronous timing yet")
+	if !(t.Flood >= 0) || !finite(t.Flood) {
+		bad("timing.flood", t.Flood, "≥ 0 virtual seconds (a Byzantine node's time per step; 0: none)")
+	}
+	if t.Stale < 0 {
+		bad("timing.stale", t.Stale, "≥ 0 (the step whose vectors the Byzantine nodes repeat; 0: none)")
+	}
+	// Byzantine nodes run (sim/asyncbyz.go), except what needs rounds or a
+	// layer: idle nodes have no steps, topology lies need the trust layer.
+	byz := c.byzantineCount() > 0
+	if !byz && (t.Flood > 0 || t.Stale > 0) {
+		refuse("timing.flood and timing.stale are attacks of the Byzantine nodes; set adversary.fraction or adversary.ids")
+	}
+	if byz && c.Adversary.Idle {
+		refuse("adversary.idle: idle Byzantine nodes have no steps of their own in asynchronous timing")
 	}
 	if c.Consensus != nil {
 		refuse("[consensus] runs its own iterations; asynchronous timing is for learning runs")

@@ -9,7 +9,7 @@ import (
 // [timing] mode = "async" parses with its defaults filled in; a config
 // without it has none (and keeps its hash); asynchronous timing refuses,
 // each with its reason, strategies not defined for asynchronous inputs,
-// the protocol layers, Byzantine nodes and bad clocks.
+// the protocol layers, idle Byzantine nodes and bad clocks.
 func TestTimingAsync(t *testing.T) {
 	base := "name = \"a\"\n[strategy]\nname = \"async_mean\"\n"
 	c, err := Parse([]byte(base+"[timing]\nmode = \"async\"\nstragglers = 0.2\nslowdown = 5\n"), "t")
@@ -26,9 +26,12 @@ func TestTimingAsync(t *testing.T) {
 		t.Fatalf("no [timing]: %+v, %v", plain.Timing, err)
 	}
 	for _, c := range []struct{ text, want string }{
-		{"name = \"a\"\n[strategy]\nname = \"fedavg\"\n[timing]\nmode = \"async\"\n", `strategy "fedavg" is not defined for asynchronous inputs (those that are: local, robust, async_mean)`},
+		{"name = \"a\"\n[strategy]\nname = \"fedavg\"\n[timing]\nmode = \"async\"\n", `strategy "fedavg" is not defined for asynchronous inputs (those that are: local, robust, balance, async_mean)`},
 		{base + "[privacy]\nmode = \"node\"\n[timing]\nmode = \"async\"\n", "differential privacy is not supported in asynchronous timing yet"},
-		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"async\"\n", "Byzantine nodes"},
+		{base + "[adversary]\nfraction = 0.2\nidle = true\n[timing]\nmode = \"async\"\n", "adversary.idle: idle Byzantine nodes have no steps"},
+		{base + "[timing]\nmode = \"async\"\nflood = 0.1\n", "timing.flood and timing.stale are attacks of the Byzantine nodes"},
+		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"lockstep\"\nstale = 2\n", `need mode = "async"`},
+		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"async\"\nflood = -1\n", "timing.flood = -1"},
 		{base + "[timing]\nmode = \"later\"\n", `timing.mode = "later"`},
 		{base + "[timing]\nmode = \"async\"\ncompute = \"uniform\"\ncompute_a = 2\ncompute_b = 1\n", "timing.compute_b = 1"},
 		{base + "[timing]\nmode = \"async\"\nlatency = \"gamma\"\n", `timing.latency = "gamma"`},
@@ -39,6 +42,12 @@ func TestTimingAsync(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error with %q", c.text, err, c.want)
 		}
+	}
+	// Byzantine nodes run in asynchronous timing, with the attacks of
+	// asynchrony.
+	byz, err := Parse([]byte(base+"[adversary]\nfraction = 0.2\nattack = \"alie\"\n[timing]\nmode = \"async\"\nflood = 0.05\nstale = 3\n"), "t")
+	if err != nil || byz.Timing.Flood != 0.05 || byz.Timing.Stale != 3 {
+		t.Fatalf("Byzantine nodes in asynchronous timing: %v", err)
 	}
 	if d := Defaults(); !strings.Contains(d, "# max_staleness = 8") {
 		t.Error("config defaults lack [timing]")

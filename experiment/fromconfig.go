@@ -91,7 +91,7 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 		t := c.Timing
 		s.Async = &sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
 			Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown,
-			Window: t.Window, Horizon: t.Horizon}
+			Window: t.Window, Horizon: t.Horizon, Flood: t.Flood, Stale: adversary.Stale{On: t.Stale > 0, Step: t.Stale}}
 		s.MaxStaleness = t.MaxStaleness
 	}
 	s.Privacy = privacySetup(c)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/topology"
@@ -39,6 +40,13 @@ type Async struct {
 	// Log, if set, receives each node's events in the arrival log format
 	// (ReplayEvent; T the virtual time): what Replay replays.
 	Log func(node int, e ReplayEvent)
+	// Flood and Stale are the Byzantine nodes' attacks of asynchrony
+	// (asyncbyz.go).
+	Flood float64
+	Stale adversary.Stale
+	// mailPeak, if set (tests), receives each mailbox's length when a
+	// message joins it.
+	mailPeak func(int)
 }
 
 // Dist is a distribution of a positive time: "constant" (A), "uniform"
@@ -228,6 +236,11 @@ type asyncRun struct {
 	bytes   []int
 	rej     []int
 	steps   []int
+	// The Byzantine side (asyncbyz.go): each honest node's last sent
+	// messages, the nodes done, the honest nodes not done.
+	lastSent   [][]*wire.Message
+	done       []bool
+	honestLeft int
 }
 
 func (r *runner) runAsync(ctx context.Context, sink metrics.Sink) error {
@@ -236,8 +249,8 @@ func (r *runner) runAsync(ctx context.Context, sink metrics.Sink) error {
 	if err != nil {
 		return err
 	}
-	if len(r.cfg.Adversary.Byzantine) > 0 {
-		return fmt.Errorf("sim: Byzantine nodes in asynchronous timing: not supported yet")
+	if err := r.asyncByzantine(sched); err != nil {
+		return err
 	}
 	a := *r.cfg.Async
 	w := a.Window
@@ -249,7 +262,8 @@ func (r *runner) runAsync(ctx context.Context, sink metrics.Sink) error {
 	}
 	ar := &asyncRun{runner: r, a: a, sched: sched, mail: make([][]*wire.Message, n), trained: make([]chan error, n),
 		step: make([]int, n), sem: make(chan struct{}, r.workers), window: w,
-		latest: make([]metrics.NodeRound, n), evalled: make([]bool, n), bytes: make([]int, n), rej: make([]int, n), steps: make([]int, n)}
+		latest: make([]metrics.NodeRound, n), evalled: make([]bool, n), bytes: make([]int, n), rej: make([]int, n), steps: make([]int, n),
+		lastSent: make([][]*wire.Message, n), done: make([]bool, n), honestLeft: n - len(r.cfg.Adversary.Byzantine)}
 	if a.Horizon < 0 || math.IsNaN(a.Horizon) || math.IsInf(a.Horizon, 0) {
 		return fmt.Errorf("sim: horizon = %v, need ≥ 0 (0: none)", a.Horizon)
 	}
@@ -272,8 +286,8 @@ func (r *runner) runAsync(ctx context.Context, sink metrics.Sink) error {
 			return err
 		}
 		if e.kind == evArrive {
-			if ar.step[e.node] < r.cfg.Rounds { // a node done takes nothing
-				ar.mail[e.node] = append(ar.mail[e.node], e.m)
+			if !ar.done[e.node] { // a node done takes nothing
+				ar.post(e.node, e.m)
 			}
 			continue
 		}
@@ -361,6 +375,9 @@ func (ar *asyncRun) trainedAt(e event) error {
 		return fmt.Errorf("node %d step %d: more than one exchange phase in asynchronous timing", i, s)
 	}
 	g := ar.cfg.Graph.At(s)
+	if out, err = ar.sent(i, s, g, out); err != nil {
+		return err
+	}
 	bytes, _, err := metrics.Traffic(g, i, out)
 	if err != nil {
 		return err
@@ -381,7 +398,7 @@ func (ar *asyncRun) trainedAt(e event) error {
 			ar.push(event{t: e.t + ar.sched.Latency(i, j), node: j, kind: evArrive, m: m})
 		}
 	}
-	evaluate := ar.evaluated(s)
+	evaluate := ar.evaluated(s) && s < ar.cfg.Rounds // a flooding node's later steps are not
 	rd, err := nd.End(node.EndOptions{Evaluate: evaluate, Global: ar.cfg.Global})
 	if err != nil {
 		return fmt.Errorf("node %d step %d: %w", i, s, err)
@@ -405,13 +422,13 @@ func (ar *asyncRun) trainedAt(e event) error {
 		}
 	}
 	ar.note(i, nr)
-	if next := e.t + ar.sched.Step[i]; s+1 < ar.cfg.Rounds && (ar.a.Horizon <= 0 || next <= ar.a.Horizon) {
+	if next := e.t + ar.sched.Step[i]; ar.goesOn(i, s) && (ar.a.Horizon <= 0 || next <= ar.a.Horizon) {
 		if err := ar.begin(i, s+1); err != nil {
 			return err
 		}
 		ar.push(event{t: next, node: i, kind: evTrained})
 	} else {
-		ar.step[i] = ar.cfg.Rounds
+		ar.finish(i)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trellis-fl/trellis/adversary"
+	"github.com/trellis-fl/trellis/attack"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/strategy"
@@ -39,6 +41,13 @@ func (s *asyncSpy) Combine(v *strategy.View, in []strategy.Incoming) (map[int]fl
 // returns the window records and the step records.
 func asyncRecords(t *testing.T, g *topology.Graph, steps int, a Async, maxStale, workers int, wrt bool, st func() strategy.Strategy) ([]*metrics.Round, []StepRecord) {
 	t.Helper()
+	return asyncRecordsAdv(t, g, steps, a, maxStale, workers, wrt, st, adversary.Config{})
+}
+
+// asyncRecordsAdv is asyncRecords with Byzantine nodes (adv; its Nodes
+// and Seed are the run's).
+func asyncRecordsAdv(t *testing.T, g *topology.Graph, steps int, a Async, maxStale, workers int, wrt bool, st func() strategy.Strategy, adv adversary.Config) ([]*metrics.Round, []StepRecord) {
+	t.Helper()
 	n := g.N()
 	ids, dir := wire.SimIdentities(3, n)
 	nodes := make([]*node.Node, n)
@@ -55,7 +64,7 @@ func asyncRecords(t *testing.T, g *topology.Graph, steps int, a Async, maxStale,
 	var srecs []StepRecord
 	a.Steps = func(s StepRecord) error { srecs = append(srecs, s); return nil }
 	err := Run(context.Background(), Config{Rounds: steps, Graph: topology.Static(g), Identities: ids, Seed: 3,
-		Workers: workers, WireRoundTrip: wrt, Async: &a}, nodes,
+		Workers: workers, WireRoundTrip: wrt, Async: &a, Adversary: adv}, nodes,
 		metrics.SinkFunc(func(r *metrics.Round) error { recs = append(recs, r); return nil }))
 	if err != nil {
 		t.Fatal(err)
@@ -66,16 +75,35 @@ func asyncRecords(t *testing.T, g *topology.Graph, steps int, a Async, maxStale,
 // The same config and seed give the same records, byte for byte, with
 // GOMAXPROCS 1 and 2, any number of workers, and with every message
 // through the wire encoding: the order of events is the virtual clock's
-// (drawn from the seed), never the machine's.
+// (drawn from the seed), never the machine's. Also with Byzantine nodes,
+// whose attacks read the honest models known at their steps (alie, from
+// the view; gaussian, from the attack's stream), and with a flooding one.
 func TestAsyncRecordsIndependentOfCoresAndWorkers(t *testing.T) {
+	for _, c := range []struct {
+		attack string
+		flood  float64
+	}{{"", 0}, {"alie", 0}, {"gaussian", 0}, {"gaussian", 0.3}} {
+		var adv adversary.Config
+		if c.attack != "" {
+			atk, err := attack.New(c.attack, attack.Params{Sigma: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			adv = adversary.Config{Byzantine: []int{2, 7, 9}, Attack: atk}
+		}
+		asyncIndependent(t, adv, c.flood)
+	}
+}
+
+func asyncIndependent(t *testing.T, adv adversary.Config, flood float64) {
 	g, err := topology.KRegular(12, 4, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := Async{Compute: Dist{"lognormal", 1, 0.5}, Latency: Dist{"uniform", 0.1, 0.6}, Stragglers: 0.25, Slowdown: 5}
+	a := Async{Compute: Dist{"lognormal", 1, 0.5}, Latency: Dist{"uniform", 0.1, 0.6}, Stragglers: 0.25, Slowdown: 5, Flood: flood}
 	run := func(procs, workers int, wrt bool) []byte {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		recs, steps := asyncRecords(t, g, 12, a, 6, workers, wrt, func() strategy.Strategy { return &strategy.AsyncMean{Decay: 0.5} })
+		recs, steps := asyncRecordsAdv(t, g, 12, a, 6, workers, wrt, func() strategy.Strategy { return &strategy.AsyncMean{Decay: 0.5} }, adv)
 		b, err := json.Marshal(struct {
 			R []*metrics.Round
 			S []StepRecord
@@ -83,18 +111,32 @@ func TestAsyncRecordsIndependentOfCoresAndWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(steps) != 12*12 {
+		if honest := 0; flood == 0 && len(steps) != 12*12 {
 			t.Fatalf("%d step records, want 144", len(steps))
+		} else if flood > 0 {
+			for _, s := range steps {
+				if !slices.Contains(adv.Byzantine, s.Node) {
+					honest++
+				}
+			}
+			if honest != 9*12 || len(steps) < 9*12+3*40 {
+				t.Fatalf("flooding: %d step records, %d honest; want 108 honest and the flooders' many", len(steps), honest)
+			}
 		}
 		return b
 	}
 	want := run(1, 1, false)
-	for _, c := range []struct {
+	type setting struct {
 		procs, workers int
 		wrt            bool
-	}{{2, 2, false}, {2, 3, false}, {1, 4, false}, {2, 2, true}} {
+	}
+	settings := []setting{{2, 2, false}, {2, 3, false}, {1, 4, false}, {2, 2, true}}
+	if len(adv.Byzantine) > 0 { // fewer, for the suite's time
+		settings = []setting{{2, 3, false}, {2, 2, true}}
+	}
+	for _, c := range settings {
 		if got := run(c.procs, c.workers, c.wrt); !slices.Equal(got, want) {
-			t.Fatalf("GOMAXPROCS %d, %d workers, wire %v: other records than GOMAXPROCS 1, 1 worker", c.procs, c.workers, c.wrt)
+			t.Fatalf("attack %v, flood %v: GOMAXPROCS %d, %d workers, wire %v: other records than GOMAXPROCS 1, 1 worker", adv.Attack, flood, c.procs, c.workers, c.wrt)
 		}
 	}
 }

@@ -88,10 +88,14 @@ func TestRobustStalenessBound(t *testing.T) {
 
 // The rows say which strategies are defined for asynchronous inputs.
 func TestAsyncRows(t *testing.T) {
-	if got := AsyncNames(); got != "local, robust, async_mean" {
+	if got := AsyncNames(); got != "local, robust, balance, async_mean" {
 		t.Fatalf("asynchronous strategies %q", got)
 	}
-	if AsyncInputs("fedavg") || !AsyncInputs("async_mean") || AsyncInputs("nope") {
+	if AsyncInputs("fedavg") || !AsyncInputs("async_mean") || !AsyncInputs("balance") || AsyncInputs("nope") {
 		t.Fatal("AsyncInputs")
+	}
+	// The value agrees with its row: a node refuses neither.
+	if b, _ := New("balance", Params{}); !Asynchronous(b) {
+		t.Fatal("balance's value is not Asynchronous")
 	}
 }

@@ -10,6 +10,12 @@ import (
 var balanceRow = Row{
 	Name:    "balance",
 	Summary: "accept a neighbour's model within a shrinking radius of the own model, then mix",
+	// Async: the test compares each input with the node's own model only,
+	// never inputs with each other, so inputs of other steps change
+	// nothing in it; t is the node's own step (View.Round). A stale input
+	// is farther from the own model and so more often refused, never
+	// more often accepted for being stale.
+	Async: true,
 	Options: []Option{
 		{Name: "gamma", Default: BalanceGamma, Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true},
 		{Name: "kappa", Default: BalanceKappa, Lo: 0, Hi: math.Inf(1), HiOpen: true},
@@ -43,6 +49,9 @@ const (
 )
 
 func (b *BALANCE) Name() string { return "balance" }
+
+// AsyncInputs: BALANCE is defined for asynchronous inputs (its row's Async).
+func (b *BALANCE) AsyncInputs() bool { return true }
 
 // Share sends the trained model to every out-neighbor.
 func (b *BALANCE) Share(v *View) []Outgoing { return shareModel(v) }

@@ -10,6 +10,10 @@
 // same virtual times (the last round ended by then; the last window).
 //
 //	go run ./bench/async [-rounds 30]
+//
+// With -study it runs the study of docs/results/async.md instead (40
+// nodes, an MLP, robust rules, Byzantine nodes; study.go), with
+// -async-attacks that study's flood and stale runs.
 package main
 
 import (
@@ -96,7 +100,19 @@ func run(c config.Config) []float64 {
 func main() {
 	rounds := flag.Int("rounds", 30, "synchronous rounds; the asynchronous run stops at the virtual time they take")
 	maxStale := flag.Int("max-staleness", 8, "timing.max_staleness of the first asynchronous run (the second has none: 100000)")
+	doStudy := flag.Bool("study", false, "the study of docs/results/async.md instead (40 nodes, MLP, Byzantine nodes)")
+	samples := flag.Int("samples", 6000, "-study: MNIST samples")
+	frac := flag.Float64("async-frac", 0.5, "-study: the asynchronous runs' horizon, a fraction of the synchronous runs' virtual time")
+	attacks := flag.Bool("async-attacks", false, "the study's flood and stale runs instead")
 	flag.Parse()
+	if *attacks {
+		attacksOfAsynchrony(*rounds, *samples, *frac)
+		return
+	}
+	if *doStudy {
+		study(*rounds, *samples, *frac)
+		return
+	}
 	ac := parse(base+fmt.Sprintf(timing, *maxStale), 100**rounds)
 	t := ac.Timing
 	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
@@ -141,6 +157,8 @@ func main() {
 		fmt.Printf("| %.0f | %d | %s | %s | %s |\n", at, done, pct(s), pct(a), pct(u))
 	}
 }
+
+func contextBackground() context.Context { return context.Background() }
 
 func pct(v float64) string {
 	if math.IsNaN(v) {

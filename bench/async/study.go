@@ -1,0 +1,259 @@
+package main
+
+import (
+	"fmt"
+	"log"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/metrics"
+	"github.com/trellis-fl/trellis/sim"
+)
+
+// The study (-study): 40 nodes, an MLP on MNIST, a 6-regular graph, 20 %
+// of the nodes 5× slower; without Byzantine nodes and with 20 % of them
+// (alie, gaussian); synchronous rounds against asynchronous steps for the
+// mean (async_mean, in rounds the uniform mean), the median, the trimmed
+// mean and BALANCE. The asynchronous runs stop at a fraction (-async-frac)
+// of the virtual time the synchronous rounds take.
+const studyBase = `
+name = "async-study"
+nodes = 40
+seed = 1
+eval_every = %d
+[data]
+samples = %d
+[model]
+hidden = [32]
+[training]
+lr = 0.05
+momentum = 0.5
+[topology]
+kind = "kregular"
+k = 6
+[evaluation]
+global_test = 1000
+`
+
+const studyTiming = `
+[timing]
+mode = "async"
+max_staleness = %d
+compute = "lognormal"
+compute_a = 1.0
+compute_b = 0.2
+latency = "uniform"
+latency_a = 0.05
+latency_b = 0.2
+stragglers = 0.2
+slowdown = 5.0
+window = 1.0
+`
+
+var studyRules = []struct{ name, text string }{
+	{"mean (async_mean)", "[strategy]\nname = \"async_mean\"\n"},
+	{"median", "[strategy]\nname = \"robust\"\nrule = \"median\"\n"},
+	{"trimmed_mean (f = auto)", "[strategy]\nname = \"robust\"\nrule = \"trimmed_mean\"\n"},
+	{"balance", "[strategy]\nname = \"balance\"\n"},
+}
+
+var studyAttacks = []struct{ name, text string }{
+	{"no attack", ""},
+	{"20 % alie", "[adversary]\nfraction = 0.2\nattack = \"alie\"\n"},
+	{"20 % gaussian (σ = 10)", "[adversary]\nfraction = 0.2\nattack = \"gaussian\"\nsigma = 10.0\n"},
+}
+
+// series is one run's records: honest global accuracy (NaN where not
+// evaluated) and δ_max.
+type series struct {
+	acc, delta []float64
+	byzSteps   int // the Byzantine nodes' training batches (NodeRound.Steps)
+}
+
+func runSeries(c config.Config) series {
+	tt, err := experiment.LoadData(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := experiment.SetupOf(c, tt)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out series
+	err = s.Run(contextBackground(), metrics.SinkFunc(func(r *metrics.Round) error {
+		a := math.NaN()
+		if r.Evaluated {
+			a = r.HonestGlobalAcc
+		}
+		out.acc = append(out.acc, a)
+		out.delta = append(out.delta, r.DeltaMax)
+		for _, n := range r.Nodes {
+			if n.Byzantine {
+				out.byzSteps += n.Steps
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return out
+}
+
+func maxOf(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
+
+// at is the last evaluated value at or before index k.
+func at(v []float64, k int) float64 {
+	for k = min(k, len(v)-1); k >= 0; k-- {
+		if !math.IsNaN(v[k]) {
+			return v[k]
+		}
+	}
+	return math.NaN()
+}
+
+func study(rounds, samples int, frac float64) {
+	t0 := time.Now()
+	parseS := func(text string) config.Config { return parse(text, rounds) }
+	// The clock: the same for every run (it depends on the seed and
+	// [timing] alone).
+	ac := parseS(fmt.Sprintf(studyBase, 1, samples) + studyRules[0].text + fmt.Sprintf(studyTiming, 8))
+	t := ac.Timing
+	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
+		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown}, ac.Nodes, ac.Seed)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dyn, err := ac.Graph()
+	if err != nil {
+		log.Fatal(err)
+	}
+	g := dyn.At(0)
+	round := 0.0
+	for i := range ac.Nodes {
+		round = max(round, sched.Step[i])
+		for _, j := range g.Out(i) {
+			round = max(round, sched.Step[i]+sched.Latency(i, j))
+		}
+	}
+	T := float64(rounds) * round
+	H := frac * T
+	// The asynchronous runs' rounds: the most steps any node can take by
+	// the horizon, so no node stops before it, and BALANCE's radius,
+	// which decays with step/rounds, decays over the run as in rounds.
+	asyncRounds := stepsBy(sched, H)
+	fmt.Printf("40 nodes, MLP (32 hidden) on MNIST (%d samples, Dirichlet default), 6-regular graph; steps lognormal median 1 s (spread 0.2), 20 %% stragglers 5× slower, links 0.05–0.2 s\n", samples)
+	fmt.Printf("synchronous: %d rounds of %.3f virtual s = %.1f s; asynchronous: horizon %.1f s (%.2f of it), at most %d steps, windows of 1 s\n\n", rounds, round, T, H, frac, asyncRounds)
+	fmt.Println("| attack | rule | sync acc at T/4 | T/2 | T | async acc at T/8 | T/4 | T/2 | async first ≥ sync's final acc (s) | sync δ_max | async δ_max | async δ_max after T/4 | async max_staleness 8, acc at T/2 |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, atk := range studyAttacks {
+		for _, rule := range studyRules {
+			sc := parseS(fmt.Sprintf(studyBase, 1, samples) + rule.text + atk.text)
+			syn := runSeries(sc)
+			asyncOf := func(maxStale int) series {
+				c := parseS(fmt.Sprintf(studyBase, 1, samples) + rule.text + atk.text + fmt.Sprintf(studyTiming, maxStale))
+				c.Rounds = asyncRounds
+				c.Timing.Horizon = H
+				return runSeries(c)
+			}
+			asy := asyncOf(100000)
+			final := at(syn.acc, len(syn.acc)-1)
+			first := "not by T/2"
+			for w, a := range asy.acc {
+				if !math.IsNaN(a) && a >= final {
+					first = fmt.Sprintf("%.0f", float64(w+1))
+					break
+				}
+			}
+			bounded := "–"
+			if atk.text == "" {
+				b := asyncOf(8)
+				bounded = pct(at(b.acc, len(b.acc)-1))
+			}
+			// Windows are 1 s: the one ending at x is ceil(x) − 1; the
+			// rounds done by x are floor(x / round).
+			w := func(x float64) int { return int(math.Ceil(x)) - 1 }
+			r := func(x float64) int { return int(math.Floor(x/round+1e-9)) - 1 }
+			late := 0.0
+			if k := w(T / 4); k < len(asy.delta) {
+				late = maxOf(asy.delta[k:])
+			}
+			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %s |\n", atk.name, rule.name,
+				pct(at(syn.acc, r(T/4))), pct(at(syn.acc, r(T/2))), pct(final),
+				pct(at(asy.acc, w(T/8))), pct(at(asy.acc, w(T/4))), pct(at(asy.acc, len(asy.acc)-1)), first,
+				maxOf(syn.delta), maxOf(asy.delta), late, bounded)
+		}
+	}
+	fmt.Printf("\n(%s)\n", strings.TrimSpace(time.Since(t0).Round(time.Second).String()))
+}
+
+// attacksOfAsynchrony (-async-attacks): the setting of the study, the
+// asynchronous runs only (no staleness bound, the same horizon), with the
+// Byzantine nodes flooding (alie models every 0.2 s) or stale (from their
+// step 3 on, their step-3 models, no other attack).
+func attacksOfAsynchrony(rounds, samples int, frac float64) {
+	t0 := time.Now()
+	c0 := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[0].text+fmt.Sprintf(studyTiming, 100000), rounds)
+	t := c0.Timing
+	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
+		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown}, c0.Nodes, c0.Seed)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dyn, err := c0.Graph()
+	if err != nil {
+		log.Fatal(err)
+	}
+	g := dyn.At(0)
+	round := 0.0
+	for i := range c0.Nodes {
+		round = max(round, sched.Step[i])
+		for _, j := range g.Out(i) {
+			round = max(round, sched.Step[i]+sched.Latency(i, j))
+		}
+	}
+	H := frac * float64(rounds) * round
+	fmt.Printf("asynchronous runs to %.1f virtual s, no staleness bound\n\n", H)
+	asyncRounds := stepsBy(sched, H)
+	fmt.Println("| attack | rule | acc at horizon | δ_max | δ_max after T/8 | Byzantine nodes' local training batches |")
+	fmt.Println("|---|---|---:|---:|---:|---:|")
+	for _, atk := range []struct{ name, text string }{
+		{"20 % alie, flooding every 0.2 s", "[adversary]\nfraction = 0.2\nattack = \"alie\"\n"},
+		{"20 % stale from step 3 (no other attack)", "[adversary]\nfraction = 0.2\n"},
+	} {
+		for _, rule := range []int{0, 1, 3} {
+			c := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[rule].text+atk.text+fmt.Sprintf(studyTiming, 100000), asyncRounds)
+			c.Timing.Horizon = H
+			if strings.Contains(atk.name, "flood") {
+				c.Timing.Flood = 0.2
+			} else {
+				c.Timing.Stale = 3
+			}
+			s := runSeries(c)
+			late := 0.0
+			if k := int(math.Ceil(H/4)) - 1; k < len(s.delta) {
+				late = maxOf(s.delta[k:])
+			}
+			fmt.Printf("| %s | %s | %s | %.3f | %.3f | %d |\n", atk.name, studyRules[rule].name, pct(at(s.acc, len(s.acc)-1)), maxOf(s.delta), late, s.byzSteps)
+		}
+	}
+	fmt.Printf("\n(%s)\n", time.Since(t0).Round(time.Second))
+}
+
+// stepsBy is the most steps a node of sched can take by virtual time h.
+func stepsBy(sched *sim.Schedule, h float64) int {
+	m := math.Inf(1)
+	for _, s := range sched.Step {
+		m = min(m, s)
+	}
+	return int(math.Ceil(h/m)) + 1
+}
