@@ -13,6 +13,8 @@ import (
 func TestTimingModeFromConfig(t *testing.T) {
 	async := config.TimingDefault()
 	asyncCfg := config.Config{Timing: &async}
+	byzantine := asyncCfg
+	byzantine.Adversary.Fraction = 0.2
 	for _, c := range []struct {
 		cfg     config.Config
 		flag    string
@@ -26,6 +28,7 @@ func TestTimingModeFromConfig(t *testing.T) {
 		{config.Config{}, "wallclock", true, cluster.Wallclock, ""},
 		{config.Config{}, "lockstep", false, cluster.Lockstep, ""},
 		{config.Config{}, "async", true, "", `needs [timing] mode = "async"`},
+		{byzantine, "lockstep", false, "", "run in the simulator (trellis run) only"},
 	} {
 		got, err := timingMode(c.cfg, c.flag, c.changed)
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {

@@ -43,6 +43,8 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 // chooses between lock-step and wall-clock rounds otherwise.
 func timingMode(c config.Config, flag string, changed bool) (cluster.Mode, error) {
 	switch {
+	case c.Async() && (c.Adversary.Fraction > 0 || len(c.Adversary.IDs) > 0):
+		return "", errors.New(`Byzantine nodes in [timing] mode = "async" run in the simulator (trellis run) only: a deployed node does not craft attacks on its own steps yet; set adversary.fraction = 0 and no adversary.ids to launch`)
 	case c.Async() && changed && flag != string(cluster.Async):
 		return "", fmt.Errorf("the config's [timing] mode is \"async\": --mode %s does not apply (the nodes run on their own steps)", flag)
 	case c.Async():
