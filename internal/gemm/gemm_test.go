@@ -377,11 +377,12 @@ func TestNoAllocs(t *testing.T) {
 				}
 				// The runtime allocates now and then on its own (the
 				// scavenger's timers, GC workers), and the statistics count
-				// every goroutine; so the best of a few rounds must be zero.
+				// every goroutine; so the best of up to 20 rounds must be zero
+				// (5 were not always enough on a loaded machine).
 				// A call that allocated would show in every round.
 				const runs = 50
 				best := uint64(math.MaxUint64)
-				for round := 0; round < 5 && best > 0; round++ {
+				for round := 0; round < 20 && best > 0; round++ {
 					var before, after runtime.MemStats
 					runtime.ReadMemStats(&before)
 					for range runs {
