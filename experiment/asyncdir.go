@@ -61,7 +61,7 @@ func stepsTo(w *rundir.Writer, a *sim.Async, out metrics.Sink) metrics.Sink {
 	window := 0
 	a.Steps = func(sr sim.StepRecord) error {
 		return w.Step(metrics.Step{Window: window, Time: sr.Time, Step: sr.Step, NodeRound: sr.NodeRound,
-			Inputs: sr.Inputs, MaxStaleness: sr.MaxStaleness, MeanStaleness: sr.MeanStaleness})
+			Inputs: sr.Inputs, MaxStaleness: sr.MaxStaleness, MeanStaleness: sr.MeanStaleness, Refused: sr.Refused})
 	}
 	return metrics.SinkFunc(func(r *metrics.Round) error {
 		window = r.Round + 1

@@ -26,6 +26,9 @@ type Step struct {
 	// without any).
 	MaxStaleness  int     `json:"max_staleness"`
 	MeanStaleness float64 `json:"mean_staleness"`
+	// Refused counts the step's refusals by reason (stale, superseded,
+	// duplicate, ...), summed over senders (absent without any).
+	Refused map[string]int `json:"refused,omitempty"`
 }
 
 // AsyncSummary is what an asynchronous run's steps say of its timing:

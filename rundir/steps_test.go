@@ -25,7 +25,7 @@ func asyncRun(t *testing.T, dir string) {
 	}
 	steps := []metrics.Step{
 		{Window: 1, Time: 1, Step: 0, NodeRound: metrics.NodeRound{Node: 0, Evaluated: true, LocalAcc: 0.5, Steps: 4, BytesSent: 100}},
-		{Window: 1, Time: 1.5, Step: 0, NodeRound: metrics.NodeRound{Node: 1, Evaluated: true, LocalAcc: 0.25, Steps: 4, BytesSent: 100, Rejected: 1}, Inputs: 1, MaxStaleness: 1, MeanStaleness: 1},
+		{Window: 1, Time: 1.5, Step: 0, NodeRound: metrics.NodeRound{Node: 1, Evaluated: true, LocalAcc: 0.25, Steps: 4, BytesSent: 100, Rejected: 1}, Inputs: 1, MaxStaleness: 1, MeanStaleness: 1, Refused: map[string]int{"stale": 1}},
 		{Window: 2, Time: 2, Step: 1, NodeRound: metrics.NodeRound{Node: 0, Steps: 4, BytesSent: 100}, Inputs: 1, MaxStaleness: 1, MeanStaleness: 1},
 		{Window: 3, Time: 3, Step: 2, NodeRound: metrics.NodeRound{Node: 0, Evaluated: true, LocalAcc: 0.75, Steps: 4, BytesSent: 100}, Inputs: 2, MaxStaleness: 2, MeanStaleness: 1.5},
 		{Window: 3, Time: 3, Step: 1, NodeRound: metrics.NodeRound{Node: 1, Evaluated: true, LocalAcc: 0.5, Steps: 4, BytesSent: 100}, Inputs: 1},
@@ -102,6 +102,10 @@ func TestVerifySteps(t *testing.T) {
 		}},
 		{"evaluation", "latest evaluated step", func(l []string) []string {
 			l[3] = strings.Replace(l[3], `"local_acc":0.75`, `"local_acc":0.5`, 1)
+			return l
+		}},
+		{"refusals by reason", "they must agree", func(l []string) []string {
+			l[1] = strings.Replace(l[1], `"refused":{"stale":1}`, `"refused":{"stale":2}`, 1)
 			return l
 		}},
 		{"missing", "is missing", func([]string) []string { return nil }},

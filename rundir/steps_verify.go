@@ -52,6 +52,13 @@ func verifySteps(dir string, clock *AsyncClock, rounds []*metrics.Round, finishe
 			float64(s.MaxStaleness) > s.MeanStaleness*float64(s.Inputs)*(1+1e-12)+1e-9 || s.Inputs == 0 && s.MaxStaleness != 0:
 			return bad("has inputs = %d, max_staleness = %d, mean_staleness = %s: need 0 ≤ mean ≤ max ≤ mean·inputs", s.Inputs, s.MaxStaleness, fmtF(s.MeanStaleness))
 		}
+		refused := 0
+		for _, c := range s.Refused {
+			refused += c
+		}
+		if refused != s.Rejected {
+			return bad("refuses %d messages by reason (refused) and %d in all (rejected): they must agree", refused, s.Rejected)
+		}
 		lastT, lastW = s.Time, s.Window
 		next[s.Node]++
 		if finished && s.Window >= len(rounds) {

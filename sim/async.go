@@ -109,6 +109,30 @@ type StepRecord struct {
 	// without any).
 	MaxStaleness  int     `json:"max_staleness"`
 	MeanStaleness float64 `json:"mean_staleness"`
+	// Refused counts the step's refusals by reason (stale, superseded,
+	// duplicate, ...), summed over senders (nil without any).
+	Refused map[string]int `json:"refused,omitempty"`
+}
+
+// stepRecord is node step s's record, ended at time t: the node's record
+// nr and, from its Ready, the inputs' staleness and the refusals by
+// reason. The virtual clock and the replay of a log both make it.
+func stepRecord(t float64, s int, nr metrics.NodeRound, rd node.Ready) StepRecord {
+	sr := StepRecord{Time: t, Step: s, NodeRound: nr, Inputs: len(rd.Ages)}
+	for _, a := range rd.Ages {
+		sr.MaxStaleness = max(sr.MaxStaleness, a.Staleness)
+		sr.MeanStaleness += float64(a.Staleness)
+	}
+	if len(rd.Ages) > 0 {
+		sr.MeanStaleness /= float64(len(rd.Ages))
+	}
+	for _, r := range rd.Rejections {
+		if sr.Refused == nil {
+			sr.Refused = map[string]int{}
+		}
+		sr.Refused[r.Reason] += r.Count
+	}
+	return sr
 }
 
 // Schedule is the virtual clock an Async config and seed give n nodes:
@@ -409,15 +433,7 @@ func (ar *asyncRun) trainedAt(e event) error {
 	nr := one.Nodes[0]
 	nr.Node, nr.BytesSent = i, bytes
 	if ar.a.Steps != nil {
-		sr := StepRecord{Time: e.t, Step: s, NodeRound: nr, Inputs: len(rd.Ages)}
-		for _, a := range rd.Ages {
-			sr.MaxStaleness = max(sr.MaxStaleness, a.Staleness)
-			sr.MeanStaleness += float64(a.Staleness)
-		}
-		if len(rd.Ages) > 0 {
-			sr.MeanStaleness /= float64(len(rd.Ages))
-		}
-		if err := ar.a.Steps(sr); err != nil {
+		if err := ar.a.Steps(stepRecord(e.t, s, nr, rd)); err != nil {
 			return fmt.Errorf("step records: %w", err)
 		}
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -192,6 +193,9 @@ func TestAsyncWorkedSchedule(t *testing.T) {
 		stale := steps[4].Rejected
 		if (maxStale == 2) != (stale == 1) {
 			t.Fatalf("max_staleness %d: the fast node's step 3 refused %d", maxStale, stale)
+		}
+		if want := map[bool]map[string]int{true: {"stale": 1}}[maxStale == 2]; !maps.Equal(steps[4].Refused, want) {
+			t.Fatalf("max_staleness %d: the fast node's step 3 refused %v by reason, want %v", maxStale, steps[4].Refused, want)
 		}
 		if r := steps[4]; maxStale == 4 && (r.Inputs != 1 || r.MaxStaleness != 3 || r.MeanStaleness != 3) {
 			t.Fatalf("the fast node's step 3: %d inputs, staleness max %d mean %v; want its one input 3 steps old", r.Inputs, r.MaxStaleness, r.MeanStaleness)

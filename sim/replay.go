@@ -196,14 +196,7 @@ func (r *runner) replayEvent(i int, e ReplayEvent, cur []int, sent map[sentKey][
 		metrics.Record(one, g, r.byz, []node.Ready{rd})
 		nr := one.Nodes[0]
 		nr.Node, nr.BytesSent = i, traffic
-		sr := StepRecord{Time: e.T, Step: s, NodeRound: nr, Inputs: len(rd.Ages)}
-		for _, a := range rd.Ages {
-			sr.MaxStaleness = max(sr.MaxStaleness, a.Staleness)
-			sr.MeanStaleness += float64(a.Staleness)
-		}
-		if len(rd.Ages) > 0 {
-			sr.MeanStaleness /= float64(len(rd.Ages))
-		}
+		sr := stepRecord(e.T, s, nr, rd)
 		cur[i] = -1
 		if steps != nil {
 			if err := steps(sr); err != nil {
