@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/trellis-fl/trellis/aggregate"
@@ -20,6 +21,16 @@ func Warnings(c config.Config) []string {
 	beta := c.DeclaredFraction()
 	if f, ok := c.ExplicitF(); ok && f == 0 && beta > 0 && (st.Name != "robust" || c.RobustTakesF()) {
 		out = append(out, fmt.Sprintf("strategy.f = 0 with %.0f %% of the nodes declared Byzantine: the rule tolerates no faulty input (it is then the plain rule); remove strategy.f for f = \"auto\"", 100*beta))
+	}
+	if t := c.Timing; c.Async() && t.Stragglers > 0 && t.Slowdown > 1 {
+		// Step counters drift: after k of its steps a fast node is about
+		// (1 − 1/slowdown)·k steps ahead of a straggler, so the bound
+		// starts dropping the stragglers' models after max_staleness /
+		// (1 − 1/slowdown) of the fast node's steps.
+		if at := float64(t.MaxStaleness) / (1 - 1/t.Slowdown); at < float64(c.Rounds) {
+			out = append(out, fmt.Sprintf("timing.max_staleness = %d with stragglers %g× slower: staleness counts the receiver's steps, and the counters drift apart, so after about %.0f of their %d steps the fast nodes drop every straggler's model as stale; raise max_staleness (e.g. to rounds = %d) to keep them (docs/methods/async.md)",
+				t.MaxStaleness, t.Slowdown, math.Ceil(at), c.Rounds, c.Rounds))
+		}
 	}
 	if !c.RobustTakesF() || beta == 0 {
 		return out

@@ -270,3 +270,21 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 		t.Errorf("manifest resumed = %v, %v", man.Resumed, err)
 	}
 }
+
+// TestAsyncStalenessBoundWarns: a staleness bound that the stragglers'
+// drifting step counters cross within the run warns with the step it
+// starts dropping them at; one above the drift does not.
+func TestAsyncStalenessBoundWarns(t *testing.T) {
+	c, err := config.Parse([]byte("rounds = 30\n[strategy]\nname = \"async_mean\"\n[timing]\nmode = \"async\"\nmax_staleness = 8\nstragglers = 0.2\nslowdown = 5.0\n"), "a.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 / (1 − 1/5) = 10 of 30 steps.
+	if w := strings.Join(Warnings(c), "\n"); !strings.Contains(w, "after about 10 of their 30 steps") {
+		t.Errorf("warnings %q, want the drift past max_staleness = 8 after 10 steps", w)
+	}
+	c.Timing.MaxStaleness = 24 // 24 / 0.8 = 30: not within the run
+	if w := strings.Join(Warnings(c), "\n"); strings.Contains(w, "max_staleness") {
+		t.Errorf("max_staleness 24 over 30 steps warned: %q", w)
+	}
+}
