@@ -33,6 +33,7 @@ import (
 // (updates, trackers, start models) is refused with an error, since it
 // would be a second, unaccounted release of the round.
 type Decaying struct {
+	releasing
 	id            int
 	model         *nn.Model
 	random        seed.Source
@@ -61,7 +62,7 @@ func NewDecaying(id int, model *nn.Model, random seed.Source, clip, c, q, p floa
 		return nil, err
 	}
 	n := model.NumParams()
-	return &Decaying{id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
+	return &Decaying{releasing: releasing{passive{"decaying laplace layer"}}, id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
 		clip: clip, c: c, q: q, p: p,
 		start: make([]float32, n), update: make([]float32, n)}, nil
 }
@@ -113,32 +114,6 @@ func DecayingScaleFor(eps, clip, q, p float64, rounds int) (float64, error) {
 
 // Name implements node.Layer.
 func (*Decaying) Name() string { return "dp-laplace-decaying" }
-
-// Phases implements node.Layer.
-func (*Decaying) Phases() int { return 1 }
-
-// Owns implements node.Layer: no message kinds of its own.
-func (*Decaying) Owns(wire.Kind) bool { return false }
-
-// Expects implements node.Layer.
-func (*Decaying) Expects(int) []node.Expect { return nil }
-
-// ReleasesVectors implements node.Releaser: noised, they go out.
-func (*Decaying) ReleasesVectors() bool { return true }
-
-// ReleasePhase implements node.Releaser.
-func (*Decaying) ReleasePhase() int { return 0 }
-
-// Observe implements node.Layer.
-func (*Decaying) Observe(*wire.Message, error) error { return nil }
-
-// Handle implements node.Layer (never called).
-func (*Decaying) Handle(m *wire.Message) error {
-	return fmt.Errorf("decaying laplace layer: owns no %s messages", m.Kind)
-}
-
-// See implements node.Layer.
-func (*Decaying) See(*strategy.View) {}
 
 // Begin implements node.Layer: it keeps the round's start model and
 // reseeds the round's noise.

@@ -42,6 +42,7 @@ func noiseStream(random seed.Source, id, r int) *privacy.Stream {
 // UBAR's loss screen) makes the next start depend on the data beyond the
 // releases.
 type Layer struct {
+	releasing
 	id     int
 	model  *nn.Model
 	random seed.Source
@@ -72,35 +73,12 @@ func New(id int, model *nn.Model, random seed.Source, clip, multiplier, delta fl
 		return nil, err
 	}
 	n := model.NumParams()
-	return &Layer{id: id, model: model, random: random, dp: dp, src: src,
+	return &Layer{releasing: releasing{passive{"dp layer"}}, id: id, model: model, random: random, dp: dp, src: src,
 		seeded: random.Seeded(seed.Noise), start: make([]float32, n), update: make([]float32, n)}, nil
 }
 
 // Name implements node.Layer.
 func (*Layer) Name() string { return "dp" }
-
-// Phases implements node.Layer.
-func (*Layer) Phases() int { return 1 }
-
-// Owns implements node.Layer: no message kinds of its own.
-func (*Layer) Owns(wire.Kind) bool { return false }
-
-// Expects implements node.Layer: nothing of its own.
-func (*Layer) Expects(int) []node.Expect { return nil }
-
-// ReleasesVectors implements node.Releaser: noised, they go out.
-func (*Layer) ReleasesVectors() bool { return true }
-
-// Observe implements node.Layer.
-func (*Layer) Observe(*wire.Message, error) error { return nil }
-
-// Handle implements node.Layer (never called: the layer owns no kind).
-func (*Layer) Handle(m *wire.Message) error {
-	return fmt.Errorf("dp layer: owns no %s messages", m.Kind)
-}
-
-// ReleasePhase implements node.Releaser.
-func (*Layer) ReleasePhase() int { return 0 }
 
 // Begin implements node.Layer: it keeps the round's start model and reseeds the
 // round's noise.
@@ -232,6 +210,7 @@ func (l *Layer) End(rd *node.Ready) error {
 // Everything the node sends is post-processing of the noisy steps, so the
 // layer does not touch the release.
 type Sample struct {
+	passive
 	id     int
 	random seed.Source
 	sgd    *nn.DPSGD
@@ -271,7 +250,7 @@ func NewSample(id int, model *nn.Model, random seed.Source, cfg nn.DPConfig, del
 	if cfg.Sampling == nn.PoissonBatches {
 		s = privacy.Poisson(cfg.Rate)
 	}
-	return &Sample{id: id, random: random, sgd: sgd, src: src, seeded: random.Seeded(seed.Noise),
+	return &Sample{passive: passive{"sample dp layer"}, id: id, random: random, sgd: sgd, src: src, seeded: random.Seeded(seed.Noise),
 		acct: acct, event: privacy.GaussianEvent{Multiplier: cfg.Multiplier, Sampling: s}, delta: delta, clip: cfg.Clip,
 		method: privacy.MethodRDP}, nil
 }
@@ -316,28 +295,8 @@ func (l *Sample) Train(src nn.Batches, opt nn.Optimizer, cfg nn.TrainConfig, rng
 // Name implements node.Layer.
 func (*Sample) Name() string { return "dp-sgd" }
 
-// Phases implements node.Layer.
-func (*Sample) Phases() int { return 1 }
-
-// Owns implements node.Layer.
-func (*Sample) Owns(wire.Kind) bool { return false }
-
-// Expects implements node.Layer: nothing of its own.
-func (*Sample) Expects(int) []node.Expect { return nil }
-
-// Observe implements node.Layer.
-func (*Sample) Observe(*wire.Message, error) error { return nil }
-
-// Handle implements node.Layer (never called).
-func (*Sample) Handle(m *wire.Message) error {
-	return fmt.Errorf("sample dp layer: owns no %s messages", m.Kind)
-}
-
 // Outbox implements node.Layer: no messages.
 func (*Sample) Outbox(int) ([]*wire.Message, error) { return nil, nil }
-
-// See implements node.Layer: nothing to show.
-func (*Sample) See(*strategy.View) {}
 
 // Begin implements node.Layer: the round's noise is reseeded.
 func (l *Sample) Begin(r int, _ node.Neighborhood) error {

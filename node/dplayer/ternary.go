@@ -30,6 +30,7 @@ import (
 // probability moves by at most δ = C/B, and the update C·e₁ against −C·e₁
 // reaches it. R releases compose (basic composition) to (0, R·C/B).
 type Ternary struct {
+	releasing
 	id            int
 	model         *nn.Model
 	random        seed.Source
@@ -57,7 +58,7 @@ func NewTernary(id int, model *nn.Model, random seed.Source, clip, level float64
 		return nil, fmt.Errorf("ternary layer: clip %v and level %v, need 0 < clip ≤ level, both finite", clip, level)
 	}
 	n := model.NumParams()
-	return &Ternary{id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
+	return &Ternary{releasing: releasing{passive{"ternary layer"}}, id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
 		clip: clip, level: level, start: make([]float32, n), update: make([]float32, n)}, nil
 }
 
@@ -100,32 +101,6 @@ func TernaryLevelFor(delta, clip float64, rounds int) (float64, error) {
 
 // Name implements node.Layer.
 func (*Ternary) Name() string { return "dp-ternary" }
-
-// Phases implements node.Layer.
-func (*Ternary) Phases() int { return 1 }
-
-// Owns implements node.Layer: no message kinds of its own.
-func (*Ternary) Owns(wire.Kind) bool { return false }
-
-// Expects implements node.Layer.
-func (*Ternary) Expects(int) []node.Expect { return nil }
-
-// ReleasesVectors implements node.Releaser: quantized, they go out.
-func (*Ternary) ReleasesVectors() bool { return true }
-
-// ReleasePhase implements node.Releaser.
-func (*Ternary) ReleasePhase() int { return 0 }
-
-// Observe implements node.Layer.
-func (*Ternary) Observe(*wire.Message, error) error { return nil }
-
-// Handle implements node.Layer (never called).
-func (*Ternary) Handle(m *wire.Message) error {
-	return fmt.Errorf("ternary layer: owns no %s messages", m.Kind)
-}
-
-// See implements node.Layer.
-func (*Ternary) See(*strategy.View) {}
 
 // Begin implements node.Layer: it keeps the round's start model and
 // reseeds the round's randomness.

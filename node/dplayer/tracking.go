@@ -35,6 +35,7 @@ import (
 // ε = 2·DecayingEpsilon (δ = 0). With a large C and a small c the clip never
 // binds and the run is plain gradient tracking.
 type DecayingTracking struct {
+	releasing
 	id            int
 	model         *nn.Model
 	random        seed.Source
@@ -67,7 +68,7 @@ func NewDecayingTracking(id int, model *nn.Model, random seed.Source, clip, c, q
 		return nil, err
 	}
 	n := model.NumParams()
-	return &DecayingTracking{id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
+	return &DecayingTracking{releasing: releasing{passive{"decaying laplace tracking layer"}}, id: id, model: model, random: random, seeded: random.Seeded(seed.Noise),
 		clip: clip, c: c, q: q, p: p,
 		ref: [2][]float32{make([]float32, n), make([]float32, n)}, exact: make([]float32, n)}, nil
 }
@@ -80,32 +81,6 @@ func DecayingTrackingEpsilon(clip, c, q, p float64, rounds int) float64 {
 
 // Name implements node.Layer.
 func (*DecayingTracking) Name() string { return "dp-laplace-tracking" }
-
-// Phases implements node.Layer.
-func (*DecayingTracking) Phases() int { return 1 }
-
-// Owns implements node.Layer: no message kinds of its own.
-func (*DecayingTracking) Owns(wire.Kind) bool { return false }
-
-// Expects implements node.Layer.
-func (*DecayingTracking) Expects(int) []node.Expect { return nil }
-
-// ReleasesVectors implements node.Releaser: noised, they go out.
-func (*DecayingTracking) ReleasesVectors() bool { return true }
-
-// ReleasePhase implements node.Releaser.
-func (*DecayingTracking) ReleasePhase() int { return 0 }
-
-// Observe implements node.Layer.
-func (*DecayingTracking) Observe(*wire.Message, error) error { return nil }
-
-// Handle implements node.Layer (never called).
-func (*DecayingTracking) Handle(m *wire.Message) error {
-	return fmt.Errorf("decaying laplace tracking layer: owns no %s messages", m.Kind)
-}
-
-// See implements node.Layer.
-func (*DecayingTracking) See(*strategy.View) {}
 
 // Outbox implements node.Layer: nothing (the noise goes on the copies
 // sent).
