@@ -6,8 +6,8 @@ import (
 	"slices"
 )
 
-// hullRule is what the rules built on SafeArea's linear programs
-// (CenterpointLP, TverbergPoint) share with it: the float32 entry
+// hullRule is what the rules built on the safe area's linear programs
+// (SafeArea, CenterpointLP, TverbergPoint) share: the float32 entry
 // (Aggregate, which screens non-finite inputs and rounds the point) and
 // the float64 one (Point, which refuses them), the lexicographic order
 // that makes the point a function of the multiset of inputs, and the

@@ -3,8 +3,6 @@ package aggregate
 import (
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 )
 
 // SafeArea is resilient vector consensus's safe-area rule ("safe_area" in
@@ -48,10 +46,7 @@ type SafeArea struct {
 	// F is the number of faulty inputs tolerated.
 	F int
 
-	s   screen
-	w   []float64
-	pts [][]float64
-	x   []float64
+	h hullRule
 }
 
 // Limits of SafeArea.
@@ -91,32 +86,7 @@ func (*SafeArea) Name() string { return "safe_area" }
 
 // Aggregate implements Rule.
 func (a *SafeArea) Aggregate(dst []float32, xs [][]float32) error {
-	xs, d, err := a.s.in("safe_area", dst, xs, 1)
-	if err != nil {
-		return err
-	}
-	if err := a.check(len(xs), d); err != nil {
-		a.s.fail()
-		return err
-	}
-	a.pts = a.pts[:0]
-	for _, x := range xs {
-		p := make([]float64, d)
-		for k, v := range x {
-			p[k] = float64(v)
-		}
-		a.pts = append(a.pts, p)
-	}
-	a.x = growFloats(a.x, d)
-	if err := a.point(a.x, a.pts); err != nil {
-		a.s.fail()
-		return err
-	}
-	for k, v := range a.x {
-		dst[k] = float32(v)
-	}
-	a.s.done()
-	return nil
+	return a.h.aggregate("safe_area", a, dst, xs)
 }
 
 // Point writes into dst a point of the safe area of pts (float64 vectors of
@@ -125,31 +95,7 @@ func (a *SafeArea) Aggregate(dst []float32, xs [][]float32) error {
 // is the float64 entry for consensus on small vectors, where a dropped
 // input would change n.
 func (a *SafeArea) Point(dst []float64, pts [][]float64) error {
-	a.s.n, a.s.dropped, a.s.idx = 0, 0, nil
-	if len(pts) == 0 {
-		return fmt.Errorf("safe_area: %w", ErrNoInputs)
-	}
-	d := len(dst)
-	for i, p := range pts {
-		if len(p) != d {
-			return fmt.Errorf("safe_area: %w: input %d has length %d, dst has length %d", ErrLength, i, len(p), d)
-		}
-		for _, v := range p {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("safe_area: %w: input %d", ErrNonFinite, i)
-			}
-		}
-	}
-	if err := a.check(len(pts), d); err != nil {
-		return err
-	}
-	if err := a.point(dst, pts); err != nil {
-		return err
-	}
-	a.s.bad = growBools(a.s.bad, len(pts))
-	clear(a.s.bad)
-	a.s.done()
-	return nil
+	return a.h.point("safe_area", a, dst, pts)
 }
 
 // check refuses n, d and F outside the rule's condition and limits.
@@ -161,7 +107,7 @@ func (a *SafeArea) check(n, d int) error {
 	case d > SafeAreaMaxDim:
 		return fmt.Errorf("safe_area: %w: inputs have d = %d coordinates, the safe area is computed for d <= %d (a linear program with d + 1 rows per subset: a rule for low-dimensional vector consensus, not for models)", ErrSafeAreaSize, d, SafeAreaMaxDim)
 	case f >= n || n < 3*f+1 || n < (d+1)*f+1:
-		return a.s.tooFew("safe_area", n, f, fmt.Sprintf("n >= max(3f + 1, (d+1)f + 1) = %d for d = %d (the survey, Table 8, refs. [194, 222]: the safe area can be empty below (d+1)f + 1)", max(3*f+1, (d+1)*f+1), d))
+		return a.h.s.tooFew("safe_area", n, f, fmt.Sprintf("n >= max(3f + 1, (d+1)f + 1) = %d for d = %d (the survey, Table 8, refs. [194, 222]: the safe area can be empty below (d+1)f + 1)", max(3*f+1, (d+1)*f+1), d))
 	}
 	if c := binomCapped(n, f, SafeAreaMaxSubsets); c > SafeAreaMaxSubsets {
 		return fmt.Errorf("safe_area: %w: n = %d with f = %d gives C(n, f) > %d subsets of n − f inputs, above the limit %d (each is a linear program)", ErrSafeAreaSize, n, f, SafeAreaMaxSubsets, SafeAreaMaxSubsets)
@@ -169,41 +115,17 @@ func (a *SafeArea) check(n, d int) error {
 	return nil
 }
 
-// point solves for pts (checked) into dst and sets the weights.
-func (a *SafeArea) point(dst []float64, pts [][]float64) error {
-	n := len(pts)
-	// Lexicographic order (ties keep the index order, and tied inputs
-	// are equal): the programs see the multiset, not the input order.
-	ord := make([]int, n)
-	for i := range ord {
-		ord[i] = i
-	}
-	slices.SortStableFunc(ord, func(i, j int) int { return slices.Compare(pts[i], pts[j]) })
-	sorted := make([][]float64, n)
-	for k, i := range ord {
-		sorted[k] = pts[i]
-	}
-	w, err := safePoint("safe_area", dst, sorted, a.F)
-	if err != nil {
-		return err
-	}
-	a.w = growFloats(a.w, n)
-	for k, i := range ord {
-		a.w[i] = w[k]
-	}
-	return nil
+// solve is the linear programs of safearea_lp.go on the inputs in
+// lexicographic order (hullRule.sorted puts them so).
+func (a *SafeArea) solve(dst []float64, sorted [][]float64) ([]float64, error) {
+	return safePoint("safe_area", dst, sorted, a.F)
 }
 
 // Weights implements Selector (see the type's doc).
-func (a *SafeArea) Weights() []float64 {
-	if a.s.n == 0 {
-		return nil
-	}
-	return a.s.expand(slices.Clone(a.w[:len(a.s.bad)-a.s.dropped]))
-}
+func (a *SafeArea) Weights() []float64 { return a.h.weights() }
 
 // Dropped implements Dropper.
-func (a *SafeArea) Dropped() int { return a.s.Dropped() }
+func (a *SafeArea) Dropped() int { return a.h.s.Dropped() }
 
 // binomCapped is C(n, k), or a value above limit once it exceeds limit.
 func binomCapped(n, k, limit int) int {
