@@ -41,15 +41,7 @@ func asyncClock(c config.Config, s Setup) (*rundir.AsyncClock, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := dyn.At(0)
-	round := 0.0
-	for i := range d.Nodes {
-		round = max(round, sched.Step[i])
-		for _, j := range g.Out(i) {
-			round = max(round, sched.Step[i]+sched.Latency(i, j))
-		}
-	}
-	return &rundir.AsyncClock{Window: w, SyncRound: round}, nil
+	return &rundir.AsyncClock{Window: w, SyncRound: sched.SyncRound(dyn.At(0))}, nil
 }
 
 // stepsTo sends an asynchronous run's step records to w's steps.jsonl,

@@ -181,6 +181,21 @@ func (s *Schedule) Latency(j, i int) float64 {
 	return s.latency.draw(stream(s.seed, tagLatency, uint64(j)<<32|uint64(uint32(i))))
 }
 
+// SyncRound is the virtual time a synchronous round takes on this clock
+// over graph g: it ends when the slowest node has trained and its last
+// message has arrived, so it is the largest step time plus out-link
+// delay (a node without out-links counts its step alone).
+func (s *Schedule) SyncRound(g *topology.Graph) float64 {
+	round := 0.0
+	for i := range g.N() {
+		round = max(round, s.Step[i])
+		for _, j := range g.Out(i) {
+			round = max(round, s.Step[i]+s.Latency(i, j))
+		}
+	}
+	return round
+}
+
 // stream is a generator for (seed, tag, id), seeded through SplitMix64.
 func stream(seed, tag, id uint64) *rand.Rand {
 	a := mix(seed ^ mix(tag))

@@ -72,6 +72,22 @@ func parse(text string, rounds int) config.Config {
 	return c
 }
 
+// clock is c's virtual clock (it depends on the seed, [timing] and the
+// graph alone) and the virtual length of a synchronous round on it.
+func clock(c config.Config) (*sim.Schedule, float64) {
+	t := c.Timing
+	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
+		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown}, c.Nodes, c.Seed)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dyn, err := c.Graph()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return sched, sched.SyncRound(dyn.At(0))
+}
+
 // run returns the honest global accuracy of each record.
 func run(c config.Config) []float64 {
 	tt, err := experiment.LoadData(c)
@@ -114,24 +130,7 @@ func main() {
 		return
 	}
 	ac := parse(base+fmt.Sprintf(timing, *maxStale), 100**rounds)
-	t := ac.Timing
-	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
-		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown}, ac.Nodes, ac.Seed)
-	if err != nil {
-		log.Fatal(err)
-	}
-	dyn, err := ac.Graph()
-	if err != nil {
-		log.Fatal(err)
-	}
-	g := dyn.At(0)
-	round := 0.0 // a synchronous round's virtual length
-	for i := range ac.Nodes {
-		round = max(round, sched.Step[i])
-		for _, j := range g.Out(i) {
-			round = max(round, sched.Step[i]+sched.Latency(i, j))
-		}
-	}
+	_, round := clock(ac) // a synchronous round's virtual length
 	syncAcc := run(parse(base, *rounds))
 	// The asynchronous run stops where the synchronous one ends.
 	ac.Timing.Horizon = float64(*rounds) * round

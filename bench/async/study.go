@@ -38,20 +38,6 @@ k = 6
 global_test = 1000
 `
 
-const studyTiming = `
-[timing]
-mode = "async"
-max_staleness = %d
-compute = "lognormal"
-compute_a = 1.0
-compute_b = 0.2
-latency = "uniform"
-latency_a = 0.05
-latency_b = 0.2
-stragglers = 0.2
-slowdown = 5.0
-window = 1.0
-`
 
 var studyRules = []struct{ name, text string }{
 	{"mean (async_mean)", "[strategy]\nname = \"async_mean\"\n"},
@@ -126,25 +112,8 @@ func study(rounds, samples int, frac float64) {
 	parseS := func(text string) config.Config { return parse(text, rounds) }
 	// The clock: the same for every run (it depends on the seed and
 	// [timing] alone).
-	ac := parseS(fmt.Sprintf(studyBase, 1, samples) + studyRules[0].text + fmt.Sprintf(studyTiming, 8))
-	t := ac.Timing
-	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
-		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown}, ac.Nodes, ac.Seed)
-	if err != nil {
-		log.Fatal(err)
-	}
-	dyn, err := ac.Graph()
-	if err != nil {
-		log.Fatal(err)
-	}
-	g := dyn.At(0)
-	round := 0.0
-	for i := range ac.Nodes {
-		round = max(round, sched.Step[i])
-		for _, j := range g.Out(i) {
-			round = max(round, sched.Step[i]+sched.Latency(i, j))
-		}
-	}
+	ac := parseS(fmt.Sprintf(studyBase, 1, samples) + studyRules[0].text + fmt.Sprintf(timing, 8))
+	sched, round := clock(ac)
 	T := float64(rounds) * round
 	H := frac * T
 	// The asynchronous runs' rounds: the most steps any node can take by
@@ -160,7 +129,7 @@ func study(rounds, samples int, frac float64) {
 			sc := parseS(fmt.Sprintf(studyBase, 1, samples) + rule.text + atk.text)
 			syn := runSeries(sc)
 			asyncOf := func(maxStale int) series {
-				c := parseS(fmt.Sprintf(studyBase, 1, samples) + rule.text + atk.text + fmt.Sprintf(studyTiming, maxStale))
+				c := parseS(fmt.Sprintf(studyBase, 1, samples) + rule.text + atk.text + fmt.Sprintf(timing, maxStale))
 				c.Rounds = asyncRounds
 				c.Timing.Horizon = H
 				return runSeries(c)
@@ -202,25 +171,8 @@ func study(rounds, samples int, frac float64) {
 // step 3 on, their step-3 models, no other attack).
 func attacksOfAsynchrony(rounds, samples int, frac float64) {
 	t0 := time.Now()
-	c0 := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[0].text+fmt.Sprintf(studyTiming, 100000), rounds)
-	t := c0.Timing
-	sched, err := sim.NewSchedule(sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
-		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown}, c0.Nodes, c0.Seed)
-	if err != nil {
-		log.Fatal(err)
-	}
-	dyn, err := c0.Graph()
-	if err != nil {
-		log.Fatal(err)
-	}
-	g := dyn.At(0)
-	round := 0.0
-	for i := range c0.Nodes {
-		round = max(round, sched.Step[i])
-		for _, j := range g.Out(i) {
-			round = max(round, sched.Step[i]+sched.Latency(i, j))
-		}
-	}
+	c0 := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[0].text+fmt.Sprintf(timing, 100000), rounds)
+	sched, round := clock(c0)
 	H := frac * float64(rounds) * round
 	fmt.Printf("asynchronous runs to %.1f virtual s, no staleness bound\n\n", H)
 	asyncRounds := stepsBy(sched, H)
@@ -231,7 +183,7 @@ func attacksOfAsynchrony(rounds, samples int, frac float64) {
 		{"20 % stale from step 3 (no other attack)", "[adversary]\nfraction = 0.2\n"},
 	} {
 		for _, rule := range []int{0, 1, 3} {
-			c := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[rule].text+atk.text+fmt.Sprintf(studyTiming, 100000), asyncRounds)
+			c := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[rule].text+atk.text+fmt.Sprintf(timing, 100000), asyncRounds)
 			c.Timing.Horizon = H
 			if strings.Contains(atk.name, "flood") {
 				c.Timing.Flood = 0.2
