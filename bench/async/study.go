@@ -38,7 +38,6 @@ k = 6
 global_test = 1000
 `
 
-
 var studyRules = []struct{ name, text string }{
 	{"mean (async_mean)", "[strategy]\nname = \"async_mean\"\n"},
 	{"median", "[strategy]\nname = \"robust\"\nrule = \"median\"\n"},
