@@ -9,7 +9,6 @@ import (
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
-	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/vec"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -163,17 +162,8 @@ func (l *Decaying) Release(out []*wire.Message) ([]*wire.Message, error) {
 		if m.Kind != wire.KindVector {
 			continue
 		}
-		d := m.Payload.Data
-		if m.Payload.Tag != strategy.TagModel {
-			return nil, fmt.Errorf("decaying laplace layer: a %q vector is not the model; only the model is released with the round's noise", m.Payload.Tag)
-		}
-		if len(d) != len(w) {
-			return nil, fmt.Errorf("decaying laplace layer: a model vector of %d values, the model has %d", len(d), len(w))
-		}
-		for i := range d {
-			if math.Float32bits(d[i]) != math.Float32bits(w[i]) {
-				return nil, fmt.Errorf("decaying laplace layer: the model vector differs from the node's (noisy) model at %d", i)
-			}
+		if err := checkKeptModel("decaying laplace layer", "(noisy)", "only the model is released with the round's noise", w, m); err != nil {
+			return nil, err
 		}
 		if !l.charged {
 			l.eps += 2 * DecayingClip(l.clip, l.p, l.round) / DecayingScale(l.c, l.q, l.round)

@@ -2,6 +2,7 @@ package dplayer
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/strategy"
@@ -44,3 +45,23 @@ func (releasing) ReleasesVectors() bool { return true }
 
 // ReleasePhase implements node.Releaser.
 func (releasing) ReleasePhase() int { return 0 }
+
+// checkKeptModel is the check of the layers whose one release a round is
+// the model the node kept: vector m must be tagged as the model and be w
+// bit for bit. kept names that model in the error ("quantized"), why says
+// what the layer releases.
+func checkKeptModel(what, kept, why string, w []float32, m *wire.Message) error {
+	d := m.Payload.Data
+	if m.Payload.Tag != strategy.TagModel {
+		return fmt.Errorf("%s: a %q vector is not the model; %s", what, m.Payload.Tag, why)
+	}
+	if len(d) != len(w) {
+		return fmt.Errorf("%s: a model vector of %d values, the model has %d", what, len(d), len(w))
+	}
+	for i := range d {
+		if math.Float32bits(d[i]) != math.Float32bits(w[i]) {
+			return fmt.Errorf("%s: the model vector differs from the node's %s model at %d", what, kept, i)
+		}
+	}
+	return nil
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/trellis-fl/trellis/nn"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/privacy"
-	"github.com/trellis-fl/trellis/strategy"
 	"github.com/trellis-fl/trellis/vec"
 	"github.com/trellis-fl/trellis/wire"
 )
@@ -146,17 +145,8 @@ func (l *Ternary) Release(out []*wire.Message) ([]*wire.Message, error) {
 		if m.Kind != wire.KindVector {
 			continue
 		}
-		d := m.Payload.Data
-		if m.Payload.Tag != strategy.TagModel {
-			return nil, fmt.Errorf("ternary layer: a %q vector is not the model; only the quantized model is released", m.Payload.Tag)
-		}
-		if len(d) != len(w) {
-			return nil, fmt.Errorf("ternary layer: a model vector of %d values, the model has %d", len(d), len(w))
-		}
-		for i := range d {
-			if math.Float32bits(d[i]) != math.Float32bits(w[i]) {
-				return nil, fmt.Errorf("ternary layer: the model vector differs from the node's quantized model at %d", i)
-			}
+		if err := checkKeptModel("ternary layer", "quantized", "only the quantized model is released", w, m); err != nil {
+			return nil, err
 		}
 		if !l.charged {
 			l.delta = min(1, l.delta+l.clip/l.level)
