@@ -79,20 +79,10 @@ func checkConsensus(c config.Config) error {
 // not timed one by one), and summary.csv the error after the last
 // iteration. A finished run of the same config is kept; an interrupted
 // one is redone from the start (the run takes seconds), never resumed.
-func runConsensus(ctx context.Context, c config.Config, dir string, o RunOptions) (rundir.Final, error) {
-	hash, err := ConfigHash(c)
-	if err != nil {
-		return rundir.Final{}, err
-	}
-	done, err := rundir.Previous(dir, hash, c.Rounds, o.Force)
-	if err != nil {
-		return rundir.Final{}, err
-	}
-	if done == rundir.Finished {
-		if fin, ok := rundir.ReadFinal(dir); ok {
-			return fin, nil
-		}
-	}
+//
+// RunToDirWith has checked the directory against the config's hash and
+// returned a finished run's results already.
+func runConsensus(ctx context.Context, c config.Config, dir string, o RunOptions, hash string) (rundir.Final, error) {
 	spec, err := ConsensusSpec(c)
 	if err != nil {
 		return rundir.Final{}, err

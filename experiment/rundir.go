@@ -58,9 +58,6 @@ func RunToDir(ctx context.Context, c config.Config, dir string, progress rundir.
 // A config of task type consensus ([consensus]) runs its own driver
 // (runConsensus) into the same files.
 func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions) (rundir.Final, error) {
-	if c.Consensus != nil {
-		return runConsensus(ctx, c, dir, o)
-	}
 	hash, err := ConfigHash(c)
 	if err != nil {
 		return rundir.Final{}, err
@@ -74,6 +71,9 @@ func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions
 			return fin, nil
 		}
 		done = 0
+	}
+	if c.Consensus != nil {
+		return runConsensus(ctx, c, dir, o, hash)
 	}
 	var tt data.TrainTest
 	if o.Data != nil {
