@@ -245,23 +245,29 @@ func (a *Adversary) sendUncrafted(claims, outbox [][]*wire.Message) error {
 	return nil
 }
 
-// plan returns, by sender id, every crafted vector message of the phase
-// yet to be made (plannedAs), and the views they are crafted against,
-// one per tag with honest payloads in outbox.
-func (a *Adversary) plan(round int, g *topology.Graph, outbox [][]*wire.Message) ([][]*Pending, map[string]*attack.View) {
-	honest := map[string][][]float32{}
-	senders := map[string][]int{} // honest's senders, per tag
-	for j, msgs := range outbox {
+// honestByTag collects the honest nodes' vector payloads of msgs (by
+// sender id) per tag, in sender order, and their senders.
+func (a *Adversary) honestByTag(msgs [][]*wire.Message) (honest map[string][][]float32, senders map[string][]int) {
+	honest, senders = map[string][][]float32{}, map[string][]int{}
+	for j, ms := range msgs {
 		if a.byz[j] {
 			continue
 		}
-		for _, m := range msgs {
+		for _, m := range ms {
 			if m.Kind == wire.KindVector {
 				honest[m.Payload.Tag] = append(honest[m.Payload.Tag], m.Payload.Data)
 				senders[m.Payload.Tag] = append(senders[m.Payload.Tag], j)
 			}
 		}
 	}
+	return honest, senders
+}
+
+// plan returns, by sender id, every crafted vector message of the phase
+// yet to be made (plannedAs), and the views they are crafted against,
+// one per tag with honest payloads in outbox.
+func (a *Adversary) plan(round int, g *topology.Graph, outbox [][]*wire.Message) ([][]*Pending, map[string]*attack.View) {
+	honest, senders := a.honestByTag(outbox)
 	// One view per tag, shared by every Byzantine message of the round (the
 	// view caches the statistics of the honest payloads).
 	attackers := map[string]int{}

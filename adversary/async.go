@@ -81,19 +81,7 @@ func (a *Adversary) RewriteAt(step int, g *topology.Graph, b int, msgs []*wire.M
 			out = append(out, &c)
 		}
 	} else {
-		honest := map[string][][]float32{}
-		senders := map[string][]int{}
-		for j, ms := range known {
-			if a.byz[j] {
-				continue
-			}
-			for _, m := range ms {
-				if m.Kind == wire.KindVector {
-					honest[m.Payload.Tag] = append(honest[m.Payload.Tag], m.Payload.Data)
-					senders[m.Payload.Tag] = append(senders[m.Payload.Tag], j)
-				}
-			}
-		}
+		honest, senders := a.honestByTag(known)
 		own := map[string]int{}
 		for _, m := range msgs {
 			own[m.Payload.Tag]++
