@@ -426,8 +426,8 @@ func configKeys() []string {
 		keys = append(keys, k)
 	}
 	keys = append(keys, "worst_case.defences")
-	keys = append(keys, consensusKeys()...)
-	keys = append(keys, timingKeys()...)
+	keys = append(keys, sectionKeys[Consensus]("consensus")...)
+	keys = append(keys, sectionKeys[Timing]("timing")...)
 	for _, k := range optionKeys {
 		keys = append(keys, "strategy.options."+k)
 	}

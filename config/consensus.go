@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -95,30 +94,9 @@ func (c Config) ConsensusInit() task.Init {
 // fillConsensus gives the keys of [consensus] a file leaves out their
 // defaults.
 func (c *Config) fillConsensus(md toml.MetaData) {
-	if c.Consensus == nil {
-		return
+	if c.Consensus != nil {
+		fillSection(c.Consensus, ConsensusDefault(), md, "consensus")
 	}
-	d := ConsensusDefault()
-	cv, dv := reflect.ValueOf(c.Consensus).Elem(), reflect.ValueOf(d)
-	for i := range cv.NumField() {
-		if !md.IsDefined("consensus", consensusKey(i)) {
-			cv.Field(i).Set(dv.Field(i))
-		}
-	}
-}
-
-// consensusKey is the TOML key of Consensus's i-th field.
-func consensusKey(i int) string {
-	return strings.Split(reflect.TypeFor[Consensus]().Field(i).Tag.Get("toml"), ",")[0]
-}
-
-// consensusKeys are the dotted keys of [consensus].
-func consensusKeys() []string {
-	var out []string
-	for i := range reflect.TypeFor[Consensus]().NumField() {
-		out = append(out, "consensus."+consensusKey(i))
-	}
-	return out
 }
 
 // consensusUses are the keys outside [consensus] a consensus run reads

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -68,30 +67,9 @@ func TimingDefault() Timing {
 func (c Config) Async() bool { return c.Timing != nil && c.Timing.Mode == "async" }
 
 func (c *Config) fillTiming(md toml.MetaData) {
-	if c.Timing == nil {
-		return
+	if c.Timing != nil {
+		fillSection(c.Timing, TimingDefault(), md, "timing")
 	}
-	d := TimingDefault()
-	tv, dv := reflect.ValueOf(c.Timing).Elem(), reflect.ValueOf(d)
-	for i := range tv.NumField() {
-		if !md.IsDefined("timing", timingKey(i)) {
-			tv.Field(i).Set(dv.Field(i))
-		}
-	}
-}
-
-// timingKey is the TOML key of Timing's i-th field.
-func timingKey(i int) string {
-	return strings.Split(reflect.TypeFor[Timing]().Field(i).Tag.Get("toml"), ",")[0]
-}
-
-// timingKeys are the dotted keys of [timing].
-func timingKeys() []string {
-	var out []string
-	for i := range reflect.TypeFor[Timing]().NumField() {
-		out = append(out, "timing."+timingKey(i))
-	}
-	return out
 }
 
 // timingDefaultsText is [timing]'s defaults as TOML comments.
