@@ -459,14 +459,46 @@ func chaosSIGTERM(t *testing.T) chaosRow {
 	l.checkCleanedUp()
 	row := chaosRow{nodes: nodes, rounds: l.rounds()}
 	rss.fill(&row)
-	// A node that stopped a round before the others has no record of the
-	// last round written: it was down, not lost.
-	runFiles(t, l.run, &row, func(_, r int) bool { return r == row.rounds-1 })
-	row.note = fmt.Sprintf("stopped after round %d (exit code 3); summary written", row.rounds-1)
+	// Each node stops after the round it is in when the signal reaches it,
+	// and its log says which: a node that left sooner (its peers go on
+	// without it, in rounds only milliseconds long here) has no record of
+	// the later rounds. It was down, not lost.
+	left := make([]int, nodes)
+	for i := range left {
+		left[i] = l.leftAfter(i)
+	}
+	runFiles(t, l.run, &row, func(i, r int) bool { return r > left[i] })
+	row.note = fmt.Sprintf("stopped after round %d (exit code 3; nodes left after rounds %v); summary written", row.rounds-1, left)
 	if slices.Contains([]int{0, 1}, row.rounds) {
 		t.Errorf("%d rounds written", row.rounds)
 	}
 	return row
+}
+
+// leftAfter is the round after which node i said it left the run (its
+// log's "stopped: left the run" line).
+func (l *launched) leftAfter(i int) int {
+	l.t.Helper()
+	b, err := os.ReadFile(filepath.Join(l.run, cluster.ClusterDir, fmt.Sprintf("node-%d.log", i)))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if !strings.Contains(line, "stopped: left the run") {
+			continue
+		}
+		_, after, ok := strings.Cut(line, "after_round=")
+		if !ok {
+			break
+		}
+		r, err := strconv.Atoi(strings.Fields(after)[0])
+		if err != nil {
+			l.t.Fatalf("node %d's log: %q: %v", i, line, err)
+		}
+		return r
+	}
+	l.t.Fatalf("node %d's log does not say after which round it left the run:\n%s", i, b)
+	return 0
 }
 
 // alive reports whether process pid runs (it has not exited).
