@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -47,18 +48,28 @@ compute_b = 0.5
 `
 
 // TestAsyncLaunchReplays: `trellis launch` of an asynchronous config (one
-// process per node, fresh keys, private randomness) takes the mode from
+// process per node, fresh keys) takes the mode from
 // the config, says the virtual clock's keys are ignored, writes every
 // step's record and each node's arrival log; the simulator's replay of
 // those logs gives metrics.jsonl's values and the exported models byte
 // for byte.
 func TestAsyncLaunchReplays(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { asyncLaunchReplays(t, asyncLaunchConfig, "private", nil) })
+	// Node-level DP, a release per step: with seeded randomness the
+	// replay draws the same noise, so the models, and each step's ε, are
+	// the cluster's.
+	t.Run("node DP", func(t *testing.T) {
+		asyncLaunchReplays(t, asyncLaunchConfig+"[privacy]\nmode = \"node\"\nnoise_multiplier = 1.5\nclip = 2\n", "seeded", []string{"epsilon", "delta"})
+	})
+}
+
+func asyncLaunchReplays(t *testing.T, text, randomness string, more []string) {
 	bin := trellisBinary(t)
-	dir, cfgPath := writeConfig(t, asyncLaunchConfig)
+	dir, cfgPath := writeConfig(t, text)
 	out := filepath.Join(dir, "run")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a hang guard
 	defer cancel()
-	b, err := exec.CommandContext(ctx, bin, "launch", cfgPath, "-o", out, "--start-delay", "2s").CombinedOutput()
+	b, err := exec.CommandContext(ctx, bin, "launch", cfgPath, "-o", out, "--start-delay", "2s", "--randomness", randomness).CombinedOutput()
 	if err != nil {
 		t.Fatalf("trellis launch: %v\n%s", err, b)
 	}
@@ -122,8 +133,8 @@ func TestAsyncLaunchReplays(t *testing.T) {
 		if want == nil {
 			t.Fatalf("step %d of node %d: not replayed", k[0], k[1])
 		}
-		for _, key := range []string{"local_acc", "local_loss", "global_acc", "global_loss", "train_loss", "steps", "bytes_sent", "rejected"} {
-			if !reflect.DeepEqual(got[key], want[key]) {
+		for _, key := range append([]string{"local_acc", "local_loss", "global_acc", "global_loss", "train_loss", "steps", "bytes_sent", "rejected"}, more...) {
+			if !reflect.DeepEqual(got[key], want[key]) || got[key] == nil && slices.Contains(more, key) {
 				t.Errorf("step %d of node %d: %s = %v in the cluster, %v replayed", k[0], k[1], key, got[key], want[key])
 			}
 		}

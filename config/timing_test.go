@@ -9,7 +9,8 @@ import (
 // [timing] mode = "async" parses with its defaults filled in; a config
 // without it has none (and keeps its hash); asynchronous timing refuses,
 // each with its reason, strategies not defined for asynchronous inputs,
-// the protocol layers, idle Byzantine nodes and bad clocks.
+// the protocol layers that need rounds (trust, secure aggregation; DP is
+// taken), the privacy audit, idle Byzantine nodes and bad clocks.
 func TestTimingAsync(t *testing.T) {
 	base := "name = \"a\"\n[strategy]\nname = \"async_mean\"\n"
 	c, err := Parse([]byte(base+"[timing]\nmode = \"async\"\nstragglers = 0.2\nslowdown = 5\n"), "t")
@@ -27,7 +28,8 @@ func TestTimingAsync(t *testing.T) {
 	}
 	for _, c := range []struct{ text, want string }{
 		{"name = \"a\"\n[strategy]\nname = \"fedavg\"\n[timing]\nmode = \"async\"\n", `strategy "fedavg" is not defined for asynchronous inputs (those that are: local, robust, balance, async_mean)`},
-		{base + "[privacy]\nmode = \"node\"\n[timing]\nmode = \"async\"\n", "differential privacy is not supported in asynchronous timing yet"},
+		{base + "[trust]\nenabled = true\n[timing]\nmode = \"async\"\n", "topology trust (DMTT's trust layer) is not supported in asynchronous timing yet"},
+		{base + "[privacy]\nmode = \"node\"\nnoise_multiplier = 1\n[privacy.audit]\nattack = \"threshold\"\n[timing]\nmode = \"async\"\n", "[privacy.audit]: the membership-inference audit is not supported in asynchronous timing yet"},
 		{base + "[adversary]\nfraction = 0.2\nidle = true\n[timing]\nmode = \"async\"\n", "adversary.idle: idle Byzantine nodes have no steps"},
 		{base + "[timing]\nmode = \"async\"\nflood = 0.1\n", "timing.flood and timing.stale are attacks of the Byzantine nodes"},
 		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"lockstep\"\nstale = 2\n", `need mode = "async"`},
@@ -41,6 +43,12 @@ func TestTimingAsync(t *testing.T) {
 		_, err := Parse([]byte(c.text), "t")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error with %q", c.text, err, c.want)
+		}
+	}
+	// DP runs in asynchronous timing, each step a release.
+	for _, mode := range []string{"mode = \"node\"\nnoise_multiplier = 1", "mode = \"sample\"\nnoise_multiplier = 1", "mode = \"ternary\"\ndelta = 0.01", "mode = \"laplace_decaying\"\ntarget_epsilon = 10"} {
+		if _, err := Parse([]byte(base+"[privacy]\n"+mode+"\n[timing]\nmode = \"async\"\n"), "t"); err != nil {
+			t.Errorf("privacy %s in asynchronous timing: %v", mode, err)
 		}
 	}
 	// Byzantine nodes run in asynchronous timing, with the attacks of

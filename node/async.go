@@ -36,8 +36,10 @@ import (
 // in bytes, whatever a sender floods it with. End hands the strategy the
 // pending sets, sorted by sender, each vector with its staleness
 // (strategy.Incoming.Staleness: the node's step minus the sender's, never
-// negative), and forgets them. Layers (trust, DP, secure aggregation) are
-// not defined for asynchronous steps yet, and New refuses them, as it
+// negative), and forgets them. Of the layers, only the Stepwise ones are
+// defined for asynchronous steps (DP's: each step is one release, charged
+// to the node's accountant, so a node's ε grows with the steps it takes);
+// New refuses the others (topology trust, secure aggregation), as it
 // refuses a strategy not defined for asynchronous inputs
 // (strategy.Asynchronous).
 
@@ -73,10 +75,13 @@ func newAsync(cfg Config) (*asyncState, error) {
 	switch {
 	case a.MaxStaleness < 0:
 		return nil, fmt.Errorf("node %d: asynchronous max_staleness = %d, need ≥ 0", cfg.ID, a.MaxStaleness)
-	case len(cfg.Layers) > 0:
-		return nil, fmt.Errorf("node %d: layer %s in asynchronous timing: no layer (trust, DP, secure aggregation) is defined for asynchronous steps yet", cfg.ID, cfg.Layers[0].Name())
 	case !strategy.Asynchronous(cfg.Strategy):
 		return nil, fmt.Errorf("node %d: strategy %s is not defined for asynchronous inputs (those that are: %s)", cfg.ID, cfg.Strategy.Name(), strategy.AsyncNames())
+	}
+	for _, l := range cfg.Layers {
+		if _, ok := l.(Stepwise); !ok {
+			return nil, fmt.Errorf("node %d: layer %s in asynchronous timing: it needs its peers' messages of one round, and steps have none (the layers defined for asynchronous steps are DP's)", cfg.ID, l.Name())
+		}
 	}
 	return &asyncState{max: a.MaxStaleness, senders: map[uint32]*asyncSender{}}, nil
 }

@@ -241,7 +241,8 @@ func TestAsyncSentVectorsOutliveTheStep(t *testing.T) {
 }
 
 // New refuses asynchronous timing with a strategy not defined for it, a
-// layer, or a negative max_staleness.
+// layer that is not Stepwise, or a negative max_staleness; a step refuses
+// a layer of more than one exchange phase.
 func TestAsyncRefusedConfigurations(t *testing.T) {
 	ids, dir := wire.SimIdentities(7, 2)
 	build := func(st strategy.Strategy, edit func(c *node.Config)) error {
@@ -262,7 +263,23 @@ func TestAsyncRefusedConfigurations(t *testing.T) {
 	if err := build(&strategy.AsyncMean{}, func(*node.Config) {}); err != nil {
 		t.Error(err)
 	}
+	// A layer that says it is stepwise but needs three exchange phases:
+	// taken by New, refused when its first step begins.
+	n, err := node.New(nodetest.Config(t, 0, ids, dir, &strategy.AsyncMean{}, func(x *node.Config) {
+		x.Async, x.Layers = &node.Async{MaxStaleness: 2}, []node.Layer{stepwisePhased{&phased{}}}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Begin(0, hood12); err == nil {
+		t.Error("a step begun with a layer of three exchange phases")
+	}
 }
+
+// stepwisePhased is phased claiming to be node.Stepwise.
+type stepwisePhased struct{ *phased }
+
+func (stepwisePhased) Stepwise() {}
 
 // Whatever bytes arrive, an asynchronous node does not panic, holds no
 // more than the per-sender bound per in-neighbour, and its step ends

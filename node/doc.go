@@ -47,8 +47,8 @@
 // time, one pending message set per sender (the newest step; older and
 // stale ones refused and counted, the held bytes within the per-sender
 // bound), and End combining what arrived since the last step with each
-// input's staleness (strategy.Incoming.Staleness). Layers are refused
-// there for now (docs/methods/async.md).
+// input's staleness (strategy.Incoming.Staleness). Only Stepwise layers
+// (DP's) run there; the others are refused (docs/methods/async.md).
 //
 // Layers. Protocol additions that are not a strategy implement Layer, and
 // live in sub-packages that import node (the core here knows none of

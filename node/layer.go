@@ -67,6 +67,20 @@ type Layer interface {
 	Restore([]byte) error
 }
 
+// Stepwise marks a Layer defined for asynchronous steps (Config.Async):
+// one that works on the node's own release alone. It owns no message kind,
+// needs one exchange phase and has nothing to learn from its peers'
+// messages, so a step is a round to it: Begin(step, hood), Outbox(0),
+// Release, End, See, Snapshot and Restore come as in rounds; Observe and
+// Handle never do (asynchronous inputs go from the node's checks to the
+// strategy). DP's layers are stepwise, each step one release charged to
+// the node's accountant; topology trust and secure aggregation, which
+// need every neighbour's messages of the same round, are not.
+type Stepwise interface {
+	Layer
+	Stepwise()
+}
+
 // Releaser is a Layer that changes what the strategy releases before it is
 // signed: node-level DP clips and noises the released vector once per
 // round, whoever it goes to; secure aggregation replaces it by a masked

@@ -120,6 +120,9 @@ func (n *Node) Begin(r int, hood Neighborhood) error {
 			rs.release = max(rs.release, rl.ReleasePhase())
 		}
 	}
+	if n.async != nil && rs.phases > 1 {
+		return fmt.Errorf("node %d step %d: a layer needs %d exchange phases; an asynchronous step has one", n.cfg.ID, r, rs.phases)
+	}
 	if rs.release >= rs.phases {
 		return fmt.Errorf("node %d round %d: release phase %d of %d exchange phases", n.cfg.ID, r, rs.release, rs.phases)
 	}

@@ -55,12 +55,14 @@ func writeAsyncRun(md *bytes.Buffer, name string, c config.Config, clock *rundir
 	fmt.Fprintf(md, "\n### %s (%s)\n\n", name, c.Label())
 	fmt.Fprintf(md, "- %d node steps in %.4g virtual s (windows of %.4g s); per node %d to %d, mean %.2f.\n",
 		s.Steps, s.EndTime, clock.Window, s.NodeStepsMin, s.NodeStepsMax, s.NodeStepsMean)
-	fmt.Fprintf(md, "- Waiting for the slowest node, a synchronous round takes %.4g s (its step and slowest link): %d rounds in the same time.\n",
-		clock.SyncRound, s.SyncRounds)
+	fmt.Fprintf(md, "- Waiting for the slowest node, a synchronous round takes %.4g s (its step and slowest link): %s in the same time.\n",
+		clock.SyncRound, counted(s.SyncRounds, "round"))
 	fmt.Fprintf(md, "- Gain over synchronous rounds (a node's steps per synchronous round's time): min %.3f, median %.3f, max %.3f.\n",
 		s.GainMin, s.GainMedian, s.GainMax)
-	fmt.Fprintf(md, "- Staleness of the %d inputs combined: mean %.3f; the steps' largest: p50 %d, p90 %d, p99 %d, max %d; %d steps combined no input.\n\n",
+	fmt.Fprintf(md, "- Staleness of the %d inputs combined: mean %.3f; the steps' largest: p50 %d, p90 %d, p99 %d, max %d; %d steps combined no input.\n",
 		s.Inputs, s.MeanStaleness, s.StaleP50, s.StaleP90, s.StaleP99, s.StaleMax, s.NoInputs)
+	writeAsyncPrivacy(md, steps)
+	md.WriteString("\n")
 	type win struct {
 		steps, inputs, worst int
 		sum                  float64
@@ -104,4 +106,52 @@ func writeAsyncRun(md *bytes.Buffer, name string, c config.Config, clock *rundir
 		fmt.Fprintf(md, "| %d | %.4g | %d | %s | %s | %s | %d |\n", r.Round, float64(r.Round+1)*clock.Window, done, g, l, mean, span.worst)
 		span = win{}
 	}
+}
+
+// writeAsyncPrivacy is the DP line of an asynchronous run whose honest
+// nodes report ε: each step is a release, so a node's ε is that of the
+// steps it took, and the fast nodes spend their budget sooner than the
+// stragglers.
+func writeAsyncPrivacy(md *bytes.Buffer, steps []metrics.Step) {
+	type last struct {
+		step, steps int
+		eps, delta  float64
+	}
+	final := map[int]*last{}
+	for _, st := range steps {
+		if st.Byzantine || st.Epsilon == nil || st.Delta == nil {
+			continue
+		}
+		l := final[st.Node]
+		if l == nil {
+			l = &last{step: -1}
+			final[st.Node] = l
+		}
+		l.steps++
+		if st.Step > l.step {
+			l.step, l.eps, l.delta = st.Step, *st.Epsilon, *st.Delta
+		}
+	}
+	if len(final) == 0 {
+		return
+	}
+	lo, hi := -1, -1
+	for i, l := range final {
+		if lo < 0 || l.eps < final[lo].eps || (l.eps == final[lo].eps && i < lo) {
+			lo = i
+		}
+		if hi < 0 || l.eps > final[hi].eps || (l.eps == final[hi].eps && i < hi) {
+			hi = i
+		}
+	}
+	fmt.Fprintf(md, "- Differential privacy: every step is a release, so a node's ε is that of the steps it took: the honest nodes end between ε = %.4g (node %d, %s) and ε = %.4g (node %d, %s), at δ = %.3g.\n",
+		final[lo].eps, lo, counted(final[lo].steps, "step"), final[hi].eps, hi, counted(final[hi].steps, "step"), final[hi].delta)
+}
+
+// counted is k units: "1 step", "3 steps".
+func counted(k int, unit string) string {
+	if k == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", k, unit)
 }

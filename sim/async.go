@@ -472,6 +472,9 @@ func (ar *asyncRun) note(i int, nr metrics.NodeRound) {
 		ar.evalled[i] = true
 	}
 	l.TrainLoss, l.Diverged, l.ByzWeight = nr.TrainLoss, nr.Diverged, nr.ByzWeight
+	if nr.Epsilon != nil { // a DP node's ε after the steps it took
+		l.Epsilon, l.Delta, l.Accountant, l.AccountantFallback = nr.Epsilon, nr.Delta, nr.Accountant, nr.AccountantFallback
+	}
 	ar.bytes[i] += nr.BytesSent
 	ar.rej[i] += nr.Rejected
 	ar.steps[i] += nr.Steps

@@ -35,6 +35,11 @@ func (p passive) Handle(m *wire.Message) error {
 // See implements node.Layer.
 func (passive) See(*strategy.View) {}
 
+// Stepwise implements node.Stepwise: a DP layer needs nothing of its
+// peers' messages, so an asynchronous step is a round to it (one release,
+// charged like a round's).
+func (passive) Stepwise() {}
+
 // releasing is passive plus node.Releaser's fixed half, shared by the
 // layers that rewrite the strategy's vectors in place: they still go out,
 // in exchange phase 0.
