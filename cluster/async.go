@@ -35,6 +35,16 @@ import (
 // node's steps and of the messages it took. Given every node's log,
 // sim.Replay drives freshly built nodes in that order and gets the same
 // records and models, bit for bit (TestAsyncClusterReplaysInSimulator).
+//
+// With NodeConfig.StateDir the node writes its checkpoint after every
+// step; restarted with Resume it goes on from the step after it, from
+// the common start's clock (its horizon does not restart), and nobody
+// waits for it meanwhile. What the checkpoint does not keep: the inputs
+// pending when the process died (lost, as messages to a dead process
+// are) and the newest step taken from each sender (so a copy of a
+// sender's earlier message, still within max_staleness, is taken once
+// more). Its arrival log goes on with a "resume" event, which sim.Replay
+// refuses: the lost inputs cannot be replayed.
 
 // Async is the asynchronous timing mode: each node on its own steps.
 const Async Mode = "async"
@@ -59,6 +69,9 @@ const (
 	EvBegin = "begin"
 	EvTake  = "take"
 	EvEnd   = "end"
+	// EvResume (step: the first step after the checkpoint) is a restart
+	// with Resume.
+	EvResume = "resume"
 )
 
 // arrivalLog writes a node's arrival log; a nil one writes nothing.
@@ -70,11 +83,16 @@ type arrivalLog struct {
 	err   error
 }
 
-func openArrivalLog(path string) (*arrivalLog, error) {
+// openArrivalLog opens the log at path; resumed, it appends to it.
+func openArrivalLog(path string, resumed bool) (*arrivalLog, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Create(path)
+	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if resumed {
+		flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("arrival log: %w", err)
 	}
@@ -109,12 +127,19 @@ func (l *arrivalLog) flush(final bool) error {
 
 // runAsync is RunNode in asynchronous timing.
 func (d *driver) runAsync(ctx context.Context) error {
-	alog, err := openArrivalLog(d.cfg.Arrivals)
+	first := 0
+	if d.cfg.Resume {
+		var err error
+		if first, err = d.resume(); err != nil {
+			return err
+		}
+	}
+	alog, err := openArrivalLog(d.cfg.Arrivals, d.cfg.Resume)
 	if err != nil {
 		return err
 	}
 	defer alog.flush(true)
-	stopped, last := false, -1
+	stopped, last := false, first-1
 	defer func() { d.leave(last) }()
 	// A common start: with Timing.Epoch every node begins its first step
 	// then, so that none runs alone while the others still load.
@@ -129,11 +154,19 @@ func (d *driver) runAsync(ctx context.Context) error {
 		}
 		timer.Stop()
 	}
+	// The clock of the horizon and of the records' wall times: the common
+	// start, also for a node restarted after it.
 	start := time.Now()
+	if !d.cfg.Epoch.IsZero() {
+		start = d.cfg.Epoch
+	}
 	if alog != nil {
 		alog.start = start
+		if d.cfg.Resume {
+			alog.add(ArrivalEvent{Ev: EvResume, Step: first})
+		}
 	}
-	for k := 0; k < d.run.Rounds && !stopped; k++ {
+	for k := first; k < d.run.Rounds && !stopped; k++ {
 		if ctx.Err() != nil || d.aborted() {
 			stopped = true
 			break
@@ -152,6 +185,9 @@ func (d *driver) runAsync(ctx context.Context) error {
 			return fmt.Errorf("node %d step %d: %w", d.id, k, err)
 		}
 		rec.Wall = time.Since(start).Seconds()
+		if d.cfg.Resume && k == first {
+			rec.ResumedAfter = first // the checkpoint's step + 1
+		}
 		if err := alog.flush(false); err != nil {
 			return fmt.Errorf("node %d: %w", d.id, err)
 		}
@@ -159,6 +195,11 @@ func (d *driver) runAsync(ctx context.Context) error {
 			return err
 		}
 		last = k
+		if d.cfg.StateDir != "" {
+			if err := d.checkpoint(k); err != nil {
+				return fmt.Errorf("node %d step %d: checkpoint: %w", d.id, k, err)
+			}
+		}
 	}
 	if err := alog.flush(true); err != nil {
 		return fmt.Errorf("node %d: %w", d.id, err)

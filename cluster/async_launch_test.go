@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,5 +157,141 @@ func asyncLaunchReplays(t *testing.T, text, randomness string, more []string) {
 		if !bytes.Equal(got, buf.Bytes()) {
 			t.Errorf("node %d: the exported model is not the replayed one", i)
 		}
+	}
+}
+
+// TestAsyncDeadNodeIsMarkedMissing: in asynchronous timing a node killed
+// with SIGKILL sends no more records, and nobody's record lists it
+// missing (its peers do not wait for it). The monitor writes its steps as
+// missing once it has been silent for the phase timeout, while the
+// others still run — it does not hold the run's records until the end —
+// and the run ends on its horizon, exit code 0, with every step each node
+// took up to its last.
+func TestAsyncDeadNodeIsMarkedMissing(t *testing.T) {
+	const nodes, victim = 4, 2
+	text := strings.Replace(asyncLaunchConfig, "rounds = 12", "rounds = 100000", 1) + "horizon = 12\n"
+	l := startLaunch(t, text, "--phase-timeout", "2s", "--start-delay", "1s")
+	pid, _ := l.nodeProcess(victim)
+	waitUntil(t, "fewer than 2 steps written", func() bool { return l.rounds() >= 2 })
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	killedAt := l.rounds()
+	running := func() bool {
+		select {
+		case <-l.done:
+			return false
+		default:
+			return true
+		}
+	}
+	// Steps written while the others still run, far past those written
+	// when the victim died (its own last step is a few dozen past them):
+	// the monitor stopped waiting for it.
+	var mid int
+	waitUntil(t, "the steps after the dead node's are not written", func() bool {
+		mid = l.rounds()
+		return !running() || mid > killedAt+500
+	})
+	if !running() {
+		t.Fatalf("the run ended before the steps after the dead node's were written (%d steps written when it was killed, %d at the end): the monitor waited for it", killedAt, l.rounds())
+	}
+	if rc := l.wait(); rc != 0 || !bytes.Contains(l.out, []byte(fmt.Sprintf("node %d was killed", victim))) {
+		t.Fatalf("launch: exit code %d, output %q; want 0 (every step written) and a word about node %d", rc, l.out, victim)
+	}
+	l.checkCleanedUp()
+	recs := l.records()
+	rounds := l.rounds()
+	if len(recs) != nodes*rounds {
+		t.Fatalf("%d node records, want %d (%d steps × %d nodes)", len(recs), nodes*rounds, rounds, nodes)
+	}
+	last := make([]int, nodes) // each node's last step with a record
+	for i := range last {
+		last[i] = -1
+	}
+	for _, r := range recs {
+		if !r.Missing {
+			last[r.Node] = max(last[r.Node], r.Round)
+		}
+	}
+	for _, r := range recs {
+		if r.Missing && r.Round <= last[r.Node] {
+			t.Errorf("node %d's record of step %d, before its last (%d), is missing", r.Node, r.Round, last[r.Node])
+		}
+	}
+	if last[victim] < 0 || last[victim] >= mid {
+		t.Errorf("the dead node's last step %d; %d steps written while the others ran: want it far past", last[victim], mid)
+	}
+}
+
+// TestAsyncResume: an asynchronous launch with --checkpoints; a node
+// killed with SIGKILL and restarted by hand with --resume goes on with the
+// step after its checkpoint (its first record says so), the monitor
+// waited for it (phase timeout 60 s), so every node's record of every
+// step up to its last is there, the launch exits 0, and the arrival log,
+// which says where the node resumed, is refused by the replay.
+func TestAsyncResume(t *testing.T) {
+	const victim = 1
+	text := strings.Replace(asyncLaunchConfig, "rounds = 12", "rounds = 100000", 1) + "horizon = 12\n"
+	l := startLaunch(t, text, "--checkpoints", "--phase-timeout", "60s", "--start-delay", "1s")
+	pid, args := l.nodeProcess(victim)
+	state := filepath.Join(l.run, cluster.ClusterDir, fmt.Sprintf("node-%d.state", victim))
+	checkpoint := func() int {
+		r, err := cluster.LoadCheckpoint(state, roundOnly{})
+		if err != nil {
+			return -1
+		}
+		return r
+	}
+	waitUntil(t, "no checkpoint after step 5", func() bool { return checkpoint() >= 5 })
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	waitUntil(t, "the node still runs", func() bool { return !alive(pid) })
+	stoppedAt := checkpoint()
+	node := startProcess(t, args[0], append(args[1:], "--resume")...)
+	if rc := l.wait(); rc != 0 {
+		t.Fatalf("launch: exit code %d, output %q", rc, l.out)
+	}
+	if err := node.Wait(); err != nil {
+		t.Fatalf("the restarted node: %v", err)
+	}
+	recs := l.records()
+	last := map[int]int{}
+	for _, r := range recs {
+		if !r.Missing {
+			last[r.Node] = max(last[r.Node], r.Round)
+		}
+	}
+	for _, r := range recs {
+		if r.Missing && r.Round <= last[r.Node] {
+			t.Errorf("node %d's record of step %d, before its last (%d), is missing", r.Node, r.Round, last[r.Node])
+		}
+	}
+	if last[victim] <= stoppedAt+5 {
+		t.Errorf("the restarted node's last step %d, its checkpoint's %d: it did not go on", last[victim], stoppedAt)
+	}
+	resumed := false
+	readLines(t, filepath.Join(l.run, cluster.DriverFile), func(b []byte) {
+		var x struct {
+			Round, Node  int
+			ResumedAfter *int `json:"resumed_after"`
+		}
+		if err := json.Unmarshal(b, &x); err != nil {
+			t.Fatal(err)
+		}
+		if x.ResumedAfter != nil {
+			resumed = true
+			if x.Node != victim || *x.ResumedAfter != stoppedAt || x.Round != stoppedAt+1 {
+				t.Errorf("node %d's record of step %d says it resumed after step %d; want node %d, step %d after %d", x.Node, x.Round, *x.ResumedAfter, victim, stoppedAt+1, stoppedAt)
+			}
+		}
+	})
+	if !resumed {
+		t.Error("no record says the node resumed")
+	}
+	f, err := os.Open(filepath.Join(l.run, cluster.ClusterDir, fmt.Sprintf("node-%d.arrivals.jsonl", victim)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := sim.ReadReplayLog(f); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("restarted from its checkpoint before its step %d", stoppedAt+1)) {
+		t.Errorf("the restarted node's arrival log read for a replay: %v", err)
 	}
 }

@@ -44,7 +44,10 @@
 // Record (Round = the step); the node checks senders, steps and
 // staleness itself. A node stops after Run.Rounds steps or Timing.Horizon.
 // With NodeConfig.Arrivals it writes its arrival log (ArrivalEvent, JSON
-// lines), which sim.Replay replays bit for bit.
+// lines), which sim.Replay replays bit for bit. Nobody's record lists a
+// dead asynchronous node missing, so the monitor goes by silence: a node
+// that sent no record for MonitorConfig.Wait is written missing from the
+// steps it has not reported.
 //
 // # Stopping, failures and exit codes
 //
@@ -79,7 +82,8 @@
 // # Checkpoints and --resume
 //
 // With NodeConfig.StateDir (`trellis node --checkpoint DIR`; `trellis
-// launch --checkpoints` gives every wall-clock node one under cluster/) a node writes its state
+// launch --checkpoints` gives every wall-clock or asynchronous node one
+// under cluster/) a node writes its state
 // after every round, once its record is queued: its node.Snapshot
 // (parameters, model-local and optimizer state, the strategy's state,
 // every layer's — the trust state, DP's accountant, keys that live across
@@ -90,8 +94,10 @@
 // marked), its first record says which checkpoint it restored
 // (driver.jsonl's resumed_after), and the other nodes lose nothing (they
 // close their phases without it); a DP node's ε goes on from the saved
-// accountant. Resuming needs wall-clock mode (in lock-step the others would wait for
-// the rounds it missed).
+// accountant. An asynchronous node checkpoints after every step and,
+// resumed, goes on with the next (async.go says what its checkpoint does
+// not keep). Resuming needs wall-clock or asynchronous timing (in
+// lock-step the others would wait for the rounds it missed).
 //
 // # Metrics
 //

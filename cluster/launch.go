@@ -126,8 +126,8 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 	if err != nil {
 		return err
 	}
-	if lc.Checkpoints && t.Mode != Wallclock {
-		return errors.New("checkpoints are for wall-clock runs (a resumed node joins the open window): add --mode wallclock")
+	if lc.Checkpoints && t.Mode != Wallclock && t.Mode != Async {
+		return errors.New("checkpoints are for wall-clock and asynchronous runs (a resumed node joins the open window, or goes on with its next step; in lock-step the others would wait for it): add --mode wallclock")
 	}
 	common := []string{"--config", cfgPath, "--peers", peersPath, "--mode", string(t.Mode)}
 	if lc.Randomness != "" {
@@ -215,7 +215,7 @@ func Launch(ctx context.Context, lc LaunchConfig) error {
 		if t.Mode == Async { // the order of its steps and takes, for sim.Replay
 			args = append(args, "--arrivals", filepath.Join(cdir, fmt.Sprintf("node-%d.arrivals.jsonl", i)))
 		}
-		if lc.Checkpoints && t.Mode == Wallclock { // a node restarted with --resume goes on from here
+		if lc.Checkpoints { // a node restarted with --resume goes on from here
 			args = append(args, "--checkpoint", filepath.Join(cdir, fmt.Sprintf("node-%d.state", i)))
 		}
 		if _, err := fmt.Fprintf(f, "command: %s\n", commandLine(lc.Exe, args)); err != nil {

@@ -57,7 +57,11 @@ type MonitorConfig struct {
 	Gap time.Duration
 	// Wait (lock-step) is how long the monitor still waits for a record
 	// of a node a peer gave up on (it may be alive, one phase timeout
-	// behind): the nodes' phase timeout (default 2 minutes).
+	// behind): the nodes' phase timeout (default 2 minutes). In
+	// asynchronous timing it is how long a node may send no record before
+	// the steps it has not reported are written without it (it died, or a
+	// step takes it longer than that): its peers' records list nobody
+	// missing.
 	Wait time.Duration
 	// Metrics, when set, is updated as records arrive and rounds are
 	// written (ServeMetrics serves it).
@@ -160,7 +164,7 @@ func RunMonitor(ctx context.Context, cfg MonitorConfig) error {
 	var runErr error
 	ctxDone, stopTimer := ctx.Done(), (<-chan time.Time)(nil)
 loop:
-	for m.next < s.Rounds && m.ndone < s.Nodes {
+	for m.next < s.Rounds && !m.allGone() {
 		select {
 		case rec := <-records:
 			if err := m.add(rec); err != nil {
@@ -213,9 +217,9 @@ moment:
 			runErr = err
 		}
 		// Asynchronous nodes that all stopped on their own (their horizon)
-		// completed the run: the steps some took and others did not are
-		// written with those missing marked.
-		if runErr == nil && m.next < s.Rounds && !(s.Async && m.ndone == s.Nodes && ctx.Err() == nil) {
+		// or went silent (died) completed the run: the steps some took and
+		// others did not are written with those missing marked.
+		if runErr == nil && m.next < s.Rounds && !(s.Async && m.allGone() && ctx.Err() == nil) {
 			runErr = fmt.Errorf("%w: %d of %d rounds written", ErrStopped, m.next, s.Rounds)
 		}
 	}
@@ -248,6 +252,60 @@ type monitor struct {
 	// wait is how long to wait since then (MonitorConfig.Wait, or Gap).
 	gaveUpAt time.Time
 	wait     time.Duration
+	// heard is, per node, when its latest record arrived, and started
+	// when the first record of any node did (asynchronous timing: a node
+	// silent for wait since then is gone, silent).
+	heard   []time.Time
+	started time.Time
+}
+
+// silent reports whether node j, in asynchronous timing, has sent no
+// record for m.wait since the run started (its first record from any
+// node) or since its own latest: it died, or is slower than a phase
+// timeout, and the steps it did not report are written without it. A
+// lock-step node is never silent: its peers' missing markers say when it
+// is gone.
+func (m *monitor) silent(j int) bool {
+	if !m.s.Async || m.started.IsZero() {
+		return false
+	}
+	return time.Since(maxTime(m.heard[j], m.started)) > m.wait
+}
+
+// gone reports whether no more records of node j are expected: it is
+// done, or silent.
+func (m *monitor) gone(j int) bool { return m.done[j] || m.silent(j) }
+
+// allGone reports whether every node is gone.
+func (m *monitor) allGone() bool {
+	if m.ndone == m.s.Nodes {
+		return true
+	}
+	for j := range m.done {
+		if !m.gone(j) {
+			return false
+		}
+	}
+	return true
+}
+
+// absentGone reports whether every node with no record in p is gone
+// (asynchronous timing: its record of that step will not come, since a
+// node's records arrive in the order of its steps).
+func (m *monitor) absentGone(p *pending) bool {
+	for j, got := range p.got {
+		if !got && !m.gone(j) {
+			return false
+		}
+	}
+	return true
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // settled reports whether no node has a round in progress that the
@@ -258,7 +316,7 @@ func (m *monitor) settled() bool {
 		return m.ndone == m.s.Nodes
 	}
 	for j, done := range m.done {
-		if !done && m.gaveUp[j] < m.latest {
+		if !done && m.gaveUp[j] < m.latest && !m.silent(j) {
 			return false
 		}
 	}
@@ -288,6 +346,11 @@ type driverLine struct {
 }
 
 func (m *monitor) add(rec *Record) error {
+	now := time.Now()
+	if m.started.IsZero() {
+		m.started, m.heard = now, make([]time.Time, m.s.Nodes)
+	}
+	m.heard[rec.Node] = now
 	if rec.Done {
 		if !m.done[rec.Node] {
 			m.done[rec.Node] = true
@@ -342,6 +405,7 @@ func (m *monitor) flush(gap time.Duration, all bool) error {
 		case p != nil && p.n == m.s.Nodes:
 		case p != nil && gap == 0 && m.quiet(p.last) && (m.givenUp(m.next, p) || m.reportersDone(p)):
 		case p != nil && gap > 0 && time.Since(p.first) > gap:
+		case p != nil && m.s.Async && gap == 0 && m.absentGone(p):
 		case all && p != nil:
 		case p == nil && m.later(gap, all):
 			p = m.newPending()

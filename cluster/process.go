@@ -386,8 +386,8 @@ func (d *driver) resume() (int, error) {
 	switch {
 	case d.cfg.StateDir == "":
 		return 0, errors.New("resume needs the checkpoint directory")
-	case d.cfg.Mode != Wallclock:
-		return 0, errors.New("resume joins the wall-clock round that is open: it needs wall-clock mode (in lock-step the others wait for the rounds it missed)")
+	case d.cfg.Mode != Wallclock && d.cfg.Mode != Async:
+		return 0, errors.New("resume joins the wall-clock round that is open, or goes on with its next asynchronous step: it needs wall-clock or asynchronous timing (in lock-step the others wait for the rounds it missed)")
 	}
 	r, err := LoadCheckpoint(d.cfg.StateDir, d.cfg.Checkpoints)
 	if err != nil {
@@ -510,8 +510,6 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 		return nil, fmt.Errorf("node %d: timing mode %q for a run whose nodes are asynchronous: %v (the config's [timing] mode decides)", d.id, cfg.Mode, run.Async)
 	case cfg.Mode == Async && len(run.Byzantine) > 0:
 		return nil, fmt.Errorf("node %d: Byzantine nodes in asynchronous timing are not supported in the cluster yet", d.id)
-	case cfg.Mode == Async && cfg.Resume:
-		return nil, fmt.Errorf("node %d: resume in asynchronous timing is not supported yet", d.id)
 	case cfg.Mode != Async && cfg.Arrivals != "":
 		return nil, fmt.Errorf("node %d: an arrival log is written in asynchronous timing only", d.id)
 	}

@@ -41,7 +41,8 @@ type ReplayEvent struct {
 	T    float64 `json:"t"`
 }
 
-// ReadReplayLog reads an arrival log, refusing unknown fields and kinds.
+// ReadReplayLog reads an arrival log, refusing unknown fields and kinds,
+// and the log of a node restarted from a checkpoint.
 func ReadReplayLog(r io.Reader) ([]ReplayEvent, error) {
 	var out []ReplayEvent
 	sc := bufio.NewScanner(r)
@@ -51,6 +52,9 @@ func ReadReplayLog(r io.Reader) ([]ReplayEvent, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
 			return nil, fmt.Errorf("arrival log line %d: %w", line, err)
+		}
+		if e.Ev == "resume" {
+			return nil, fmt.Errorf("arrival log line %d: the node was restarted from its checkpoint before its step %d (--resume): the inputs it held when it stopped were lost with the process, so a run with a restart cannot be replayed", line, e.Step)
 		}
 		if e.Ev != "begin" && e.Ev != "take" && e.Ev != "end" {
 			return nil, fmt.Errorf("arrival log line %d: event %q (want begin, take or end)", line, e.Ev)

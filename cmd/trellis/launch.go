@@ -40,8 +40,8 @@ records that never came marked missing) and the summary, and the sockets are rem
 a second signal (or a minute without the processes stopping) stops them at once, still
 cleaning up. A node that fails (it cannot start, or exits with an error) stops every
 other process, and the launch names its error. A node killed by a signal is reported and
-the run goes on without it (restart it with --resume in wallclock mode with
---checkpoints). Exit code: 0 every round written, 3 stopped before the last round (the
+the run goes on without it (restart it with --resume in wallclock mode, or in
+asynchronous timing, with --checkpoints). Exit code: 0 every round written, 3 stopped before the last round (the
 finished rounds are written), 1 an error.` + memHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,11 +97,11 @@ finished rounds are written), 1 an error.` + memHelp,
 	cmd.Flags().StringVar(&mode, "mode", "lockstep", "lockstep or wallclock (a config with [timing] mode = \"async\" runs asynchronous steps)")
 	cmd.Flags().DurationVar(&lc.Timing.Delta, "delta", 10*time.Second, "wallclock: the round length Δ")
 	cmd.Flags().DurationVar(&lc.StartDelay, "start-delay", 15*time.Second, "wallclock: how long after the launch round 0 starts; async: the nodes' first step")
-	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer")
+	cmd.Flags().DurationVar(&lc.Timing.PhaseTimeout, "phase-timeout", 2*time.Minute, "lockstep: the longest a phase waits for a peer; async: how long the monitor waits for a silent node before marking its missing steps")
 	cmd.Flags().BoolVar(&lc.SeedKeys, "seed-keys", false, "derive the keys from the seed (simulation keys, not secret) instead of writing key files")
 	cmd.Flags().BoolVar(&lc.TCP, "tcp", false, "talk over TCP on 127.0.0.1 instead of Unix sockets")
 	cmd.Flags().StringVar((*string)(&lc.Encryption), "encryption", string(cluster.EncryptAuto), encryptionUsage)
-	cmd.Flags().BoolVar(&lc.Checkpoints, "checkpoints", false, "wallclock: every node writes its checkpoint after every round into cluster/node-I.state (restart one with `trellis node … --checkpoint DIR --resume`)")
+	cmd.Flags().BoolVar(&lc.Checkpoints, "checkpoints", false, "wallclock and async: every node writes its checkpoint after every round (step) into cluster/node-I.state (restart one with `trellis node … --checkpoint DIR --resume`)")
 	cmd.Flags().IntVar(&lc.MetricsPort, "metrics-port", 0, "serve Prometheus metrics on 127.0.0.1: the monitor's at this port, node i's at port+1+i")
 	cmd.Flags().StringVar(&lc.Randomness, "randomness", "private", "the nodes' randomness: private or seeded")
 	cmd.Flags().StringVar(&lc.Dashboard, "dashboard", "", "HOST:PORT: the monitor serves a live dashboard of the run in the browser (e.g. 127.0.0.1:8080; a non-loopback host exposes the run and is warned about)")

@@ -128,7 +128,7 @@ written, 3 stopped before the last round, 1 an error.`,
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().StringVar(&key, "key", "", "the monitor's private key file ("+cluster.MonitorKeyFile+" from `trellis keys`), for an encrypted socket")
 	cmd.Flags().DurationVar(&gap, "gap", 0, "write a round this long after its first record even if some nodes never reported (0: wait for all)")
-	cmd.Flags().DurationVar(&wait, "phase-timeout", 2*time.Minute, "lockstep (no --gap): the nodes' phase timeout; a node a peer gave up on is waited for this long more, then marked missing")
+	cmd.Flags().DurationVar(&wait, "phase-timeout", 2*time.Minute, "lockstep (no --gap): the nodes' phase timeout; a node a peer gave up on is waited for this long more, then marked missing; async: a node that sends no record this long is marked missing from the steps it has not reported")
 	dash.register(cmd)
 	return cmd
 }

@@ -137,7 +137,8 @@ a second signal drops the round in progress); it then exits with code 3 (stopped
 before the last round; 0: every round run, 1: an error). With --checkpoint DIR it writes its state there
 after every round (atomically); --resume restarts from it after a crash or a kill:
 the node restores its model, optimizer, strategy and trust state and joins the
-wall-clock round that is open (the rounds it missed are missing in the run).
+wall-clock round that is open (the rounds it missed are missing in the run), or, in
+asynchronous timing, goes on with the step after its checkpoint (lock-step: refused).
 
 Without --data-file the node loads only its shard: the labels of every training
 sample (to compute the partition every node computes alike), the values of its
@@ -240,7 +241,7 @@ node processes share a machine), unless the environment sets GOGC.`, experiment.
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", metricsUsage)
 	cmd.Flags().StringVar(&export, "export", "", "after the last round, write the node's model to this file (safetensors: PyTorch's safetensors.torch.load_file reads it)")
 	cmd.Flags().StringVar(&dataFile, "data-file", "", "map this decoded dataset file read-only instead of loading the node's shard of the dataset (launch writes one, cluster/dataset.bin, for its nodes to share)")
-	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round")
+	cmd.Flags().BoolVar(&resume, "resume", false, "restart from the checkpoint in --checkpoint and join the open wall-clock round (async: go on with the next step)")
 	cmd.Flags().DurationVar(&clockOffset, "clock-offset", 0, "run on the system clock off by this much (positive: ahead), to test how a deployment takes clock skew")
 	_ = cmd.Flags().MarkHidden("clock-offset") // a fault to inject, not a setting
 	mf.register(cmd, false)
