@@ -203,21 +203,8 @@ func TestAsyncDeadNodeIsMarkedMissing(t *testing.T) {
 	if len(recs) != nodes*rounds {
 		t.Fatalf("%d node records, want %d (%d steps × %d nodes)", len(recs), nodes*rounds, rounds, nodes)
 	}
-	last := make([]int, nodes) // each node's last step with a record
-	for i := range last {
-		last[i] = -1
-	}
-	for _, r := range recs {
-		if !r.Missing {
-			last[r.Node] = max(last[r.Node], r.Round)
-		}
-	}
-	for _, r := range recs {
-		if r.Missing && r.Round <= last[r.Node] {
-			t.Errorf("node %d's record of step %d, before its last (%d), is missing", r.Node, r.Round, last[r.Node])
-		}
-	}
-	if last[victim] < 0 || last[victim] >= mid {
+	last := lastStepsWithoutGaps(t, recs)
+	if l, ok := last[victim]; !ok || l >= mid {
 		t.Errorf("the dead node's last step %d; %d steps written while the others ran: want it far past", last[victim], mid)
 	}
 }
@@ -233,14 +220,7 @@ func TestAsyncResume(t *testing.T) {
 	text := strings.Replace(asyncLaunchConfig, "rounds = 12", "rounds = 100000", 1) + "horizon = 12\n"
 	l := startLaunch(t, text, "--checkpoints", "--phase-timeout", "60s", "--start-delay", "1s")
 	pid, args := l.nodeProcess(victim)
-	state := filepath.Join(l.run, cluster.ClusterDir, fmt.Sprintf("node-%d.state", victim))
-	checkpoint := func() int {
-		r, err := cluster.LoadCheckpoint(state, roundOnly{})
-		if err != nil {
-			return -1
-		}
-		return r
-	}
+	checkpoint := l.checkpointOf(victim)
 	waitUntil(t, "no checkpoint after step 5", func() bool { return checkpoint() >= 5 })
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	waitUntil(t, "the node still runs", func() bool { return !alive(pid) })
@@ -252,18 +232,7 @@ func TestAsyncResume(t *testing.T) {
 	if err := node.Wait(); err != nil {
 		t.Fatalf("the restarted node: %v", err)
 	}
-	recs := l.records()
-	last := map[int]int{}
-	for _, r := range recs {
-		if !r.Missing {
-			last[r.Node] = max(last[r.Node], r.Round)
-		}
-	}
-	for _, r := range recs {
-		if r.Missing && r.Round <= last[r.Node] {
-			t.Errorf("node %d's record of step %d, before its last (%d), is missing", r.Node, r.Round, last[r.Node])
-		}
-	}
+	last := lastStepsWithoutGaps(t, l.records())
 	if last[victim] <= stoppedAt+5 {
 		t.Errorf("the restarted node's last step %d, its checkpoint's %d: it did not go on", last[victim], stoppedAt)
 	}
@@ -294,4 +263,23 @@ func TestAsyncResume(t *testing.T) {
 	if _, err := sim.ReadReplayLog(f); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("restarted from its checkpoint before its step %d", stoppedAt+1)) {
 		t.Errorf("the restarted node's arrival log read for a replay: %v", err)
 	}
+}
+
+// lastStepsWithoutGaps is each node's last step with a record in recs;
+// the test fails for a record missing before it (asynchronous records
+// arrive in the order of a node's steps: a gap is a lost record).
+func lastStepsWithoutGaps(t *testing.T, recs []killedRecord) map[int]int {
+	t.Helper()
+	last := map[int]int{}
+	for _, r := range recs {
+		if !r.Missing {
+			last[r.Node] = max(last[r.Node], r.Round)
+		}
+	}
+	for _, r := range recs {
+		if l, ok := last[r.Node]; r.Missing && ok && r.Round <= l {
+			t.Errorf("node %d's record of step %d, before its last (%d), is missing", r.Node, r.Round, l)
+		}
+	}
+	return last
 }

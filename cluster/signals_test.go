@@ -341,14 +341,7 @@ func restartUnderLaunch(t *testing.T, sig syscall.Signal) (l *launched, rc int, 
 	const nodes, rounds, victim = 4, 9, 3
 	l = startLaunch(t, logregFedAvg("restarted", nodes, rounds, 3, 800), "--mode", "wallclock", "--checkpoints", "--delta", "2s", "--start-delay", "6s")
 	pid, args := l.nodeProcess(victim)
-	state := filepath.Join(l.run, cluster.ClusterDir, fmt.Sprintf("node-%d.state", victim))
-	checkpoint := func() int {
-		r, err := cluster.LoadCheckpoint(state, roundOnly{})
-		if err != nil {
-			return -1
-		}
-		return r
-	}
+	checkpoint := l.checkpointOf(victim)
 	waitUntil(t, "no checkpoint", func() bool { return checkpoint() >= 0 })
 	_ = syscall.Kill(pid, sig)
 	waitUntil(t, "the node still runs", func() bool { return !alive(pid) })
@@ -373,6 +366,20 @@ func restartUnderLaunch(t *testing.T, sig syscall.Signal) (l *launched, rc int, 
 		t.Errorf("the restarted node %d has no record of the last round", victim)
 	}
 	return l, rc, restarted, stoppedAt
+}
+
+// checkpointOf reads node i's checkpoint under the launch's cluster
+// directory: the round (or step) it was taken after, -1 while there is
+// none.
+func (l *launched) checkpointOf(i int) func() int {
+	state := filepath.Join(l.run, cluster.ClusterDir, fmt.Sprintf("node-%d.state", i))
+	return func() int {
+		r, err := cluster.LoadCheckpoint(state, roundOnly{})
+		if err != nil {
+			return -1
+		}
+		return r
+	}
 }
 
 // isZombie reports whether process pid has exited and awaits its parent's
