@@ -76,6 +76,9 @@ type Adversary struct {
 	lazy *Lazy
 	// async is RewriteAt's state (asynchronous timing), nil until used.
 	async *asyncState
+	// alone: the adversary of one node process (Alone), whose attack
+	// needs no honest payload, so RewriteAt crafts without any known.
+	alone bool
 }
 
 // New returns the adversary of every Byzantine node whose key keys holds
@@ -122,7 +125,12 @@ func Alone(cfg Config, id int, key *wire.Identity) (*Adversary, error) {
 	}
 	keys := make([]*wire.Identity, cfg.Nodes)
 	keys[id] = key
-	return New(cfg, keys, nil)
+	a, err := New(cfg, keys, nil)
+	if err != nil {
+		return nil, err
+	}
+	a.alone = true
+	return a, nil
 }
 
 // RewriteOne is Rewrite for an adversary speaking for node id alone: it

@@ -13,8 +13,11 @@ import (
 // each Byzantine node's outbox is rewritten at its own step (RewriteAt),
 // against the honest payloads known at that virtual time, which the
 // driver hands in (each honest node's last sent vectors, in sender-id
-// order: the omniscient adversary of asynchrony). The attack's stream is
-// (seed, sender, step, recipient), as in rounds with the step as round.
+// order: the omniscient adversary of asynchrony), or, for the adversary
+// of one node process (Alone, whose attack is local), none. The attack's
+// stream is (seed, sender, step, recipient), as in rounds with the step as
+// round, so a node process crafts what the simulator's replay of its steps
+// crafts.
 
 // Stale makes each Byzantine node send, from step Step on, the vectors it
 // sent at step Step (as the attack crafted them then), under fresh step
@@ -52,7 +55,8 @@ type snapVec struct {
 // asynchronous timing, and a message of another kind is an error. Before
 // any honest vector of a tag is known (a Byzantine step that ends before
 // every honest one), the node's own vectors of the tag go out as made, one
-// per out-neighbour.
+// per out-neighbour — except from an adversary of one node process
+// (Alone): its attack needs no honest vector, and known holds none.
 func (a *Adversary) RewriteAt(step int, g *topology.Graph, b int, msgs []*wire.Message, known [][]*wire.Message, stale Stale) ([]*wire.Message, error) {
 	if b < 0 || b >= a.cfg.Nodes || !a.byz[b] || a.keys[b] == nil {
 		return nil, fmt.Errorf("adversary: node %d is not a Byzantine node spoken for", b)
@@ -101,7 +105,7 @@ func (a *Adversary) RewriteAt(step int, g *topology.Graph, b int, msgs []*wire.M
 			return v
 		}
 		for _, l := range plannedAs(a.cfg.SameForAll, step, g, b, msgs, viewOf) {
-			if len(honest[l.Tag]) == 0 {
+			if len(honest[l.Tag]) == 0 && !a.alone {
 				// No honest vector of the tag known yet (the Byzantine
 				// node's step ended before any honest one): nothing to
 				// craft against, the node's own vector goes out.

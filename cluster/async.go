@@ -19,7 +19,9 @@ import (
 // with node.Config.Async): no epoch, no barrier, no phase markers. Each
 // node process loops over its own steps as fast as it trains: Begin(k),
 // Train, Step every message that arrived since the last Step (in arrival
-// order), Outbox, send to the step's out-neighbours, End (combine), and
+// order), Outbox (a Byzantine node's rewritten by its adversary,
+// adversary.Adversary.RewriteAt, with a local attack and the stale attack
+// of Run.Stale), send to the step's out-neighbours, End (combine), and
 // push the step's Record to the monitor (Round = the step). The node
 // itself checks senders, steps and staleness (node.Config.Async).
 //
@@ -250,6 +252,13 @@ func (d *driver) step(k int, alog *arrivalLog) (*Record, error) {
 	}
 	if more {
 		return nil, errors.New("more than one exchange phase in asynchronous timing")
+	}
+	if d.adv != nil {
+		// A Byzantine node sends what its adversary crafts from its own
+		// step (a local attack: no honest vector is known to it).
+		if out, err = d.adv.RewriteAt(k, g, d.id, out, make([][]*wire.Message, d.run.Nodes), d.run.Stale); err != nil {
+			return nil, err
+		}
 	}
 	b, cb, err := metrics.Traffic(g, d.id, out)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/experiment"
+	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/rundir"
 	"github.com/trellis-fl/trellis/sim"
 )
@@ -60,6 +61,13 @@ func TestAsyncLaunchReplays(t *testing.T) {
 	// Node-level DP, a release per step: with seeded randomness the
 	// replay draws the same noise, so the models, and each step's ε, are
 	// the cluster's.
+	// A Byzantine node (Gaussian noise, and from its step 4 on its step
+	// 4's vectors again, the stale attack): the replay crafts what its
+	// process crafted, so δ_max and the honest models are the cluster's.
+	t.Run("Byzantine", func(t *testing.T) {
+		byz := strings.Replace(asyncLaunchConfig, "[timing]\n", "[adversary]\nids = [3]\nattack = \"gaussian\"\n[timing]\nstale = 4\n", 1)
+		asyncLaunchReplays(t, byz, "private", []string{"byz_weight", "byzantine"})
+	})
 	t.Run("node DP", func(t *testing.T) {
 		asyncLaunchReplays(t, asyncLaunchConfig+"[privacy]\nmode = \"node\"\nnoise_multiplier = 1.5\nclip = 2\n", "seeded", []string{"epsilon", "delta"})
 	})
@@ -144,7 +152,7 @@ func asyncLaunchReplays(t *testing.T, text, randomness string, more []string) {
 	if lines != c.Nodes*c.Rounds {
 		t.Errorf("metrics.jsonl has %d lines, want %d", lines, c.Nodes*c.Rounds)
 	}
-	for i, nd := range built.Nodes {
+	exported := func(i int, nd *node.Node) bool {
 		var buf bytes.Buffer
 		meta := map[string]string{"node": strconv.Itoa(i), "rounds": strconv.Itoa(c.Rounds), "model": nd.Model().Describe()}
 		if err := nd.Model().WriteSafetensors(&buf, meta); err != nil {
@@ -154,9 +162,35 @@ func asyncLaunchReplays(t *testing.T, text, randomness string, more []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, buf.Bytes()) {
+		return bytes.Equal(got, buf.Bytes())
+	}
+	for i, nd := range built.Nodes {
+		if !exported(i, nd) {
 			t.Errorf("node %d: the exported model is not the replayed one", i)
 		}
+	}
+	if len(built.Config.Adversary.Byzantine) == 0 {
+		return
+	}
+	// The Byzantine nodes did attack: replayed with another attack stream
+	// (other noise, the same messages), an honest model is not the
+	// cluster's (one that diverged is NaN either way).
+	other, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Config.Adversary.Seed++
+	if err := sim.Replay(t.Context(), other.Config, other.Nodes, logs, nil); err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for i, nd := range other.Nodes {
+		if !slices.Contains(built.Config.Adversary.Byzantine, i) && exported(i, nd) {
+			same++
+		}
+	}
+	if same == c.Nodes-len(built.Config.Adversary.Byzantine) {
+		t.Error("every honest node's exported model is the one of a replay with other attack noise: the Byzantine nodes' attack changed nothing")
 	}
 }
 

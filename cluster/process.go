@@ -132,6 +132,9 @@ type Run struct {
 	// Rounds steps each; a round is a step index, and a run whose nodes
 	// all stopped early (Timing.Horizon) is complete.
 	Async bool
+	// Stale is, in asynchronous timing, the Byzantine nodes' attack of
+	// resending an old step's vectors (adversary.Stale).
+	Stale adversary.Stale
 }
 
 func (r Run) check() error {
@@ -508,8 +511,8 @@ func newDriver(cfg NodeConfig) (*driver, error) {
 	switch {
 	case (cfg.Mode == Async) != run.Async:
 		return nil, fmt.Errorf("node %d: timing mode %q for a run whose nodes are asynchronous: %v (the config's [timing] mode decides)", d.id, cfg.Mode, run.Async)
-	case cfg.Mode == Async && len(run.Byzantine) > 0:
-		return nil, fmt.Errorf("node %d: Byzantine nodes in asynchronous timing are not supported in the cluster yet", d.id)
+	case cfg.Mode == Async && run.ByzantineIdle:
+		return nil, fmt.Errorf("node %d: idle Byzantine nodes have no steps of their own in asynchronous timing", d.id)
 	case cfg.Mode != Async && cfg.Arrivals != "":
 		return nil, fmt.Errorf("node %d: an arrival log is written in asynchronous timing only", d.id)
 	}

@@ -446,7 +446,7 @@ func (ar *asyncRun) trainedAt(e event) error {
 	one := &metrics.Round{Evaluated: evaluate, Nodes: []metrics.NodeRound{{Node: i}}}
 	metrics.Record(one, g, ar.byz, []node.Ready{rd})
 	nr := one.Nodes[0]
-	nr.Node, nr.BytesSent = i, bytes
+	nr.Node, nr.Byzantine, nr.BytesSent = i, ar.byz[i], bytes
 	if ar.a.Steps != nil {
 		if err := ar.a.Steps(stepRecord(e.t, s, nr, rd)); err != nil {
 			return fmt.Errorf("step records: %w", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/node"
 	"github.com/trellis-fl/trellis/wire"
@@ -21,7 +22,10 @@ import (
 // step, sequence number) it Stepped in between, in order; Replay drives
 // the nodes through exactly that: Begin and Train at "begin", Step of
 // the sender's message at "take", Outbox and End at "end" — the calls the
-// cluster's driver made, in its order.
+// cluster's driver made, in its order. A Byzantine node's outbox is
+// rewritten as its process rewrote it: by an adversary of its own
+// (adversary.Alone, a local attack whose stream comes from the seed,
+// with the stale attack of cfg.Async.Stale).
 //
 // A node's calls depend only on its own log and on the messages it is
 // handed, and a message is its sender's Outbox of that step; so the
@@ -86,8 +90,17 @@ func Replay(ctx context.Context, cfg Config, nodes []*node.Node, logs [][]Replay
 	if len(logs) != n {
 		return fmt.Errorf("sim: replay of %d logs for %d nodes", len(logs), n)
 	}
-	if len(cfg.Adversary.Byzantine) > 0 {
-		return fmt.Errorf("sim: Byzantine nodes in a replay: not supported yet")
+	// A Byzantine node process rewrote its outbox with its own adversary
+	// (adversary.Alone: a local attack, its stream from the seed); so does
+	// the replay.
+	advs := map[int]*adversary.Adversary{}
+	for _, b := range cfg.Adversary.Byzantine {
+		if cfg.Async.Flood > 0 {
+			return fmt.Errorf("sim: a replay of flooding Byzantine nodes: a node process does not flood")
+		}
+		if advs[b], err = adversary.Alone(cfg.Adversary, b, cfg.Identities[b]); err != nil {
+			return fmt.Errorf("sim: replay: %w", err)
+		}
 	}
 	sent := map[sentKey][]*wire.Message{}
 	pos := make([]int, n)
@@ -103,7 +116,7 @@ func Replay(ctx context.Context, cfg Config, nodes []*node.Node, logs [][]Replay
 		for i := range n {
 			for pos[i] < len(logs[i]) {
 				e := logs[i][pos[i]]
-				ok, err := r.replayEvent(i, e, cur, sent, steps)
+				ok, err := r.replayEvent(i, e, cur, sent, advs[i], steps)
 				if err != nil {
 					return fmt.Errorf("sim: replay of node %d, event %d (%s of step %d): %w", i, pos[i]+1, e.Ev, e.Step, err)
 				}
@@ -131,9 +144,9 @@ func Replay(ctx context.Context, cfg Config, nodes []*node.Node, logs [][]Replay
 	}
 }
 
-// replayEvent applies node i's event e; false if it must wait for a
-// message not yet sent.
-func (r *runner) replayEvent(i int, e ReplayEvent, cur []int, sent map[sentKey][]*wire.Message, steps func(StepRecord) error) (bool, error) {
+// replayEvent applies node i's event e (adv: node i's adversary, nil for
+// an honest node); false if it must wait for a message not yet sent.
+func (r *runner) replayEvent(i int, e ReplayEvent, cur []int, sent map[sentKey][]*wire.Message, adv *adversary.Adversary, steps func(StepRecord) error) (bool, error) {
 	nd := r.nodes[i]
 	switch e.Ev {
 	case "begin":
@@ -178,6 +191,11 @@ func (r *runner) replayEvent(i int, e ReplayEvent, cur []int, sent map[sentKey][
 			return false, fmt.Errorf("more than one exchange phase in asynchronous timing")
 		}
 		g := r.cfg.Graph.At(s)
+		if adv != nil {
+			if out, err = adv.RewriteAt(s, g, i, out, make([][]*wire.Message, len(r.nodes)), r.cfg.Async.Stale); err != nil {
+				return false, err
+			}
+		}
 		traffic, _, err := metrics.Traffic(g, i, out)
 		if err != nil {
 			return false, err
@@ -199,7 +217,7 @@ func (r *runner) replayEvent(i int, e ReplayEvent, cur []int, sent map[sentKey][
 		one := &metrics.Round{Evaluated: evaluate, Nodes: []metrics.NodeRound{{Node: i}}}
 		metrics.Record(one, g, r.byz, []node.Ready{rd})
 		nr := one.Nodes[0]
-		nr.Node, nr.BytesSent = i, traffic
+		nr.Node, nr.Byzantine, nr.BytesSent = i, r.byz[i], traffic
 		sr := stepRecord(e.T, s, nr, rd)
 		cur[i] = -1
 		if steps != nil {

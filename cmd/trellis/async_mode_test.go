@@ -9,12 +9,17 @@ import (
 )
 
 // The config's [timing] mode decides asynchronous timing; --mode picks
-// between the round modes otherwise, and a contradiction is refused.
+// between the round modes otherwise, and a contradiction is refused, as
+// is the simulator's flood pace (Byzantine nodes run).
 func TestTimingModeFromConfig(t *testing.T) {
 	async := config.TimingDefault()
 	asyncCfg := config.Config{Timing: &async}
 	byzantine := asyncCfg
 	byzantine.Adversary.Fraction = 0.2
+	flood := *asyncCfg.Timing
+	flood.Flood = 0.05
+	flooding := byzantine
+	flooding.Timing = &flood
 	for _, c := range []struct {
 		cfg     config.Config
 		flag    string
@@ -28,7 +33,8 @@ func TestTimingModeFromConfig(t *testing.T) {
 		{config.Config{}, "wallclock", true, cluster.Wallclock, ""},
 		{config.Config{}, "lockstep", false, cluster.Lockstep, ""},
 		{config.Config{}, "async", true, "", `needs [timing] mode = "async"`},
-		{byzantine, "lockstep", false, "", "run in the simulator (trellis run) only"},
+		{byzantine, "lockstep", false, cluster.Async, ""},
+		{flooding, "lockstep", false, "", "timing.flood is the Byzantine nodes' pace on the simulator's virtual clock"},
 	} {
 		got, err := timingMode(c.cfg, c.flag, c.changed)
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/data"
@@ -43,8 +44,8 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 // chooses between lock-step and wall-clock rounds otherwise.
 func timingMode(c config.Config, flag string, changed bool) (cluster.Mode, error) {
 	switch {
-	case c.Async() && (c.Adversary.Fraction > 0 || len(c.Adversary.IDs) > 0):
-		return "", errors.New(`Byzantine nodes in [timing] mode = "async" run in the simulator (trellis run) only: a deployed node does not craft attacks on its own steps yet; set adversary.fraction = 0 and no adversary.ids to launch`)
+	case c.Async() && c.Timing.Flood > 0:
+		return "", errors.New(`timing.flood is the Byzantine nodes' pace on the simulator's virtual clock: a deployed Byzantine node steps as fast as it trains; remove timing.flood to launch (the stale attack, timing.stale, runs)`)
 	case c.Async() && changed && flag != string(cluster.Async):
 		return "", fmt.Errorf("the config's [timing] mode is \"async\": --mode %s does not apply (the nodes run on their own steps)", flag)
 	case c.Async():
@@ -270,7 +271,16 @@ func nodeData(c config.Config, file string, id int) (data.TrainTest, error) {
 func clusterRun(d *experiment.Deployment) cluster.Run {
 	s := d.Setup
 	return cluster.Run{Nodes: s.Nodes, Rounds: s.Rounds, EvalEvery: s.EvalEvery, Graph: d.Graph, Drops: d.Drops,
-		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle, Async: s.Async != nil}
+		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle, Async: s.Async != nil, Stale: asyncStale(s)}
+}
+
+// asyncStale is the stale attack of an asynchronous setup (none in
+// rounds).
+func asyncStale(s experiment.Setup) adversary.Stale {
+	if s.Async == nil {
+		return adversary.Stale{}
+	}
+	return s.Async.Stale
 }
 
 // nodeProcess builds node id of the experiment (config c, setup s) as the
