@@ -2,11 +2,11 @@ package experiment
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/trellis-fl/trellis/aggregate"
 	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/sim"
 )
 
 // Warnings lists what is allowed but probably not meant: an explicit f =
@@ -22,15 +22,8 @@ func Warnings(c config.Config) []string {
 	if f, ok := c.ExplicitF(); ok && f == 0 && beta > 0 && (st.Name != "robust" || c.RobustTakesF()) {
 		out = append(out, fmt.Sprintf("strategy.f = 0 with %.0f %% of the nodes declared Byzantine: the rule tolerates no faulty input (it is then the plain rule); remove strategy.f for f = \"auto\"", 100*beta))
 	}
-	if t := c.Timing; c.Async() && t.Stragglers > 0 && t.Slowdown > 1 {
-		// Step counters drift: after k of its steps a fast node is about
-		// (1 − 1/slowdown)·k steps ahead of a straggler, so the bound
-		// starts dropping the stragglers' models after max_staleness /
-		// (1 − 1/slowdown) of the fast node's steps.
-		if at := float64(t.MaxStaleness) / (1 - 1/t.Slowdown); at < float64(c.Rounds) {
-			out = append(out, fmt.Sprintf("timing.max_staleness = %d with stragglers %g× slower: staleness counts the receiver's steps, and the counters drift apart, so after about %.0f of their %d steps the fast nodes drop every straggler's model as stale; raise max_staleness (e.g. to rounds = %d) to keep them (docs/methods/async.md)",
-				t.MaxStaleness, t.Slowdown, math.Ceil(at), c.Rounds, c.Rounds))
-		}
+	if w := stalenessDrift(c); w != "" {
+		out = append(out, w)
 	}
 	if !c.RobustTakesF() || beta == 0 {
 		return out
@@ -198,4 +191,36 @@ func Check(c config.Config) error {
 		}
 	}
 	return nil
+}
+
+// stalenessDrift is the warning of an asynchronous config whose staleness
+// bound cuts links within the run (sim.Schedule.Drift): nodes of
+// different step times (the seed's draws of compute and stragglers)
+// drift apart in steps, and staleness counts the receiver's steps.
+func stalenessDrift(c config.Config) string {
+	if !c.Async() {
+		return ""
+	}
+	t := c.Timing
+	sched, err := sim.NewSchedule(*asyncOf(t), c.Nodes, c.Seed)
+	if err != nil {
+		return "" // Validate says why
+	}
+	dyn, err := c.Graph()
+	if err != nil {
+		return ""
+	}
+	steps := make([]int, c.Nodes)
+	for i := range steps {
+		steps[i] = c.Rounds
+		if t.Horizon > 0 {
+			steps[i] = min(steps[i], int(t.Horizon/sched.Step[i]))
+		}
+	}
+	d := sched.Drift(dyn.At(0), steps, t.MaxStaleness)
+	if d.Cut == 0 {
+		return ""
+	}
+	return fmt.Sprintf("timing.max_staleness = %d: the nodes' step times differ (compute and stragglers), so their step counters drift apart and staleness, counted in the receiver's steps, grows step after step; %d of the %d links from a slower node get cut within the run, the first after about %d of node %d's %d steps (%.3g s a step; its in-neighbour %d: %.3g s), and from then on the receiver drops that neighbour's models as stale. max_staleness = %d keeps every link (docs/methods/async.md)",
+		t.MaxStaleness, d.Cut, d.Slower, d.At, d.Receiver, d.Steps, sched.Step[d.Receiver], d.Sender, sched.Step[d.Sender], d.Keep)
 }

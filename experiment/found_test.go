@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -271,20 +272,55 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	}
 }
 
-// TestAsyncStalenessBoundWarns: a staleness bound that the stragglers'
-// drifting step counters cross within the run warns with the step it
-// starts dropping them at; one above the drift does not.
+// TestAsyncStalenessBoundWarns: a staleness bound that the drifting step
+// counters of nodes of different speeds cross within the run warns with
+// the step it starts dropping a slower neighbour's models at and the
+// bound that keeps every link; one above the drift does not. Steps of 1 s
+// and stragglers of 5 s: a straggler's model arrives every 5 of a fast
+// node's steps, k·(1 − 1/5) + 1 steps old at its step k (the simulator's
+// staleness at steps 5, 10, …, 25 is 5, 9, …, 21, checked below), so a
+// bound of 8 is passed after (8 − 1)/0.8 = 8.75 steps and 30·0.8 + 1 = 25
+// keeps every link.
 func TestAsyncStalenessBoundWarns(t *testing.T) {
-	c, err := config.Parse([]byte("rounds = 30\n[strategy]\nname = \"async_mean\"\n[timing]\nmode = \"async\"\nmax_staleness = 8\nstragglers = 0.2\nslowdown = 5.0\n"), "a.toml")
+	text := "nodes = 10\nrounds = 30\n[data]\nsamples = 2000\n[model]\nkind = \"logreg\"\n[topology]\nkind = \"kregular\"\nk = 4\n[strategy]\nname = \"async_mean\"\n[timing]\nmode = \"async\"\nmax_staleness = 8\nstragglers = 0.2\nslowdown = 5.0\n"
+	c, err := config.Parse([]byte(text), "a.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 8 / (1 − 1/5) = 10 of 30 steps.
-	if w := strings.Join(Warnings(c), "\n"); !strings.Contains(w, "after about 10 of their 30 steps") {
-		t.Errorf("warnings %q, want the drift past max_staleness = 8 after 10 steps", w)
+	w := strings.Join(Warnings(c), "\n")
+	for _, want := range []string{"the first after about 9 of node ", "'s 30 steps (1 s a step; its in-neighbour ", ": 5 s)", "max_staleness = 25 keeps every link"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings %q, want %q", w, want)
+		}
 	}
-	c.Timing.MaxStaleness = 24 // 24 / 0.8 = 30: not within the run
+	c.Timing.MaxStaleness = 25
 	if w := strings.Join(Warnings(c), "\n"); strings.Contains(w, "max_staleness") {
-		t.Errorf("max_staleness 24 over 30 steps warned: %q", w)
+		t.Errorf("max_staleness 25 over 30 steps warned: %q", w)
+	}
+	// The estimate against the simulator's staleness: a fast node's
+	// largest input staleness at its steps 5, 10, …, 25.
+	out := t.TempDir()
+	if _, err := RunToDir(t.Context(), c, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	steps, err := rundir.ReadSteps(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := map[int][]int{}
+	for _, st := range steps {
+		if st.Step%5 == 0 && st.Step > 0 {
+			fast[st.Node] = append(fast[st.Node], st.MaxStaleness)
+		}
+	}
+	want := []int{5, 9, 13, 17, 21}
+	seen := 0
+	for _, got := range fast {
+		if slices.Equal(got, want) {
+			seen++
+		}
+	}
+	if seen == 0 {
+		t.Errorf("no node's staleness at steps 5, 10, …, 25 is %v: %v", want, fast)
 	}
 }

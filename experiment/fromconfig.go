@@ -88,11 +88,7 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 	}
 	s.ByzantineIdle, s.Claims = c.Adversary.Idle, ClaimAttack(c)
 	if c.Async() {
-		t := c.Timing
-		s.Async = &sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
-			Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown,
-			Window: t.Window, Horizon: t.Horizon, Flood: t.Flood, Stale: adversary.Stale{On: t.Stale > 0, Step: t.Stale}}
-		s.MaxStaleness = t.MaxStaleness
+		s.Async, s.MaxStaleness = asyncOf(c.Timing), c.Timing.MaxStaleness
 	}
 	s.Privacy = privacySetup(c)
 	if err := c.CheckSecAggGroups(); err != nil {
@@ -133,6 +129,13 @@ func BuildNode(c config.Config, i int, keys wire.KeySource, random seed.Source) 
 	}
 	s.Random = random
 	return s.BuildNode(i, keys)
+}
+
+// asyncOf is the simulator's asynchronous timing of [timing] t.
+func asyncOf(t *config.Timing) *sim.Async {
+	return &sim.Async{Compute: sim.Dist{Kind: t.Compute, A: t.ComputeA, B: t.ComputeB},
+		Latency: sim.Dist{Kind: t.Latency, A: t.LatencyA, B: t.LatencyB}, Stragglers: t.Stragglers, Slowdown: t.Slowdown,
+		Window: t.Window, Horizon: t.Horizon, Flood: t.Flood, Stale: adversary.Stale{On: t.Stale > 0, Step: t.Stale}}
 }
 
 // graphOf is c's topology as Setup.Graph builds it: for n nodes from the

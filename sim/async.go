@@ -196,6 +196,58 @@ func (s *Schedule) SyncRound(g *topology.Graph) float64 {
 	return round
 }
 
+// Drift is how the step counters of nodes of different step times drift
+// past a staleness bound (Schedule.Drift): staleness counts the
+// receiver's steps, so a receiver faster than its in-neighbour sees the
+// neighbour's models older by the step after step.
+type Drift struct {
+	// Slower is the number of links j → i whose sender is slower than
+	// its receiver (and gets a model to it within its steps); Cut those
+	// whose staleness passes the bound within the receiver's steps (from
+	// then on it drops the sender's models).
+	Slower, Cut int
+	// Receiver, Sender, At and Steps are the link cut first, in its
+	// receiver's steps: after about At of its Steps.
+	Receiver, Sender, At, Steps int
+	// Keep is the smallest bound that cuts no link.
+	Keep int
+}
+
+// Drift estimates, on graph g (each node i taking steps[i] steps), which
+// links a staleness bound cuts. A sender j slower than its receiver i
+// (step times t_j > t_i) has its first model arrive at about i's step
+// t_j/t_i, and link j → i's staleness at i's step k is then about
+// k·(1 − t_i/t_j) + 1 (j's counter falls behind at the ratio of their
+// step times, and its newest step is still in flight): the bound is
+// passed after about max(t_j/t_i, (bound − 1)/(1 − t_i/t_j)) of i's
+// steps. A sender none of whose models arrives within i's steps is not
+// counted. Latencies are left out.
+func (s *Schedule) Drift(g *topology.Graph, steps []int, bound int) Drift {
+	var d Drift
+	first := math.Inf(1)
+	for i := range g.N() {
+		for _, j := range g.In(i) {
+			ti, tj := s.Step[i], s.Step[j]
+			if j == i || !(tj > ti) || tj/ti >= float64(steps[i]) {
+				continue
+			}
+			d.Slower++
+			rate := 1 - ti/tj
+			d.Keep = max(d.Keep, int(math.Ceil(float64(steps[i])*rate+1)))
+			at := max(tj/ti, float64(bound-1)/rate)
+			if at >= float64(steps[i]) {
+				continue
+			}
+			d.Cut++
+			if at < first {
+				first = at
+				d.Receiver, d.Sender, d.At, d.Steps = i, j, int(math.Ceil(at)), steps[i]
+			}
+		}
+	}
+	return d
+}
+
 // stream is a generator for (seed, tag, id), seeded through SplitMix64.
 func stream(seed, tag, id uint64) *rand.Rand {
 	a := mix(seed ^ mix(tag))
