@@ -558,9 +558,12 @@ func strategyOptionsText() string {
 
 // DefaultsMap is Default as nested tables with the config's own
 // (snake_case) key names, for JSON output.
-func DefaultsMap() map[string]any {
+func DefaultsMap() map[string]any { return tomlMap(Default()) }
+
+// tomlMap is v as its TOML keys and values.
+func tomlMap(v any) map[string]any {
 	var buf bytes.Buffer
-	_ = toml.NewEncoder(&buf).Encode(Default())
+	_ = toml.NewEncoder(&buf).Encode(v)
 	var m map[string]any
 	_, _ = toml.Decode(buf.String(), &m)
 	return m

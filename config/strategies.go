@@ -70,10 +70,21 @@ func StrategiesDoc() []StrategyDoc {
 }
 
 // DefaultsJSON is what `trellis config defaults --json` prints: every
-// config key with its default (DefaultsMap), and under "strategies", which
-// is not a config key, the strategy registry (StrategiesDoc).
+// config key with its default (DefaultsMap); under "optional_sections",
+// the sections a config has only when it uses them ([consensus], [timing],
+// [worst_case]), each with its keys' defaults (a config that leaves such a
+// section out does not run with these values: it runs without it); and
+// under "strategies" the strategy registry (StrategiesDoc). Neither of the
+// last two is a config key.
 func DefaultsJSON() map[string]any {
 	m := DefaultsMap()
+	wc := WorstCase{Grid: WorstCaseGrid, Tolerance: WorstCaseTolerance, Refine: WorstCaseRefine, Confirm: WorstCaseConfirm}
+	m["optional_sections"] = map[string]any{
+		"consensus":  tomlMap(ConsensusDefault()),
+		"timing":     tomlMap(TimingDefault()),
+		"worst_case": tomlMap(wc),
+	}
 	m["strategies"] = StrategiesDoc()
 	return m
 }
+

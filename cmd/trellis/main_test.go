@@ -206,7 +206,7 @@ func TestCommandLineMessages(t *testing.T) {
 	}
 	out.Reset()
 	_ = run([]string{"config", "defaults", "--json"}, &out, &errb)
-	for _, k := range []string{`"global_test"`, `"f": "auto"`, `"eval_every"`} {
+	for _, k := range []string{`"global_test"`, `"f": "auto"`, `"eval_every"`, `"optional_sections"`, `"max_staleness": 8`, `"paillier_bits": 512`, `"tolerance"`} {
 		if !strings.Contains(out.String(), k) {
 			t.Errorf("config defaults --json lacks %s", k)
 		}
