@@ -50,4 +50,13 @@ kind = "ring"
 	if _, err := os.Stat(filepath.Join(out, "results.md")); err != nil {
 		t.Error(err)
 	}
+	// The method is the label, not a swept parameter, and a table's rows
+	// may still name it.
+	tab, err := PivotDir(out, PivotQuery{Rows: "consensus.method", Cols: "seed", Metric: "consensus_mse", Decimals: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tab, "| consensus.method ") || !strings.Contains(tab, "| dp_laplace_huang ") || !strings.Contains(tab, "| plain ") {
+		t.Errorf("table by consensus.method:\n%s", tab)
+	}
 }

@@ -30,12 +30,12 @@ func CompareValues(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// Values returns the distinct values runs take for key, sorted with
-// CompareValues; runs without the key are skipped.
+// Values returns the distinct values runs take for key (RunResult.Value),
+// sorted with CompareValues; runs without the key are skipped.
 func Values(runs []RunResult, key string) []string {
 	var vs []string
 	for _, r := range runs {
-		if v, ok := r.Params[key]; ok {
+		if v, ok := r.Value(key); ok {
 			vs = append(vs, v)
 		}
 	}
@@ -43,14 +43,14 @@ func Values(runs []RunResult, key string) []string {
 	return slices.Compact(vs)
 }
 
-// Filter returns the runs whose parameters include every key and value of
-// params, in their input order.
+// Filter returns the runs whose config values (RunResult.Value) include
+// every key and value of params, in their input order.
 func Filter(runs []RunResult, params map[string]string) []RunResult {
 	var out []RunResult
 next:
 	for _, r := range runs {
 		for k, v := range params {
-			if got, ok := r.Params[k]; !ok || got != v {
+			if got, ok := r.Value(k); !ok || got != v {
 				continue next
 			}
 		}

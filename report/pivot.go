@@ -27,8 +27,7 @@ func WritePivot(w io.Writer, runs []RunResult, rowKey, colKey, metric string, de
 		if k == LabelKey {
 			return r.Label, true
 		}
-		v, ok := r.Params[k]
-		return v, ok
+		return r.Value(k)
 	}
 	values := func(k string) ([]string, error) {
 		var vs []string

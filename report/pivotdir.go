@@ -7,8 +7,9 @@ import (
 )
 
 // PivotQuery is one table of a paper: a final metric with a row per value
-// of Rows and a column per value of Cols ("label" for the method), over
-// the runs whose swept keys have the values in Where.
+// of Rows and a column per value of Cols (config keys, swept or not, or
+// "label" for the method), over the runs whose config keys have the
+// values in Where (RunResult.Value).
 type PivotQuery struct {
 	Rows, Cols string
 	// Metric is a final metric, with or without its "final_" prefix
@@ -31,8 +32,8 @@ func PivotDir(dir string, q PivotQuery) (string, error) {
 		return "", fmt.Errorf("%s: no finished runs", dir)
 	}
 	for k := range q.Where {
-		if !slices.Contains(keys, k) {
-			return "", fmt.Errorf("where %s: not a swept key of %s (swept: %s)", k, dir, strings.Join(keys, ", "))
+		if _, ok := runs[0].Value(k); !ok {
+			return "", fmt.Errorf("where %s: not a config key of the runs in %s (swept: %s)", k, dir, strings.Join(keys, ", "))
 		}
 	}
 	runs = Filter(runs, q.Where)

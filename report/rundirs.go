@@ -448,8 +448,10 @@ func collectRuns(dir string) ([]RunResult, []string, error) {
 	}
 	slices.Sort(keys)
 	for i := range runs {
+		runs[i].Fixed = values[i]
 		for _, k := range keys {
 			runs[i].Params[k] = values[i][k]
+			delete(values[i], k)
 		}
 	}
 	return runs, keys, nil

@@ -250,10 +250,10 @@ With --rows and --cols it prints one final metric as a paper-style table instead
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&q.Rows, "rows", "", "swept key (or label) whose values make the table's rows")
-	f.StringVar(&q.Cols, "cols", "", "swept key (or label) whose values make the table's columns")
+	f.StringVar(&q.Rows, "rows", "", "config key (swept, or one the label names, e.g. consensus.method; or label) whose values make the table's rows")
+	f.StringVar(&q.Cols, "cols", "", "config key (as --rows) whose values make the table's columns")
 	f.StringVar(&q.Metric, "metric", "honest_local_acc", "final metric in the cells")
-	f.StringArrayVar(&where, "where", nil, "KEY=VALUE: only runs with this swept value (repeatable)")
+	f.StringArrayVar(&where, "where", nil, "KEY=VALUE: only runs with this config value (repeatable)")
 	f.IntVar(&q.Decimals, "decimals", 4, "digits after the point")
 	f.StringVar(&curve, "curve", "", "accuracy the plots draw for every run: honest_local_acc or honest_global_acc (default: each run's strategy picks, local for personalized methods, global for the others where measured)")
 	return cmd
