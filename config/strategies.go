@@ -87,4 +87,3 @@ func DefaultsJSON() map[string]any {
 	m["strategies"] = StrategiesDoc()
 	return m
 }
-

@@ -14,14 +14,14 @@ type RunResult struct {
 	// Strategy is the run's strategy.name, when known: the default
 	// accuracy curve follows it (Personalized).
 	Strategy string
-	Params   map[string]string  // swept key → value, e.g. "adversary.fraction": "0.3"
+	Params   map[string]string // swept key → value, e.g. "adversary.fraction": "0.3"
 	// Fixed is every other config key's value (config.Flatten), among
 	// them those the label is made of: a table's rows, columns and
 	// filters may name them too (Value).
-	Fixed map[string]string
-	Seed  uint64 // the run's experiment seed
-	Curves   map[string]Series  // metric name → per-round values, e.g. "honest_local_acc"
-	Final    map[string]float64 // final metrics, e.g. the mean over the last evaluated rounds
+	Fixed  map[string]string
+	Seed   uint64             // the run's experiment seed
+	Curves map[string]Series  // metric name → per-round values, e.g. "honest_local_acc"
+	Final  map[string]float64 // final metrics, e.g. the mean over the last evaluated rounds
 }
 
 // Value is the run's value of config key k: a swept parameter's, or any
