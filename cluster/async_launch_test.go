@@ -61,11 +61,12 @@ func TestAsyncLaunchReplays(t *testing.T) {
 	// Node-level DP, a release per step: with seeded randomness the
 	// replay draws the same noise, so the models, and each step's ε, are
 	// the cluster's.
-	// A Byzantine node (Gaussian noise, and from its step 4 on its step
-	// 4's vectors again, the stale attack): the replay crafts what its
-	// process crafted, so δ_max and the honest models are the cluster's.
+	// A Byzantine node (Gaussian noise, σ small enough that no model
+	// diverges, and from its step 4 on its step 4's vectors again, the
+	// stale attack): the replay crafts what its process crafted, so δ_max
+	// and the honest models are the cluster's.
 	t.Run("Byzantine", func(t *testing.T) {
-		byz := strings.Replace(asyncLaunchConfig, "[timing]\n", "[adversary]\nids = [3]\nattack = \"gaussian\"\n[timing]\nstale = 4\n", 1)
+		byz := strings.Replace(asyncLaunchConfig, "[timing]\n", "[adversary]\nids = [3]\nattack = \"gaussian\"\nsigma = 0.1\n[timing]\nstale = 4\n", 1)
 		asyncLaunchReplays(t, byz, "private", []string{"byz_weight", "byzantine"})
 	})
 	t.Run("node DP", func(t *testing.T) {
@@ -173,8 +174,17 @@ func asyncLaunchReplays(t *testing.T, text, randomness string, more []string) {
 		return
 	}
 	// The Byzantine nodes did attack: replayed with another attack stream
-	// (other noise, the same messages), an honest model is not the
-	// cluster's (one that diverged is NaN either way).
+	// (other noise, the same messages), an honest model that combined a
+	// Byzantine vector (a step with byz_weight > 0) is not the cluster's.
+	combined := false
+	for _, m := range replayed {
+		w, _ := m["byz_weight"].(float64)
+		combined = combined || w > 0
+	}
+	if !combined {
+		t.Log("no honest node combined a Byzantine vector (all came too late or too stale on a loaded machine): the attack's effect is not checked")
+		return
+	}
 	other, err := s.Build()
 	if err != nil {
 		t.Fatal(err)
