@@ -41,12 +41,12 @@ import (
 // With NodeConfig.StateDir the node writes its checkpoint after every
 // step; restarted with Resume it goes on from the step after it, from
 // the common start's clock (its horizon does not restart), and nobody
-// waits for it meanwhile. What the checkpoint does not keep: the inputs
-// pending when the process died (lost, as messages to a dead process
-// are) and the newest step taken from each sender (so a copy of a
-// sender's earlier message, still within max_staleness, is taken once
-// more). Its arrival log goes on with a "resume" event, which sim.Replay
-// refuses: the lost inputs cannot be replayed.
+// waits for it meanwhile. The checkpoint keeps the newest step taken
+// from each sender (node.Snapshot.Senders: a copy of an earlier message
+// is refused after the restart as before it), not the inputs pending when
+// the process died (lost, as messages to a dead process are). Its arrival
+// log goes on with a "resume" event, which sim.Replay refuses: the lost
+// inputs cannot be replayed.
 
 // Async is the asynchronous timing mode: each node on its own steps.
 const Async Mode = "async"

@@ -77,8 +77,14 @@ type checkpointMeta struct {
 	SHA256     string            `json:"sha256"`
 }
 
-// trainDataStream names the training data's position in the streams.
-const trainDataStream = "train_data"
+// trainDataStream names the training data's position in the streams;
+// sendersStream an asynchronous node's newest step taken from each sender
+// (node.Snapshot.Senders: 20 bytes each, the sender's id, step and
+// sequence number, little-endian).
+const (
+	trainDataStream = "train_data"
+	sendersStream   = "async_senders"
+)
 
 // Save writes c into dir (created if needed), replacing the checkpoint
 // there.
@@ -120,6 +126,13 @@ func Save(dir string, c *Checkpoint) error {
 		ModelState: len(s.ModelState), Optimizer: len(s.Optimizer), CopyOpt: len(s.CopyOptimizer),
 		Strategy: len(s.Strategy), Layers: len(layers),
 		Streams: map[string][]byte{trainDataStream: pos}, Config: c.Config, SHA256: hex.EncodeToString(sum[:])}
+	if len(s.Senders) > 0 {
+		var b []byte
+		for _, st := range s.Senders {
+			b = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(b, st.From), st.Step), st.Seq)
+		}
+		meta.Streams[sendersStream] = b
+	}
 	js, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return err
@@ -193,6 +206,16 @@ func Load(dir string) (*Checkpoint, error) {
 		}
 	}
 	for name, b := range meta.Streams {
+		if name == sendersStream {
+			if len(b)%20 != 0 {
+				return nil, fmt.Errorf("%s: asynchronous senders' steps of %d bytes, not a multiple of 20", jpath, len(b))
+			}
+			for k := 0; k < len(b); k += 20 {
+				c.Senders = append(c.Senders, node.SenderStep{From: binary.LittleEndian.Uint32(b[k:]),
+					Step: binary.LittleEndian.Uint64(b[k+4:]), Seq: binary.LittleEndian.Uint64(b[k+12:])})
+			}
+			continue
+		}
 		if name != trainDataStream {
 			return nil, fmt.Errorf("%s: a stream %q this trellis does not know", jpath, name)
 		}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -114,5 +115,39 @@ func TestAdamStateRoundTrip(t *testing.T) {
 	o2.Step(w2, g)
 	if !slices.Equal(w, w2) {
 		t.Errorf("Adam after restore: %v, want %v", w2, w)
+	}
+}
+
+// An asynchronous node's newest step and sequence number per sender
+// (node.Snapshot.Senders) survive Save and Load; a stream of a length
+// that is not whole entries is refused, naming it.
+func TestCheckpointKeepsAsyncSenders(t *testing.T) {
+	want := []node.SenderStep{{From: 1, Step: 5, Seq: 2}, {From: 4, Step: 1 << 40, Seq: 1}}
+	dir := t.TempDir()
+	if err := Save(dir, &Checkpoint{Snapshot: node.Snapshot{Node: 0, Round: 7, Params: []float32{1, 2}, Senders: want}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Senders, want) {
+		t.Errorf("senders %+v, want %+v", got.Senders, want)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, CheckpointJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(js, &meta); err != nil {
+		t.Fatal(err)
+	}
+	meta["streams"].(map[string]any)[sendersStream] = "AAAA" // 3 bytes
+	js, _ = json.Marshal(meta)
+	if err := os.WriteFile(filepath.Join(dir, CheckpointJSON), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "asynchronous senders") {
+		t.Errorf("a senders stream of 3 bytes: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/node"
@@ -320,4 +321,56 @@ func FuzzAsyncStep(f *testing.F) {
 		nodetest.Outbox(t, n)
 		nodetest.End(t, n, node.EndOptions{})
 	})
+}
+
+// A restored asynchronous node keeps the newest step and sequence number
+// it took from each sender (Snapshot.Senders): a copy of a message the
+// original took is refused as a duplicate and an older step as
+// superseded, as the original would; a fresh node takes both. A snapshot
+// with senders does not restore into a node of rounds.
+func TestAsyncRestoreKeepsSenders(t *testing.T) {
+	ids, dir := wire.SimIdentities(7, 3)
+	orig := asyncNode(t, 0, ids, dir, &strategy.AsyncMean{})
+	params := orig.Model().NumParams()
+	taken := vecAt(t, ids, 1, 5, 1, params)
+	nodetest.Begin(t, 3, hood12, orig)
+	if err := orig.Step(taken); err != nil {
+		t.Fatal(err)
+	}
+	nodetest.Outbox(t, orig)
+	nodetest.End(t, orig, node.EndOptions{})
+	snap, err := orig.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []node.SenderStep{{From: 1, Step: 5, Seq: 1}}; !slices.Equal(snap.Senders, want) {
+		t.Fatalf("snapshot senders %+v, want %+v", snap.Senders, want)
+	}
+	for _, restored := range []bool{true, false} {
+		n := asyncNode(t, 0, ids, dir, &strategy.AsyncMean{})
+		if restored {
+			if err := n.Restore(snap); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nodetest.Begin(t, 4, hood12, n)
+		errCopy, errOld := n.Step(taken), n.Step(vecAt(t, ids, 1, 4, 1, params))
+		nodetest.Outbox(t, n)
+		rd := nodetest.End(t, n, node.EndOptions{})
+		if !restored {
+			if errCopy != nil || len(rd.Ages) != 1 {
+				t.Errorf("a fresh node: %v, %v, inputs %+v; want the copy taken (and the older step superseded by it)", errCopy, errOld, rd.Ages)
+			}
+			continue
+		}
+		want := []node.Rejection{{From: 1, Reason: node.ReasonDuplicate, Count: 1}, {From: 1, Reason: node.ReasonSuperseded, Count: 1}}
+		slices.SortFunc(rd.Rejections, func(a, b node.Rejection) int { return strings.Compare(a.Reason, b.Reason) })
+		if errCopy == nil || errOld == nil || !slices.Equal(rd.Rejections, want) || len(rd.Ages) != 0 {
+			t.Errorf("restored: %v, %v, rejections %+v, inputs %+v; want both refused (%+v)", errCopy, errOld, rd.Rejections, rd.Ages, want)
+		}
+	}
+	rounds := nodetest.NewNode(t, 0, ids, dir, &strategy.FedAvg{})
+	if err := rounds.Restore(snap); err == nil || !strings.Contains(err.Error(), "asynchronous senders") {
+		t.Errorf("a snapshot with senders restored into a node of rounds: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -33,6 +34,19 @@ type Snapshot struct {
 	// TrainData is the training stream's position, so that a restored node
 	// draws the batches the original would have.
 	TrainData DataPosition
+	// Senders are, in asynchronous timing (Config.Async), the newest step
+	// and sequence number taken from each sender, in sender order, so that
+	// a restored node refuses a copy of a message it took before as the
+	// original would (superseded, duplicate). Pending inputs are not kept:
+	// a restart loses them, as a dead process does.
+	Senders []SenderStep
+}
+
+// SenderStep is the newest message an asynchronous node took from a
+// sender: its step and sequence number.
+type SenderStep struct {
+	From      uint32
+	Step, Seq uint64
 }
 
 // LayerState is one layer's state in a Snapshot (Layer.Snapshot's bytes).
@@ -110,6 +124,12 @@ func (n *Node) Snapshot() (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("node %d: its training data (%T) cannot say where it is", n.cfg.ID, n.cfg.TrainData)
 	}
 	s.TrainData.Resets, s.TrainData.Pos = td.Position()
+	if a := n.async; a != nil {
+		for id, st := range a.senders {
+			s.Senders = append(s.Senders, SenderStep{From: id, Step: st.step, Seq: st.seq})
+		}
+		slices.SortFunc(s.Senders, func(x, y SenderStep) int { return cmp.Compare(x.From, y.From) })
+	}
 	return s, nil
 }
 
@@ -132,6 +152,8 @@ func (n *Node) Restore(s Snapshot) error {
 		return fmt.Errorf("node %d: the snapshot has %d parameters, the model %d (another model?)", n.cfg.ID, len(s.Params), m.NumParams())
 	case len(s.ModelState) != len(m.State()):
 		return fmt.Errorf("node %d: the snapshot has %d model-state values, the model %d (another model?)", n.cfg.ID, len(s.ModelState), len(m.State()))
+	case len(s.Senders) > 0 && n.async == nil:
+		return fmt.Errorf("node %d: the snapshot holds asynchronous senders' steps, and the node runs in rounds", n.cfg.ID)
 	case len(s.Layers) != len(n.layers):
 		return fmt.Errorf("node %d: the snapshot has %d layers (%s), the node %d (%s)", n.cfg.ID, len(s.Layers), layerNames(s.Layers), len(n.layers), n.layerNames())
 	}
@@ -168,6 +190,15 @@ func (n *Node) Restore(s Snapshot) error {
 	}
 	if err := td.Seek(s.TrainData.Resets, s.TrainData.Pos); err != nil {
 		return fmt.Errorf("node %d: training data: %w", n.cfg.ID, err)
+	}
+	if a := n.async; a != nil {
+		clear(a.senders)
+		for _, st := range s.Senders {
+			if a.senders[st.From] != nil {
+				return fmt.Errorf("node %d: the snapshot lists sender %d twice", n.cfg.ID, st.From)
+			}
+			a.senders[st.From] = &asyncSender{step: st.Step, seq: st.Seq}
+		}
 	}
 	copy(m.Params(), s.Params)
 	copy(m.State(), s.ModelState)
