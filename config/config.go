@@ -527,6 +527,7 @@ func Defaults() string {
 #                        # (docs/methods/async.md); rounds is each node's
 #                        # number of steps. Its keys and their defaults:
 ` + timingDefaultsText() + `
+# inputs = "new"         # "latest": every in-neighbour's newest model each step
 # flood = 0.0            # > 0: the Byzantine nodes' time per step (flooding)
 # stale = 0              # > 0: from that step on they resend its vectors
 

@@ -25,6 +25,11 @@ type Timing struct {
 	// MaxStaleness is the largest staleness, in a receiver's steps, of an
 	// input its strategy sees; older ones are dropped and counted.
 	MaxStaleness int `toml:"max_staleness"`
+	// Inputs is what a step combines: "new" (or left out), what arrived
+	// since the node's last combine; "latest", every in-neighbour's newest
+	// model, again each step until a newer one replaces it or it passes
+	// max_staleness (node.Async.Latest).
+	Inputs string `toml:"inputs,omitempty"`
 	// Compute is the distribution of a node's time per step (drawn once
 	// per node), Latency that of a link's delay (once per link):
 	// "constant" (a), "uniform" (on [a, b]) or "lognormal" (median a,
@@ -101,6 +106,9 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 		if t.Flood != 0 || t.Stale != 0 {
 			bad("timing.flood/stale", fmt.Sprintf("%v/%d", t.Flood, t.Stale), `attacks of asynchrony: need mode = "async"`)
 		}
+		if t.Inputs != "" {
+			bad("timing.inputs", fmt.Sprintf("%q", t.Inputs), `what an asynchronous step combines: need mode = "async"`)
+		}
 		return nil
 	case "async":
 	default:
@@ -108,6 +116,9 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 		return nil
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if t.Inputs != "" && t.Inputs != "new" && t.Inputs != "latest" {
+		bad("timing.inputs", fmt.Sprintf("%q", t.Inputs), `"new" (what arrived since the last combine) or "latest" (every in-neighbour's newest model)`)
+	}
 	if t.MaxStaleness < 0 || t.MaxStaleness > 100_000 {
 		bad("timing.max_staleness", t.MaxStaleness, "allowed range 0 to 100000 (steps)")
 	}

@@ -35,6 +35,8 @@ func TestTimingAsync(t *testing.T) {
 		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"lockstep\"\nstale = 2\n", `need mode = "async"`},
 		{base + "[adversary]\nfraction = 0.2\n[timing]\nmode = \"async\"\nflood = -1\n", "timing.flood = -1"},
 		{base + "[timing]\nmode = \"later\"\n", `timing.mode = "later"`},
+		{base + "[timing]\nmode = \"async\"\ninputs = \"all\"\n", `timing.inputs = "all"`},
+		{base + "[timing]\nmode = \"lockstep\"\ninputs = \"latest\"\n", `what an asynchronous step combines: need mode = "async"`},
 		{base + "[timing]\nmode = \"async\"\ncompute = \"uniform\"\ncompute_a = 2\ncompute_b = 1\n", "timing.compute_b = 1"},
 		{base + "[timing]\nmode = \"async\"\nlatency = \"gamma\"\n", `timing.latency = "gamma"`},
 		{base + "[timing]\nmode = \"async\"\nslowdown = 0.5\n", "timing.slowdown = 0.5"},
@@ -44,6 +46,9 @@ func TestTimingAsync(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error with %q", c.text, err, c.want)
 		}
+	}
+	if c, err := Parse([]byte(base+"[timing]\nmode = \"async\"\ninputs = \"latest\"\n"), "t"); err != nil || c.Timing.Inputs != "latest" {
+		t.Errorf("inputs = \"latest\": %v", err)
 	}
 	// DP runs in asynchronous timing, each step a release.
 	for _, mode := range []string{"mode = \"node\"\nnoise_multiplier = 1", "mode = \"sample\"\nnoise_multiplier = 1", "mode = \"ternary\"\ndelta = 0.01", "mode = \"laplace_decaying\"\ntarget_epsilon = 10"} {

@@ -96,9 +96,11 @@ type Setup struct {
 	Random seed.Source
 	// Async, if set, runs the nodes in asynchronous timing on the
 	// simulator's virtual clock (sim.Async), each node keeping inputs
-	// at most MaxStaleness of its steps old (node.Async).
+	// at most MaxStaleness of its steps old, and with LatestInputs every
+	// in-neighbour's newest model each step (node.Async).
 	Async        *sim.Async
 	MaxStaleness int
+	LatestInputs bool
 }
 
 // Defaults fills the zero fields of s: a complete graph, local-only nodes,
@@ -335,7 +337,7 @@ func (p *plan) node(i int, keys wire.KeySource) (*node.Node, error) {
 		Identity:     id, Directory: dir, Seed: s.Seed, Random: s.Random, Rounds: s.Rounds,
 	}
 	if s.Async != nil {
-		cfg.Async = &node.Async{MaxStaleness: s.MaxStaleness}
+		cfg.Async = &node.Async{MaxStaleness: s.MaxStaleness, Latest: s.LatestInputs}
 	}
 	if s.Trust != nil {
 		tl, err := trustlayer.New(id, dir, *s.Trust)

@@ -14,7 +14,8 @@ import (
 // Begin(step, hood), Train, Outbox, End — with its step counter in place
 // of the round: it trains, sends its model to its out-neighbours with the
 // step in the messages' round field, and combines what arrived since its
-// last combine. Step may come at any time, also between End and the next
+// last combine (with Async.Latest, every in-neighbour's newest model).
+// Step may come at any time, also between End and the next
 // Begin. What the node checks itself, as in synchronous rounds and before
 // any signature is verified: the sender is one of the current
 // neighbourhood's in-neighbours, the kind and size are ones the node takes;
@@ -48,6 +49,12 @@ type Async struct {
 	// MaxStaleness is the largest staleness, in the node's own steps, of
 	// an input the strategy may see.
 	MaxStaleness int
+	// Latest keeps each sender's newest set past the step that combined
+	// it: every step combines every in-neighbour's newest model (AD-PSGD's
+	// rule) with its staleness growing, until a newer step replaces it or
+	// it passes MaxStaleness. Without it a step combines only what arrived
+	// since the last (FedAsync's rule).
+	Latest bool
 }
 
 // Reasons of the asynchronous checks' refusals (Ready.Rejections).
@@ -59,6 +66,7 @@ const (
 // asyncState is what an asynchronous node keeps of its senders.
 type asyncState struct {
 	max     int
+	latest  bool // Async.Latest
 	senders map[uint32]*asyncSender
 	ids     []uint32 // End's scratch
 }
@@ -83,7 +91,7 @@ func newAsync(cfg Config) (*asyncState, error) {
 			return nil, fmt.Errorf("node %d: layer %s in asynchronous timing: it needs its peers' messages of one round, and steps have none (the layers defined for asynchronous steps are DP's)", cfg.ID, l.Name())
 		}
 	}
-	return &asyncState{max: a.MaxStaleness, senders: map[uint32]*asyncSender{}}, nil
+	return &asyncState{max: a.MaxStaleness, latest: a.Latest, senders: map[uint32]*asyncSender{}}, nil
 }
 
 // age is how many of the node's steps a message of step s is behind.
@@ -157,7 +165,8 @@ func (n *Node) forget(id uint32, s *asyncSender) {
 
 // asyncInbox moves the pending sets into the round's inbox, in sender
 // order, each vector with its staleness, dropping (and counting) those
-// over the bound; with keep it only drops them.
+// over the bound; with keep it only drops them. With Async.Latest a set
+// within the bound stays the sender's, to be combined again next step.
 func (n *Node) asyncInbox(keep bool) {
 	a := n.async
 	a.ids = a.ids[:0]
@@ -179,6 +188,8 @@ func (n *Node) asyncInbox(keep bool) {
 				n.rs.inbox = append(n.rs.inbox, strategy.Incoming{From: int(id), Tag: h.m.Payload.Tag, Vector: h.m.Payload.Data, Staleness: age})
 			}
 		}
-		n.forget(id, s)
+		if keep || age > a.max || !a.latest {
+			n.forget(id, s)
+		}
 	}
 }

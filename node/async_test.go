@@ -374,3 +374,62 @@ func TestAsyncRestoreKeepsSenders(t *testing.T) {
 		t.Errorf("a snapshot with senders restored into a node of rounds: %v", err)
 	}
 }
+
+// With Async.Latest a sender's newest set stays the node's input step
+// after step, its staleness growing, until a newer step replaces it or it
+// passes max_staleness (then refused as stale once and forgotten); without
+// it a step combines only what arrived since the last.
+func TestAsyncLatestKeepsEachSendersNewest(t *testing.T) {
+	ids, dir := wire.SimIdentities(7, 3)
+	for _, latest := range []bool{false, true} {
+		rec := &asyncRecorder{}
+		n := nodetest.NewNode(t, 0, ids, dir, rec, func(c *node.Config) { c.Async = &node.Async{MaxStaleness: 3, Latest: latest} })
+		params := n.Model().NumParams()
+		ages := func(step int, msgs ...*wire.Message) ([]int, []node.Rejection) {
+			t.Helper()
+			nodetest.Begin(t, step, hood12, n)
+			for _, m := range msgs {
+				if err := n.Step(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			nodetest.Outbox(t, n)
+			rd := nodetest.End(t, n, node.EndOptions{})
+			var out []int
+			for _, in := range rec.seen {
+				out = append(out, in.From*100+in.Staleness)
+			}
+			if len(rd.Ages) != len(rec.seen) {
+				t.Fatalf("step %d: %d ages for %d inputs", step, len(rd.Ages), len(rec.seen))
+			}
+			return out, rd.Rejections
+		}
+		got := [][]int{}
+		a, _ := ages(5, vecAt(t, ids, 1, 5, 1, params), vecAt(t, ids, 2, 4, 1, params))
+		got = append(got, a)
+		a, _ = ages(6, vecAt(t, ids, 2, 6, 1, params))
+		got = append(got, a)
+		a, _ = ages(8)
+		got = append(got, a)
+		a, rej := ages(9)
+		got = append(got, a)
+		// Inputs as sender·100 + staleness.
+		want := [][]int{{100, 201}, {200}, nil, nil}
+		wantRej := []node.Rejection(nil)
+		if latest {
+			// Step 8: node 1's step 5 is 3 old, node 2's step 6 2 old;
+			// step 9: node 1's is 4 > 3, refused once.
+			want = [][]int{{100, 201}, {101, 200}, {103, 202}, {203}}
+			wantRej = []node.Rejection{{From: 1, Reason: node.ReasonStale, Count: 1}}
+		}
+		for k := range want {
+			if !slices.Equal(got[k], want[k]) {
+				t.Errorf("latest %v: inputs %v, want %v", latest, got, want)
+				break
+			}
+		}
+		if !slices.Equal(rej, wantRej) {
+			t.Errorf("latest %v: step 9's rejections %+v, want %+v", latest, rej, wantRej)
+		}
+	}
+}

@@ -12,8 +12,9 @@
 //	go run ./bench/async [-rounds 30]
 //
 // With -study it runs the study of docs/results/async.md instead (40
-// nodes, an MLP, robust rules, Byzantine nodes; study.go), with
-// -async-attacks that study's flood and stale runs.
+// nodes, an MLP, robust rules, Byzantine nodes; study.go; -inputs latest
+// makes its asynchronous steps combine every in-neighbour's newest
+// model), with -async-attacks that study's flood and stale runs.
 package main
 
 import (
@@ -113,6 +114,9 @@ func run(c config.Config) []float64 {
 	return acc
 }
 
+// asyncInputs is the study's asynchronous runs' timing.inputs (-inputs).
+var asyncInputs string
+
 func main() {
 	rounds := flag.Int("rounds", 30, "synchronous rounds; the asynchronous run stops at the virtual time they take")
 	maxStale := flag.Int("max-staleness", 8, "timing.max_staleness of the first asynchronous run (the second has none: 100000)")
@@ -120,6 +124,7 @@ func main() {
 	samples := flag.Int("samples", 6000, "-study: MNIST samples")
 	frac := flag.Float64("async-frac", 0.5, "-study: the asynchronous runs' horizon, a fraction of the synchronous runs' virtual time")
 	attacks := flag.Bool("async-attacks", false, "the study's flood and stale runs instead")
+	flag.StringVar(&asyncInputs, "inputs", "", `-study: the asynchronous runs' timing.inputs ("new", the default, or "latest")`)
 	flag.Parse()
 	if *attacks {
 		attacksOfAsynchrony(*rounds, *samples, *frac)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log"
 	"math"
@@ -120,7 +121,7 @@ func study(rounds, samples int, frac float64) {
 	// which decays with step/rounds, decays over the run as in rounds.
 	asyncRounds := stepsBy(sched, H)
 	fmt.Printf("40 nodes, MLP (32 hidden) on MNIST (%d samples, Dirichlet default), 6-regular graph; steps lognormal median 1 s (spread 0.2), 20 %% stragglers 5× slower, links 0.05–0.2 s\n", samples)
-	fmt.Printf("synchronous: %d rounds of %.3f virtual s = %.1f s; asynchronous: horizon %.1f s (%.2f of it), at most %d steps, windows of 1 s\n\n", rounds, round, T, H, frac, asyncRounds)
+	fmt.Printf("synchronous: %d rounds of %.3f virtual s = %.1f s; asynchronous: horizon %.1f s (%.2f of it), at most %d steps, windows of 1 s, inputs %q\n\n", rounds, round, T, H, frac, asyncRounds, cmp.Or(asyncInputs, "new"))
 	fmt.Println("| attack | rule | sync acc at T/4 | T/2 | T | async acc at T/8 | T/4 | T/2 | async first ≥ sync's final acc (s) | sync δ_max | async δ_max | async δ_max after T/4 | async max_staleness 8, acc at T/2 |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, atk := range studyAttacks {
@@ -130,7 +131,7 @@ func study(rounds, samples int, frac float64) {
 			asyncOf := func(maxStale int) series {
 				c := parseS(fmt.Sprintf(studyBase, 1, samples) + rule.text + atk.text + fmt.Sprintf(timing, maxStale))
 				c.Rounds = asyncRounds
-				c.Timing.Horizon = H
+				c.Timing.Horizon, c.Timing.Inputs = H, asyncInputs
 				return runSeries(c)
 			}
 			asy := asyncOf(100000)
