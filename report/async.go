@@ -59,8 +59,12 @@ func writeAsyncRun(md *bytes.Buffer, name string, c config.Config, clock *rundir
 		clock.SyncRound, counted(s.SyncRounds, "round"))
 	fmt.Fprintf(md, "- Gain over synchronous rounds (a node's steps per synchronous round's time): min %.3f, median %.3f, max %.3f.\n",
 		s.GainMin, s.GainMedian, s.GainMax)
-	fmt.Fprintf(md, "- Staleness of the %d inputs combined: mean %.3f; the steps' largest: p50 %d, p90 %d, p99 %d, max %d; %d steps combined no input.\n",
-		s.Inputs, s.MeanStaleness, s.StaleP50, s.StaleP90, s.StaleP99, s.StaleMax, s.NoInputs)
+	which := "what arrived since the node's last combine"
+	if c.Timing != nil && c.Timing.Inputs == "latest" {
+		which = "every in-neighbour's newest model"
+	}
+	fmt.Fprintf(md, "- Staleness of the %d inputs combined (each step: %s): mean %.3f; the steps' largest: p50 %d, p90 %d, p99 %d, max %d; %d steps combined no input.\n",
+		s.Inputs, which, s.MeanStaleness, s.StaleP50, s.StaleP90, s.StaleP99, s.StaleMax, s.NoInputs)
 	writeAsyncPrivacy(md, steps)
 	md.WriteString("\n")
 	type win struct {
