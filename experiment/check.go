@@ -10,8 +10,10 @@ import (
 )
 
 // Warnings lists what is allowed but probably not meant: an explicit f =
-// 0 against a declared adversary, and f = "auto" capped below the declared
-// fraction by what the rule tolerates at a node's in-degree.
+// 0 against a declared adversary, f = "auto" capped below the declared
+// fraction by what the rule tolerates at a node's in-degree, and in
+// asynchronous timing a staleness bound that cuts links within the run
+// and a robust rule combining only the inputs since the last step.
 func Warnings(c config.Config) []string {
 	if c.Consensus != nil {
 		return nil // task type consensus: no strategy, rule or adversary to warn about
@@ -24,6 +26,9 @@ func Warnings(c config.Config) []string {
 	}
 	if w := stalenessDrift(c); w != "" {
 		out = append(out, w)
+	}
+	if c.Async() && c.Timing.Inputs != "latest" && st.Name == "robust" && beta > 0 {
+		out = append(out, fmt.Sprintf("robust rule %s in asynchronous timing with %.0f %% of the nodes declared Byzantine: each step combines only what arrived since the last (timing.inputs = \"new\"), often one to five inputs, of which one Byzantine can take half the weight; timing.inputs = \"latest\" combines every neighbour's newest model (in docs/results/async.md it kept the median's and the trimmed mean's δ_max)", st.Rule, 100*beta))
 	}
 	if !c.RobustTakesF() || beta == 0 {
 		return out

@@ -324,3 +324,30 @@ func TestAsyncStalenessBoundWarns(t *testing.T) {
 		t.Errorf("no node's staleness at steps 5, 10, …, 25 is %v: %v", want, fast)
 	}
 }
+
+// A robust rule in asynchronous timing against declared Byzantine nodes
+// warns that a step sees only the inputs since the last, unless
+// timing.inputs = "latest"; without Byzantine nodes it does not.
+func TestAsyncRobustInputsWarns(t *testing.T) {
+	text := "nodes = 10\n[strategy]\nname = \"robust\"\nrule = \"median\"\n[adversary]\nfraction = 0.2\nattack = \"gaussian\"\n[timing]\nmode = \"async\"\nmax_staleness = 1000\n"
+	for _, c := range []struct {
+		extra string
+		warn  bool
+	}{{"", true}, {"inputs = \"latest\"\n", false}, {"inputs = \"new\"\n", true}} {
+		cfg, err := config.Parse([]byte(text+c.extra), "a.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(Warnings(cfg), "\n")
+		if got := strings.Contains(w, "robust rule median in asynchronous timing with 20 % of the nodes declared Byzantine"); got != c.warn {
+			t.Errorf("%q: warned %v, want %v: %q", c.extra, got, c.warn, w)
+		}
+	}
+	cfg, err := config.Parse([]byte(strings.Replace(text, "fraction = 0.2\nattack = \"gaussian\"\n", "", 1)), "a.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(Warnings(cfg), "\n"); strings.Contains(w, "robust rule") {
+		t.Errorf("no Byzantine nodes, and warned: %q", w)
+	}
+}
