@@ -27,7 +27,12 @@ type Config struct {
 	// Claims is what the coalition does with its topology claims (nodes
 	// with a trust layer only); the zero value sends them as made.
 	Claims ClaimAttack
-	Seed   uint64
+	// Inflate, in asynchronous timing (RewriteAt), numbers each Byzantine
+	// message this many steps ahead of its sender's step: a claim no
+	// receiver can check, which makes the message look fresh (staleness
+	// 0) to every receiver not that far ahead.
+	Inflate int
+	Seed    uint64
 }
 
 // localAttacks are the attacks a Byzantine node computes from what it has

@@ -138,7 +138,7 @@ func (a *Adversary) RewriteAt(step int, g *topology.Graph, b int, msgs []*wire.M
 		st.step[b], a.seq[b] = step, 0
 	}
 	for _, m := range out {
-		m.Round = uint64(step)
+		m.Round = uint64(step + a.cfg.Inflate)
 		a.seq[b]++
 		m.Seq = a.seq[b]
 		if err := wire.SignNoted(m, a.keys[b], a.memo); err != nil {

@@ -62,11 +62,12 @@ func TestAsyncLaunchReplays(t *testing.T) {
 	// replay draws the same noise, so the models, and each step's ε, are
 	// the cluster's.
 	// A Byzantine node (Gaussian noise, σ small enough that no model
-	// diverges, and from its step 4 on its step 4's vectors again, the
-	// stale attack): the replay crafts what its process crafted, so δ_max
-	// and the honest models are the cluster's.
+	// diverges; from its step 4 on its step 4's vectors again, the stale
+	// attack; its messages numbered 20 steps ahead): the replay crafts
+	// what its process crafted, so δ_max and the honest models are the
+	// cluster's.
 	t.Run("Byzantine", func(t *testing.T) {
-		byz := strings.Replace(asyncLaunchConfig, "[timing]\n", "[adversary]\nids = [3]\nattack = \"gaussian\"\nsigma = 0.1\n[timing]\nstale = 4\n", 1)
+		byz := strings.Replace(asyncLaunchConfig, "[timing]\n", "[adversary]\nids = [3]\nattack = \"gaussian\"\nsigma = 0.1\n[timing]\nstale = 4\ninflate = 20\n", 1)
 		asyncLaunchReplays(t, byz, "private", []string{"byz_weight", "byzantine"})
 	})
 	t.Run("node DP", func(t *testing.T) {

@@ -60,6 +60,10 @@ type Timing struct {
 	// Stale on, the vectors of that step again under fresh step numbers
 	// (adversary.Stale).
 	Stale int `toml:"stale,omitempty"`
+	// Inflate, if positive, makes the Byzantine nodes number their
+	// messages this many steps ahead of their own step, so that they look
+	// fresh to every receiver (adversary.Config.Inflate).
+	Inflate int `toml:"inflate,omitempty"`
 }
 
 // TimingDefault is [timing] with every key at its default.
@@ -103,8 +107,8 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 	}
 	switch t.Mode {
 	case "lockstep":
-		if t.Flood != 0 || t.Stale != 0 {
-			bad("timing.flood/stale", fmt.Sprintf("%v/%d", t.Flood, t.Stale), `attacks of asynchrony: need mode = "async"`)
+		if t.Flood != 0 || t.Stale != 0 || t.Inflate != 0 {
+			bad("timing.flood/stale/inflate", fmt.Sprintf("%v/%d/%d", t.Flood, t.Stale, t.Inflate), `attacks of asynchrony: need mode = "async"`)
 		}
 		if t.Inputs != "" {
 			bad("timing.inputs", fmt.Sprintf("%q", t.Inputs), `what an asynchronous step combines: need mode = "async"`)
@@ -173,11 +177,14 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 	if t.Stale < 0 {
 		bad("timing.stale", t.Stale, "≥ 0 (the step whose vectors the Byzantine nodes repeat; 0: none)")
 	}
+	if t.Inflate < 0 || t.Inflate > 1_000_000_000 {
+		bad("timing.inflate", t.Inflate, "0 to 1000000000 (the steps the Byzantine nodes claim to be ahead; 0: none)")
+	}
 	// Byzantine nodes run (sim/asyncbyz.go), except what needs rounds or a
 	// layer: idle nodes have no steps, topology lies need the trust layer.
 	byz := c.byzantineCount() > 0
-	if !byz && (t.Flood > 0 || t.Stale > 0) {
-		refuse("timing.flood and timing.stale are attacks of the Byzantine nodes; set adversary.fraction or adversary.ids")
+	if !byz && (t.Flood > 0 || t.Stale > 0 || t.Inflate > 0) {
+		refuse("timing.flood, timing.stale and timing.inflate are attacks of the Byzantine nodes; set adversary.fraction or adversary.ids")
 	}
 	if byz && c.Adversary.Idle {
 		refuse("adversary.idle: idle Byzantine nodes have no steps of their own in asynchronous timing")

@@ -89,6 +89,7 @@ func SetupOf(c config.Config, tt data.TrainTest) (Setup, error) {
 	s.ByzantineIdle, s.Claims = c.Adversary.Idle, ClaimAttack(c)
 	if c.Async() {
 		s.Async, s.MaxStaleness, s.LatestInputs = asyncOf(c.Timing), c.Timing.MaxStaleness, c.Timing.Inputs == "latest"
+		s.Inflate = c.Timing.Inflate
 	}
 	s.Privacy = privacySetup(c)
 	if err := c.CheckSecAggGroups(); err != nil {

@@ -101,6 +101,9 @@ type Setup struct {
 	Async        *sim.Async
 	MaxStaleness int
 	LatestInputs bool
+	// Inflate is the Byzantine nodes' step inflation in asynchronous
+	// timing (adversary.Config.Inflate).
+	Inflate int
 }
 
 // Defaults fills the zero fields of s: a complete graph, local-only nodes,
@@ -296,7 +299,7 @@ func (s Setup) Adversary() (adversary.Config, error) {
 // adversaryOf is the adversary of the Byzantine set byz.
 func (s Setup) adversaryOf(byz []int) adversary.Config {
 	return adversary.Config{Nodes: s.Nodes, Byzantine: byz, Attack: s.Attack, SameForAll: s.SameForAll,
-		Claims: s.Claims, Seed: s.Seed}
+		Claims: s.Claims, Inflate: s.Inflate, Seed: s.Seed}
 }
 
 // node builds node i.

@@ -163,3 +163,43 @@ func TestAsyncBalanceUnderALIE(t *testing.T) {
 		}
 	}
 }
+
+// Step inflation (adversary.Config.Inflate): a Byzantine node numbering
+// its messages 50 steps ahead of its own looks fresh to every receiver
+// (staleness 0), where the same node's messages without it, and every
+// honest neighbour's at the same pace, are a step old.
+func TestAsyncInflatedStepsLookFresh(t *testing.T) {
+	g, err := topology.Complete(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b = 1
+	a := Async{Compute: Dist{"constant", 1, 0}, Latency: Dist{"constant", 0.1, 0}, Slowdown: 1}
+	for _, inflate := range []int{0, 50} {
+		var inputs []gotInput
+		next := 0
+		asyncRecordsAdv(t, g, 7, a, 100, 2, false, func() strategy.Strategy {
+			s := &vecSpy{id: next, inputs: &inputs, shared: map[int][]float32{}}
+			next++
+			return s
+		}, adversary.Config{Byzantine: []int{b}, Inflate: inflate})
+		byz, honest := 0, 0
+		for _, in := range inputs {
+			want := 1
+			if in.from == b {
+				byz++
+				if inflate > 0 {
+					want = 0
+				}
+			} else {
+				honest++
+			}
+			if in.staleness != want {
+				t.Fatalf("inflate %d: node %d step %d: node %d's input is %d steps old, want %d", inflate, in.node, in.step, in.from, in.staleness, want)
+			}
+		}
+		if byz != 3*6 || honest == 0 {
+			t.Fatalf("inflate %d: %d Byzantine inputs (want 18) and %d honest", inflate, byz, honest)
+		}
+	}
+}

@@ -208,7 +208,13 @@ func (r *runner) replayEvent(i int, e ReplayEvent, cur []int, sent map[sentKey][
 				return false, err
 			}
 		}
-		sent[sentKey{i, s}] = kept
+		// Keyed by the step the messages carry: a Byzantine node's may
+		// claim another (adversary.Config.Inflate), and the receivers'
+		// logs name that one.
+		for _, m := range kept {
+			k := sentKey{i, int(m.Round)}
+			sent[k] = append(sent[k], m)
+		}
 		evaluate := r.evaluated(s)
 		rd, err := nd.End(node.EndOptions{Evaluate: evaluate, Global: r.cfg.Global})
 		if err != nil {

@@ -167,8 +167,10 @@ func study(rounds, samples int, frac float64) {
 
 // attacksOfAsynchrony (-async-attacks): the setting of the study, the
 // asynchronous runs only (no staleness bound, the same horizon), with the
-// Byzantine nodes flooding (alie models every 0.2 s) or stale (from their
-// step 3 on, their step-3 models, no other attack).
+// Byzantine nodes flooding (alie models every 0.2 s), stale (from their
+// step 3 on, their step-3 models, no other attack) or inflating their
+// step numbers (alie models claimed 1000 steps ahead, against the mean,
+// whose weights discount by staleness).
 func attacksOfAsynchrony(rounds, samples int, frac float64) {
 	t0 := time.Now()
 	c0 := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[0].text+fmt.Sprintf(timing, 100000), rounds)
@@ -178,18 +180,24 @@ func attacksOfAsynchrony(rounds, samples int, frac float64) {
 	asyncRounds := stepsBy(sched, H)
 	fmt.Println("| attack | rule | acc at horizon | δ_max | δ_max after T/8 | Byzantine nodes' local training batches |")
 	fmt.Println("|---|---|---:|---:|---:|---:|")
-	for _, atk := range []struct{ name, text string }{
-		{"20 % alie, flooding every 0.2 s", "[adversary]\nfraction = 0.2\nattack = \"alie\"\n"},
-		{"20 % stale from step 3 (no other attack)", "[adversary]\nfraction = 0.2\n"},
+	alie := "[adversary]\nfraction = 0.2\nattack = \"alie\"\n"
+	for _, atk := range []struct {
+		name, text string
+		rules      []int
+		set        func(t *config.Timing)
+	}{
+		{"20 % alie, flooding every 0.2 s", alie, []int{0, 1, 3}, func(t *config.Timing) { t.Flood = 0.2 }},
+		{"20 % stale from step 3 (no other attack)", "[adversary]\nfraction = 0.2\n", []int{0, 1, 3}, func(t *config.Timing) { t.Stale = 3 }},
+		// Step inflation matters only to a rule that discounts by
+		// staleness: the mean (async_mean); with both input rules.
+		{"20 % alie, steps inflated by 1000", alie, []int{0}, func(t *config.Timing) { t.Inflate = 1000 }},
+		{"20 % alie, steps inflated by 1000, inputs latest", alie, []int{0}, func(t *config.Timing) { t.Inflate, t.Inputs = 1000, "latest" }},
+		{"20 % alie, inputs latest (no inflation)", alie, []int{0}, func(t *config.Timing) { t.Inputs = "latest" }},
 	} {
-		for _, rule := range []int{0, 1, 3} {
+		for _, rule := range atk.rules {
 			c := parse(fmt.Sprintf(studyBase, 1, samples)+studyRules[rule].text+atk.text+fmt.Sprintf(timing, 100000), asyncRounds)
 			c.Timing.Horizon = H
-			if strings.Contains(atk.name, "flood") {
-				c.Timing.Flood = 0.2
-			} else {
-				c.Timing.Stale = 3
-			}
+			atk.set(c.Timing)
 			s := runSeries(c)
 			late := 0.0
 			if k := int(math.Ceil(H/4)) - 1; k < len(s.delta) {
