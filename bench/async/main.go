@@ -114,8 +114,13 @@ func run(c config.Config) []float64 {
 	return acc
 }
 
-// asyncInputs is the study's asynchronous runs' timing.inputs (-inputs).
-var asyncInputs string
+// asyncInputs is the study's asynchronous runs' timing.inputs (-inputs),
+// studySeed its runs' seed (-seed: the data split, the graph, the clock,
+// the Byzantine and straggler sets, the training).
+var (
+	asyncInputs string
+	studySeed   uint64 = 1
+)
 
 func main() {
 	rounds := flag.Int("rounds", 30, "synchronous rounds; the asynchronous run stops at the virtual time they take")
@@ -124,6 +129,7 @@ func main() {
 	samples := flag.Int("samples", 6000, "-study: MNIST samples")
 	frac := flag.Float64("async-frac", 0.5, "-study: the asynchronous runs' horizon, a fraction of the synchronous runs' virtual time")
 	attacks := flag.Bool("async-attacks", false, "the study's flood and stale runs instead")
+	flag.Uint64Var(&studySeed, "seed", 1, "-study: the seed of every run")
 	flag.StringVar(&asyncInputs, "inputs", "", `-study: the asynchronous runs' timing.inputs ("new", the default, or "latest")`)
 	flag.Parse()
 	if *attacks {

@@ -109,7 +109,11 @@ func at(v []float64, k int) float64 {
 
 func study(rounds, samples int, frac float64) {
 	t0 := time.Now()
-	parseS := func(text string) config.Config { return parse(text, rounds) }
+	parseS := func(text string) config.Config {
+		c := parse(text, rounds)
+		c.Seed = studySeed
+		return c
+	}
 	// The clock: the same for every run (it depends on the seed and
 	// [timing] alone).
 	ac := parseS(fmt.Sprintf(studyBase, 1, samples) + studyRules[0].text + fmt.Sprintf(timing, 8))
@@ -120,7 +124,7 @@ func study(rounds, samples int, frac float64) {
 	// the horizon, so no node stops before it, and BALANCE's radius,
 	// which decays with step/rounds, decays over the run as in rounds.
 	asyncRounds := stepsBy(sched, H)
-	fmt.Printf("40 nodes, MLP (32 hidden) on MNIST (%d samples, Dirichlet default), 6-regular graph; steps lognormal median 1 s (spread 0.2), 20 %% stragglers 5× slower, links 0.05–0.2 s\n", samples)
+	fmt.Printf("40 nodes, MLP (32 hidden) on MNIST (%d samples, Dirichlet default), 6-regular graph; steps lognormal median 1 s (spread 0.2), 20 %% stragglers 5× slower, links 0.05–0.2 s; seed %d\n", samples, studySeed)
 	fmt.Printf("synchronous: %d rounds of %.3f virtual s = %.1f s; asynchronous: horizon %.1f s (%.2f of it), at most %d steps, windows of 1 s, inputs %q\n\n", rounds, round, T, H, frac, asyncRounds, cmp.Or(asyncInputs, "new"))
 	fmt.Println("| attack | rule | sync acc at T/4 | T/2 | T | async acc at T/8 | T/4 | T/2 | async first ≥ sync's final acc (s) | sync δ_max | async δ_max | async δ_max after T/4 | async max_staleness 8, acc at T/2 |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
