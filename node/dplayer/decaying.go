@@ -1,7 +1,6 @@
 package dplayer
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -189,19 +188,14 @@ func (l *Decaying) End(rd *node.Ready) error {
 // Snapshot implements node.Layer: the ε spent and the releases so far.
 //
 //	version u8 (1), ε float64 bits u64, releases u64 (little endian)
-func (l *Decaying) Snapshot() ([]byte, error) {
-	b := []byte{stateVersion}
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.eps))
-	return binary.LittleEndian.AppendUint64(b, uint64(l.releases)), nil
-}
+func (l *Decaying) Snapshot() ([]byte, error) { return appendSpent(nil, l.eps, l.releases), nil }
 
 // Restore implements node.Layer.
 func (l *Decaying) Restore(b []byte) error {
-	if len(b) != 17 || b[0] != stateVersion {
+	if len(b) != spentBytes || b[0] != stateVersion {
 		return fmt.Errorf("decaying laplace layer: not a state of format %d", stateVersion)
 	}
-	l.eps = math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
-	l.releases = int(binary.LittleEndian.Uint64(b[9:]))
+	l.eps, l.releases = readSpent(b)
 	return nil
 }
 

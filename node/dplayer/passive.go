@@ -1,6 +1,7 @@
 package dplayer
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -50,6 +51,26 @@ func (releasing) ReleasesVectors() bool { return true }
 
 // ReleasePhase implements node.Releaser.
 func (releasing) ReleasePhase() int { return 0 }
+
+// spentBytes is the length of appendSpent's state: a version byte, the
+// privacy spent (ε or δ) as float64 bits and the releases so far, both
+// u64 little endian — the whole state of the layers with a closed-form
+// account (Decaying, Ternary) and the head of DecayingTracking's.
+const spentBytes = 17
+
+// appendSpent appends the state head of a layer that has spent spent over
+// releases releases.
+func appendSpent(b []byte, spent float64, releases int) []byte {
+	b = append(b, stateVersion)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(spent))
+	return binary.LittleEndian.AppendUint64(b, uint64(releases))
+}
+
+// readSpent reads appendSpent's head of b (at least spentBytes long, its
+// version checked by the caller).
+func readSpent(b []byte) (spent float64, releases int) {
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[1:])), int(binary.LittleEndian.Uint64(b[9:]))
+}
 
 // checkKeptModel is the check of the layers whose one release a round is
 // the model the node kept: vector m must be tagged as the model and be w

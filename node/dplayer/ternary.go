@@ -1,7 +1,6 @@
 package dplayer
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -171,19 +170,14 @@ func (l *Ternary) End(rd *node.Ready) error {
 // Snapshot implements node.Layer: the δ spent and the releases so far.
 //
 //	version u8 (1), δ float64 bits u64, releases u64 (little endian)
-func (l *Ternary) Snapshot() ([]byte, error) {
-	b := []byte{stateVersion}
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.delta))
-	return binary.LittleEndian.AppendUint64(b, uint64(l.releases)), nil
-}
+func (l *Ternary) Snapshot() ([]byte, error) { return appendSpent(nil, l.delta, l.releases), nil }
 
 // Restore implements node.Layer.
 func (l *Ternary) Restore(b []byte) error {
-	if len(b) != 17 || b[0] != stateVersion {
+	if len(b) != spentBytes || b[0] != stateVersion {
 		return fmt.Errorf("ternary layer: not a state of format %d", stateVersion)
 	}
-	l.delta = math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
-	l.releases = int(binary.LittleEndian.Uint64(b[9:]))
+	l.delta, l.releases = readSpent(b)
 	return nil
 }
 

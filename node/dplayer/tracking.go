@@ -177,9 +177,7 @@ func (l *DecayingTracking) End(rd *node.Ready) error {
 //
 //	version u8 (1), ε u64, releases u64, have u8 ×2, n u64, ref[0] and ref[1] as n float32 bits each (little endian)
 func (l *DecayingTracking) Snapshot() ([]byte, error) {
-	b := []byte{stateVersion}
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.eps))
-	b = binary.LittleEndian.AppendUint64(b, uint64(l.rels))
+	b := appendSpent(nil, l.eps, l.rels)
 	for _, h := range l.have {
 		var v byte
 		if h {
@@ -202,8 +200,7 @@ func (l *DecayingTracking) Restore(b []byte) error {
 	if len(b) != 27+8*n || b[0] != stateVersion || binary.LittleEndian.Uint64(b[19:]) != uint64(n) {
 		return fmt.Errorf("decaying laplace tracking layer: not a state of format %d for %d parameters", stateVersion, n)
 	}
-	l.eps = math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
-	l.rels = int(binary.LittleEndian.Uint64(b[9:]))
+	l.eps, l.rels = readSpent(b)
 	l.have = [2]bool{b[17] == 1, b[18] == 1}
 	for k := range l.ref {
 		for i := range l.ref[k] {
