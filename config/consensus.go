@@ -220,12 +220,8 @@ func (c Config) checkConsensusKeys(set func(section, key string) bool, swept fun
 // consensusDefaultsText lists [consensus]'s keys with their defaults, as
 // TOML comments, and the methods with the keys each reads.
 func consensusDefaultsText() string {
-	var b strings.Builder
-	_ = toml.NewEncoder(&b).Encode(ConsensusDefault())
 	var out strings.Builder
-	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		out.WriteString("# " + line + "\n")
-	}
+	out.WriteString(tomlComments(ConsensusDefault()) + "\n")
 	out.WriteString("# methods and the keys each reads besides method, dim, the initial values,\n# colluders and target:\n")
 	for _, n := range task.Names() {
 		m, _ := task.Lookup(n)

@@ -28,6 +28,19 @@ func sectionKey[T any](i int) string {
 	return strings.Split(reflect.TypeFor[T]().Field(i).Tag.Get("toml"), ",")[0]
 }
 
+// tomlComments is v encoded as TOML, each line a comment ("# key = value"),
+// without a final newline: how the defaults text lists an optional
+// section's keys.
+func tomlComments(v any) string {
+	var b strings.Builder
+	_ = toml.NewEncoder(&b).Encode(v)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	for i, l := range lines {
+		lines[i] = "# " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
 // sectionKeys are the dotted keys of section, T its type.
 func sectionKeys[T any](section string) []string {
 	var out []string

@@ -82,15 +82,7 @@ func (c *Config) fillTiming(md toml.MetaData) {
 }
 
 // timingDefaultsText is [timing]'s defaults as TOML comments.
-func timingDefaultsText() string {
-	var b strings.Builder
-	_ = toml.NewEncoder(&b).Encode(TimingDefault())
-	var out strings.Builder
-	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		out.WriteString("# " + line + "\n")
-	}
-	return strings.TrimSuffix(out.String(), "\n")
-}
+func timingDefaultsText() string { return tomlComments(TimingDefault()) }
 
 // distKinds are the distributions of compute and latency.
 var distKinds = []string{"constant", "uniform", "lognormal"}
