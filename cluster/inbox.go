@@ -54,16 +54,43 @@ type sender struct {
 func (s *sender) release(sl slot) []*wire.Message {
 	msgs := s.msgs[sl]
 	for _, m := range msgs {
-		var key [16]byte
-		copy(key[:], m.Sig[:])
-		delete(s.sigs, key)
-		s.count--
-		if size, err := wire.EncodedSize(m); err == nil {
-			s.bytes -= size
-		}
+		s.drop(m)
 	}
 	delete(s.msgs, sl)
 	return msgs
+}
+
+// sigKey is what tells m from a copy of it: the first 16 bytes of its
+// signature.
+func sigKey(m *wire.Message) (key [16]byte) {
+	copy(key[:], m.Sig[:])
+	return key
+}
+
+// hold counts m (size bytes on the wire) into the sender's buffer bounds,
+// or returns why it cannot be held: a copy of a held message, or beyond
+// the bounds.
+func (s *sender) hold(m *wire.Message, size int) (refused string) {
+	key := sigKey(m)
+	switch {
+	case s.sigs[key]:
+		return RefusedDuplicate
+	case s.count >= maxBufferedMessages || s.bytes+size > s.maxBytes:
+		return RefusedOverflow
+	}
+	s.sigs[key] = true
+	s.count++
+	s.bytes += size
+	return ""
+}
+
+// drop takes a held message out of the sender's buffer bounds.
+func (s *sender) drop(m *wire.Message) {
+	delete(s.sigs, sigKey(m))
+	s.count--
+	if size, err := wire.EncodedSize(m); err == nil {
+		s.bytes -= size
+	}
 }
 
 // inbox is where the connections' goroutines put what arrives, sorted by
@@ -182,19 +209,10 @@ func (in *inbox) handleMessage(frame []byte) bool {
 	if s.marked && s.mark.round == m.Round {
 		sl.phase = s.mark.phase + 1
 	}
-	var key [16]byte
-	copy(key[:], m.Sig[:])
-	if s.sigs[key] {
-		in.refused[RefusedDuplicate]++
+	if r := s.hold(m, len(frame)); r != "" {
+		in.refused[r]++
 		return true
 	}
-	if s.count >= maxBufferedMessages || s.bytes+len(frame) > s.maxBytes {
-		in.refused[RefusedOverflow]++
-		return true
-	}
-	s.sigs[key] = true
-	s.count++
-	s.bytes += len(frame)
 	s.msgs[sl] = append(s.msgs[sl], m)
 	return true
 }
@@ -325,20 +343,11 @@ func (in *inbox) take(order []int, sl slot) (msgs, late []*wire.Message) {
 // message still held, or one beyond its sender's bounds, is dropped. The
 // node checks the steps (superseded, stale) itself. in.mu is held.
 func (in *inbox) arrive(m *wire.Message, size int) {
-	s := in.senders[m.From]
-	var key [16]byte
-	copy(key[:], m.Sig[:])
-	switch {
-	case s.sigs[key]:
-		in.refused[RefusedDuplicate]++
-	case s.count >= maxBufferedMessages || s.bytes+size > s.maxBytes:
-		in.refused[RefusedOverflow]++
-	default:
-		s.sigs[key] = true
-		s.count++
-		s.bytes += size
-		in.arrivals = append(in.arrivals, m)
+	if r := in.senders[m.From].hold(m, size); r != "" {
+		in.refused[r]++
+		return
 	}
+	in.arrivals = append(in.arrivals, m)
 }
 
 // takeArrivals removes and returns the messages that arrived
@@ -349,14 +358,7 @@ func (in *inbox) takeArrivals() []*wire.Message {
 	msgs := in.arrivals
 	in.arrivals = nil
 	for _, m := range msgs {
-		s := in.senders[m.From]
-		var key [16]byte
-		copy(key[:], m.Sig[:])
-		delete(s.sigs, key)
-		s.count--
-		if size, err := wire.EncodedSize(m); err == nil {
-			s.bytes -= size
-		}
+		in.senders[m.From].drop(m)
 	}
 	return msgs
 }
