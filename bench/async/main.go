@@ -91,16 +91,9 @@ func clock(c config.Config) (*sim.Schedule, float64) {
 
 // run returns the honest global accuracy of each record.
 func run(c config.Config) []float64 {
-	tt, err := experiment.LoadData(c)
-	if err != nil {
-		log.Fatal(err)
-	}
-	s, err := experiment.SetupOf(c, tt)
-	if err != nil {
-		log.Fatal(err)
-	}
+	s := setupOf(c)
 	var acc []float64
-	err = s.Run(context.Background(), metrics.SinkFunc(func(r *metrics.Round) error {
+	err := s.Run(context.Background(), metrics.SinkFunc(func(r *metrics.Round) error {
 		a := math.NaN()
 		if r.Evaluated {
 			a = r.HonestGlobalAcc
@@ -112,6 +105,19 @@ func run(c config.Config) []float64 {
 		log.Fatal(err)
 	}
 	return acc
+}
+
+// setupOf is c's experiment setup, its data loaded; it exits on an error.
+func setupOf(c config.Config) experiment.Setup {
+	tt, err := experiment.LoadData(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := experiment.SetupOf(c, tt)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return s
 }
 
 // asyncInputs is the study's asynchronous runs' timing.inputs (-inputs),

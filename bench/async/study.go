@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/trellis-fl/trellis/config"
-	"github.com/trellis-fl/trellis/experiment"
 	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/sim"
 )
@@ -60,16 +59,9 @@ type series struct {
 }
 
 func runSeries(c config.Config) series {
-	tt, err := experiment.LoadData(c)
-	if err != nil {
-		log.Fatal(err)
-	}
-	s, err := experiment.SetupOf(c, tt)
-	if err != nil {
-		log.Fatal(err)
-	}
+	s := setupOf(c)
 	var out series
-	err = s.Run(contextBackground(), metrics.SinkFunc(func(r *metrics.Round) error {
+	err := s.Run(contextBackground(), metrics.SinkFunc(func(r *metrics.Round) error {
 		a := math.NaN()
 		if r.Evaluated {
 			a = r.HonestGlobalAcc
