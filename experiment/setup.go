@@ -296,6 +296,15 @@ func (s Setup) Adversary() (adversary.Config, error) {
 	return s.adversaryOf(byz), nil
 }
 
+// AsyncStale is the Byzantine nodes' stale attack in asynchronous timing
+// (none in rounds).
+func (s Setup) AsyncStale() adversary.Stale {
+	if s.Async == nil {
+		return adversary.Stale{}
+	}
+	return s.Async.Stale
+}
+
 // adversaryOf is the adversary of the Byzantine set byz.
 func (s Setup) adversaryOf(byz []int) adversary.Config {
 	return adversary.Config{Nodes: s.Nodes, Byzantine: byz, Attack: s.Attack, SameForAll: s.SameForAll,

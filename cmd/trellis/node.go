@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trellis-fl/trellis/adversary"
 	"github.com/trellis-fl/trellis/cluster"
 	"github.com/trellis-fl/trellis/config"
 	"github.com/trellis-fl/trellis/data"
@@ -271,16 +270,7 @@ func nodeData(c config.Config, file string, id int) (data.TrainTest, error) {
 func clusterRun(d *experiment.Deployment) cluster.Run {
 	s := d.Setup
 	return cluster.Run{Nodes: s.Nodes, Rounds: s.Rounds, EvalEvery: s.EvalEvery, Graph: d.Graph, Drops: d.Drops,
-		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle, Async: s.Async != nil, Stale: asyncStale(s)}
-}
-
-// asyncStale is the stale attack of an asynchronous setup (none in
-// rounds).
-func asyncStale(s experiment.Setup) adversary.Stale {
-	if s.Async == nil {
-		return adversary.Stale{}
-	}
-	return s.Async.Stale
+		Byzantine: d.Adversary.Byzantine, ByzantineIdle: s.ByzantineIdle, Async: s.Async != nil, Stale: s.AsyncStale()}
 }
 
 // nodeProcess builds node id of the experiment (config c, setup s) as the
