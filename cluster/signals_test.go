@@ -246,10 +246,31 @@ func TestLaunchStopsOnSignal(t *testing.T) {
 // with SIGKILL misses its phase markers; its peers close their phases at
 // the phase timeout and go on, and the monitor writes its records as
 // missing (it does not wait for them): the run completes, exit code 0,
-// every surviving node's record is there.
+// every surviving node's record is there, and the dead node's records
+// stop at its death (present, then missing, never present again).
+//
+// The kill is sent once the monitor has written two rounds, but the nodes
+// run ahead of the monitor: on a fast machine the victim may have finished
+// every round before the signal lands, and then nothing was tested. Such
+// an attempt is redone with more local work per round (the run's length in
+// rounds stays, since every round after a death costs a phase timeout).
 func TestLockstepDeadNodeIsMarkedMissing(t *testing.T) {
 	const nodes, rounds, victim = 5, 5, 2
-	l := startLaunch(t, logregFedAvg("dead-lockstep", nodes, rounds, 3, 600), "--phase-timeout", "2s")
+	for _, epochs := range []int{1, 20, 200} {
+		cfg := logregFedAvg("dead-lockstep", nodes, rounds, 3, 600) + fmt.Sprintf("[training]\nepochs = %d\n", epochs)
+		if died := lockstepDeath(t, cfg, nodes, rounds, victim); died || t.Failed() {
+			return
+		}
+		t.Logf("with %d local epochs node %d finished every round before the kill landed; again with more local work", epochs, victim)
+	}
+	t.Fatalf("node %d finished every round before the kill landed at every amount of local work", victim)
+}
+
+// lockstepDeath runs one attempt of TestLockstepDeadNodeIsMarkedMissing
+// and says whether the victim died before its last round.
+func lockstepDeath(t *testing.T, cfg string, nodes, rounds, victim int) bool {
+	t.Helper()
+	l := startLaunch(t, cfg, "--phase-timeout", "2s")
 	pid, _ := l.nodeProcess(victim)
 	waitUntil(t, "fewer than 2 rounds written", func() bool { return l.rounds() >= 2 })
 	_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -261,17 +282,22 @@ func TestLockstepDeadNodeIsMarkedMissing(t *testing.T) {
 	if len(recs) != nodes*rounds {
 		t.Fatalf("%d node records, want %d", len(recs), nodes*rounds)
 	}
+	diedAfter := -1 // the last round of which the victim's record came
 	for _, r := range recs {
-		if r.Missing && r.Node != victim && r.Round >= 2 {
+		switch {
+		case r.Node != victim && r.Missing && r.Round >= 2:
 			t.Errorf("node %d lost its record of round %d", r.Node, r.Round)
+		case r.Node == victim && !r.Missing:
+			if r.Round != diedAfter+1 {
+				t.Errorf("the dead node %d has a record of round %d after missing round %d", victim, r.Round, diedAfter+1)
+			}
+			diedAfter = r.Round
 		}
-	}
-	if last := recs[len(recs)-nodes+victim]; !last.Missing {
-		t.Errorf("the dead node %d has a record of the last round", victim)
 	}
 	if got := l.summaryRounds(); got != rounds {
 		t.Errorf("summary.csv: %d rounds, want %d", got, rounds)
 	}
+	return diedAfter < rounds-1
 }
 
 // TestLaunchStopsWhenANodeFails: a node that cannot start (its metrics
