@@ -527,10 +527,6 @@ func Defaults() string {
 #                        # (docs/methods/async.md); rounds is each node's
 #                        # number of steps. Its keys and their defaults:
 ` + timingDefaultsText() + `
-# inputs = "new"         # "latest": every in-neighbour's newest model each step
-# flood = 0.0            # > 0: the Byzantine nodes' time per step (flooding)
-# stale = 0              # > 0: from that step on they resend its vectors
-# inflate = 0            # > 0: they number their messages this many steps ahead
 
 # [trust] rules = "screen", the default, is the DMTT paper's topology trust
 # with the evidence rules that screen omission liars; rules = "spec" is the

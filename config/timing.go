@@ -82,7 +82,23 @@ func (c *Config) fillTiming(md toml.MetaData) {
 }
 
 // timingDefaultsText is [timing]'s defaults as TOML comments.
-func timingDefaultsText() string { return tomlComments(TimingDefault()) }
+func timingDefaultsText() string {
+	explain := map[string]string{
+		"flood":   "> 0: the Byzantine nodes' time per step (flooding)",
+		"stale":   "> 0: from that step on they resend its vectors",
+		"inflate": "> 0: they number their messages this many steps ahead",
+	}
+	lines := strings.Split(tomlComments(TimingDefault()), "\n")
+	for i, l := range lines {
+		key, _, _ := strings.Cut(strings.TrimPrefix(l, "# "), " =")
+		if e, ok := explain[key]; ok {
+			lines[i] = fmt.Sprintf("%-24s # %s", l, e)
+		}
+	}
+	// inputs is empty by default ("new"), which the encoder leaves out.
+	lines = append(lines, `# inputs = "new"         # "latest": every in-neighbour's newest model each step`)
+	return strings.Join(lines, "\n")
+}
 
 // distKinds are the distributions of compute and latency.
 var distKinds = []string{"constant", "uniform", "lognormal"}
