@@ -30,6 +30,9 @@ func Warnings(c config.Config) []string {
 	if c.Async() && c.Timing.Inputs != "latest" && st.Name == "robust" && beta > 0 {
 		out = append(out, fmt.Sprintf("robust rule %s in asynchronous timing with %.0f %% of the nodes declared Byzantine: each step combines only what arrived since the last (timing.inputs = \"new\"), often one to five inputs, of which one Byzantine can take half the weight; timing.inputs = \"latest\" combines every neighbour's newest model (in docs/results/async.md it kept the median's and the trimmed mean's δ_max)", st.Rule, 100*beta))
 	}
+	if w := asyncFixedF(c); w != "" {
+		out = append(out, w)
+	}
 	if !c.RobustTakesF() || beta == 0 {
 		return out
 	}
@@ -196,6 +199,33 @@ func Check(c config.Config) error {
 		}
 	}
 	return nil
+}
+
+// asyncFixedF is the warning of an asynchronous robust config whose
+// explicit f the rule cannot keep with the fewest inputs a step can have:
+// a step combines what has arrived, at first often the node's own model
+// alone, and a step with too few inputs keeps the node's model
+// (strategy.ErrKeptOwn).
+func asyncFixedF(c config.Config) string {
+	f, explicit := c.ExplicitF()
+	sp, ok := c.RobustSpec()
+	if !c.Async() || !explicit || f == 0 || !ok || !sp.TakesF() {
+		return ""
+	}
+	// The fewest inputs of a step that runs the rule: the own model alone,
+	// or for a rule around the own model one neighbour's (with none,
+	// robust runs no rule).
+	n := 1
+	for ; n <= c.Nodes; n++ {
+		if sp.MaxF(c.RuleParams(sp), n) >= f {
+			break
+		}
+	}
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf("strategy.f = %d in asynchronous timing: %s needs %d inputs for f = %d, and a step combines what has arrived (at the first steps often the node's own model alone); a step with fewer keeps the node's own model (kept_own, its inputs refused as too_few in steps.jsonl); f = \"auto\" resolves f at each step from the inputs it has",
+		f, c.Strategy.Rule, n, f)
 }
 
 // stalenessDrift is the warning of an asynchronous config whose staleness

@@ -351,3 +351,28 @@ func TestAsyncRobustInputsWarns(t *testing.T) {
 		t.Errorf("no Byzantine nodes, and warned: %q", w)
 	}
 }
+
+// An explicit f in asynchronous timing that the rule cannot keep with the
+// own model alone warns how many inputs it needs (a step with fewer keeps
+// the own model); f = "auto", and a rule around the own model (no
+// neighbour's input: no rule run), do not.
+func TestAsyncFixedFWarns(t *testing.T) {
+	for _, c := range []struct {
+		rule, f, want string
+	}{
+		{"trimmed_mean", "1", "trimmed_mean needs 3 inputs for f = 1"},
+		{"krum", "1", "krum needs 5 inputs for f = 1"},
+		{"trimmed_mean", "\"auto\"", ""},
+		{"msr", "1", ""},
+	} {
+		text := fmt.Sprintf("nodes = 10\n[topology]\nkind = \"kregular\"\nk = 6\n[strategy]\nname = \"robust\"\nrule = %q\nf = %s\n[adversary]\nfraction = 0.1\n[timing]\nmode = \"async\"\nmax_staleness = 1000\n", c.rule, c.f)
+		cfg, err := config.Parse([]byte(text), "a.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(Warnings(cfg), "\n")
+		if got := strings.Contains(w, "in asynchronous timing: "); c.want == "" && got || c.want != "" && !strings.Contains(w, c.want) {
+			t.Errorf("%s f = %s: warnings %q, want %q", c.rule, c.f, w, c.want)
+		}
+	}
+}

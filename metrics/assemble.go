@@ -24,7 +24,7 @@ func Record(rec *Round, g *topology.Graph, byz []bool, ready []node.Ready) {
 	for i, rd := range ready {
 		nr := &rec.Nodes[i]
 		nr.TrainLoss, nr.Steps = rd.Train.MeanLoss, rd.Train.Steps
-		nr.Rejected = rd.Rejected
+		nr.Rejected, nr.KeptOwn = rd.Rejected, rd.KeptOwn
 		nr.Diverged = rd.Diverged
 		nr.ByzWeight = byzWeight(rd.Weights, byz)
 		if i < g.N() {

@@ -26,6 +26,11 @@ type NodeRound struct {
 	// or size no phase takes, a full store) and its validator (signature,
 	// replay, a stale round, ...), per reason in node.Ready.Rejections.
 	Rejected int `json:"rejected"`
+	// KeptOwn: the strategy's rule could not run on the inputs that
+	// arrived (fewer than its f needs: a neighbour silent or refused, or
+	// in asynchronous timing not arrived yet), so the node kept its
+	// trained model (node.Ready.KeptOwn); those inputs count in Rejected.
+	KeptOwn bool `json:"kept_own,omitempty"`
 	// Missing marks a node whose record of the round never reached the
 	// driver (the cluster's monitor: a node process that died); its other
 	// fields are zero and the aggregates leave it out.

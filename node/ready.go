@@ -18,6 +18,10 @@ type Ready struct {
 	// set); Weights is the weight it gave each sender.
 	Combined bool
 	Weights  map[int]float64
+	// KeptOwn says the strategy's rule could not run on the inputs that
+	// arrived (strategy.ErrKeptOwn): the node kept its trained model, and
+	// those inputs are in Rejections with ReasonTooFew.
+	KeptOwn bool
 	// Reports are what the layers (in the node's order) and then the
 	// strategy (strategy.Reporter) said about the round, each with its own
 	// fields: the trust layer's TrustReport, a DP layer's PrivacyReport, a

@@ -29,6 +29,7 @@ const (
 	ReasonBufferFull  = "buffer_full"   // a message for later over the held store's bounds
 	ReasonTooFarAhead = "too_far_ahead" // a message more than maxAhead rounds ahead
 	ReasonLayer       = "layer"         // a layer's refusal without a reason of its own
+	ReasonTooFew      = "too_few"       // an input of a combine whose rule needs more (strategy.ErrKeptOwn)
 )
 
 // roundState is the node's position in the round protocol.
@@ -390,7 +391,16 @@ func (n *Node) End(o EndOptions) (Ready, error) {
 			return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Tag, b.Tag))
 		})
 		w, err := n.cfg.Strategy.Combine(n.view(), rs.inbox)
-		if err != nil {
+		switch {
+		case errors.Is(err, strategy.ErrKeptOwn):
+			// Too few inputs for the rule (a neighbour silent or refused):
+			// what a peer does not send must not stop the node. It keeps
+			// its model, and the inputs count as refused.
+			for _, in := range rs.inbox {
+				n.reject(uint32(in.From), ReasonTooFew)
+			}
+			w, rd.KeptOwn = map[int]float64{}, true
+		case err != nil:
 			rs.inbox = rs.inbox[:0]
 			return rd, fmt.Errorf("node %d round %d: %s: %w", n.cfg.ID, rs.r, n.cfg.Strategy.Name(), err)
 		}

@@ -96,6 +96,7 @@ var metricTable = []Metric{
 	{"claim_bytes", "bytes of topology claims sent", "bytes"},
 	{"byz_weight", "Byzantine weight", UnitWeight},
 	{"rejected", "messages refused", "messages"},
+	{"kept_own", "too few inputs for the rule's f, own model kept", "true/false"},
 	{"missing", "record missing (the node did not report)", "true/false"},
 	{"scores", "agreement scores given each sender", "0–1"},
 	{"epsilon", "ε so far", "ε at δ"},

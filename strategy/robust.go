@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -202,10 +203,10 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 			return nil, fmt.Errorf("%s has no own-vector form", s.Rule.Name())
 		}
 		if err := c.AggregateAround(out, w, s.xs); err != nil {
-			return nil, fmt.Errorf("%s around the own vector over %d neighbors: %w", s.Rule.Name(), len(s.xs), err)
+			return nil, keptOwn(fmt.Errorf("%s around the own vector over %d neighbors: %w", s.Rule.Name(), len(s.xs), err))
 		}
 	} else if err := s.Rule.Aggregate(out, s.xs); err != nil {
-		return nil, fmt.Errorf("%s over %d models: %w", s.Rule.Name(), len(s.xs), err)
+		return nil, keptOwn(fmt.Errorf("%s over %d models: %w", s.Rule.Name(), len(s.xs), err))
 	}
 	if s.Updates {
 		vec.Add(v.Model.Params(), v.Start, out)
@@ -231,6 +232,25 @@ func (s *RobustRule) Combine(v *View, in []Incoming) (map[int]float64, error) {
 		}
 	}
 	return weights, nil
+}
+
+// ErrKeptOwn is a Combine error that changed nothing: the strategy's rule
+// cannot run on the inputs that arrived (fewer than its f needs: a
+// neighbour silent, refused, or in asynchronous timing not arrived yet),
+// and the node's model stays as trained. The node goes on and counts those
+// inputs as refused (node.ReasonTooFew); any other Combine error stops it.
+// Keeping the own model is the choice that lets no input in when the rule
+// cannot tell which to trust (W-MSR keeps its own value when it would
+// discard every neighbour's).
+var ErrKeptOwn = errors.New("too few inputs for the rule: kept the own model")
+
+// keptOwn marks a rule's ErrTooFewInputs as ErrKeptOwn (Combine wrote
+// nothing before the rule ran).
+func keptOwn(err error) error {
+	if errors.Is(err, aggregate.ErrTooFewInputs) {
+		return fmt.Errorf("%w: %w", ErrKeptOwn, err)
+	}
+	return err
 }
 
 // fresh is in without the inputs staler than bound, in order; in itself
