@@ -123,7 +123,9 @@ type Strategy interface {
 	Share(v *View) []Outgoing
 	// Combine sets the node's next parameters from its own and what arrived
 	// (sorted by sender id, then tag) and returns the weight it gave each
-	// sender (senders it ignored may be omitted or given 0).
+	// sender (senders it ignored may be omitted or given 0). An error
+	// wrapping ErrKeptOwn says it changed nothing because too few inputs
+	// arrived, and the node goes on; any other error stops the node.
 	Combine(v *View, in []Incoming) (map[int]float64, error)
 }
 
