@@ -40,7 +40,10 @@
 // End was called, is dropped. Every refusal is counted against its sender
 // and reason in the round's Ready. The node takes the messages it is
 // handed; incoming vectors are read-only for strategies (a broadcast
-// message is shared by all its recipients).
+// message is shared by all its recipients). What a peer does not send
+// cannot stop the node either: when fewer inputs arrive than the
+// strategy's rule needs (strategy.ErrKeptOwn), End keeps the trained
+// model, says so (Ready.KeptOwn) and refuses those inputs as too_few.
 //
 // Asynchronous timing (Config.Async, async.go) drives the same calls a
 // third way: each node's step counter in place of the round, Step at any
