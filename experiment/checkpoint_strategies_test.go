@@ -15,6 +15,13 @@ import (
 // every node's messages go to every other, in sender order.
 func runRounds(t *testing.T, nodes []*node.Node, from, to int) {
 	t.Helper()
+	runRoundsLosing(t, nodes, from, to, nil)
+}
+
+// runRoundsLosing is runRounds where lost(r, from, to) loses the messages
+// of round r from node from to node to (nil: none).
+func runRoundsLosing(t *testing.T, nodes []*node.Node, from, to int, lost func(r, from, to int) bool) {
+	t.Helper()
 	n := len(nodes)
 	for r := from; r < to; r++ {
 		for i, nd := range nodes {
@@ -45,7 +52,7 @@ func runRounds(t *testing.T, nodes []*node.Node, from, to int) {
 			for i, nd := range nodes {
 				for j := range n {
 					for _, m := range outs[j] {
-						if j != i && (m.To == wire.Broadcast || int(m.To) == i) {
+						if j != i && (m.To == wire.Broadcast || int(m.To) == i) && (lost == nil || !lost(r, j, i)) {
 							_ = nd.Step(m)
 						}
 					}
