@@ -107,7 +107,7 @@ func run(targets, iters int, hiddenFlag string, lr float64, sd uint64, workers i
 	fmt.Printf("# %s\n", machine())
 	fmt.Printf("# MNIST, %d targets a cell, local step lr %g, DLG %d Adam iterations (lr 0.1, cosine decay), seed %d\n", targets, lr, iters, sd)
 	for _, p := range protections {
-		if p.Kind == "dp" {
+		if p.Kind == "dp" && want("main") { // the main table's DP rows
 			z, err := p.Multiplier()
 			if err != nil {
 				return err
