@@ -27,7 +27,7 @@ func TestTimingAsync(t *testing.T) {
 		t.Fatalf("no [timing]: %+v, %v", plain.Timing, err)
 	}
 	for _, c := range []struct{ text, want string }{
-		{"name = \"a\"\n[strategy]\nname = \"fedavg\"\n[timing]\nmode = \"async\"\n", `strategy "fedavg" is not defined for asynchronous inputs (those that are: local, robust, balance, async_mean)`},
+		{"name = \"a\"\n[strategy]\nname = \"fedavg\"\n[timing]\nmode = \"async\"\n", `strategy "fedavg" is not defined for asynchronous inputs (those that are: local, robust, balance, lightyear, async_mean)`},
 		{base + "[trust]\nenabled = true\n[timing]\nmode = \"async\"\n", "topology trust (DMTT's trust layer) is not supported in asynchronous timing yet"},
 		{base + "[privacy]\nmode = \"node\"\nnoise_multiplier = 1\n[privacy.audit]\nattack = \"threshold\"\n[timing]\nmode = \"async\"\n", "[privacy.audit]: the membership-inference audit is not supported in asynchronous timing yet"},
 		{base + "[adversary]\nfraction = 0.2\nidle = true\n[timing]\nmode = \"async\"\n", "adversary.idle: idle Byzantine nodes have no steps"},

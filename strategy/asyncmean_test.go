@@ -88,7 +88,7 @@ func TestRobustStalenessBound(t *testing.T) {
 
 // The rows say which strategies are defined for asynchronous inputs.
 func TestAsyncRows(t *testing.T) {
-	if got := AsyncNames(); got != "local, robust, balance, async_mean" {
+	if got := AsyncNames(); got != "local, robust, balance, lightyear, async_mean" {
 		t.Fatalf("asynchronous strategies %q", got)
 	}
 	if AsyncInputs("fedavg") || !AsyncInputs("async_mean") || !AsyncInputs("balance") || AsyncInputs("nope") {

@@ -41,6 +41,12 @@ var lightyearRow = Row{
 	Personalized: true,
 	Summary:      "LIGHTYEAR: score peers' models on the own validation data, keep those that agree",
 	Score:        true,
+	// Async: each input is scored against the node's own model only (its
+	// outputs on the node's validation samples), never against another
+	// input, so inputs of other steps change nothing in its score; t in
+	// G^t is the node's own step (View.Round), so a fast node's pull
+	// towards its neighbours decays sooner in time than a slow one's.
+	Async: true,
 	Options: []Option{
 		{Name: "tau", Default: LightyearTau, Lo: 0, Hi: 1},
 		{Name: "g", Default: LightyearG, Lo: 0, Hi: 1, LoOpen: true},
@@ -100,6 +106,10 @@ type Lightyear struct {
 }
 
 func (*Lightyear) Name() string { return "lightyear" }
+
+// AsyncInputs: LIGHTYEAR is defined for asynchronous inputs (its row's
+// Async).
+func (*Lightyear) AsyncInputs() bool { return true }
 
 // Share sends the trained model to every out-neighbor.
 func (*Lightyear) Share(v *View) []Outgoing { return shareModel(v) }

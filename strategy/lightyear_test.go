@@ -185,3 +185,50 @@ func TestLightyearPeerThatCannotBeEvaluated(t *testing.T) {
 	}
 	near(t, "kept", m.Params(), 1, 0, 0, 0)
 }
+
+// TestLightyearAsynchronousInputs: LIGHTYEAR is declared for asynchronous
+// inputs because it scores each input against the node's own model only.
+// So an input's scores do not depend on its staleness nor on which other
+// inputs came with it, and the step counts as t in G^t: the same inputs
+// with staleness 0 and 7, alone or together, score the same in every kind,
+// and the weights follow the hand values of Eq. 17 at t = the step.
+func TestLightyearAsynchronousInputs(t *testing.T) {
+	if b, _ := New("lightyear", Params{}); !Asynchronous(b) {
+		t.Fatal("lightyear's value is not Asynchronous")
+	}
+	a := Incoming{From: 1, Tag: TagModel, Vector: []float32{2, 0, 0, 0}}
+	b := Incoming{From: 5, Tag: TagModel, Vector: []float32{1, 1, 0, 0}}
+	scores := func(step int, in ...Incoming) (map[int]float64, map[int][]float64) {
+		t.Helper()
+		s, err := New("lightyear", Params{Score: "cosine"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.Combine(&View{ID: 0, Round: step, Model: tinyModel(t, 1, 0, 0, 0), Validate: fakeValidate}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int][]float64{}
+		for _, p := range s.(ScoreReporter).Scores() {
+			out[p.From] = append(out[p.From], p.Value)
+		}
+		return w, out
+	}
+	stale := func(m Incoming, tau int) Incoming { m.Staleness = tau; return m }
+	_, fresh := scores(4, a, b)
+	for _, in := range [][]Incoming{{stale(a, 7), stale(b, 7)}, {stale(a, 7), b}, {stale(a, 3)}, {b}} {
+		_, got := scores(4, in...)
+		for from, s := range got {
+			for k := range s {
+				if s[k] != fresh[from][k] {
+					t.Errorf("inputs %v: sender %d's %s score %v, with both fresh %v", in, from, ScoreKinds[k], s[k], fresh[from][k])
+				}
+			}
+		}
+	}
+	// Both kept (cosine 1 and 0.854 ≥ 0.6): each gets G^4 / 2.
+	w, _ := scores(4, stale(a, 7), stale(b, 2))
+	if want := math.Pow(LightyearG, 4) / 2; math.Abs(w[1]-want) > 1e-12 || math.Abs(w[5]-want) > 1e-12 {
+		t.Errorf("weights at step 4: %v, want %v each", w, want)
+	}
+}

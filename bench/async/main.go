@@ -137,13 +137,14 @@ func main() {
 	attacks := flag.Bool("async-attacks", false, "the study's flood and stale runs instead")
 	flag.Uint64Var(&studySeed, "seed", 1, "-study: the seed of every run")
 	flag.StringVar(&asyncInputs, "inputs", "", `-study: the asynchronous runs' timing.inputs ("new", the default, or "latest")`)
+	rules := flag.String("rules", "mean,median,trimmed_mean,balance", "-study: its rows, by key (mean, median, trimmed_mean, balance, lightyear)")
 	flag.Parse()
 	if *attacks {
 		attacksOfAsynchrony(*rounds, *samples, *frac)
 		return
 	}
 	if *doStudy {
-		study(*rounds, *samples, *frac)
+		study(*rounds, *samples, *frac, chosenRules(*rules))
 		return
 	}
 	ac := parse(base+fmt.Sprintf(timing, *maxStale), 100**rounds)
