@@ -137,7 +137,7 @@ func main() {
 	attacks := flag.Bool("async-attacks", false, "the study's flood and stale runs instead")
 	flag.Uint64Var(&studySeed, "seed", 1, "-study: the seed of every run")
 	flag.StringVar(&asyncInputs, "inputs", "", `-study: the asynchronous runs' timing.inputs ("new", the default, or "latest")`)
-	rules := flag.String("rules", "mean,median,trimmed_mean,balance", "-study: its rows, by key (mean, median, trimmed_mean, balance, lightyear)")
+	rules := flag.String("rules", "mean,median,trimmed_mean,balance", "-study: its rows, by key (mean, median, trimmed_mean, balance, lightyear, lightyear_g1)")
 	flag.Parse()
 	if *attacks {
 		attacksOfAsynchrony(*rounds, *samples, *frac)

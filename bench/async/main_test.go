@@ -40,3 +40,21 @@ func TestQuickPass(t *testing.T) {
 		}
 	}
 }
+
+// -rules picks the study's rows by key, in the study's order, and the
+// default is the four rows the results page's first tables show.
+func TestChosenRules(t *testing.T) {
+	names := func(ks []int) string {
+		var out []string
+		for _, k := range ks {
+			out = append(out, studyRules[k].key)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(chosenRules("lightyear,median")); got != "median,lightyear" {
+		t.Errorf("-rules lightyear,median: %s", got)
+	}
+	if got := names(chosenRules("mean,median,trimmed_mean,balance")); got != "mean,median,trimmed_mean,balance" {
+		t.Errorf("the default rows: %s", got)
+	}
+}

@@ -48,6 +48,10 @@ var studyRules = []struct{ key, name, text string }{
 	{"trimmed_mean", "trimmed_mean (f = auto)", "[strategy]\nname = \"robust\"\nrule = \"trimmed_mean\"\n"},
 	{"balance", "balance", "[strategy]\nname = \"balance\"\n"},
 	{"lightyear", "lightyear", "[strategy]\nname = \"lightyear\"\n"},
+	// LIGHTYEAR without the decay of its pull (G^t with G = 1): whether
+	// the pull's decay in the node's steps is what holds its
+	// asynchronous runs back.
+	{"lightyear_g1", "lightyear (g = 1)", "[strategy]\nname = \"lightyear\"\n[strategy.options]\ng = 1.0\n"},
 }
 
 // chosenRules are the rows -rules names, in studyRules' order.
@@ -60,7 +64,11 @@ func chosenRules(keys string) []int {
 		}
 	}
 	if len(out) == 0 {
-		log.Fatalf("-rules %q: no row (keys: mean, median, trimmed_mean, balance, lightyear)", keys)
+		var all []string
+		for _, r := range studyRules {
+			all = append(all, r.key)
+		}
+		log.Fatalf("-rules %q: no row (keys: %s)", keys, strings.Join(all, ", "))
 	}
 	return out
 }
