@@ -106,7 +106,7 @@ var distKinds = []string{"constant", "uniform", "lognormal"}
 // validateTiming checks [timing] and refuses what asynchronous timing does
 // not support yet: strategies not defined for asynchronous inputs, the
 // protocol layers that need rounds (topology trust, secure aggregation;
-// DP runs, a release per step), the privacy audit, idle Byzantine nodes,
+// DP runs, a release per step), idle Byzantine nodes,
 // task type consensus.
 func (c Config) validateTiming(bad func(key string, val any, allowed string)) []error {
 	t := c.Timing
@@ -170,11 +170,6 @@ func (c Config) validateTiming(bad func(key string, val any, allowed string)) []
 	}
 	if c.TrustOn() {
 		refuse("topology trust (DMTT's trust layer) is not supported in asynchronous timing yet")
-	}
-	if c.Privacy.Audit != nil {
-		// The audit re-runs a run without checkpoints in rounds and
-		// trains shadow models for rounds, not for a node's steps.
-		refuse("[privacy.audit]: the membership-inference audit is not supported in asynchronous timing yet (audit a synchronous run of the same config)")
 	}
 	if c.SecAggOn() {
 		refuse("secure aggregation is not supported in asynchronous timing yet")

@@ -10,7 +10,7 @@ import (
 // without it has none (and keeps its hash); asynchronous timing refuses,
 // each with its reason, strategies not defined for asynchronous inputs,
 // the protocol layers that need rounds (trust, secure aggregation; DP is
-// taken), the privacy audit, idle Byzantine nodes and bad clocks.
+// taken), idle Byzantine nodes and bad clocks.
 func TestTimingAsync(t *testing.T) {
 	base := "name = \"a\"\n[strategy]\nname = \"async_mean\"\n"
 	c, err := Parse([]byte(base+"[timing]\nmode = \"async\"\nstragglers = 0.2\nslowdown = 5\n"), "t")
@@ -29,7 +29,6 @@ func TestTimingAsync(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"name = \"a\"\n[strategy]\nname = \"fedavg\"\n[timing]\nmode = \"async\"\n", `strategy "fedavg" is not defined for asynchronous inputs (those that are: local, robust, balance, lightyear, async_mean)`},
 		{base + "[trust]\nenabled = true\n[timing]\nmode = \"async\"\n", "topology trust (DMTT's trust layer) is not supported in asynchronous timing yet"},
-		{base + "[privacy]\nmode = \"node\"\nnoise_multiplier = 1\n[privacy.audit]\nattack = \"threshold\"\n[timing]\nmode = \"async\"\n", "[privacy.audit]: the membership-inference audit is not supported in asynchronous timing yet"},
 		{base + "[adversary]\nfraction = 0.2\nidle = true\n[timing]\nmode = \"async\"\n", "adversary.idle: idle Byzantine nodes have no steps"},
 		{base + "[timing]\nmode = \"async\"\nflood = 0.1\n", "timing.flood, timing.stale and timing.inflate are attacks of the Byzantine nodes"},
 		{base + "[timing]\nmode = \"async\"\ninflate = 5\n", "timing.flood, timing.stale and timing.inflate are attacks of the Byzantine nodes"},
@@ -51,6 +50,10 @@ func TestTimingAsync(t *testing.T) {
 	}
 	if c, err := Parse([]byte(base+"[timing]\nmode = \"async\"\ninputs = \"latest\"\n"), "t"); err != nil || c.Timing.Inputs != "latest" {
 		t.Errorf("inputs = \"latest\": %v", err)
+	}
+	// The audit of an asynchronous run: shadows train each node's steps.
+	if _, err := Parse([]byte(base+"[privacy]\nmode = \"node\"\nnoise_multiplier = 1\n[privacy.audit]\nattack = \"threshold\"\n[timing]\nmode = \"async\"\n"), "t"); err != nil {
+		t.Errorf("[privacy.audit] in asynchronous timing: %v", err)
 	}
 	// DP runs in asynchronous timing, each step a release.
 	for _, mode := range []string{"mode = \"node\"\nnoise_multiplier = 1", "mode = \"sample\"\nnoise_multiplier = 1", "mode = \"ternary\"\ndelta = 0.01", "mode = \"laplace_decaying\"\ntarget_epsilon = 10"} {

@@ -102,6 +102,13 @@ func AuditWith(ctx context.Context, dir string, o *audit.Options) (*audit.Report
 	if err != nil {
 		return nil, err
 	}
+	if c.Async() {
+		// In asynchronous timing a node's last step need not be one it
+		// evaluated, so the recorded accuracy cannot vouch for a saved
+		// model: the simulation is re-run (a deployed run's re-run then
+		// fails the check below: its arrival order is not the config's).
+		models = nil
+	}
 	if len(models) > 0 {
 		if err := loadModels(s, b, models, round, recorded); err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
@@ -134,12 +141,18 @@ func auditBuilt(ctx context.Context, s Setup, b *Built, last []metrics.NodeRound
 	if err != nil {
 		return nil, err
 	}
+	rounds, err := shadowRounds(s, b)
+	if err != nil {
+		return nil, err
+	}
 	t := audit.Target{Seed: s.Seed, Train: s.Data.Train, Splits: b.Splits, Shift: shift, Last: last,
 		Models: make([]*nn.Model, len(b.Nodes)), Workers: auditWorkers(s),
 		// Reference models must be independent of the node's data: with
 		// strategy local, the other honest nodes' models are.
 		Reference: s.Strategy().Name() == "local",
-		Shadow:    s.trainShadow}
+		Shadow: func(ctx context.Context, i int, shadowSeed uint64, sub []int32, train int, shift data.Transform) (*nn.Model, error) {
+			return s.trainShadow(ctx, i, rounds[i], shadowSeed, sub, train, shift)
+		}}
 	for i, n := range b.Nodes {
 		t.Models[i] = n.Model()
 		if !slices.Contains(b.Config.Adversary.Byzantine, i) {
@@ -147,6 +160,26 @@ func auditBuilt(ctx context.Context, s Setup, b *Built, last []metrics.NodeRound
 		}
 	}
 	return audit.Run(ctx, t, o)
+}
+
+// shadowRounds is how many rounds each node's shadow models train: the
+// run's rounds, or in asynchronous timing the steps the node took (its
+// last step plus one: a straggler's shadows train as few steps as it
+// did, each one release of its DP layer, as in the node).
+func shadowRounds(s Setup, b *Built) ([]int, error) {
+	out := make([]int, len(b.Nodes))
+	for i, n := range b.Nodes {
+		out[i] = s.Rounds
+		if s.Async == nil {
+			continue
+		}
+		snap, err := n.Snapshot()
+		if err != nil {
+			return nil, fmt.Errorf("node %d: its steps: %w", i, err)
+		}
+		out[i] = snap.Round + 1
+	}
+	return out, nil
 }
 
 // FindModels looks for saved final models in a run directory: every
@@ -265,13 +298,15 @@ func sameRound(r *metrics.Round, rec []metrics.NodeRound) error {
 
 // trainShadow trains a shadow model of node i for the audit's LiRA
 // (audit.Target.Shadow) on the samples sub, as node i trains: a one-node
-// experiment of s's model, training, rounds and DP setting — alone
-// (strategy local) — with node i's feature shift, seeded from
-// shadowSeed. train is node i's training split size, which fixes the
-// noise multiplier and δ (the node's, even where the shadow's own size
-// would calibrate another).
-func (s Setup) trainShadow(ctx context.Context, i int, shadowSeed uint64, sub []int32, train int, shift data.Transform) (*nn.Model, error) {
+// experiment of s's model, training and DP setting for rounds rounds
+// (shadowRounds: in asynchronous timing node i's steps, each a round of
+// the shadow, which runs in rounds) — alone (strategy local) — with node
+// i's feature shift, seeded from shadowSeed. train is node i's training
+// split size, which fixes the noise multiplier and δ (the node's, even
+// where the shadow's own size would calibrate another).
+func (s Setup) trainShadow(ctx context.Context, i, rounds int, shadowSeed uint64, sub []int32, train int, shift data.Transform) (*nn.Model, error) {
 	sh := s
+	sh.Rounds, sh.Async = rounds, nil
 	sh.Nodes, sh.Pool, sh.Partition, sh.Shift, sh.Fractions = 1, 64, data.PartitionConfig{Method: data.IID}, data.ShiftConfig{}, data.Fractions{}
 	sh.Graph, sh.Strategy = nil, nil // one node, local
 	sh.ByzantineFraction, sh.ByzantineIDs, sh.Attack, sh.Drop = 0, nil, nil, 0
@@ -298,6 +333,9 @@ func (s Setup) trainShadow(ctx context.Context, i int, shadowSeed uint64, sub []
 	n, err := p.node(0, keys)
 	if err != nil {
 		return nil, err
+	}
+	if rounds == 0 {
+		return n.Model(), nil // a node that ended no step: its initial model
 	}
 	cfg := sim.Config{Rounds: sh.Rounds, EvalEvery: sh.Rounds, Graph: p.graph, Identities: keys.All(), Seed: sh.Seed, Workers: 1}
 	if err := sim.Run(ctx, cfg, []*node.Node{n}, metrics.SinkFunc(func(*metrics.Round) error { return nil })); err != nil {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/trellis-fl/trellis/config"
+	"github.com/trellis-fl/trellis/metrics"
 	"github.com/trellis-fl/trellis/privacy/audit"
 	"github.com/trellis-fl/trellis/rundir"
+	"github.com/trellis-fl/trellis/sim"
 )
 
 // TestAuditKeysAreChecked: [privacy.audit]'s keys are strict and range
@@ -141,5 +144,115 @@ save_models = true
 	}
 	if _, err := Audit(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "not the model the run evaluated") {
 		t.Errorf("a foreign checkpoint: %v", err)
+	}
+}
+
+// TestAuditOfAnAsyncRun: [privacy.audit] in asynchronous timing. Node 3
+// is 4× slower, so by the horizon it has ended fewer steps than the
+// others: each node's shadows train as many rounds as the node ended
+// steps (steps.jsonl's), each one release of the DP layer as in the node,
+// the report carries each node's ε of its own steps, and `trellis audit`
+// re-runs the simulation (saved models cannot be checked per step) and
+// gives the same report.
+func TestAuditOfAnAsyncRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run with sixteen shadow trainings, twice")
+	}
+	c := tinyConfig(t, `
+[training]
+lr = 0.1
+[strategy]
+name = "local"
+[partition]
+method = "iid"
+split = [0.5, 0.0, 0.5]
+[privacy]
+mode = "node"
+noise_multiplier = 1.0
+clip = 1.0
+[privacy.audit]
+attack = "lira"
+shadows = 4
+save_models = true
+[timing]
+mode = "async"
+stragglers = 0.25
+slowdown = 4.0
+horizon = 6.5
+`)
+	c.Rounds = 6
+	dir := t.TempDir()
+	fin, err := RunToDir(context.Background(), c, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fin.Audit == nil {
+		t.Fatal("no audit summary")
+	}
+	// The steps each node ended, from steps.jsonl.
+	ended := make([]int, c.Nodes)
+	b, err := os.ReadFile(filepath.Join(dir, rundir.StepsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var x struct{ Node, Step int }
+		if err := json.Unmarshal([]byte(line), &x); err != nil {
+			t.Fatal(err)
+		}
+		ended[x.Node] = max(ended[x.Node], x.Step+1)
+	}
+	// The shadows' rounds, from the nodes after the same run.
+	tt, err := LoadData(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SetupOf(c, tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = s.Defaults()
+	built, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Run(context.Background(), built.Config, built.Nodes, metrics.SinkFunc(func(*metrics.Round) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	rounds, err := shadowRounds(s, built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("steps ended by each node: %v", ended)
+	if !slices.Equal(rounds, ended) || slices.Min(ended) == slices.Max(ended) {
+		t.Fatalf("shadow rounds %v, steps ended %v: want them equal, and the straggler's fewer", rounds, ended)
+	}
+	var atEnd audit.Report
+	if b, err = os.ReadFile(filepath.Join(dir, rundir.AuditFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &atEnd); err != nil {
+		t.Fatal(err)
+	}
+	_, last, err := rundir.LastRound(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range atEnd.Nodes {
+		if n.LiRA == nil || n.Accountant == nil || last[n.Node].Epsilon == nil || *n.Accountant != *last[n.Node].Epsilon {
+			t.Errorf("node %d: %+v, recorded ε %v", n.Node, atEnd.Nodes[k], last[n.Node].Epsilon)
+		}
+	}
+	again, err := Audit(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Models != "re-run" {
+		t.Errorf("the audit of an asynchronous run used %q, want the re-run", again.Models)
+	}
+	for k := range again.Nodes {
+		if a, e := again.Nodes[k], atEnd.Nodes[k]; a.AUC != e.AUC || a.LiRA.AUC != e.LiRA.AUC {
+			t.Errorf("node %d: audited again AUC %v / LiRA %v, at the end of the run %v / %v", a.Node, a.AUC, a.LiRA.AUC, e.AUC, e.LiRA.AUC)
+		}
 	}
 }

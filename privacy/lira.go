@@ -28,7 +28,13 @@ import (
 // LogitConfidence is LiRA's statistic for a sample whose cross-entropy loss
 // is loss = −log p: φ = log(p/(1 − p)) = −log(e^loss − 1), with loss
 // clamped at 10⁻¹⁵ from below (a loss that rounds to 0), so φ ≤ 34.5.
+// Above a loss of 30 it is computed as −loss − log(1 − e^−loss), which
+// stays finite where e^loss overflows (a loss past 709.8: a model made
+// useless by DP noise is still scored, far below every member).
 func LogitConfidence(loss float64) float64 {
+	if loss > 30 {
+		return -loss - math.Log1p(-math.Exp(-loss))
+	}
 	return -math.Log(math.Expm1(max(loss, 1e-15)))
 }
 

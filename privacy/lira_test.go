@@ -12,6 +12,10 @@ func TestLogitConfidence(t *testing.T) {
 		{-math.Log(0.9), math.Log(9)}, // p = 0.9
 		{-math.Log(0.1), -math.Log(9)},
 		{0, -math.Log(math.Expm1(1e-15))}, // clamped
+		{30, -math.Log(math.Expm1(30))},   // either side of the switch: the same value
+		{30.5, -math.Log(math.Expm1(30.5))},
+		{800, -800}, // e^800 overflows: −800 − log(1 − e^−800) = −800 to float64's precision
+		{1e6, -1e6},
 	} {
 		if got := LogitConfidence(c.loss); math.Abs(got-c.want) > 1e-12*max(1, math.Abs(c.want)) {
 			t.Errorf("LogitConfidence(%v) = %v, want %v", c.loss, got, c.want)
