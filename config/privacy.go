@@ -42,7 +42,9 @@ import (
 // state and direction perturbation (the survey, §3.2.2, ref. [121];
 // dplayer.DecayingTracking): the state and the tracker each go out with
 // their own Laplace draw, and ε counts two releases a round,
-// dplayer.DecayingTrackingEpsilon.
+// dplayer.DecayingTrackingEpsilon; with gradient_tracking_sd, ref. [122]'s
+// state decomposition with Laplace noise on the exchanged share, the same
+// two releases (the state and the tracker's exchanged share α).
 //
 // "ternary": differential privacy by stochastic ternary quantization (the
 // survey, §3.2.2, ref. [132]; dplayer.Ternary): round k's update is
@@ -263,12 +265,14 @@ func (c Config) validateDecaying(bad func(key string, val any, allowed string), 
 	if p.NoiseMultiplier != 0 || p.Delta != 0 || p.Orders != "" || p.Accountant != "" || p.Level != 0 {
 		bad("privacy.noise_multiplier", p.NoiseMultiplier, `mode = "laplace_decaying" is pure ε-DP with its own noise: noise_multiplier, delta, orders, accountant and level do not apply`)
 	}
-	// gradient_tracking has its own layer (both its vectors noised);
-	// ditto's second model, trained in Share, is not covered by either.
+	// gradient_tracking and gradient_tracking_sd have their own layer
+	// (both their vectors noised: the state, and the tracker or its
+	// exchanged share); ditto's second model, trained in Share, is not
+	// covered by either.
 	switch c.Strategy.Name {
 	case "ditto":
 		bad("privacy.mode", `"laplace_decaying"`, "strategy ditto sends a model trained in Share: only the model of the round's noisy update (or gradient tracking's state and tracker) is released with the round's noise")
-	case "gradient_tracking_sd", "function_sharing":
+	case "function_sharing":
 		bad("privacy.mode", `"laplace_decaying"`, "strategy "+c.Strategy.Name+" sends secret shares or perturbation vectors besides the model: only the model of the round's noisy update (or gradient tracking's state and tracker) is released with the round's noise")
 	}
 }

@@ -54,13 +54,20 @@ func (p *Privacy) accountant() privacy.Method {
 	return p.Accountant
 }
 
+// tracksWithDP reports whether strategy name releases a state and a
+// tracker (or the tracker's exchanged share), which decaying Laplace noise
+// perturbs both of (dplayer.DecayingTracking).
+func tracksWithDP(name string) bool {
+	return name == "gradient_tracking" || name == "gradient_tracking_sd"
+}
+
 // privacySetup is the Setup's Privacy (nil with mode = "none").
 func privacySetup(c config.Config) *Privacy {
 	if c.Privacy.Mode == "laplace_decaying" {
 		p := c.Privacy.Decaying()
 		return &Privacy{Decaying: true, TargetEpsilon: p.TargetEpsilon, Clip: p.Clip,
 			NoiseScale: p.NoiseScale, NoiseDecay: p.NoiseDecay, StepDecay: p.StepDecay,
-			Tracking: c.Strategy.Name == "gradient_tracking"}
+			Tracking: tracksWithDP(c.Strategy.Name)}
 	}
 	if c.Privacy.Mode == "ternary" {
 		p := c.Privacy
@@ -191,8 +198,9 @@ func (p *plan) addPrivacy(i int, cfg *node.Config) error {
 		cfg.Layers = append(cfg.Layers, l)
 		return nil
 	}
-	if dp.Decaying && dp.Tracking && cfg.Strategy != nil && cfg.Strategy.Name() == "gradient_tracking" {
-		// [121]: the state and the tracker are released, each noised.
+	if dp.Decaying && dp.Tracking && cfg.Strategy != nil && tracksWithDP(cfg.Strategy.Name()) {
+		// [121]: the state and the tracker are released, each noised;
+		// [122]: the state and the tracker's exchanged share.
 		l, err := dplayer.NewDecayingTracking(i, cfg.Model, random, dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay)
 		if err != nil {
 			return fmt.Errorf("node %d: privacy: %w", i, err)
@@ -270,7 +278,7 @@ func PrivacyOf(c config.Config) ([]NodePrivacy, error) {
 			return nil, err
 		}
 		if dp.Tracking {
-			return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" with gradient_tracking is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds, two releases a round, the state and the tracker, each of L1 sensitivity 2·clip·p^k (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingTrackingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
+			return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" with %s is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds, two releases a round, the state and the tracker, each of L1 sensitivity 2·clip·p^k (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", c.Strategy.Name, dplayer.DecayingTrackingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
 		}
 		return nil, fmt.Errorf("privacy.mode = \"laplace_decaying\" is pure ε-DP (δ = 0), the same for every node: ε = %.6g after %d rounds (round 0's Laplace scale c = %.6g, decay %g, L1 clip %g decaying by %g a round); the Gaussian accountants this command lists do not apply", dplayer.DecayingEpsilon(dp.Clip, nd.z, dp.NoiseDecay, dp.StepDecay, c.Rounds), c.Rounds, nd.z, dp.NoiseDecay, dp.Clip, dp.StepDecay)
 	}

@@ -23,6 +23,13 @@ import (
 // peer. The node itself goes on with its exact state and tracker, as in
 // [121], where the noise is on what is transmitted.
 //
+// With gradient_tracking_sd the direction released is the tracker's
+// exchanged share α (strategy.TagAlpha): the survey's ref. [122], state
+// decomposition with Laplace noise on the exchanged share (the share
+// carrying the gradient, β, never leaves the node). Its round-0 edge
+// draws (strategy.TagSDEdge) are independent of the data and go out as
+// they are.
+//
 // [121] bounds the sensitivity by its assumptions on the costs; here
 // nothing bounds how far a node's exact state drifts from what it
 // released, so what is released is clipped: vector v of round k goes out
@@ -113,10 +120,15 @@ func (l *DecayingTracking) Release(out []*wire.Message) ([]*wire.Message, error)
 		switch m.Payload.Tag {
 		case strategy.TagStart:
 			k = 0
-		case strategy.TagTracker:
+		case strategy.TagTracker, strategy.TagAlpha:
 			k = 1
+		case strategy.TagSDEdge:
+			// gradient_tracking_sd's round-0 draw for a private edge
+			// weight: uniform numbers from the node's stream, independent
+			// of its data, so releasing them costs nothing.
+			continue
 		default:
-			return nil, fmt.Errorf("decaying laplace tracking layer: a %q vector is neither gradient tracking's state nor its tracker; only those two are released with the round's noise", m.Payload.Tag)
+			return nil, fmt.Errorf("decaying laplace tracking layer: a %q vector is neither gradient tracking's state nor its tracker (or exchanged tracker share); only those two are released with the round's noise", m.Payload.Tag)
 		}
 		d := m.Payload.Data
 		if len(d) != len(l.exact) {

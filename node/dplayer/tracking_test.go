@@ -161,3 +161,52 @@ func TestDecayingTrackingRefuses(t *testing.T) {
 		t.Error("q = 0: no error")
 	}
 }
+
+// TestDecayingTrackingStateDecomposed: with gradient_tracking_sd (ref.
+// [122]) the layer releases the state and the tracker's exchanged share α,
+// each with its own Laplace draw of scale c in round 0, and leaves the
+// round-0 edge draws, which no data touched, as they are: two releases,
+// ε = 2 · 2C/c.
+func TestDecayingTrackingStateDecomposed(t *testing.T) {
+	m := bigModel(t, 5000)
+	n := float64(m.NumParams())
+	const clip, c, q, p = 1.0, 0.3, 0.5, 0.5
+	l, _ := NewDecayingTracking(0, m, seed.Seeded(4), clip, c, q, p)
+	_ = l.Begin(0, node.Neighborhood{})
+	start := append([]float32(nil), m.Params()...)
+	alpha := make([]float32, len(start))
+	edge := make([]float32, len(start))
+	for i := range edge {
+		alpha[i], edge[i] = float32(i%7)*1e-5, float32(i%11)/11
+	}
+	mk := func(tag string, to uint32, d []float32) *wire.Message {
+		msg := &wire.Message{Payload: wire.Payload{Tag: tag, Data: append([]float32(nil), d...)}}
+		msg.Kind, msg.To = wire.KindVector, to
+		return msg
+	}
+	out, err := l.Release([]*wire.Message{mk(strategy.TagStart, wire.Broadcast, start), mk(strategy.TagAlpha, wire.Broadcast, alpha), mk(strategy.TagSDEdge, 2, edge)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, ref := range [][]float32{start, alpha} {
+		var abs float64
+		for i, v := range out[k].Payload.Data {
+			abs += math.Abs(float64(v - ref[i]))
+		}
+		// α's reference is 0 and α itself moves it by at most 6e-5 a
+		// coordinate (L1 ≈ 0.3, within the clip): what is left is noise.
+		if got := abs / n; math.Abs(got-c) > 4*c/math.Sqrt(n)+6e-5 {
+			t.Errorf("%s: mean |released − exact| %.5f, want about c = %v", out[k].Payload.Tag, got, c)
+		}
+	}
+	for i, v := range out[2].Payload.Data {
+		if v != edge[i] {
+			t.Fatalf("the edge draw changed at %d: %v, sent %v", i, v, edge[i])
+		}
+	}
+	var rd node.Ready
+	_ = l.End(&rd)
+	if pr := nodetest.Privacy(rd); pr.Releases != 2 || math.Abs(pr.Epsilon-2*2*clip/c) > 1e-12 {
+		t.Errorf("report %+v, want 2 releases and ε = %v", pr, 2*2*clip/c)
+	}
+}
