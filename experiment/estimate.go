@@ -468,8 +468,8 @@ func estimate(c config.Config, kind string, d DataShape) (Estimate, error) {
 	case "sample":
 		per("privacy layer (DP-SGD)", mf.PerSample, "per-sample norms and scales, the convolutions' per-sample gradients")
 	case "laplace_decaying":
-		if c.Strategy.Name == "gradient_tracking" {
-			per("privacy layer (decaying Laplace, gradient tracking)", 3*V, "the last released state and tracker, and the move being clipped")
+		if tracksWithDP(c.Strategy.Name) {
+			per("privacy layer (decaying Laplace, gradient tracking)", 3*V, "the last released state and tracker (or its exchanged share), and the move being clipped")
 			break
 		}
 		per("privacy layer (decaying Laplace)", 2*V, "the round's start and the update being clipped")
