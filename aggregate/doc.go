@@ -20,8 +20,11 @@
 // of every n − f inputs, by linear programming), centerpoint_lp
 // (CenterpointLP: Tukey depth ⌈n/(d+1)⌉ by the same programs, any d) and
 // tverberg (TverbergPoint: a point shared by the hulls of a partition into
-// f + 1 parts, exact search) are config names for low-dimensional vectors
-// only (LowDimNames, not Names): they refuse d > SafeAreaMaxDim.
+// f + 1 parts, exact search) and radon (RadonPoint: the iterated Radon
+// point, an approximate Tverberg partition into 2^⌈log₂(f+1)⌉ parts of
+// (d+2)^⌈log₂(f+1)⌉ inputs, no search) are config names for
+// low-dimensional vectors only (LowDimNames, not Names): they refuse
+// d > SafeAreaMaxDim.
 //
 // # Rule strings
 //

@@ -14,7 +14,7 @@ import (
 type Params struct {
 	// F is the number of faulty inputs to tolerate: trimmed_mean, krum,
 	// multi_krum, bulyan, msr, ios, rtc, safe_area, centerpoint_lp,
-	// tverberg, centered_clipping (adaptive radius), and the nnm and arc
+	// tverberg, radon, centered_clipping (adaptive radius), and the nnm and arc
 	// pre-aggregators.
 	F int
 	// M is the number of inputs multi_krum averages; 0 means n − F.
@@ -92,6 +92,8 @@ func (s Spec) build(p Params) Rule {
 		rule = &CenterpointLP{F: p.F}
 	case "tverberg":
 		rule = &TverbergPoint{F: p.F}
+	case "radon":
+		rule = &RadonPoint{F: p.F}
 	}
 	if len(pres) == 0 {
 		return rule

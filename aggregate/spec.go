@@ -18,7 +18,7 @@ type kind struct {
 	takesF    bool
 	aroundOwn bool
 	// lowDim marks a rule for low-dimensional vectors only (safe_area,
-	// centerpoint_lp, tverberg: d <= SafeAreaMaxDim): ParseSpec accepts
+	// centerpoint_lp, tverberg, radon: d <= SafeAreaMaxDim): ParseSpec accepts
 	// it, Names leaves it out.
 	lowDim bool
 	// scratch is the heap bytes the rule keeps for n inputs of dim floats
@@ -43,6 +43,7 @@ var ruleKinds = []kind{
 	{name: "safe_area", takesF: true, lowDim: true},
 	{name: "centerpoint_lp", takesF: true, lowDim: true},
 	{name: "tverberg", takesF: true, lowDim: true},
+	{name: "radon", takesF: true, lowDim: true},
 }
 
 // preKinds are the pre-aggregators NewWith accepts in front of a rule.
@@ -76,7 +77,7 @@ func Names() []string {
 }
 
 // LowDimNames returns the rule names New accepts that aggregate only
-// low-dimensional vectors (safe_area, centerpoint_lp and tverberg, for
+// low-dimensional vectors (safe_area, centerpoint_lp, tverberg and radon, for
 // vector consensus with d <= SafeAreaMaxDim): not in Names, so that tables of rules on models
 // (resilience.StandardRules) leave them out.
 func LowDimNames() []string {

@@ -38,9 +38,8 @@ import (
 // S(N, F + 1), at most TverbergMaxPartitions (N = 9 inputs into 3 parts,
 // d = 3 and F = 2, is 3,025; d = 5 and F = 2 is 261,625 and is refused),
 // else ErrSafeAreaSize. No partition passing is ErrNoSafePoint (numerical
-// failure: one exists). Approximate Tverberg partitions (iterated Radon
-// points, refs. [196], [197]), which need more inputs, are not
-// implemented.
+// failure: one exists). Approximate Tverberg partitions by iterated Radon
+// points, which need more inputs but no search, are RadonPoint.
 //
 // Weights: the mean over the parts of the convex weights expressing the
 // point in each part's hull (0 for inputs outside the N). float32

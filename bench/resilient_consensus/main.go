@@ -63,6 +63,7 @@ func main() {
 	seeds := flag.Int("seeds", 5, "seeds per setting (the worst is shown)")
 	nattacks := flag.Int("attacks", 0, "attacks per setting, the first ones of the list (0: all)")
 	mean := flag.Bool("mean", true, "print the last table, the mean over subsets (C(n, f) safe areas per node and round)")
+	radon := flag.Bool("radon", false, "the iterated Radon point's table instead: settings with the (d+2)^⌈log₂(f+1)⌉ inputs it needs, against tverberg, centerpoint_lp and the coordinate-wise rules")
 	flag.Parse()
 	fmt.Printf("Machine: %s, %s/%s. %d rounds, worst of %d seeds; validity tolerance %g.\n\n", cpu.ModelName(), runtime.GOOS, runtime.GOARCH, *T, *seeds, validTol)
 	settings := []setting{
@@ -70,16 +71,39 @@ func main() {
 		{3, 13, 2, "cube", 0}, {3, 13, 2, "simplex", 0},
 		{2, 12, 2, "cube", 8}, {2, 12, 2, "simplex", 8},
 	}
-	for _, s := range settings {
+	ruleSet := func(s setting) []string {
 		rules := []string{"safe_area", "msr", "trimmed_mean", "centerpoint_lp", "tverberg"}
 		if s.d == 2 {
 			rules = append(rules, "centerpoint")
 		}
+		return rules
+	}
+	if *radon {
+		// (d+2)^h inputs for 2^h >= f + 1 parts: 16 in the plane for
+		// f = 2, 3; 25 in space for f = 2, 3; 64 in the plane for f up
+		// to 7, where tverberg's exact search is refused.
+		settings = []setting{
+			{2, 16, 3, "cube", 0}, {2, 16, 3, "simplex", 0},
+			{3, 25, 3, "cube", 0}, {2, 64, 7, "cube", 0},
+		}
+		ruleSet = func(setting) []string { return []string{"radon", "tverberg", "centerpoint_lp", "msr", "trimmed_mean"} }
+		*mean = false
+	}
+	for _, s := range settings {
+		rules := ruleSet(s)
 		graph, inputs := "complete graph", s.n
 		if s.k > 0 {
 			graph, inputs = fmt.Sprintf("random %d-regular graph", s.k), s.k+1
 		}
-		fmt.Printf("**d = %d, n = %d, f = %d, %s, %s** (safe_area needs %d inputs ≥ max(3f + 1, (d+1)f + 1) = %d)\n\n", s.d, s.n, s.f, s.init, graph, inputs, max(3*s.f+1, (s.d+1)*s.f+1))
+		if *radon {
+			h := 0
+			for 1<<h < s.f+1 {
+				h++
+			}
+			fmt.Printf("**d = %d, n = %d, f = %d, %s, %s** (radon needs %d inputs ≥ (d+2)^⌈log₂(f+1)⌉ = %d; tverberg ≥ (d+1)f + 1 = %d)\n\n", s.d, s.n, s.f, s.init, graph, inputs, int(math.Pow(float64(s.d+2), float64(h))), (s.d+1)*s.f+1)
+		} else {
+			fmt.Printf("**d = %d, n = %d, f = %d, %s, %s** (safe_area needs %d inputs ≥ max(3f + 1, (d+1)f + 1) = %d)\n\n", s.d, s.n, s.f, s.init, graph, inputs, max(3*s.f+1, (s.d+1)*s.f+1))
+		}
 		fmt.Print("| attack |")
 		for _, r := range rules {
 			fmt.Printf(" %s out | %s agree |", r, r)

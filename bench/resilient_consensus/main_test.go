@@ -52,3 +52,30 @@ func TestQuickPass(t *testing.T) {
 		t.Fatalf("%d tables, %d rows; want the 7 settings' tables of 2 attacks each:\n%s", tables, rows, out)
 	}
 }
+
+// A quick pass of the -radon table (one seed, 2 rounds, every attack):
+// the iterated Radon point stays in the honest inputs' hull in every
+// setting, where tverberg and centerpoint_lp are refused in some.
+func TestQuickPassRadon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a quick pass of the benchmark program's -radon table")
+	}
+	saved := os.Args
+	defer func() { os.Args = saved }()
+	os.Args = []string{saved[0], "-radon", "-seeds", "1", "-T", "2"}
+	out := capture.Stdout(t, main)
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		c := strings.Split(line, "|")
+		if len(c) < 4 || strings.HasPrefix(line, "| attack") || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		rows++
+		if !strings.HasPrefix(strings.TrimSpace(c[2]), "✓") {
+			t.Errorf("radon left the honest hull (or failed): %s", line)
+		}
+	}
+	if rows < 4*6 {
+		t.Fatalf("%d rows; want the 4 settings' tables of 6 attacks each:\n%s", rows, out)
+	}
+}
