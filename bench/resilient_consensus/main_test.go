@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ func TestQuickPass(t *testing.T) {
 	saved := os.Args
 	defer func() { os.Args = saved }()
 	os.Args = []string{saved[0], "-seeds", "1", "-T", "2", "-attacks", "2", "-mean=false"}
+	flag.CommandLine = flag.NewFlagSet(saved[0], flag.ExitOnError) // main defines its flags again
 	out := capture.Stdout(t, main)
 	tables, rows := 0, 0
 	var valid []int // the "out" columns of the rules that must stay in the hull
@@ -63,6 +65,7 @@ func TestQuickPassRadon(t *testing.T) {
 	saved := os.Args
 	defer func() { os.Args = saved }()
 	os.Args = []string{saved[0], "-radon", "-seeds", "1", "-T", "2"}
+	flag.CommandLine = flag.NewFlagSet(saved[0], flag.ExitOnError) // main defines its flags again
 	out := capture.Stdout(t, main)
 	rows := 0
 	for _, line := range strings.Split(out, "\n") {
