@@ -1,8 +1,9 @@
 package dashboard
 
 import (
+	"sync"
+
 	"github.com/trellis-fl/trellis/metrics"
-	"github.com/trellis-fl/trellis/rundir"
 )
 
 // stalenessFrame is one window of an asynchronous run: the node steps that
@@ -17,40 +18,36 @@ type stalenessFrame struct {
 
 // asyncFrames puts an asynchronous run's windows on its time axes: each
 // window's end in virtual time, the mean number of steps per node taken by
-// then, and the window's staleness, from steps.jsonl and the clock in the
-// manifest.
+// then, and the window's staleness, from the step records (steps.jsonl,
+// or a live run's as they are made) and the window length.
 type asyncFrames struct {
 	window float64
 	nodes  int
 	per    map[int]*stalenessFrame
 	sum    map[int]float64
-	cum    []int // steps ended by the end of each window, cumulative
+	last   int // the latest window with a step
 }
 
-func newAsyncFrames(clock *rundir.AsyncClock, nodes int, steps []metrics.Step) *asyncFrames {
-	a := &asyncFrames{window: clock.Window, nodes: max(1, nodes), per: map[int]*stalenessFrame{}, sum: map[int]float64{}}
-	last := 0
+func newAsyncFrames(window float64, nodes int, steps []metrics.Step) *asyncFrames {
+	a := &asyncFrames{window: window, nodes: max(1, nodes), per: map[int]*stalenessFrame{}, sum: map[int]float64{}}
 	for _, s := range steps {
-		w := a.per[s.Window]
-		if w == nil {
-			w = &stalenessFrame{}
-			a.per[s.Window] = w
-		}
-		w.Steps++
-		w.Inputs += s.Inputs
-		w.Max = max(w.Max, s.MaxStaleness)
-		a.sum[s.Window] += s.MeanStaleness * float64(s.Inputs)
-		last = max(last, s.Window)
-	}
-	a.cum = make([]int, last+1)
-	total := 0
-	for k := range a.cum {
-		if w := a.per[k]; w != nil {
-			total += w.Steps
-		}
-		a.cum[k] = total
+		a.add(s)
 	}
 	return a
+}
+
+// add counts one step record into its window.
+func (a *asyncFrames) add(s metrics.Step) {
+	w := a.per[s.Window]
+	if w == nil {
+		w = &stalenessFrame{}
+		a.per[s.Window] = w
+	}
+	w.Steps++
+	w.Inputs += s.Inputs
+	w.Max = max(w.Max, s.MaxStaleness)
+	a.sum[s.Window] += s.MeanStaleness * float64(s.Inputs)
+	a.last = max(a.last, s.Window)
 }
 
 // annotate sets f's time, steps and staleness.
@@ -58,8 +55,10 @@ func (a *asyncFrames) annotate(f *frame) {
 	t := num(float64(f.Round+1) * a.window)
 	f.Time = &t
 	done := 0
-	if len(a.cum) > 0 {
-		done = a.cum[min(f.Round, len(a.cum)-1)]
+	for k := range min(f.Round, a.last) + 1 {
+		if w := a.per[k]; w != nil {
+			done += w.Steps
+		}
 	}
 	st := num(float64(done) / float64(a.nodes))
 	f.Steps = &st
@@ -73,4 +72,46 @@ func (a *asyncFrames) annotate(f *frame) {
 		sf.Mean = &m
 	}
 	f.Staleness = &sf
+}
+
+// liveSink is a live asynchronous run's sink: its step records (on the
+// simulator's goroutine, experiment.StepSink) and its window records (on
+// the live fan-out's) meet under a lock. Once a step record has come,
+// each window's frame carries the time, steps and staleness of the
+// records so far — every step of a window comes before the window's
+// record, so they are the window's as the run directory has them. Before
+// (windows in which no step ended yet, or a driver that sends no step
+// records: a deployment's monitor, whose records are by step index) the
+// frame is left as it is and the page puts it at its window's end.
+type liveSink struct {
+	s       *Server
+	run     int
+	started bool
+	mu      sync.Mutex
+	async   *asyncFrames
+	stepped bool
+}
+
+// Step implements experiment.StepSink.
+func (l *liveSink) Step(st metrics.Step) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.async.add(st)
+	l.stepped = true
+	return nil
+}
+
+// Round implements metrics.Sink.
+func (l *liveSink) Round(r *metrics.Round) error {
+	if !l.started {
+		l.started = true
+		l.s.Update(l.run, func(i *RunInfo) { i.Status = Running })
+	}
+	f := newFrame(l.run, r, nil)
+	l.mu.Lock()
+	if l.stepped {
+		l.async.annotate(f)
+	}
+	l.mu.Unlock()
+	return l.s.hub.add(f)
 }

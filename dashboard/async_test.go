@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -128,8 +129,8 @@ func TestBrowserAsyncRun(t *testing.T) {
 
 // A live asynchronous run: Plan gives the page the run's window (the
 // default: the median step, 1.5 for uniform on [1, 2], times eval_every
-// 2), and the page puts the live frames, which carry no time, at their
-// windows' ends.
+// 2), and the live frames, fed without step records, are at their
+// windows' ends, with no steps axis.
 func TestLiveAsyncRun(t *testing.T) {
 	c, err := config.Parse([]byte("name = \"t\"\nnodes = 4\nrounds = 3\neval_every = 2\nfinal_rounds = 1\n[strategy]\nname = \"async_mean\"\n"+
 		"[timing]\nmode = \"async\"\ncompute = \"uniform\"\ncompute_a = 1\ncompute_b = 2\n"), "t.toml")
@@ -156,5 +157,91 @@ func TestLiveAsyncRun(t *testing.T) {
 	}
 	if strings.Contains(dom, `<option value="steps">`) {
 		t.Error("a steps axis without steps")
+	}
+}
+
+// A live asynchronous simulation gets the step records too (the live sink
+// is an experiment.StepSink): every window it shows from the first in
+// which a step ended carries the time, the steps per node and the
+// staleness that the same run, read from its directory afterwards, shows
+// for that window.
+func TestLiveAsyncStepsMatchTheRunDir(t *testing.T) {
+	c, err := config.Parse([]byte(`
+name = "tiny"
+nodes = 4
+rounds = 3
+[data]
+samples = 600
+[model]
+kind = "logreg"
+[evaluation]
+global_test = 200
+[strategy]
+name = "async_mean"
+`+asyncTiming), "tiny.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	live := New("live")
+	runs := []config.SweepRun{{Config: c, Dir: "run"}}
+	sw := live.Plan(out, runs, false)
+	sink := sw.Live(0, runs[0])
+	if _, ok := sink.(experiment.StepSink); !ok {
+		t.Fatal("the live sink of an asynchronous run takes no step records")
+	}
+	if _, err := experiment.RunToDirWith(t.Context(), c, filepath.Join(out, "run"), experiment.RunOptions{Live: sink}); err != nil {
+		t.Fatal(err)
+	}
+	disk := New("serve")
+	if n, err := disk.LoadDirs(filepath.Join(out, "run")); err != nil || n != 1 {
+		t.Fatalf("LoadDirs: %d %v", n, err)
+	}
+	type stal struct {
+		Steps, Inputs, Max int
+		Mean               *float64
+	}
+	type asyncFrame struct {
+		Type        string
+		Round       int
+		Time, Steps *float64
+		Staleness   *stal
+	}
+	frames := func(s *Server) map[int]*asyncFrame {
+		out := map[int]*asyncFrame{}
+		for _, b := range s.hub.all() {
+			var f asyncFrame
+			if err := json.Unmarshal(b, &f); err != nil {
+				t.Fatal(err)
+			}
+			if f.Type == "round" {
+				out[f.Round] = &f
+			}
+		}
+		return out
+	}
+	want, got := frames(disk), frames(live)
+	if len(got) == 0 || len(want) != 10 {
+		t.Fatalf("%d live frames, %d from disk (want 10)", len(got), len(want))
+	}
+	withSteps := 0
+	for r, f := range got {
+		w := want[r]
+		if f.Steps == nil && w != nil && *w.Steps == 0 {
+			continue // before the first step record: no annotation
+		}
+		if w == nil || f.Time == nil || f.Steps == nil || f.Staleness == nil {
+			t.Fatalf("window %d: live %+v, from disk %+v", r, f, w)
+		}
+		if *f.Time != *w.Time || *f.Steps != *w.Steps || f.Staleness.Steps != w.Staleness.Steps || f.Staleness.Inputs != w.Staleness.Inputs ||
+			f.Staleness.Max != w.Staleness.Max || (f.Staleness.Mean == nil) != (w.Staleness.Mean == nil) || f.Staleness.Mean != nil && *f.Staleness.Mean != *w.Staleness.Mean {
+			t.Errorf("window %d: live time %v, steps %v, staleness %+v; from disk %v, %v, %+v", r, *f.Time, *f.Steps, *f.Staleness, *w.Time, *w.Steps, *w.Staleness)
+		}
+		if *f.Steps > 0 {
+			withSteps++
+		}
+	}
+	if withSteps == 0 {
+		t.Error("no live window counts a step")
 	}
 }

@@ -85,9 +85,10 @@ type frame struct {
 	// Byzantine senders this round, by kind (LIGHTYEAR).
 	Scores   map[string]*scoreFrame `json:"scores,omitempty"`
 	Weighted bool                   `json:"weighted"` // edges carry weights
-	// Time is, in an asynchronous run read from disk, the virtual time at
-	// the window's end, Steps the mean number of steps per node by then,
-	// Staleness the window's inputs (absent in rounds).
+	// Time is, in an asynchronous run (read from disk, or live with its
+	// step records), the virtual time at the window's end, Steps the mean
+	// number of steps per node by then, Staleness the window's inputs
+	// (absent in rounds).
 	Time      *num            `json:"time,omitempty"`
 	Steps     *num            `json:"steps,omitempty"`
 	Staleness *stalenessFrame `json:"staleness,omitempty"`

@@ -35,9 +35,10 @@ func (s *Server) Plan(out string, runs []config.SweepRun, force bool) *Sweep {
 			info.Params = r.Params
 		}
 		if r.Config.Async() {
-			// The live frames carry no time: the page puts each window
-			// at its end (the synchronous round is the manifest's, once
-			// the run is read from disk).
+			// The window makes the live sink an asynchronous one (its
+			// frames carry time, steps and staleness from the step
+			// records); the synchronous round is the manifest's, once the
+			// run is read from disk.
 			info.Async = &rundir.AsyncClock{Window: experiment.AsyncWindow(r.Config)}
 		}
 		if info.Dir == "" {

@@ -276,7 +276,7 @@ func (s *Server) loadRounds(run int, path string) error {
 		if c, err := loadConfig(path); err == nil {
 			n = c.Nodes
 		}
-		async = newAsyncFrames(man.Async, n, steps)
+		async = newAsyncFrames(man.Async.Window, n, steps)
 	}
 	for _, r := range rounds {
 		r.Nodes = byRound[r.Round]

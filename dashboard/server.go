@@ -136,6 +136,11 @@ func (s *Server) Warnings() []string {
 // Sink returns the sink of a live run: add it to the run's metrics.Fanout
 // as a metrics.Latest sink. The first record marks the run running.
 func (s *Server) Sink(run int) metrics.Sink {
+	if info, ok := s.Run(run); ok && info.Async != nil {
+		// Asynchronous: also a StepSink, for the steps axis and the
+		// staleness of the windows.
+		return &liveSink{s: s, run: run, async: newAsyncFrames(info.Async.Window, info.Nodes, nil)}
+	}
 	started := false
 	return metrics.SinkFunc(func(r *metrics.Round) error {
 		if !started {

@@ -44,16 +44,34 @@ func asyncClock(c config.Config, s Setup) (*rundir.AsyncClock, error) {
 	return &rundir.AsyncClock{Window: w, SyncRound: sched.SyncRound(dyn.At(0))}, nil
 }
 
+// StepSink takes an asynchronous run's step records as they are made, on
+// the simulator's goroutine (RunOptions.Live may be one: a live page's
+// steps axis and staleness come from them).
+type StepSink interface {
+	Step(metrics.Step) error
+}
+
 // stepsTo sends an asynchronous run's step records to w's steps.jsonl,
 // each with its window: the simulator sends a window's summary record
 // before any step of a later window, so the windows sent so far, counted
 // on the simulator's goroutine before out sees them, are the window of
 // the steps that follow. It returns the sink the simulator writes to.
-func stepsTo(w *rundir.Writer, a *sim.Async, out metrics.Sink) metrics.Sink {
+//
+// live, if it is a StepSink (a dashboard's), gets each step record too,
+// after the file.
+func stepsTo(w *rundir.Writer, a *sim.Async, out, live metrics.Sink) metrics.Sink {
 	window := 0
+	steps, _ := live.(StepSink)
 	a.Steps = func(sr sim.StepRecord) error {
-		return w.Step(metrics.Step{Window: window, Time: sr.Time, Step: sr.Step, NodeRound: sr.NodeRound,
-			Inputs: sr.Inputs, MaxStaleness: sr.MaxStaleness, MeanStaleness: sr.MeanStaleness, Refused: sr.Refused})
+		st := metrics.Step{Window: window, Time: sr.Time, Step: sr.Step, NodeRound: sr.NodeRound,
+			Inputs: sr.Inputs, MaxStaleness: sr.MaxStaleness, MeanStaleness: sr.MeanStaleness, Refused: sr.Refused}
+		if err := w.Step(st); err != nil {
+			return err
+		}
+		if steps != nil {
+			return steps.Step(st)
+		}
+		return nil
 	}
 	return metrics.SinkFunc(func(r *metrics.Round) error {
 		window = r.Round + 1

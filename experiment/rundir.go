@@ -25,7 +25,8 @@ type RunOptions struct {
 	// another config, or a finished run, instead of refusing or keeping it.
 	Force bool
 	// Live, when set, also gets the run's records as a metrics.Latest sink
-	// (a live viewer: it may skip records and never makes a round wait).
+	// (a live viewer: it may skip records and never makes a round wait);
+	// in asynchronous timing, if it is a StepSink, every step record too.
 	Live metrics.Sink
 	// Data, when set, is the run's dataset as LoadData returns it, loaded
 	// once by a caller that makes many runs of it (decoding the embedded
@@ -121,7 +122,7 @@ func RunToDirWith(ctx context.Context, c config.Config, dir string, o RunOptions
 	out.Add(metrics.SinkFunc(func(*metrics.Round) error { FollowLiveHeap(); return nil }), metrics.Every, 0)
 	var sink metrics.Sink = out
 	if s.Async != nil {
-		sink = stepsTo(w, s.Async, out)
+		sink = stepsTo(w, s.Async, out, o.Live)
 	}
 	b, runErr := s.Build()
 	if runErr == nil {

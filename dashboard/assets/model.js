@@ -153,9 +153,9 @@
 
   // xAxes are the x axes a run's charts may take: rounds for a run in
   // rounds; for an asynchronous run (info.async), the virtual time at a
-  // window's end, the mean steps per node by then (read from disk only:
-  // live frames carry no steps), or the window's index. The first is the
-  // default.
+  // window's end, the mean steps per node by then (when the frames carry
+  // it: read from disk, or live from a simulation's step records), or the
+  // window's index. The first is the default.
   function xAxes(info, frames) {
     if (!(info && info.async && info.async.window > 0)) return [{ key: "round", label: "round" }];
     var ax = [{ key: "time", label: "virtual time (s)" }];
@@ -165,7 +165,8 @@
   }
 
   // xOf is a frame's position on axis key (NaN where it has none); a
-  // frame without its time (a live one) is put at its window's end.
+  // frame without its time (a live one without step records) is put at
+  // its window's end.
   function xOf(f, key, info) {
     if (key === "time" && typeof f.time !== "number" && info && info.async) return (f.round + 1) * info.async.window;
     var v = key === "round" ? f.round : f[key];
