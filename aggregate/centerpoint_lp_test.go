@@ -229,31 +229,13 @@ func TestCenterpointLPRepeats(t *testing.T) {
 
 // Refusals, each naming its reason.
 func TestCenterpointLPRefuses(t *testing.T) {
-	pts := func(n, d int) [][]float64 {
-		return gen(n, d, func(i, k int) float64 { return float64(i*i%7 + k*i) })
-	}
-	for _, c := range []struct {
-		n, d, f int
-		is      error
-		want    []string
-	}{
+	pts := refusalPoints
+	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&CenterpointLP{F: f}).Point(x, p) }, []refusal{
 		{8, 3, 2, ErrTooFewInputs, []string{"n = 8", "f = 2", "(d+1)f + 1 = 9", "⌈n/(d+1)⌉ = 2", "[198]"}},
 		{6, 2, 2, ErrTooFewInputs, []string{"= 7"}},
 		{40, 2, 1, ErrSafeAreaSize, []string{"C(40, 13) > 2000"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9", "d <= 8", "not for models"}},
-	} {
-		x := make([]float64, c.d)
-		err := (&CenterpointLP{F: c.f}).Point(x, pts(c.n, c.d))
-		if !errors.Is(err, c.is) {
-			t.Errorf("n=%d d=%d f=%d: %v, want %v", c.n, c.d, c.f, err, c.is)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("n=%d d=%d f=%d: %q does not say %q", c.n, c.d, c.f, err, w)
-			}
-		}
-	}
+	})
 	if err := (&CenterpointLP{F: -1}).Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
 		t.Errorf("f = -1: %v", err)
 	}

@@ -111,6 +111,22 @@ func (h *hullRule) sorted(r hullSolver, dst []float64, pts [][]float64) error {
 	return nil
 }
 
+// partition maps parts (indices into the sorted inputs of the last call)
+// to the caller's indices, each part sorted; nil after a failure.
+func (h *hullRule) partition(parts [][]int) [][]int {
+	if h.s.n == 0 {
+		return nil
+	}
+	out := make([][]int, len(parts))
+	for i, p := range parts {
+		for _, j := range p {
+			out[i] = append(out[i], h.ord[j])
+		}
+		slices.Sort(out[i])
+	}
+	return out
+}
+
 func (h *hullRule) weights() []float64 {
 	if h.s.n == 0 {
 		return nil

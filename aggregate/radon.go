@@ -99,17 +99,7 @@ func (r *RadonPoint) Weights() []float64 { return r.h.weights() }
 // non-finite inputs dropped by Aggregate not counted); nil after a
 // failure.
 func (r *RadonPoint) Partition() [][]int {
-	if r.h.s.n == 0 {
-		return nil
-	}
-	out := make([][]int, len(r.parts))
-	for i, p := range r.parts {
-		for _, j := range p {
-			out[i] = append(out[i], r.h.ord[j])
-		}
-		slices.Sort(out[i])
-	}
-	return out
+	return r.h.partition(r.parts)
 }
 
 func (r *RadonPoint) check(n, d int) error {

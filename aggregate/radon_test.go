@@ -101,31 +101,13 @@ func TestRadonByHand(t *testing.T) {
 
 // Refusals, each naming its reason; the rule is reachable by name.
 func TestRadonRefuses(t *testing.T) {
-	pts := func(n, d int) [][]float64 {
-		return gen(n, d, func(i, k int) float64 { return float64(i*i%7 + k*i) })
-	}
-	for _, c := range []struct {
-		n, d, f int
-		is      error
-		want    []string
-	}{
+	pts := refusalPoints
+	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&RadonPoint{F: f}).Point(x, p) }, []refusal{
 		{15, 2, 2, ErrTooFewInputs, []string{"n = 15", "f = 2", "(d+2)^h = 16", "h = ⌈log₂(f + 1)⌉ = 2"}},
 		{4, 3, 1, ErrTooFewInputs, []string{"(d+2)^h = 5"}},
 		{5, 8, 100, ErrSafeAreaSize, []string{"10^7", "above the limit 100000"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9", "not for models"}},
-	} {
-		x := make([]float64, c.d)
-		err := (&RadonPoint{F: c.f}).Point(x, pts(c.n, c.d))
-		if !errors.Is(err, c.is) {
-			t.Errorf("n=%d d=%d f=%d: %v, want %v", c.n, c.d, c.f, err, c.is)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("n=%d d=%d f=%d: %q does not say %q", c.n, c.d, c.f, err, w)
-			}
-		}
-	}
+	})
 	r := &RadonPoint{F: -1}
 	if err := r.Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
 		t.Errorf("f = -1: %v", err)
@@ -139,5 +121,36 @@ func TestRadonRefuses(t *testing.T) {
 	}
 	if got := sp.MaxF(Params{}, 16); got != 3 {
 		t.Errorf("MaxF(16 inputs): %d, want 3 (2 levels of 4-point groups in the plane)", got)
+	}
+}
+
+// refusal is one case of a low-dimensional rule's refusals: n inputs of d
+// coordinates (refusalPoints) with f, the error the refusal must wrap and
+// the words it must say.
+type refusal struct {
+	n, d, f int
+	is      error
+	want    []string
+}
+
+// refusalPoints are n distinct inputs of d coordinates.
+func refusalPoints(n, d int) [][]float64 {
+	return gen(n, d, func(i, k int) float64 { return float64(i*i%7 + k*i) })
+}
+
+// checkRefusals runs point (the rule with f) on each case's inputs.
+func checkRefusals(t *testing.T, point func(f int, x []float64, pts [][]float64) error, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		err := point(c.f, make([]float64, c.d), refusalPoints(c.n, c.d))
+		if !errors.Is(err, c.is) {
+			t.Errorf("n=%d d=%d f=%d: %v, want %v", c.n, c.d, c.f, err, c.is)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("n=%d d=%d f=%d: %q does not say %q", c.n, c.d, c.f, err, w)
+			}
+		}
 	}
 }

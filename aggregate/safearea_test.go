@@ -528,33 +528,15 @@ func TestSafeAreaAggregate(t *testing.T) {
 
 // Refusals, each naming its reason.
 func TestSafeAreaRefuses(t *testing.T) {
-	pts := func(n, d int) [][]float64 {
-		return gen(n, d, func(i, k int) float64 { return float64(i*i%7 + k*i) })
-	}
-	for _, c := range []struct {
-		n, d, f int
-		is      error
-		want    []string
-	}{
+	pts := refusalPoints
+	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&SafeArea{F: f}).Point(x, p) }, []refusal{
 		{8, 3, 2, ErrTooFewInputs, []string{"n = 8", "f = 2", "(d+1)f + 1) = 9", "d = 3"}},
 		{6, 1, 2, ErrTooFewInputs, []string{"max(3f + 1, (d+1)f + 1) = 7"}},
 		{3, 2, 1, ErrTooFewInputs, []string{"= 4"}},
 		{30, 2, 3, ErrSafeAreaSize, []string{"C(n, f) > 2000", "n = 30", "f = 3"}},
 		{3, 100000, 0, ErrSafeAreaSize, []string{"d = 100000", "d <= 8", "not for models"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9"}},
-	} {
-		x := make([]float64, c.d)
-		err := (&SafeArea{F: c.f}).Point(x, pts(c.n, c.d))
-		if !errors.Is(err, c.is) {
-			t.Errorf("n=%d d=%d f=%d: %v, want %v", c.n, c.d, c.f, err, c.is)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("n=%d d=%d f=%d: %q does not say %q", c.n, c.d, c.f, err, w)
-			}
-		}
-	}
+	})
 	if err := (&SafeArea{F: -1}).Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
 		t.Errorf("f = -1: %v", err)
 	}

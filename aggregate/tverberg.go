@@ -77,17 +77,7 @@ func (t *TverbergPoint) Point(dst []float64, pts [][]float64) error {
 // into the inputs of the last call (in the caller's order, non-finite
 // inputs dropped by Aggregate not counted); nil after a failure.
 func (t *TverbergPoint) Partition() [][]int {
-	if t.h.s.n == 0 {
-		return nil
-	}
-	out := make([][]int, len(t.parts))
-	for i, p := range t.parts {
-		for _, j := range p {
-			out[i] = append(out[i], t.h.ord[j])
-		}
-		slices.Sort(out[i])
-	}
-	return out
+	return t.h.partition(t.parts)
 }
 
 func (t *TverbergPoint) check(n, d int) error {

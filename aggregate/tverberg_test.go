@@ -1,7 +1,6 @@
 package aggregate
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -168,31 +167,13 @@ func TestTverbergRadon(t *testing.T) {
 
 // Refusals, each naming its reason.
 func TestTverbergRefuses(t *testing.T) {
-	pts := func(n, d int) [][]float64 {
-		return gen(n, d, func(i, k int) float64 { return float64(i*i%7 + k*i) })
-	}
-	for _, c := range []struct {
-		n, d, f int
-		is      error
-		want    []string
-	}{
+	pts := refusalPoints
+	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&TverbergPoint{F: f}).Point(x, p) }, []refusal{
 		{8, 3, 2, ErrTooFewInputs, []string{"n = 8", "f = 2", "(d+1)f + 1) = 9", "Tverberg"}},
 		{6, 1, 2, ErrTooFewInputs, []string{"= 7"}},
 		{13, 5, 2, ErrSafeAreaSize, []string{"S(13, 3) > 40000", "N = (d+1)f + 1 = 13"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9", "not for models"}},
-	} {
-		x := make([]float64, c.d)
-		err := (&TverbergPoint{F: c.f}).Point(x, pts(c.n, c.d))
-		if !errors.Is(err, c.is) {
-			t.Errorf("n=%d d=%d f=%d: %v, want %v", c.n, c.d, c.f, err, c.is)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("n=%d d=%d f=%d: %q does not say %q", c.n, c.d, c.f, err, w)
-			}
-		}
-	}
+	})
 	r := &TverbergPoint{F: -1}
 	if err := r.Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
 		t.Errorf("f = -1: %v", err)

@@ -12,11 +12,9 @@ import (
 	"github.com/trellis-fl/trellis/experiment"
 )
 
-// asyncServer runs a tiny config into a directory and serves it as
-// trellis serve does.
-func asyncServer(t *testing.T, extra string) *Server {
-	t.Helper()
-	c, err := config.Parse([]byte(`
+// tinyAsyncMean is a tiny config of async_mean, in rounds until a [timing]
+// is added.
+const tinyAsyncMean = `
 name = "tiny"
 nodes = 4
 rounds = 3
@@ -28,7 +26,13 @@ kind = "logreg"
 global_test = 200
 [strategy]
 name = "async_mean"
-`+extra), "tiny.toml")
+`
+
+// asyncServer runs a tiny config into a directory and serves it as
+// trellis serve does.
+func asyncServer(t *testing.T, extra string) *Server {
+	t.Helper()
+	c, err := config.Parse([]byte(tinyAsyncMean+extra), "tiny.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,19 +170,7 @@ func TestLiveAsyncRun(t *testing.T) {
 // staleness that the same run, read from its directory afterwards, shows
 // for that window.
 func TestLiveAsyncStepsMatchTheRunDir(t *testing.T) {
-	c, err := config.Parse([]byte(`
-name = "tiny"
-nodes = 4
-rounds = 3
-[data]
-samples = 600
-[model]
-kind = "logreg"
-[evaluation]
-global_test = 200
-[strategy]
-name = "async_mean"
-`+asyncTiming), "tiny.toml")
+	c, err := config.Parse([]byte(tinyAsyncMean+asyncTiming), "tiny.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

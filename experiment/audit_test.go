@@ -203,15 +203,7 @@ horizon = 6.5
 		ended[x.Node] = max(ended[x.Node], x.Step+1)
 	}
 	// The shadows' rounds, from the nodes after the same run.
-	tt, err := LoadData(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := SetupOf(c, tt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s = s.Defaults()
+	s := validSetup(t, c).Defaults()
 	built, err := s.Build()
 	if err != nil {
 		t.Fatal(err)
