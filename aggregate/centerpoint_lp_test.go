@@ -229,14 +229,13 @@ func TestCenterpointLPRepeats(t *testing.T) {
 
 // Refusals, each naming its reason.
 func TestCenterpointLPRefuses(t *testing.T) {
-	pts := refusalPoints
 	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&CenterpointLP{F: f}).Point(x, p) }, []refusal{
 		{8, 3, 2, ErrTooFewInputs, []string{"n = 8", "f = 2", "(d+1)f + 1 = 9", "⌈n/(d+1)⌉ = 2", "[198]"}},
 		{6, 2, 2, ErrTooFewInputs, []string{"= 7"}},
 		{40, 2, 1, ErrSafeAreaSize, []string{"C(40, 13) > 2000"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9", "d <= 8", "not for models"}},
 	})
-	if err := (&CenterpointLP{F: -1}).Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
+	if err := (&CenterpointLP{F: -1}).Point(make([]float64, 2), refusalPoints(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
 		t.Errorf("f = -1: %v", err)
 	}
 	if err := (&CenterpointLP{}).Point(make([]float64, 2), [][]float64{{1, math.NaN()}}); !errors.Is(err, ErrNonFinite) {

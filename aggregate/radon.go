@@ -1,10 +1,8 @@
 package aggregate
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // RadonPoint is the iterated Radon point of resilient vector consensus
@@ -131,19 +129,7 @@ func (r *RadonPoint) solve(dst []float64, sorted [][]float64) ([]float64, error)
 	n, d := len(sorted), len(dst)
 	N := radonInputs(d, radonLevels(r.F))
 	c, s, w := scaleInputs(sorted, d)
-	// The N inputs nearest the median (scaled L∞), ties by order, in
-	// order.
-	near := make([]int, n)
-	norm := make([]float64, n)
-	for j := range near {
-		near[j] = j
-		for _, v := range w[j] {
-			norm[j] = max(norm[j], math.Abs(v))
-		}
-	}
-	slices.SortStableFunc(near, func(a, b int) int { return cmp.Compare(norm[a], norm[b]) })
-	chosen := slices.Clone(near[:N])
-	slices.Sort(chosen)
+	chosen := nearestMedian(w, N)
 	level := make([]radonNode, N)
 	for k, j := range chosen {
 		level[k] = radonNode{x: w[j], parts: [][]int{{j}}, coef: [][]float64{{1}}}

@@ -101,20 +101,13 @@ func TestRadonByHand(t *testing.T) {
 
 // Refusals, each naming its reason; the rule is reachable by name.
 func TestRadonRefuses(t *testing.T) {
-	pts := refusalPoints
 	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&RadonPoint{F: f}).Point(x, p) }, []refusal{
 		{15, 2, 2, ErrTooFewInputs, []string{"n = 15", "f = 2", "(d+2)^h = 16", "h = ⌈log₂(f + 1)⌉ = 2"}},
 		{4, 3, 1, ErrTooFewInputs, []string{"(d+2)^h = 5"}},
 		{5, 8, 100, ErrSafeAreaSize, []string{"10^7", "above the limit 100000"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9", "not for models"}},
 	})
-	r := &RadonPoint{F: -1}
-	if err := r.Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
-		t.Errorf("f = -1: %v", err)
-	}
-	if r.Partition() != nil || r.Weights() != nil {
-		t.Error("partition or weights after a refusal")
-	}
+	checkNegativeF(t, &RadonPoint{F: -1})
 	sp, err := ParseSpec("radon")
 	if err != nil || !sp.TakesF() || slices.Contains(Names(), "radon") || !slices.Contains(LowDimNames(), "radon") {
 		t.Errorf("radon's spec: %+v, %v", sp, err)
@@ -152,5 +145,24 @@ func checkRefusals(t *testing.T, point func(f int, x []float64, pts [][]float64)
 				t.Errorf("n=%d d=%d f=%d: %q does not say %q", c.n, c.d, c.f, err, w)
 			}
 		}
+	}
+}
+
+// partitioned is a low-dimensional rule that returns its partition.
+type partitioned interface {
+	Point(dst []float64, pts [][]float64) error
+	Partition() [][]int
+	Weights() []float64
+}
+
+// checkNegativeF: r, with f = −1, refuses naming it and then has neither a
+// partition nor weights.
+func checkNegativeF(t *testing.T, r partitioned) {
+	t.Helper()
+	if err := r.Point(make([]float64, 2), refusalPoints(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
+		t.Errorf("f = -1: %v", err)
+	}
+	if r.Partition() != nil || r.Weights() != nil {
+		t.Error("partition or weights after a refusal")
 	}
 }

@@ -528,7 +528,6 @@ func TestSafeAreaAggregate(t *testing.T) {
 
 // Refusals, each naming its reason.
 func TestSafeAreaRefuses(t *testing.T) {
-	pts := refusalPoints
 	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&SafeArea{F: f}).Point(x, p) }, []refusal{
 		{8, 3, 2, ErrTooFewInputs, []string{"n = 8", "f = 2", "(d+1)f + 1) = 9", "d = 3"}},
 		{6, 1, 2, ErrTooFewInputs, []string{"max(3f + 1, (d+1)f + 1) = 7"}},
@@ -537,7 +536,7 @@ func TestSafeAreaRefuses(t *testing.T) {
 		{3, 100000, 0, ErrSafeAreaSize, []string{"d = 100000", "d <= 8", "not for models"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9"}},
 	})
-	if err := (&SafeArea{F: -1}).Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
+	if err := (&SafeArea{F: -1}).Point(make([]float64, 2), refusalPoints(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
 		t.Errorf("f = -1: %v", err)
 	}
 	// The float32 rule on a model-sized vector.

@@ -99,18 +99,7 @@ func (t *TverbergPoint) solve(dst []float64, sorted [][]float64) ([]float64, err
 	n, d, f := len(sorted), len(dst), t.F
 	N := (d+1)*f + 1
 	c, s, w := scaleInputs(sorted, d)
-	// The N inputs nearest the median (scaled L∞), ties by order.
-	near := make([]int, n)
-	norm := make([]float64, n)
-	for j := range near {
-		near[j] = j
-		for _, v := range w[j] {
-			norm[j] = max(norm[j], math.Abs(v))
-		}
-	}
-	slices.SortStableFunc(near, func(a, b int) int { return cmp.Compare(norm[a], norm[b]) })
-	chosen := slices.Clone(near[:N])
-	slices.Sort(chosen)
+	chosen := nearestMedian(w, N)
 	wt := make([]float64, n)
 	x := make([]float64, d)
 	parts, err := t.search(x, w, chosen, f)
@@ -140,6 +129,25 @@ func (t *TverbergPoint) solve(dst []float64, sorted [][]float64) ([]float64, err
 		}
 	}
 	return wt, nil
+}
+
+// nearestMedian is the indices of the N scaled inputs w nearest the
+// median (the origin of the scaled coordinates, in L∞; ties by order), in
+// increasing order: a function of the multiset of inputs when w is in
+// lexicographic order.
+func nearestMedian(w [][]float64, N int) []int {
+	near := make([]int, len(w))
+	norm := make([]float64, len(w))
+	for j := range near {
+		near[j] = j
+		for _, v := range w[j] {
+			norm[j] = max(norm[j], math.Abs(v))
+		}
+	}
+	slices.SortStableFunc(near, func(a, b int) int { return cmp.Compare(norm[a], norm[b]) })
+	chosen := slices.Clone(near[:N])
+	slices.Sort(chosen)
+	return chosen
 }
 
 type tverbergPart struct {

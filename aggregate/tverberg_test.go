@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -167,20 +166,13 @@ func TestTverbergRadon(t *testing.T) {
 
 // Refusals, each naming its reason.
 func TestTverbergRefuses(t *testing.T) {
-	pts := refusalPoints
 	checkRefusals(t, func(f int, x []float64, p [][]float64) error { return (&TverbergPoint{F: f}).Point(x, p) }, []refusal{
 		{8, 3, 2, ErrTooFewInputs, []string{"n = 8", "f = 2", "(d+1)f + 1) = 9", "Tverberg"}},
 		{6, 1, 2, ErrTooFewInputs, []string{"= 7"}},
 		{13, 5, 2, ErrSafeAreaSize, []string{"S(13, 3) > 40000", "N = (d+1)f + 1 = 13"}},
 		{5, 9, 0, ErrSafeAreaSize, []string{"d = 9", "not for models"}},
 	})
-	r := &TverbergPoint{F: -1}
-	if err := r.Point(make([]float64, 2), pts(4, 2)); err == nil || !strings.Contains(err.Error(), "f = -1") {
-		t.Errorf("f = -1: %v", err)
-	}
-	if r.Partition() != nil || r.Weights() != nil {
-		t.Error("partition or weights after a refusal")
-	}
+	checkNegativeF(t, &TverbergPoint{F: -1})
 }
 
 // Stirling numbers of the second kind against their closed forms.
