@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -39,33 +40,8 @@ func TestRadonInHonestHull(t *testing.T) {
 					t.Errorf("d=%d f=%d n=%d %s: %v is %.3g from the honest hull", c.d, c.f, n, pl.name, x, dh)
 				}
 			}
-			parts := r.Partition()
-			var all []int
-			honestPart := false
-			for _, p := range parts {
-				if len(p) == 0 {
-					t.Errorf("d=%d f=%d %s: an empty part in %v", c.d, c.f, pl.name, parts)
-					continue
-				}
-				all = append(all, p...)
-				sub := make([][]float64, len(p))
-				clean := true
-				for i, j := range p {
-					sub[i] = pts[j]
-					clean = clean && slices.ContainsFunc(honest, func(hp []float64) bool { return slices.Equal(hp, pts[j]) })
-				}
-				honestPart = honestPart || clean
-				if ds := partDist(sub, x); ds > safeTol*spread(pts) {
-					t.Errorf("d=%d f=%d n=%d %s: %v is %.3g from the hull of part %v", c.d, c.f, n, pl.name, x, ds, p)
-				}
-			}
-			slices.Sort(all)
-			if len(parts) != 1<<h || len(all) != N || len(slices.Compact(all)) != N {
-				t.Errorf("d=%d f=%d %s: %d parts of %d inputs (%d distinct), want %d disjoint parts of %d", c.d, c.f, pl.name, len(parts), len(all), len(slices.Compact(all)), 1<<h, N)
-			}
-			if !honestPart {
-				t.Errorf("d=%d f=%d %s: no part is all honest: %v", c.d, c.f, pl.name, parts)
-			}
+			what := fmt.Sprintf("d=%d f=%d n=%d %s", c.d, c.f, n, pl.name)
+			checkPartition(t, what, pts, honest, x, r.Partition(), 1<<h, N)
 			checkWeights(t, r.Weights(), pts, x)
 		}
 	}
@@ -164,5 +140,39 @@ func checkNegativeF(t *testing.T, r partitioned) {
 	}
 	if r.Partition() != nil || r.Weights() != nil {
 		t.Error("partition or weights after a refusal")
+	}
+}
+
+// checkPartition checks a partition of the inputs pts (indices) that
+// certifies the point x: wantParts disjoint non-empty parts covering N
+// inputs, x in the hull of each (partDist, within safeTol of the inputs'
+// spread), and one part all honest (its inputs all among honest).
+func checkPartition(t *testing.T, what string, pts, honest [][]float64, x []float64, parts [][]int, wantParts, N int) {
+	t.Helper()
+	var all []int
+	honestPart := false
+	for _, p := range parts {
+		if len(p) == 0 {
+			t.Errorf("%s: an empty part in %v", what, parts)
+			continue
+		}
+		all = append(all, p...)
+		sub := make([][]float64, len(p))
+		clean := true
+		for i, j := range p {
+			sub[i] = pts[j]
+			clean = clean && slices.ContainsFunc(honest, func(hp []float64) bool { return slices.Equal(hp, pts[j]) })
+		}
+		honestPart = honestPart || clean
+		if ds := partDist(sub, x); ds > safeTol*spread(pts) {
+			t.Errorf("%s: %v is %.3g from the hull of part %v", what, x, ds, p)
+		}
+	}
+	slices.Sort(all)
+	if len(parts) != wantParts || len(all) != N || len(slices.Compact(all)) != N {
+		t.Errorf("%s: %d parts of %d inputs (%d distinct), want %d disjoint parts of %d", what, len(parts), len(all), len(slices.Compact(all)), wantParts, N)
+	}
+	if !honestPart {
+		t.Errorf("%s: no part is all honest: %v", what, parts)
 	}
 }

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,9 +10,9 @@ import (
 
 // On random instances with n = (d+1)f + 1 inputs and a few more, f of them
 // faulty and placed as in the safe_area tests: the partition has f + 1
-// non-empty disjoint parts of N = (d+1)f + 1 inputs, the point is in the
-// hull of each part and of the honest inputs (hullDist, independent of the
-// linear programs), and the weights express it.
+// non-empty disjoint parts of N = (d+1)f + 1 inputs, one all honest, the
+// point is in the hull of each part and of the honest inputs (hullDist,
+// independent of the linear programs), and the weights express it.
 func TestTverbergInHonestHull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 17))
 	for _, c := range []struct{ d, f, extra int }{
@@ -32,26 +33,7 @@ func TestTverbergInHonestHull(t *testing.T) {
 			if dh := hullDist(honest, x); dh > safeTol*spread(honest) {
 				t.Errorf("d=%d f=%d n=%d %s: %v is %.3g from the honest hull", c.d, c.f, n, pl.name, x, dh)
 			}
-			parts := r.Partition()
-			var all []int
-			for _, p := range parts {
-				if len(p) == 0 {
-					t.Errorf("d=%d f=%d %s: an empty part in %v", c.d, c.f, pl.name, parts)
-					continue
-				}
-				all = append(all, p...)
-				sub := make([][]float64, len(p))
-				for i, j := range p {
-					sub[i] = pts[j]
-				}
-				if ds := partDist(sub, x); ds > safeTol*spread(sub) {
-					t.Errorf("d=%d f=%d n=%d %s: %v is %.3g from the hull of part %v", c.d, c.f, n, pl.name, x, ds, p)
-				}
-			}
-			slices.Sort(all)
-			if len(parts) != c.f+1 || len(all) != N || len(slices.Compact(all)) != N {
-				t.Errorf("d=%d f=%d %s: partition %v, want %d disjoint parts of %d inputs", c.d, c.f, pl.name, parts, c.f+1, N)
-			}
+			checkPartition(t, fmt.Sprintf("d=%d f=%d n=%d %s", c.d, c.f, n, pl.name), pts, honest, x, r.Partition(), c.f+1, N)
 			checkWeights(t, r.Weights(), pts, x)
 		}
 	}
