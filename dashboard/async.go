@@ -25,7 +25,9 @@ type asyncFrames struct {
 	nodes  int
 	per    map[int]*stalenessFrame
 	sum    map[int]float64
-	last   int // the latest window with a step
+	last   int   // the latest window with a step
+	cum    []int // steps ended by the end of each window up to last, cumulative
+	stale  bool  // cum is behind add
 }
 
 func newAsyncFrames(window float64, nodes int, steps []metrics.Step) *asyncFrames {
@@ -48,18 +50,26 @@ func (a *asyncFrames) add(s metrics.Step) {
 	w.Max = max(w.Max, s.MaxStaleness)
 	a.sum[s.Window] += s.MeanStaleness * float64(s.Inputs)
 	a.last = max(a.last, s.Window)
+	a.stale = true
 }
 
 // annotate sets f's time, steps and staleness.
 func (a *asyncFrames) annotate(f *frame) {
 	t := num(float64(f.Round+1) * a.window)
 	f.Time = &t
-	done := 0
-	for k := range min(f.Round, a.last) + 1 {
-		if w := a.per[k]; w != nil {
-			done += w.Steps
+	if a.stale || a.cum == nil {
+		// Once for a run read from disk, once a window for a live one.
+		a.cum = a.cum[:0]
+		total := 0
+		for k := range a.last + 1 {
+			if w := a.per[k]; w != nil {
+				total += w.Steps
+			}
+			a.cum = append(a.cum, total)
 		}
+		a.stale = false
 	}
+	done := a.cum[min(f.Round, len(a.cum)-1)]
 	st := num(float64(done) / float64(a.nodes))
 	f.Steps = &st
 	w := a.per[f.Round]
