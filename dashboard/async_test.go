@@ -249,3 +249,27 @@ func TestLiveAsyncStepsMatchTheRunDir(t *testing.T) {
 		t.Error("no live window counts a step")
 	}
 }
+
+// A deployment's monitor writes an asynchronous run by step index on the
+// wall clock: PlanDeployment shows it by that index, without the
+// simulator's windows of virtual time (no clock on the run, no step
+// records taken), where Plan gives the same config its virtual window.
+func TestDeployedAsyncRunHasNoVirtualClock(t *testing.T) {
+	c, err := config.Parse([]byte(tinyAsyncMean+asyncTiming), "tiny.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := New("live")
+	sim.Plan(t.TempDir(), []config.SweepRun{{Config: c}}, false)
+	if info, _ := sim.Run(0); info.Async == nil {
+		t.Fatal("a simulation's live run has no virtual clock")
+	}
+	deployed := New("live")
+	sw := deployed.PlanDeployment(t.TempDir(), c)
+	if info, _ := deployed.Run(0); info.Async != nil || info.Nodes != c.Nodes {
+		t.Errorf("a deployed run's info: %+v", info)
+	}
+	if _, ok := sw.Live(0, config.SweepRun{Config: c}).(experiment.StepSink); ok {
+		t.Error("a deployed run's live sink takes step records")
+	}
+}

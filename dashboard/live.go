@@ -52,6 +52,15 @@ func (s *Server) Plan(out string, runs []config.SweepRun, force bool) *Sweep {
 	return w
 }
 
+// PlanDeployment is Plan for the one run of c that a deployment's monitor
+// writes into out: its records are by round, or in asynchronous timing by
+// step index, on the wall clock, so the page shows them by that index —
+// the simulator's windows of virtual time do not apply.
+func (s *Server) PlanDeployment(out string, c config.Config) *Sweep {
+	c.Timing = nil
+	return s.Plan(out, []config.SweepRun{{Config: c}}, true)
+}
+
 // Live is experiment.SweepOptions.Live: run i starts. The runs before it
 // get their status from their directories; a run finished on file (kept
 // by the sweep) is shown from its files, and a run to compute gets a live

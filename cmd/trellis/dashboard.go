@@ -23,6 +23,11 @@ func (d *dashFlag) register(c *cobra.Command) {
 // give SweepOptions.Live (nil without a dashboard) and a function that
 // records the sweep's end and stops the server.
 func (d *dashFlag) start(o *options, cfg config.Config, out string, force bool) (func(int, config.SweepRun) metrics.Sink, func(*experiment.SweepResult), error) {
+	return d.serve(o, cfg, out, func(srv *dashboard.Server, runs []config.SweepRun) *dashboard.Sweep { return srv.Plan(out, runs, force) })
+}
+
+// serve is start with the page's runs planned by plan.
+func (d *dashFlag) serve(o *options, cfg config.Config, out string, plan func(*dashboard.Server, []config.SweepRun) *dashboard.Sweep) (func(int, config.SweepRun) metrics.Sink, func(*experiment.SweepResult), error) {
 	if d.addr == "" {
 		return nil, func(*experiment.SweepResult) {}, nil
 	}
@@ -35,7 +40,7 @@ func (d *dashFlag) start(o *options, cfg config.Config, out string, force bool) 
 		return nil, nil, err
 	}
 	srv := dashboard.New("trellis: " + cfg.Name)
-	sw := srv.Plan(out, runs, force)
+	sw := plan(srv, runs)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -57,7 +62,7 @@ func (d *dashFlag) start(o *options, cfg config.Config, out string, force bool) 
 // cluster's monitor): the sink to give it (nil without a dashboard) and a
 // function that records the run's end (its error) and stops the server.
 func (d *dashFlag) startRun(o *options, cfg config.Config, out string) (metrics.Sink, func(error), error) {
-	live, done, err := d.start(o, cfg, out, true)
+	live, done, err := d.serve(o, cfg, out, func(srv *dashboard.Server, _ []config.SweepRun) *dashboard.Sweep { return srv.PlanDeployment(out, cfg) })
 	if err != nil || live == nil {
 		return nil, func(error) {}, err
 	}
