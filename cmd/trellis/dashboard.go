@@ -23,7 +23,9 @@ func (d *dashFlag) register(c *cobra.Command) {
 // give SweepOptions.Live (nil without a dashboard) and a function that
 // records the sweep's end and stops the server.
 func (d *dashFlag) start(o *options, cfg config.Config, out string, force bool) (func(int, config.SweepRun) metrics.Sink, func(*experiment.SweepResult), error) {
-	return d.serve(o, cfg, out, func(srv *dashboard.Server, runs []config.SweepRun) *dashboard.Sweep { return srv.Plan(out, runs, force) })
+	return d.serve(o, cfg, out, func(srv *dashboard.Server, runs []config.SweepRun) *dashboard.Sweep {
+		return srv.Plan(out, runs, force)
+	})
 }
 
 // serve is start with the page's runs planned by plan.
