@@ -80,6 +80,13 @@ func AuditWith(ctx context.Context, dir string, o *audit.Options) (*audit.Report
 	if err := checkAuditOptions(opts); err != nil {
 		return nil, err
 	}
+	if c.Async() {
+		// A simulation's manifest has its virtual clock; a deployment's
+		// monitor writes none (its records are by step index).
+		if man, err := rundir.ReadManifest(dir); err == nil && man.Async == nil {
+			return nil, fmt.Errorf("%s: a deployed asynchronous run (its manifest has no virtual clock) cannot be audited: its nodes end at different steps, which its records do not vouch for, and a re-run does not reproduce its arrival order; audit a simulation of the same config (trellis run, then trellis audit)", dir)
+		}
+	}
 	round, recorded, err := rundir.LastRound(dir)
 	if err != nil {
 		return nil, err

@@ -247,4 +247,17 @@ horizon = 6.5
 			t.Errorf("node %d: audited again AUC %v / LiRA %v, at the end of the run %v / %v", a.Node, a.AUC, a.LiRA.AUC, e.AUC, e.LiRA.AUC)
 		}
 	}
+	// The same directory as a deployment's monitor leaves it (no virtual
+	// clock in the manifest): refused with the reason.
+	man, err := rundir.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man.Async = nil
+	if err := rundir.WriteManifest(dir, man); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Audit(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "a deployed asynchronous run (its manifest has no virtual clock) cannot be audited") {
+		t.Errorf("a deployed asynchronous run: %v", err)
+	}
 }
