@@ -84,44 +84,41 @@ func (a *asyncFrames) annotate(f *frame) {
 	f.Staleness = &sf
 }
 
-// liveSink is a live asynchronous run's sink: its step records (on the
-// simulator's goroutine, experiment.StepSink) and its window records (on
-// the live fan-out's) meet under a lock. Once a step record has come,
-// each window's frame carries the time, steps and staleness of the
-// records so far — every step of a window comes before the window's
-// record, so they are the window's as the run directory has them. Before
-// (windows in which no step ended yet, or a driver that sends no step
-// records: a deployment's monitor, whose records are by step index) the
-// frame is left as it is and the page puts it at its window's end.
-type liveSink struct {
-	s       *Server
-	run     int
-	started bool
+// asyncLive is what a live asynchronous run's sink adds: its step
+// records (on the simulator's goroutine, experiment.StepSink) and its
+// window records (on the live fan-out's) meet under a lock. Once a step
+// record has come, each window's frame carries the time, steps and
+// staleness of the records so far — every step of a window comes before
+// the window's record, so they are the window's as the run directory has
+// them. Before (windows in which no step ended yet) the frame is left as
+// it is and the page puts it at its window's end.
+type asyncLive struct {
 	mu      sync.Mutex
-	async   *asyncFrames
+	frames  *asyncFrames
 	stepped bool
 }
 
 // Step implements experiment.StepSink.
-func (l *liveSink) Step(st metrics.Step) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.async.add(st)
-	l.stepped = true
+func (a *asyncLive) Step(st metrics.Step) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.frames.add(st)
+	a.stepped = true
 	return nil
 }
 
-// Round implements metrics.Sink.
-func (l *liveSink) Round(r *metrics.Round) error {
-	if !l.started {
-		l.started = true
-		l.s.Update(l.run, func(i *RunInfo) { i.Status = Running })
+// annotate sets f's time, steps and staleness once a step record came.
+func (a *asyncLive) annotate(f *frame) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stepped {
+		a.frames.annotate(f)
 	}
-	f := newFrame(l.run, r, nil)
-	l.mu.Lock()
-	if l.stepped {
-		l.async.annotate(f)
-	}
-	l.mu.Unlock()
-	return l.s.hub.add(f)
+}
+
+// asyncLiveSink is the live sink of an asynchronous run: Round from the
+// run's sink, Step from its asyncLive.
+type asyncLiveSink struct {
+	metrics.Sink
+	*asyncLive
 }

@@ -134,25 +134,30 @@ func (s *Server) Warnings() []string {
 }
 
 // Sink returns the sink of a live run: add it to the run's metrics.Fanout
-// as a metrics.Latest sink. The first record marks the run running.
+// as a metrics.Latest sink. The first record marks the run running. An
+// asynchronous run's is also an experiment.StepSink, for the steps axis
+// and the staleness of its windows (asyncLive).
 func (s *Server) Sink(run int) metrics.Sink {
+	var async *asyncLive
 	if info, ok := s.Run(run); ok && info.Async != nil {
-		// Asynchronous: also a StepSink, for the steps axis and the
-		// staleness of the windows.
-		return &liveSink{s: s, run: run, async: newAsyncFrames(info.Async.Window, info.Nodes, nil)}
+		async = &asyncLive{frames: newAsyncFrames(info.Async.Window, info.Nodes, nil)}
 	}
 	started := false
-	return metrics.SinkFunc(func(r *metrics.Round) error {
+	sink := metrics.SinkFunc(func(r *metrics.Round) error {
 		if !started {
 			started = true
 			s.Update(run, func(i *RunInfo) { i.Status = Running })
 		}
-		return s.round(run, r, nil)
+		f := newFrame(run, r, nil)
+		if async != nil {
+			async.annotate(f)
+		}
+		return s.hub.add(f)
 	})
-}
-
-func (s *Server) round(run int, r *metrics.Round, in func(int) []int) error {
-	return s.hub.add(newFrame(run, r, in))
+	if async == nil {
+		return sink
+	}
+	return asyncLiveSink{sink, async}
 }
 
 // endEvent tells the page that no more events will come: it stops its

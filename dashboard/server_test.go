@@ -209,7 +209,7 @@ func TestABlockedViewerStallsNothing(t *testing.T) {
 	}
 	// Adding to the hub directly never waits either.
 	for r := range 50 {
-		if err := s.round(run, fakeRound(rounds+r, 100), nil); err != nil {
+		if err := s.hub.add(newFrame(run, fakeRound(rounds+r, 100), nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
