@@ -54,8 +54,9 @@ type RadonPoint struct {
 // uses.
 const RadonMaxInputs = 100_000
 
-// radonLevels is h = ⌈log₂(f + 1)⌉.
-func radonLevels(f int) int {
+// RadonLevels is h = ⌈log₂(f + 1)⌉, the levels of Radon points RadonPoint
+// takes to tolerate f faulty inputs.
+func RadonLevels(f int) int {
 	h := 0
 	for 1<<h < f+1 {
 		h++
@@ -63,8 +64,10 @@ func radonLevels(f int) int {
 	return h
 }
 
-// radonInputs is (d+2)^h, or -1 above RadonMaxInputs.
-func radonInputs(d, h int) int {
+// RadonInputs is (d+2)^h, the inputs h levels of Radon points in d
+// dimensions use (RadonPoint's condition: n >= RadonInputs(d,
+// RadonLevels(f))), or -1 above RadonMaxInputs.
+func RadonInputs(d, h int) int {
 	n := 1
 	for range h {
 		n *= d + 2
@@ -104,8 +107,8 @@ func (r *RadonPoint) check(n, d int) error {
 	if err := checkLowDim("radon", r.F, d); err != nil {
 		return err
 	}
-	h := radonLevels(r.F)
-	N := radonInputs(d, h)
+	h := RadonLevels(r.F)
+	N := RadonInputs(d, h)
 	if N < 0 {
 		return fmt.Errorf("radon: %w: (d+2)^h = %d^%d inputs for 2^h >= f + 1 = %d parts, above the limit %d", ErrSafeAreaSize, d+2, h, r.F+1, RadonMaxInputs)
 	}
@@ -127,7 +130,7 @@ type radonNode struct {
 
 func (r *RadonPoint) solve(dst []float64, sorted [][]float64) ([]float64, error) {
 	n, d := len(sorted), len(dst)
-	N := radonInputs(d, radonLevels(r.F))
+	N := RadonInputs(d, RadonLevels(r.F))
 	c, s, w := scaleInputs(sorted, d)
 	chosen := nearestMedian(w, N)
 	level := make([]radonNode, N)

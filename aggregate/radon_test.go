@@ -24,8 +24,8 @@ func TestRadonInHonestHull(t *testing.T) {
 		{3, 1, 0}, {3, 2, 0}, {3, 3, 4},
 		{4, 3, 0}, {5, 1, 0}, {5, 1, 2}, {8, 1, 0},
 	} {
-		h := radonLevels(c.f)
-		N := radonInputs(c.d, h)
+		h := RadonLevels(c.f)
+		N := RadonInputs(c.d, h)
 		n := N + c.extra
 		for _, pl := range safePlacements {
 			honest := gen(n-c.f, c.d, func(int, int) float64 { return rng.NormFloat64() })

@@ -96,11 +96,7 @@ func main() {
 			graph, inputs = fmt.Sprintf("random %d-regular graph", s.k), s.k+1
 		}
 		if *radon {
-			h := 0
-			for 1<<h < s.f+1 {
-				h++
-			}
-			fmt.Printf("**d = %d, n = %d, f = %d, %s, %s** (radon needs %d inputs ≥ (d+2)^⌈log₂(f+1)⌉ = %d; tverberg ≥ (d+1)f + 1 = %d)\n\n", s.d, s.n, s.f, s.init, graph, inputs, int(math.Pow(float64(s.d+2), float64(h))), (s.d+1)*s.f+1)
+			fmt.Printf("**d = %d, n = %d, f = %d, %s, %s** (radon needs %d inputs ≥ (d+2)^⌈log₂(f+1)⌉ = %d; tverberg ≥ (d+1)f + 1 = %d)\n\n", s.d, s.n, s.f, s.init, graph, inputs, aggregate.RadonInputs(s.d, aggregate.RadonLevels(s.f)), (s.d+1)*s.f+1)
 		} else {
 			fmt.Printf("**d = %d, n = %d, f = %d, %s, %s** (safe_area needs %d inputs ≥ max(3f + 1, (d+1)f + 1) = %d)\n\n", s.d, s.n, s.f, s.init, graph, inputs, max(3*s.f+1, (s.d+1)*s.f+1))
 		}
