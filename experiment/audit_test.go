@@ -94,14 +94,7 @@ save_models = true
 	if err != nil || rows[0]["final_audit_auc"] == "" || rows[0]["final_audit_tpr_at_0.1pct"] == "" {
 		t.Fatalf("summary %v, %v: no audit columns", rows, err)
 	}
-	var atEnd audit.Report
-	b, err := os.ReadFile(filepath.Join(dir, rundir.AuditFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &atEnd); err != nil {
-		t.Fatal(err)
-	}
+	atEnd := readAudit(t, dir)
 	if atEnd.Models != "run" || atEnd.Attack != "lira" || atEnd.Shadows != 4 || atEnd.Pooled.LiRA == nil || len(atEnd.Nodes) != c.Nodes {
 		t.Fatalf("audit at the end of the run: %+v", atEnd)
 	}
@@ -191,16 +184,12 @@ horizon = 6.5
 	}
 	// The steps each node ended, from steps.jsonl.
 	ended := make([]int, c.Nodes)
-	b, err := os.ReadFile(filepath.Join(dir, rundir.StepsFile))
+	steps, err := rundir.ReadSteps(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var x struct{ Node, Step int }
-		if err := json.Unmarshal([]byte(line), &x); err != nil {
-			t.Fatal(err)
-		}
-		ended[x.Node] = max(ended[x.Node], x.Step+1)
+	for _, st := range steps {
+		ended[st.Node] = max(ended[st.Node], st.Step+1)
 	}
 	// The shadows' rounds, from the nodes after the same run.
 	s := validSetup(t, c).Defaults()
@@ -219,13 +208,7 @@ horizon = 6.5
 	if !slices.Equal(rounds, ended) || slices.Min(ended) == slices.Max(ended) {
 		t.Fatalf("shadow rounds %v, steps ended %v: want them equal, and the straggler's fewer", rounds, ended)
 	}
-	var atEnd audit.Report
-	if b, err = os.ReadFile(filepath.Join(dir, rundir.AuditFile)); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &atEnd); err != nil {
-		t.Fatal(err)
-	}
+	atEnd := readAudit(t, dir)
 	_, last, err := rundir.LastRound(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -260,4 +243,18 @@ horizon = 6.5
 	if _, err := Audit(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "a deployed asynchronous run (its manifest has no virtual clock) cannot be audited") {
 		t.Errorf("a deployed asynchronous run: %v", err)
 	}
+}
+
+// readAudit reads dir's audit.json.
+func readAudit(t *testing.T, dir string) audit.Report {
+	t.Helper()
+	var rep audit.Report
+	b, err := os.ReadFile(filepath.Join(dir, rundir.AuditFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
